@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - what the vigil commands share: the command table entry, error
+ * reporting (once, at the boundary, naming the command and the file), and
+ * the option groups several commands take (keys, EVM xattrs, UUID).
+ *
+ * Exit codes: 0 verified / done, 1 not verified, 2 usage or operational
+ * error.
+ */
+#ifndef VIGIL_CLI_H
+#define VIGIL_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "vigil/appraise.h"
+#include "vigil/evm.h"
+#include "vigil/hmac_key.h"
+#include "vigil/keyring.h"
+
+enum { EXIT_OK = 0, EXIT_NOTVERIFIED = 1, EXIT_ERROR = 2 };
+
+struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+/* Set by main() to the running command's name, for messages. */
+extern const char *cli_cmdname;
+
+/* "vigil CMD: <message>\n" on stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "vigil CMD: FILE: <message>\n" on stderr, the path shown escaped. */
+void cli_file_err(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Print @path with control characters and backslashes escaped (\n, \xHH). */
+void cli_put_path(FILE *f, const char *path);
+
+/* Parse a kernel hash name that OpenSSL can compute. Return: id or -1 (reported). */
+int cli_parse_algo(const char *name);
+
+/* --uuid / --no-uuid handling shared by evm and appraise. */
+struct cli_uuid {
+	enum vg_uuid_mode mode;
+	uint8_t uuid[16];
+	bool omit;			/* --no-uuid */
+};
+/* Return: 0, or -1 (reported). */
+int cli_parse_uuid(struct cli_uuid *u, const char *arg);
+
+/* --inode N / --generation N. Return: 0, or -1 (reported). */
+int cli_parse_meta(struct vg_meta_override *m, int which, const char *arg);
+
+/* Protected xattr list: kernel defaults plus --evm-xattr names. */
+int cli_evm_add(struct vg_evm_config *cfg, const char *name);
+
+/* Load an HMAC key file. Return: 0, or -1 (reported). */
+int cli_load_hmac_key(const char *path, struct vg_hmac_key *key);
+
+/* Load one more keyring file. Return: 0, or -1 (reported). */
+int cli_keyring_add(struct vg_keyring *kr, const char *path);
+
+/* Load a signing key, with an optional keyid override (hex). Return: 0 or -1. */
+int cli_load_signer(const char *path, const char *keyid_hex, struct vg_signer **ret);
+
+int cmd_hash(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
+int cmd_evm(int argc, char **argv);
+int cmd_appraise(int argc, char **argv);
+
+#endif

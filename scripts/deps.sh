@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install every Debian package vigil needs to build, test and run its demo.
+# Idempotent: asks apt only for what is missing, and runs `apt-get update`
+# at most once. `--bench` adds the peers that bench/ compares against.
+set -euo pipefail
+
+pkgs=(
+	# build
+	meson ninja-build pkgconf gcc clang libclang-rt-14-dev
+	libssl-dev libtss2-dev libmicrohttpd-dev libjson-c-dev
+	libsqlite3-dev libpq-dev libcmocka-dev libblkid-dev libseccomp-dev
+	# test and demo: the real tools vigil is checked against
+	openssl attr ima-evm-utils tpm2-tools swtpm swtpm-tools
+	util-linux e2fsprogs python3 sqlite3
+)
+if [ "${1:-}" = "--bench" ]; then
+	pkgs+=(aide hyperfine)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: missing packages (${missing[*]}); run as root to install them" >&2
+	exit 1
+fi
+echo "deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,121 @@
+# shellcheck shell=bash
+# tests/lib.sh - helpers for vigil's shell tests.
+#
+# A test script sources this file, calls `vg_init` (which re-runs the
+# script inside a private mount namespace with a fresh tmpfs at $T, so
+# security.* xattrs and mounts never touch the host), then makes checks:
+#
+#   check "what is checked" command args...     # passes if it exits 0
+#   check_rc 1 "what" command args...           # passes if it exits 1
+#   check_eq "what" "$got" "$want"
+#
+# Output is TAP ("ok N - what" / "not ok N - what" and the plan at the
+# end), which the test runner sums into "N passed, M failed".
+# Environment from meson: VIGIL (the binary), VECTORS (tests/vectors),
+# SRCDIR (the source tree).
+set -u
+
+_n=0
+_failed=0
+
+vg_init() {
+	if [ -z "${VG_IN_NS:-}" ]; then
+		if [ "$(id -u)" -ne 0 ]; then
+			echo "1..0 # SKIP needs root (security.* xattrs, mounts)"
+			exit 0
+		fi
+		export VG_IN_NS=1
+		exec unshare -m --propagation private bash "$0" "$@"
+	fi
+	T=$(mktemp -d /tmp/vigil-test.XXXXXX)
+	mount -t tmpfs -o size=256m vigil-test "$T"
+	trap vg_cleanup EXIT
+	cd "$T" || exit 1
+}
+
+vg_cleanup() {
+	local rc=$?
+	cd /
+	# loop devices are detached when their last mount goes away
+	for m in $(awk -v t="$T" '$5 ~ "^"t {print $5}' /proc/self/mountinfo | sort -r); do
+		umount -l "$m" 2>/dev/null
+	done
+	umount -l "$T" 2>/dev/null
+	rmdir "$T" 2>/dev/null
+	echo "1..$_n"
+	[ $_failed -eq 0 ] && [ $rc -eq 0 ] && exit 0
+	exit 1
+}
+
+# vg_ext4 DIR [SIZE_MB]: mount a fresh ext4 (real inode generations, real
+# superblock UUID) at DIR; prints nothing. The image lives on the tmpfs.
+vg_ext4() {
+	local dir=$1 size=${2:-64}
+	mkdir -p "$dir"
+	dd if=/dev/zero of="$T/.ext4-$$.img" bs=1M count="$size" status=none
+	mkfs.ext4 -q -F -b 4096 -I 256 -O ^has_journal "$T/.ext4-$$.img"
+	mount -o loop "$T/.ext4-$$.img" "$dir"
+}
+
+_report() {
+	_n=$((_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $_n - $2"
+	else
+		echo "not ok $_n - $2"
+		_failed=$((_failed + 1))
+		if [ -s "$T/.out" ]; then sed 's/^/#   /' "$T/.out" | head -20; fi
+	fi
+}
+
+check() {
+	local what=$1
+	shift
+	"$@" >"$T/.out" 2>&1
+	_report $? "$what"
+}
+
+check_rc() {
+	local want=$1 what=$2 rc
+	shift 2
+	"$@" >"$T/.out" 2>&1
+	rc=$?
+	[ $rc -eq "$want" ]
+	local ok=$?
+	[ $ok -ne 0 ] && echo "exit $rc, wanted $want" >>"$T/.out"
+	_report $ok "$what"
+}
+
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		: >"$T/.out"
+		_report 0 "$1"
+	else
+		printf 'got:  %s\nwant: %s\n' "$2" "$3" >"$T/.out"
+		_report 1 "$1"
+	fi
+}
+
+# hex value of xattr NAME on FILE, without 0x
+xhex() {
+	getfattr --absolute-names -n "$2" -e hex "$1" 2>/dev/null | sed -n "s/^$2=0x//p"
+}
+
+# flip the last byte of FILE in place (an empty file gets one zero byte)
+flip_last_byte() {
+	local f=$1 size last
+	size=$(stat -c %s "$f")
+	if [ "$size" -eq 0 ]; then printf '\0' >"$f"; return; fi
+	last=$(tail -c1 "$f" | od -An -tx1 | tr -d ' \n')
+	printf "\\x$(printf '%02x' $((0x$last ^ 1)))" |
+		dd of="$f" bs=1 seek=$((size - 1)) conv=notrunc status=none
+}
+
+# flip the last byte of xattr NAME on FILE
+flip_xattr() {
+	local f=$1 x=$2 v n last
+	v=$(xhex "$f" "$x")
+	n=${#v}
+	last=${v:n-2:2}
+	setfattr -n "$x" -v "0x${v:0:n-2}$(printf '%02x' $((0x$last ^ 1)))" "$f"
+}
