@@ -4,9 +4,11 @@
 #   make bench   build optimized, run the benchmarks in bench/
 BUILD ?= build
 ASAN ?= build-asan
+FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
 MESON ?= meson
 
-.PHONY: all deps build asan test demo bench clean
+.PHONY: all deps build asan test demo bench clean fuzz leakcheck
 
 all: build
 
@@ -31,6 +33,17 @@ demo: build
 bench: build
 	@bash scripts/deps.sh --bench
 	@bash bench/hash $(BUILD)
+	@bash bench/tree $(BUILD)
+	@bash bench/log $(BUILD)
+
+# libFuzzer runs of every tests/fuzz harness, FUZZ_SECONDS each (clang)
+fuzz: deps
+	@bash scripts/fuzz.sh $(FUZZ) $(FUZZ_SECONDS)
+
+# leak pass over the CLI tests: LeakSanitizer on the ASan build, or
+# LEAKCHECK=valgrind for valgrind --leak-check=full on the release build
+leakcheck: asan $(if $(filter valgrind,$(LEAKCHECK)),build)
+	@bash scripts/leakcheck.sh $(ASAN) $(if $(filter valgrind,$(LEAKCHECK)),--valgrind $(BUILD))
 
 clean:
-	rm -rf $(BUILD) $(ASAN)
+	rm -rf $(BUILD) $(ASAN) $(FUZZ)

@@ -36,6 +36,8 @@ void cli_file_err(const char *path, const char *fmt, ...) __attribute__((format(
 
 /* Print @path with control characters and backslashes escaped (\n, \xHH). */
 void cli_put_path(FILE *f, const char *path);
+/* @path as a JSON string (json-c); escaped as above only if it is not valid UTF-8. */
+struct json_object *cli_json_path(const char *path);
 
 /* Parse a kernel hash name that OpenSSL can compute. Return: id or -1 (reported). */
 int cli_parse_algo(const char *name);
@@ -55,8 +57,26 @@ int cli_parse_meta(struct vg_meta_override *m, int which, const char *arg);
 /* Protected xattr list: kernel defaults plus --evm-xattr names. */
 int cli_evm_add(struct vg_evm_config *cfg, const char *name);
 
-/* Load an HMAC key file. Return: 0, or -1 (reported). */
+/*
+ * Load an HMAC key file of any kind (raw, passphrase, TPM-sealed: the file
+ * says). The TCTI is --tcti, else $VIGIL_TCTI, else the default; the
+ * passphrase --passphrase-file, else $VIGIL_PASSPHRASE_FILE, else the
+ * terminal. Return: 0, or -1 (reported; an unavailable key names why).
+ */
 int cli_load_hmac_key(const char *path, struct vg_hmac_key *key);
+/* --tcti STRING / --passphrase-file FILE of commands that take a key (keyload.c). */
+struct cli_keyopts {
+	const char *tcti;
+	const char *passphrase_file;
+};
+int cli_load_hmac_key_opts(const char *path, const struct cli_keyopts *ko, struct vg_hmac_key *key);
+/* Read a passphrase for @what; @confirm asks twice on a terminal. Return: length or -1 (reported). */
+int cli_read_passphrase(const struct cli_keyopts *ko, const char *what, bool confirm,
+			char *buf, size_t cap);
+struct vg_tpm;
+/* Open the TPM (quiets tpm2-tss's own stderr logging). Return: 0, or -1 (reported). */
+int cli_tpm_open(const char *tcti, struct vg_tpm **ret);
+int cmd_key(int argc, char **argv);
 
 /* Load one more keyring file. Return: 0, or -1 (reported). */
 int cli_keyring_add(struct vg_keyring *kr, const char *path);
@@ -68,5 +88,17 @@ int cmd_hash(int argc, char **argv);
 int cmd_sign(int argc, char **argv);
 int cmd_evm(int argc, char **argv);
 int cmd_appraise(int argc, char **argv);
+int cmd_label(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_log(int argc, char **argv);
+int cmd_measure(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+
+struct vg_config;
+/* Load @path, or the default config if it exists (@path NULL). Return: 0 or -1 (reported). */
+int cli_load_config(const char *path, struct vg_config *cfg);
+/* --jobs N (1..64). Return: 0 or -1 (reported). */
+int cli_parse_jobs(const char *arg, unsigned int *ret);
 
 #endif

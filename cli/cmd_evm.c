@@ -25,7 +25,10 @@ static const char help[] =
 	"  -k, --key KEY.pem      sign (type 03, bound to inode and filesystem)\n"
 	"  -p, --portable         with --key: portable signature (type 05, no inode,\n"
 	"                         generation or UUID)\n"
-	"  -H, --hmac-key FILE    HMAC-SHA1 with this key (type 02), 32..128 raw bytes\n"
+	"  -H, --hmac-key FILE    HMAC-SHA1 with this key (type 02): a raw, passphrase or\n"
+	"                         TPM-sealed key file (vigil key)\n"
+	"      --passphrase-file F  passphrase of a passphrase key file (else the terminal)\n"
+	"      --tcti STRING      TPM of a sealed key file (default $VIGIL_TCTI)\n"
 	"  -a, --algo ALGO        signature hash algorithm (default sha256)\n"
 	"      --keyid HEX        override the signing keyid\n"
 	"      --uuid UUID        filesystem UUID to bind (default: the filesystem's own,\n"
@@ -50,6 +53,8 @@ int cmd_evm(int argc, char **argv)
 		{ "inode", required_argument, NULL, 'i' },
 		{ "generation", required_argument, NULL, 'G' },
 		{ "evm-xattr", required_argument, NULL, 'x' },
+		{ "passphrase-file", required_argument, NULL, 'P' },
+		{ "tcti", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -59,6 +64,7 @@ int cmd_evm(int argc, char **argv)
 	struct vg_hmac_key hk = { 0 };
 	struct vg_signer *signer = NULL;
 	struct cli_uuid u = { 0 };
+	struct cli_keyopts ko = { 0 };
 	bool portable = false;
 	int c, rc = EXIT_OK;
 
@@ -102,6 +108,12 @@ int cmd_evm(int argc, char **argv)
 			if (cli_evm_add(&cfg, optarg) < 0)
 				return EXIT_ERROR;
 			break;
+		case 'P':
+			ko.passphrase_file = optarg;
+			break;
+		case 'T':
+			ko.tcti = optarg;
+			break;
 		case 'h':
 			fputs(help, stdout);
 			return EXIT_OK;
@@ -134,7 +146,7 @@ int cmd_evm(int argc, char **argv)
 		o.type = portable ? VG_EVM_XATTR_PORTABLE_DIGSIG : VG_EVM_IMA_XATTR_DIGSIG;
 		o.signer = signer;
 	} else {
-		if (cli_load_hmac_key(hkey, &hk) < 0)
+		if (cli_load_hmac_key_opts(hkey, &ko, &hk) < 0)
 			return EXIT_ERROR;
 		o.type = VG_EVM_XATTR_HMAC;
 		o.hmac_key = hk.key;

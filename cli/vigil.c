@@ -13,7 +13,14 @@ static const struct cli_cmd commands[] = {
 	{ "hash", cmd_hash, "print file digests; --write stores them in security.ima" },
 	{ "sign", cmd_sign, "store a signature v2 of file content in security.ima" },
 	{ "evm", cmd_evm, "store an HMAC or signature over protected metadata in security.evm" },
+	{ "label", cmd_label, "label whole trees: security.ima, then security.evm, on all CPUs" },
 	{ "appraise", cmd_appraise, "check content against security.ima and metadata against security.evm" },
+	{ "status", cmd_status, "ask a running vigild for its mode and counters; switch mode, reload" },
+	{ "scan", cmd_scan, "AIDE-style scans: record a tree in an HMAC'ed database, then report changes" },
+	{ "key", cmd_key, "EVM HMAC keys: create from a passphrase or sealed by the TPM, unseal, reseal, show" },
+	{ "log", cmd_log, "show, replay and convert kernel IMA measurement lists" },
+	{ "measure", cmd_measure, "append file measurements to a log and extend a PCR" },
+	{ "policy", cmd_policy, "check, print and explain IMA policies and vigil access rules" },
 };
 
 static void usage(FILE *f)

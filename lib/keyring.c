@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -19,6 +20,8 @@
 
 #include "internal.h"
 #include "vigil/keyring.h"
+
+#define KEYFILE_MAX (16u << 20)
 
 struct entry {
 	struct vg_keyinfo info;
@@ -184,7 +187,7 @@ static int read_file(const char *path, uint8_t **ret, size_t *ret_len, struct vg
 			uint8_t *nb;
 
 			cap = cap ? cap * 2 : 4096;
-			if (cap > (16u << 20)) {
+			if (cap > KEYFILE_MAX) {
 				free(buf);
 				fclose(f);
 				return vg_diag_set(diag, -EFBIG, "%s: larger than 16 MiB", path);
@@ -226,6 +229,26 @@ static bool looks_pem(const uint8_t *buf, size_t len)
 	return false;
 }
 
+/*
+ * Why PEM_read_bio() stopped: the end of the input ("no start line") is
+ * fine; anything else (a block that does not decode, an allocation that
+ * failed) must not pass for the end, or keys would be dropped silently.
+ */
+static int pem_stop_reason(struct vg_diag *diag, const char *src, int keys)
+{
+	unsigned long e = ERR_peek_last_error();
+
+	if (ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE)
+		return 0;
+	/* OpenSSL 3.0 says nothing when some allocations fail */
+	if (!e || ERR_GET_REASON(e) == ERR_R_MALLOC_FAILURE ||
+	    ERR_GET_REASON(ERR_peek_error()) == ERR_R_MALLOC_FAILURE) {
+		vg_ssl_clear();
+		return -ENOMEM;
+	}
+	return vg_diag_ssl(diag, -EBADMSG, "%s: PEM data after %d key(s) does not decode", src, keys);
+}
+
 static int add_pem(struct vg_keyring *kr, const uint8_t *buf, size_t len, const char *src,
 		   struct vg_diag *diag)
 {
@@ -238,6 +261,7 @@ static int add_pem(struct vg_keyring *kr, const uint8_t *buf, size_t len, const 
 
 	if (!bio)
 		return -ENOMEM;
+	vg_ssl_clear();		/* pem_stop_reason() reads the queue */
 	while (PEM_read_bio(bio, &name, &header, &data, &dlen) == 1) {
 		const unsigned char *p = data;
 
@@ -275,25 +299,26 @@ static int add_pem(struct vg_keyring *kr, const uint8_t *buf, size_t len, const 
 		if (r < 0)
 			break;
 	}
+	if (r == 0)
+		r = pem_stop_reason(diag, src, (int)(kr->n - before));
 	BIO_free(bio);
 	vg_ssl_clear();
 	return r < 0 ? r : (int)(kr->n - before);
 }
 
-int vg_keyring_add_file(struct vg_keyring *kr, const char *path, struct vg_diag *diag)
+int vg_keyring_add_mem(struct vg_keyring *kr, const uint8_t *buf, size_t len, const char *source,
+		       struct vg_diag *diag)
 {
-	uint8_t *buf;
-	size_t len, before = kr->n;
+	size_t before = kr->n;
 	char *src, **ns;
-	int r = read_file(path, &buf, &len, diag);
+	int r;
 
-	if (r < 0)
-		return r;
-	src = strdup(path);
+	if (len > KEYFILE_MAX)
+		return vg_diag_set(diag, -EFBIG, "%s: larger than 16 MiB", source);
+	src = strdup(source);
 	ns = src ? realloc(kr->sources, (kr->nsources + 1) * sizeof(*ns)) : NULL;
 	if (!ns) {
 		free(src);
-		free(buf);
 		return -ENOMEM;
 	}
 	kr->sources = ns;
@@ -309,7 +334,7 @@ int vg_keyring_add_file(struct vg_keyring *kr, const char *path, struct vg_diag 
 			EVP_PKEY *pk = X509_get_pubkey(x);
 
 			r = pk ? add_key(kr, pk, x, src, diag)
-			       : vg_diag_ssl(diag, -EBADMSG, "%s: certificate key", path);
+			       : vg_diag_ssl(diag, -EBADMSG, "%s: certificate key", src);
 			if (r < 0)
 				EVP_PKEY_free(pk);
 		} else {
@@ -324,19 +349,35 @@ int vg_keyring_add_file(struct vg_keyring *kr, const char *path, struct vg_diag 
 			} else {
 				EVP_PKEY_free(pk);
 				r = vg_diag_set(diag, -EBADMSG,
-						"%s: neither a DER certificate nor a public key", path);
+						"%s: neither a DER certificate nor a public key", src);
 			}
 		}
 		X509_free(x);
 		vg_ssl_clear();
 	}
-	free(buf);
 	fix_type_ptrs(kr);
+	if (r < 0) {
+		/* all or nothing: a bundle that fails to load adds no key */
+		while (kr->n > before)
+			EVP_PKEY_free(kr->v[--kr->n].pkey);
+		return r;
+	}
+	if (kr->n == before)
+		return vg_diag_set(diag, -EBADMSG, "%s: no certificate or public key found", src);
+	return (int)(kr->n - before);
+}
+
+int vg_keyring_add_file(struct vg_keyring *kr, const char *path, struct vg_diag *diag)
+{
+	uint8_t *buf;
+	size_t len;
+	int r = read_file(path, &buf, &len, diag);
+
 	if (r < 0)
 		return r;
-	if (kr->n == before)
-		return vg_diag_set(diag, -EBADMSG, "%s: no certificate or public key found", path);
-	return (int)(kr->n - before);
+	r = vg_keyring_add_mem(kr, buf, len, path, diag);
+	free(buf);
+	return r;
 }
 
 int vg_signer_load(const char *path, struct vg_signer **ret, struct vg_diag *diag)

@@ -12,6 +12,7 @@ pkgs=(
 	# test and demo: the real tools vigil is checked against
 	openssl attr ima-evm-utils tpm2-tools swtpm swtpm-tools
 	util-linux e2fsprogs python3 sqlite3
+	valgrind	# make leakcheck LEAKCHECK=valgrind
 )
 if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(aide hyperfine)

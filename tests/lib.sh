@@ -50,11 +50,12 @@ vg_cleanup() {
 # vg_ext4 DIR [SIZE_MB]: mount a fresh ext4 (real inode generations, real
 # superblock UUID) at DIR; prints nothing. The image lives on the tmpfs.
 vg_ext4() {
-	local dir=$1 size=${2:-64}
+	local dir=$1 size=${2:-64} img
 	mkdir -p "$dir"
-	dd if=/dev/zero of="$T/.ext4-$$.img" bs=1M count="$size" status=none
-	mkfs.ext4 -q -F -b 4096 -I 256 -O ^has_journal "$T/.ext4-$$.img"
-	mount -o loop "$T/.ext4-$$.img" "$dir"
+	img=$(mktemp "$T/.ext4-XXXXXX.img")
+	dd if=/dev/zero of="$img" bs=1M count="$size" status=none
+	mkfs.ext4 -q -F -b 4096 -I 256 -O ^has_journal "$img"
+	mount -o loop "$img" "$dir"
 }
 
 _report() {

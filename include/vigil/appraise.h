@@ -68,6 +68,7 @@ struct vg_appraise_opts {
 	size_t hmac_key_len;
 	bool evm_required;
 	bool require_sig;			/* appraise_type=imasig */
+	bool metadata_only;			/* EVM and label form only: no content read */
 	uint32_t allowed_algos;			/* appraise_algos= bitmask; 0: any */
 	unsigned int default_algo;		/* ima_hash=, when the label names none */
 	enum vg_uuid_mode uuid_mode;

@@ -44,6 +44,16 @@ void vg_keyring_free(struct vg_keyring *kr);
  */
 int vg_keyring_add_file(struct vg_keyring *kr, const char *path, struct vg_diag *diag);
 
+/*
+ * vg_keyring_add_mem - the same for @len bytes at @buf (untrusted: a
+ * certificate received from elsewhere); @source names them in diag and in
+ * vg_keyinfo.source (copied).
+ * Return: as vg_keyring_add_file(); -EFBIG above 16 MiB.
+ * Both add all the keys or, on error, none.
+ */
+int vg_keyring_add_mem(struct vg_keyring *kr, const uint8_t *buf, size_t len, const char *source,
+		       struct vg_diag *diag);
+
 size_t vg_keyring_count(const struct vg_keyring *kr);
 
 /* Return: info on key @i (< count), valid while @kr lives. */

@@ -354,6 +354,18 @@ static void portable_and_bound_signatures(void **state)
 	expect(f, &o, VG_ST_FAIL, "invalid-HMAC");
 	assert_int_equal(fsetxattr(f->fd, VG_XATTR_EVM, "\x05\x02\x04\x00\x00\x00\x00\x00\x00", 9, 0), 0);
 	expect(f, &o, VG_ST_FAIL, "invalid-HMAC");
+	/* a portable header past 9 bytes that does not decode fails as immutable */
+	assert_int_equal(fsetxattr(f->fd, VG_XATTR_EVM, "\x05\x02\x04\x00\x00\x00\x00\x00\x05\x01", 10, 0), 0);
+	expect(f, &o, VG_ST_FAIL_IMMUTABLE, "invalid-fail-immutable");
+	/* an HMAC of evmctl's 33-byte form is not judged without a key (IMA decides) */
+	{
+		uint8_t h33[33] = { 0x02 };
+
+		assert_int_equal(fsetxattr(f->fd, VG_XATTR_EVM, h33, sizeof(h33), 0), 0);
+		r = run(f, &o);
+		assert_int_equal(r.status, VG_ST_PASS);
+		assert_true(r.hmac_unchecked);
+	}
 }
 
 static void evm_required_without_hmac_key(void **state)

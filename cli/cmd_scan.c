@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_scan.c - `vigil scan --init -o DB PATH...` and `vigil scan --check DB`
+ *
+ * AIDE-style integrity scans for systems whose xattrs cannot be trusted or
+ * stored: --init records every entry under PATH (type, mode, owner, size,
+ * times, inode, xattrs, content digest, link target) in an HMAC'ed SQLite
+ * database; --check walks the recorded roots again and reports what was
+ * added, removed and changed, and in what. A database that was altered,
+ * or a key that differs, is refused before anything is compared.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "tree.h"
+#include "vigil/scan.h"
+
+static const char help[] =
+	"usage: vigil scan --init -o DB [--config FILE] [--hmac-key KEYFILE] [--algo ALGO] PATH...\n"
+	"       vigil scan --check DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
+	"\n"
+	"Record a tree in a database (--init), or compare the tree with it (--check):\n"
+	"entries added, removed, and changed in type, content, size, mode, uid, gid,\n"
+	"mtime, ctime, inode, xattrs or link target. Mount points are not crossed.\n"
+	"The database is authenticated with an HMAC-SHA256 under a key derived from\n"
+	"the HMAC key; an altered database is refused.\n"
+	"  -i, --init             record PATH... into DB\n"
+	"  -o, --output DB        the database to write (--init)\n"
+	"  -C, --check DB         compare the recorded roots with DB\n"
+	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration)\n"
+	"  -c, --config FILE      configuration (default " VG_CONFIG_DEFAULT ", if present)\n"
+	"  -a, --algo ALGO        content hash for --init (default from the config)\n"
+	"      --cross-mounts     also walk into other filesystems\n"
+	"  -j, --json             --check: one JSON object per change, then a summary\n"
+	"  -J, --jobs N           worker threads (default: one per CPU)\n"
+	"  -q, --quiet            no progress line, no summary\n"
+	"Exit status: 0 recorded / no change, 1 changes found, 2 usage or operational\n"
+	"error (an altered database included).\n";
+
+struct worker {
+	struct vg_hasher *h;
+};
+
+struct change {
+	char *path;
+	uint32_t what;		/* 0: added, UINT32_MAX: removed, else VG_SCAN_* */
+	char xattrs[256];
+};
+
+struct scan {
+	bool check, json;
+	unsigned int algo;
+	struct vg_scan_db *db;
+	pthread_mutex_t lock;
+	struct change *changes;
+	size_t nchanges, cap;
+	char **roots;
+	struct worker w[VG_WALK_MAX_WORKERS];
+};
+
+#define CH_ADDED 0u
+#define CH_REMOVED UINT32_MAX
+
+static int add_change(struct scan *s, const char *path, uint32_t what, const char *xattrs)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->nchanges == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct change *n = realloc(s->changes, cap * sizeof(*n));
+
+		if (!n) {
+			r = -ENOMEM;
+			goto out;
+		}
+		s->changes = n;
+		s->cap = cap;
+	}
+	s->changes[s->nchanges].path = strdup(path);
+	if (!s->changes[s->nchanges].path) {
+		r = -ENOMEM;
+		goto out;
+	}
+	s->changes[s->nchanges].what = what;
+	snprintf(s->changes[s->nchanges].xattrs, sizeof(s->changes[0].xattrs), "%s",
+		 xattrs ? xattrs : "");
+	s->nchanges++;
+out:
+	pthread_mutex_unlock(&s->lock);
+	if (r < 0)
+		cli_err("out of memory");
+	return r;
+}
+
+/* Record @rec (init) or compare it with the database (check). */
+static int handle(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
+{
+	struct vg_diag d = { 0 };
+	int r = 0;
+
+	if (!s->check) {
+		r = vg_scan_db_add(s->db, rec, &d);
+		if (r < 0) {
+			tree_file_err(t, rec->path, "%s", d.msg);
+			if (r != -EEXIST)
+				return -ECANCELED;
+			tree_count(t, TREE_ERROR, "duplicate");
+			return 0;
+		}
+		tree_count(t, TREE_OK, NULL);
+		return 0;
+	}
+	{
+		struct vg_scan_rec *then = vg_scan_db_lookup(s->db, rec->path, rec->path_len);
+		uint32_t what;
+		char xs[256] = "";
+
+		if (!then) {
+			tree_count(t, TREE_FAIL, "added");
+			return add_change(s, rec->path, CH_ADDED, NULL) < 0 ? -ECANCELED : 0;
+		}
+		then->seen = true;
+		what = vg_scan_compare(then, rec);
+		if (!what) {
+			tree_count(t, TREE_OK, NULL);
+			return 0;
+		}
+		if (what & VG_SCAN_XATTRS)
+			vg_scan_xattr_diff(then, rec, xs, sizeof(xs));
+		tree_count(t, TREE_FAIL, "changed");
+		return add_change(s, rec->path, what, xs) < 0 ? -ECANCELED : 0;
+	}
+}
+
+static int scan_file(struct tree *t, void *arg, const struct tree_file *f)
+{
+	struct scan *s = arg;
+	struct vg_scan_rec rec;
+	struct vg_diag d = { 0 };
+	uint64_t n = 0;
+	int r;
+
+	r = vg_scan_rec_fill(&rec, f->path, strlen(f->path), f->fd, -1, NULL, f->st, &d);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		tree_file_err(t, f->path, "%s", d.msg);
+		tree_count(t, TREE_ERROR, "xattr-error");
+		return 0;
+	}
+	r = vg_hasher_fd(s->w[f->worker].h, f->fd, s->algo, &rec.digest, &n, &d);
+	if (r < 0) {
+		vg_scan_rec_release(&rec);
+		if (r == -ENOMEM)
+			return r;
+		tree_file_err(t, f->path, "%s", d.msg);
+		tree_count(t, TREE_ERROR, "read-error");
+		return 0;
+	}
+	tree_add_bytes(t, n);
+	r = handle(t, s, &rec);
+	vg_scan_rec_release(&rec);
+	return r;
+}
+
+static int scan_other(struct tree *t, void *arg, const struct vg_walk_entry *e)
+{
+	struct scan *s = arg;
+	struct vg_scan_rec rec;
+	struct vg_diag d = { 0 };
+	struct stat st;
+	int r;
+
+	if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		tree_file_err(t, e->path, "cannot stat: %s", strerror(errno));
+		tree_count(t, TREE_ERROR, errno == ENOENT ? "vanished" : "stat-error");
+		return 0;
+	}
+	r = vg_scan_rec_fill(&rec, e->path, e->path_len, -1, e->dirfd, e->name, &st, &d);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		tree_file_err(t, e->path, "%s", d.msg);
+		tree_count(t, TREE_ERROR, "xattr-error");
+		return 0;
+	}
+	r = handle(t, s, &rec);
+	vg_scan_rec_release(&rec);
+	return r;
+}
+
+static const struct tree_ops scan_ops = { .file = scan_file, .other = scan_other };
+
+static int cmp_change(const void *a, const void *b)
+{
+	return strcmp(((const struct change *)a)->path, ((const struct change *)b)->path);
+}
+
+static void what_list(const struct change *c, char *out, size_t cap)
+{
+	size_t used = 0;
+
+	out[0] = 0;
+	for (unsigned int i = 0; i < VG_SCAN__NFIELDS; i++) {
+		if (!(c->what & (1u << i)))
+			continue;
+		used += (size_t)snprintf(out + used, cap - used, "%s%s", used ? ", " : "",
+					 vg_scan_field_name(1u << i));
+		if ((1u << i) == VG_SCAN_XATTRS && c->xattrs[0])
+			used += (size_t)snprintf(out + used, cap - used, ": %s", c->xattrs);
+		if (used >= cap)
+			break;
+	}
+}
+
+static void report(struct scan *s, size_t checked, bool quiet)
+{
+	size_t added = 0, removed = 0, changed = 0;
+
+	if (s->nchanges)
+		qsort(s->changes, s->nchanges, sizeof(*s->changes), cmp_change);
+	for (size_t i = 0; i < s->nchanges; i++) {
+		const struct change *c = &s->changes[i];
+		char what[512];
+
+		if (c->what == CH_ADDED)
+			added++;
+		else if (c->what == CH_REMOVED)
+			removed++;
+		else
+			changed++;
+		if (s->json) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "file", cli_json_path(c->path));
+			json_object_object_add(o, "change", json_object_new_string(
+				c->what == CH_ADDED ? "added" : c->what == CH_REMOVED ? "removed" : "changed"));
+			if (c->what != CH_ADDED && c->what != CH_REMOVED) {
+				json_object *a = json_object_new_array();
+
+				for (unsigned int b = 0; b < VG_SCAN__NFIELDS; b++)
+					if (c->what & (1u << b))
+						json_object_array_add(a, json_object_new_string(
+							vg_scan_field_name(1u << b)));
+				json_object_object_add(o, "what", a);
+				if (c->xattrs[0])
+					json_object_object_add(o, "xattrs",
+							       json_object_new_string(c->xattrs));
+			}
+			puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								  JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(o);
+			continue;
+		}
+		if (c->what == CH_ADDED) {
+			fputs("added: ", stdout);
+			cli_put_path(stdout, c->path);
+			fputc('\n', stdout);
+		} else if (c->what == CH_REMOVED) {
+			fputs("removed: ", stdout);
+			cli_put_path(stdout, c->path);
+			fputc('\n', stdout);
+		} else {
+			what_list(c, what, sizeof(what));
+			fputs("changed: ", stdout);
+			cli_put_path(stdout, c->path);
+			printf(" (%s)\n", what);
+		}
+	}
+	if (s->json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "summary", json_object_new_boolean(1));
+		json_object_object_add(o, "checked", json_object_new_int64((int64_t)checked));
+		json_object_object_add(o, "added", json_object_new_int64((int64_t)added));
+		json_object_object_add(o, "removed", json_object_new_int64((int64_t)removed));
+		json_object_object_add(o, "changed", json_object_new_int64((int64_t)changed));
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	} else if (!quiet) {
+		printf("%zu entries checked: %zu added, %zu removed, %zu changed\n", checked, added,
+		       removed, changed);
+	}
+}
+
+int cmd_scan(int argc, char **argv)
+{
+	enum { OPT_XDEV = 256 };
+	static const struct option opts[] = {
+		{ "init", no_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "check", required_argument, NULL, 'C' },
+		{ "hmac-key", required_argument, NULL, 'H' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "algo", required_argument, NULL, 'a' },
+		{ "cross-mounts", no_argument, NULL, OPT_XDEV },
+		{ "json", no_argument, NULL, 'j' },
+		{ "jobs", required_argument, NULL, 'J' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *out = NULL, *check = NULL, *hkey = NULL, *config = NULL;
+	struct scan *s = NULL;
+	struct vg_config cfg;
+	struct vg_hmac_key hk = { 0 };
+	struct tree_opts to = { .recursive = true, .all_links = true };
+	struct tree_stats st;
+	struct tree t;
+	struct vg_diag d = { 0 };
+	bool init = false, json = false, have_tree = false;
+	int algo = -1, c, rc = EXIT_ERROR;
+	char **roots = NULL;
+	int nroots = 0;
+	unsigned int nw;
+
+	vg_config_init(&cfg);
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "io:C:H:c:a:jJ:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			init = true;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'C':
+			check = optarg;
+			break;
+		case 'H':
+			hkey = optarg;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 'a':
+			algo = cli_parse_algo(optarg);
+			if (algo < 0)
+				goto out;
+			break;
+		case OPT_XDEV:
+			to.cross_mounts = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'J':
+			if (cli_parse_jobs(optarg, &to.workers) < 0)
+				goto out;
+			break;
+		case 'q':
+			to.quiet = true;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			rc = EXIT_OK;
+			goto out;
+		default:
+			fputs(help, stderr);
+			goto out;
+		}
+	}
+	if (init == !!check) {
+		cli_err("give exactly one of --init or --check DB");
+		goto out;
+	}
+	if (init && !out) {
+		cli_err("--init needs --output DB");
+		goto out;
+	}
+	if (init && optind >= argc) {
+		cli_err("--init needs a PATH to record");
+		goto out;
+	}
+	if (check && optind < argc) {
+		cli_err("--check walks the roots recorded in the database; give no PATH");
+		goto out;
+	}
+	if (cli_load_config(config, &cfg) < 0)
+		goto out;
+	if (!hkey)
+		hkey = cfg.hmac_key;
+	if (!hkey) {
+		cli_err("scan databases are authenticated: give --hmac-key KEYFILE or set key.hmac");
+		goto out;
+	}
+	if (cli_load_hmac_key(hkey, &hk) < 0)
+		goto out;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		cli_err("out of memory");
+		goto out;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->json = json;
+	if (init) {
+		s->algo = algo >= 0 ? (unsigned int)algo : cfg.algo;
+		roots = argv + optind;
+		nroots = argc - optind;
+		if (vg_scan_db_create(out, s->algo, roots, (size_t)nroots, hk.key, hk.len, &s->db,
+				      &d) < 0) {
+			cli_err("%s", d.msg);
+			goto out;
+		}
+	} else {
+		if (vg_scan_db_open(check, hk.key, hk.len, &s->db, &d) < 0) {
+			cli_err("%s", d.msg);
+			goto out;
+		}
+		s->check = true;
+		s->algo = vg_scan_db_algo(s->db);
+		nroots = (int)vg_scan_db_nroots(s->db);
+		roots = calloc((size_t)nroots + 1, sizeof(*roots));
+		if (!roots) {
+			cli_err("out of memory");
+			goto out;
+		}
+		for (int i = 0; i < nroots; i++)
+			roots[i] = (char *)vg_scan_db_root(s->db, (size_t)i);
+		s->roots = roots;
+	}
+	to.config = &cfg;
+	nw = vg_walk_workers(&(struct vg_walk_opts){ .workers = to.workers });
+	for (unsigned int i = 0; i < nw; i++)
+		if (vg_hasher_new(&s->w[i].h) < 0) {
+			cli_err("out of memory");
+			goto out;
+		}
+	have_tree = true;
+	if (tree_run(&to, &scan_ops, s, roots, nroots, &st, &t) < 0)
+		goto out;
+	if (init) {
+		if (st.n[TREE_ERROR]) {
+			cli_err("%llu entries could not be recorded; %s not written",
+				(unsigned long long)st.n[TREE_ERROR], out);
+			goto out;
+		}
+		if (vg_scan_db_commit(s->db, &d) < 0) {
+			cli_err("%s", d.msg);
+			goto out;
+		}
+		if (!to.quiet)
+			printf("recorded %llu entries (%llu files, %.1f MB) in %s\n",
+			       (unsigned long long)st.n[TREE_OK], (unsigned long long)st.files,
+			       (double)st.bytes / 1e6, out);
+		rc = EXIT_OK;
+	} else {
+		size_t checked = (size_t)(st.n[TREE_OK] + st.n[TREE_FAIL]);
+
+		for (size_t i = 0; i < vg_scan_db_count(s->db); i++) {
+			struct vg_scan_rec *r = vg_scan_db_rec(s->db, i);
+
+			if (!r->seen && add_change(s, r->path, CH_REMOVED, NULL) < 0)
+				goto out;
+		}
+		report(s, checked, to.quiet);
+		rc = st.n[TREE_ERROR] ? EXIT_ERROR : s->nchanges ? EXIT_NOTVERIFIED : EXIT_OK;
+	}
+	if (fflush(stdout) != 0) {
+		cli_err("writing output: %s", strerror(errno));
+		rc = EXIT_ERROR;
+	}
+out:
+	if (have_tree)
+		tree_release(&t);
+	if (s) {
+		for (unsigned int i = 0; i < VG_WALK_MAX_WORKERS; i++)
+			vg_hasher_free(s->w[i].h);
+		for (size_t i = 0; i < s->nchanges; i++)
+			free(s->changes[i].path);
+		free(s->changes);
+		free(s->roots);
+		vg_scan_db_free(s->db);
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+	}
+	vg_hmac_key_wipe(&hk);
+	vg_config_release(&cfg);
+	return rc;
+}

@@ -1,0 +1,1526 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vigild.c - the integrity hooks: fanotify permission events at exec and
+ * open, decided by policy (measure, appraise, audit, IBAC access rules).
+ *
+ * This file is the monitor process (vigild.h explains the split): one
+ * thread runs a poll loop over the fanotify group, the appraisers'
+ * sockets, the control socket and a signalfd, and answers every event.
+ * It never opens a file while events may be pending (its own opens would
+ * wait for its own answer): files are opened before the marks are placed,
+ * and a policy reload reads the file on a short-lived thread whose opens
+ * the loop answers like every event of its own process.
+ *
+ * Per event: the file's version (dev, ino, size, mtime, ctime: a write,
+ * chmod, chown or setxattr changes ctime) is looked up in the verdict
+ * cache; a hit costs an fstat and a policy match. A miss goes to an
+ * appraiser with the event's descriptor; two events for one version wait
+ * for one appraisal. An event not answered within the deadline (hung or
+ * killed appraiser) gets the fail action, and a dead appraiser is
+ * replaced. Measurements go to the log (and the PCR) once per version.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include "vigil/appraise.h"
+#include "vigil/config.h"
+#include "vigil/hmac_key.h"
+#include "vigil/mlog.h"
+#include "vigil/pcrbank.h"
+#include "vigil/policy.h"
+#include "vigil/tpm.h"
+#include "vigild.h"
+
+#define MAX_WATCH 16
+#define MAX_PENDING 4096
+#define MAX_WORKERS 8
+#define CACHE_CAP 65536		/* power of two */
+
+enum mode { MODE_ENFORCE, MODE_PERMISSIVE, MODE_FIX };
+static const char *const mode_names[] = { "enforce", "permissive", "fix" };
+
+struct vkey {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime, ctime;
+};
+
+struct result {
+	bool valid, appraised;
+	struct vkey key;
+	int err;
+	uint32_t status;
+	char cause[40];
+	struct vg_digest digest;
+	uint16_t siglen;
+	uint8_t *sig;
+};
+
+/* PCRs a file version was measured into: kept across policy reloads, as IMA keeps IMA_MEASURED */
+struct measured {
+	bool valid;
+	struct vkey key;
+	uint32_t pcrs;
+};
+
+struct ev {
+	bool used;
+	uint16_t gen;
+	int fd;
+	pid_t pid;
+	uint64_t mask;
+	struct vkey key;
+	double t0;
+	int worker;		/* appraiser working on it, -1: waiting for a leader */
+	int leader;		/* index of the event whose appraisal this one waits for */
+	int next_waiter;	/* list of events waiting for this one */
+	char *path;
+	struct vg_decision dec;
+	struct vg_access acc;
+	char *subj_exe;
+	bool need_appraise;
+};
+
+struct worker {
+	pid_t pid;
+	int sock;
+	unsigned int inflight;
+	bool dead;
+};
+
+struct stats {
+	uint64_t events, allowed, denied, would_deny, own, cache_hits, cache_misses, hashed_bytes;
+	uint64_t timeouts, worker_restarts, overflows, measured, fixed, errors;
+	uint64_t lat[32];	/* log2 buckets of microseconds */
+	struct {
+		char reason[40];
+		uint64_t n;
+	} reasons[32];
+	unsigned int nreasons;
+};
+
+struct vd {
+	/* options */
+	const char *config, *policy_path, *log_path, *audit_path, *control_path, *tcti;
+	const char *hmac_key_path;
+	const char *watch[MAX_WATCH];
+	size_t nwatch;
+	const char *keyrings[16];
+	size_t nkeyrings;
+	bool no_tpm, foreground, fail_open;
+	enum mode mode;
+	unsigned int nworkers, timeout_ms, algo;
+	char **worker_args;	/* options handed to appraisers */
+	size_t nworker_args;
+	/* state */
+	struct vg_config cfg;
+	struct vg_policy *policy;
+	bool policy_uses_subject, policy_uses_uid, policy_access;
+	char policy_digest[65];
+	int fan, sigfd, ctl, audit;
+	int reload_pipe[2];
+	pthread_t reload_tid;
+	bool reloading;
+	struct vg_hmac_key key;
+	struct vg_tpm *tpm;
+	struct vg_pcrbank *bank;
+	struct vg_mlog *mlog;
+	struct worker w[MAX_WORKERS];
+	struct ev ev[MAX_PENDING];
+	unsigned int npending;
+	struct result *cache;
+	struct measured *measured;
+	struct stats st;
+	pid_t self;
+	bool stopping;
+	struct {
+		bool valid;
+		dev_t dev;
+		uint64_t magic;
+	} fs[8];
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logmsg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vigild: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- cache ---- */
+
+static size_t key_slot(const struct vkey *k)
+{
+	uint64_t h = (uint64_t)k->ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)k->dev * 0xc2b2ae3d27d4eb4full ^
+		     (uint64_t)k->ctime * 0x165667b19e3779f9ull ^ (uint64_t)k->mtime ^ (uint64_t)k->size;
+
+	return (size_t)(h ^ (h >> 29)) & (CACHE_CAP - 1);
+}
+
+static bool key_eq(const struct vkey *a, const struct vkey *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime == b->mtime &&
+	       a->ctime == b->ctime;
+}
+
+static void cache_clear(struct vd *d)
+{
+	for (size_t i = 0; i < CACHE_CAP; i++) {
+		free(d->cache[i].sig);
+		memset(&d->cache[i], 0, sizeof(d->cache[i]));
+	}
+}
+
+/* Direct-mapped: a collision replaces the older version (it is only a cache). */
+static struct result *cache_get(struct vd *d, const struct vkey *k)
+{
+	struct result *r = &d->cache[key_slot(k)];
+
+	return r->valid && key_eq(&r->key, k) ? r : NULL;
+}
+
+static struct result *cache_put(struct vd *d, const struct vkey *k)
+{
+	struct result *r = &d->cache[key_slot(k)];
+
+	free(r->sig);
+	memset(r, 0, sizeof(*r));
+	r->valid = true;
+	r->key = *k;
+	return r;
+}
+
+/* ---- stats ---- */
+
+static void count_reason(struct vd *d, const char *reason)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->st.nreasons; i++)
+		if (strcmp(d->st.reasons[i].reason, reason) == 0)
+			break;
+	if (i == d->st.nreasons) {
+		if (i == 32)
+			return;
+		snprintf(d->st.reasons[i].reason, sizeof(d->st.reasons[i].reason), "%s", reason);
+		d->st.nreasons++;
+	}
+	d->st.reasons[i].n++;
+}
+
+static double percentile(const struct stats *s, double p)
+{
+	uint64_t total = 0, acc = 0;
+
+	for (int i = 0; i < 32; i++)
+		total += s->lat[i];
+	if (!total)
+		return 0;
+	for (int i = 0; i < 32; i++) {
+		acc += s->lat[i];
+		if ((double)acc >= p * (double)total)
+			return (double)(1ull << i);	/* upper bound of the bucket, µs */
+	}
+	return 0;
+}
+
+/* ---- fanotify ---- */
+
+static void respond(struct vd *d, int fd, bool allow)
+{
+	struct fanotify_response r = { .fd = fd, .response = allow ? FAN_ALLOW : FAN_DENY };
+
+	if (write(d->fan, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
+		d->st.errors++;
+		logmsg("fanotify response for fd %d failed: %s", fd, strerror(errno));
+	}
+}
+
+static uint64_t fsmagic_of(struct vd *d, int fd, dev_t dev)
+{
+	struct statfs sf;
+	size_t slot = (size_t)dev & 7;
+
+	if (d->fs[slot].valid && d->fs[slot].dev == dev)
+		return d->fs[slot].magic;
+	d->fs[slot].valid = true;
+	d->fs[slot].dev = dev;
+	d->fs[slot].magic = fstatfs(fd, &sf) == 0 ? (uint64_t)sf.f_type : 0;
+	return d->fs[slot].magic;
+}
+
+static char *readlink_alloc(const char *link)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return NULL;
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+/* Credentials of @pid from /proc (procfs is never marked). */
+static void task_creds(pid_t pid, struct vg_access *a)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int r, e, s;
+
+		if (sscanf(line, "Uid:\t%u\t%u\t%u", &r, &e, &s) == 3) {
+			a->uid = r;
+			a->euid = e;
+			a->suid = s;
+		} else if (sscanf(line, "Gid:\t%u\t%u\t%u", &r, &e, &s) == 3) {
+			a->gid = r;
+			a->egid = e;
+			a->sgid = s;
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* ---- audit ---- */
+
+static void audit(struct vd *d, const struct ev *e, const char *action, const char *reason,
+		  long rule)
+{
+	json_object *o;
+	char ts[64], proc[64], *exe;
+	struct timespec now;
+	struct tm tm;
+
+	if (d->audit < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts + strlen(ts), sizeof(ts) - strlen(ts), ".%06ldZ", now.tv_nsec / 1000);
+	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)e->pid);
+	exe = e->subj_exe ? strdup(e->subj_exe) : readlink_alloc(proc);
+	o = json_object_new_object();
+	json_object_object_add(o, "time", json_object_new_string(ts));
+	json_object_object_add(o, "pid", json_object_new_int(e->pid));
+	json_object_object_add(o, "exe", json_object_new_string(exe ? exe : "?"));
+	json_object_object_add(o, "uid", json_object_new_int64(e->acc.uid));
+	json_object_object_add(o, "path", json_object_new_string(e->path ? e->path : "?"));
+	json_object_object_add(o, "dev", json_object_new_int64((int64_t)e->key.dev));
+	json_object_object_add(o, "ino", json_object_new_int64((int64_t)e->key.ino));
+	json_object_object_add(o, "event", json_object_new_string(
+		e->mask & FAN_OPEN_EXEC_PERM ? "exec" : "open"));
+	json_object_object_add(o, "action", json_object_new_string(action));
+	json_object_object_add(o, "mode", json_object_new_string(mode_names[d->mode]));
+	if (rule >= 0 && d->policy) {
+		const struct vg_policy_rule *r = vg_policy_rule(d->policy, (size_t)rule);
+		char text[512];
+
+		if (r) {
+			vg_policy_rule_format(r, text, sizeof(text));
+			json_object_object_add(o, "rule", json_object_new_string(text));
+			json_object_object_add(o, "rule_line", json_object_new_int((int)r->line));
+		}
+	}
+	json_object_object_add(o, "reason", json_object_new_string(reason));
+	dprintf(d->audit, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	free(exe);
+}
+
+/* ---- events ---- */
+
+static void ev_release(struct vd *d, int i)
+{
+	struct ev *e = &d->ev[i];
+
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e->path);
+	free(e->subj_exe);
+	e->used = false;
+	e->fd = -1;
+	e->path = NULL;
+	e->subj_exe = NULL;
+	d->npending--;
+}
+
+static void record_latency(struct vd *d, double t0)
+{
+	double us = (now_s() - t0) * 1e6;
+	int b = 0;
+
+	while (b < 31 && (double)(1ull << b) < us)
+		b++;
+	d->st.lat[b]++;
+}
+
+static void answer(struct vd *d, struct ev *e, bool allow)
+{
+	respond(d, e->fd, allow);
+	if (allow)
+		d->st.allowed++;
+	else
+		d->st.denied++;
+	record_latency(d, e->t0);
+}
+
+static void measure(struct vd *d, struct ev *e, struct result *r)
+{
+	struct vg_diag dg = { 0 };
+	unsigned int pcr = e->dec.pcr >= 0 ? (unsigned int)e->dec.pcr : VG_POLICY_DEFAULT_PCR;
+	bool sig = e->dec.template_name && strcmp(e->dec.template_name, "ima-sig") == 0;
+
+	struct measured *m = &d->measured[key_slot(&e->key)];
+
+	if (!m->valid || !key_eq(&m->key, &e->key))
+		*m = (struct measured){ .valid = true, .key = e->key };
+	if (!d->mlog || (m->pcrs & (1u << pcr)) || !r->digest.len)
+		return;
+	if (vg_mlog_append_file(d->mlog, pcr, &r->digest, e->path ? e->path : "?",
+				sig ? r->sig : NULL, sig ? r->siglen : 0, &dg) < 0 ||
+	    vg_mlog_commit(d->mlog, &dg) < 0) {
+		d->st.errors++;
+		logmsg("measurement of %s failed: %s", e->path ? e->path : "?", dg.msg);
+		return;
+	}
+	m->pcrs |= 1u << pcr;
+	d->st.measured++;
+}
+
+static enum vg_integrity integrity_of(const struct result *r)
+{
+	if (!r->appraised || r->err)
+		return VG_INTEGRITY_UNKNOWN;
+	switch (r->status) {
+	case VG_ST_PASS:
+	case VG_ST_PASS_IMMUTABLE:
+		return VG_INTEGRITY_PASS;
+	case VG_ST_NOLABEL:
+	case VG_ST_NOXATTRS:
+		return VG_INTEGRITY_NOLABEL;
+	case VG_ST_FAIL:
+	case VG_ST_FAIL_IMMUTABLE:
+		return VG_INTEGRITY_FAIL;
+	default:
+		return VG_INTEGRITY_UNKNOWN;
+	}
+}
+
+/* Decide event @i with the appraisal/hash result @r, answer it, release it. */
+static void finish(struct vd *d, int i, struct result *r)
+{
+	struct ev *e = &d->ev[i];
+	const char *reason = NULL;
+	long rule = -1;
+	bool deny = false;
+
+	if (e->dec.measure && r)
+		measure(d, e, r);
+	if (e->need_appraise) {
+		if (!r || r->err) {
+			deny = true;
+			reason = "appraisal-error";
+			rule = e->dec.rule[VG_CLASS_APPRAISE];
+		} else if (r->status != VG_ST_PASS && r->status != VG_ST_PASS_IMMUTABLE) {
+			deny = true;
+			reason = r->cause[0] ? r->cause : "unknown";
+			rule = e->dec.rule[VG_CLASS_APPRAISE];
+		}
+	}
+	if (!deny && d->policy_access) {
+		struct vg_decision ad;
+
+		e->acc.appraisal = r ? integrity_of(r) : VG_INTEGRITY_UNKNOWN;
+		if (vg_policy_match(d->policy, &e->acc, 1u << VG_CLASS_ACCESS, &ad) == 0) {
+			if (ad.verdict == VG_VERDICT_DENY) {
+				deny = true;
+				reason = "access-rule";
+				rule = ad.rule[VG_CLASS_ACCESS];
+			} else if (ad.verdict == VG_VERDICT_AUDIT) {
+				audit(d, e, "allow", "audit-access", ad.rule[VG_CLASS_ACCESS]);
+			}
+		}
+	}
+	if (!deny && e->dec.audit)
+		audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);
+	if (deny && d->mode == MODE_ENFORCE) {
+		answer(d, e, false);
+		count_reason(d, reason);
+		audit(d, e, "deny", reason, rule);
+	} else {
+		answer(d, e, true);
+		if (deny) {
+			d->st.would_deny++;
+			count_reason(d, reason);
+			audit(d, e, "would-deny", reason, rule);
+		}
+	}
+	ev_release(d, i);
+}
+
+static void finish_group(struct vd *d, int leader, struct result *r)
+{
+	int i = leader;
+
+	while (i >= 0) {
+		int next = d->ev[i].next_waiter;
+
+		finish(d, i, r);
+		i = next;
+	}
+}
+
+/* No answer in time, or the appraiser died: the fail action. */
+static void fail_group(struct vd *d, int leader, const char *why)
+{
+	int i = leader;
+
+	while (i >= 0) {
+		struct ev *e = &d->ev[i];
+		int next = e->next_waiter;
+		bool allow = d->fail_open || d->mode != MODE_ENFORCE;
+
+		answer(d, e, allow);
+		count_reason(d, why);
+		audit(d, e, allow ? "allow-on-failure" : "deny-on-failure", why,
+		      e->dec.rule[VG_CLASS_APPRAISE]);
+		ev_release(d, i);
+		i = next;
+	}
+}
+
+static int send_req(struct vd *d, int w, int i)
+{
+	struct ev *e = &d->ev[i];
+	struct vd_req q = {
+		.magic = VD_MAGIC_REQ,
+		.id = (uint32_t)e->gen << 16 | (uint32_t)i,
+		.flags = (e->need_appraise ? VD_APPRAISE : 0) | (d->mode == MODE_FIX ? VD_FIX : 0) |
+			 (e->dec.flags & VG_POLF_DIGSIG_REQUIRED ? VD_REQUIRE_SIG : 0),
+		.algo = d->algo,
+		.allowed_algos = e->dec.allowed_algos,
+	};
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &q, .iov_len = sizeof(q) };
+	struct msghdr m = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &e->fd, sizeof(int));
+	if (sendmsg(d->w[w].sock, &m, MSG_NOSIGNAL) != (ssize_t)sizeof(q))
+		return -errno;
+	e->worker = w;
+	d->w[w].inflight++;
+	return 0;
+}
+
+static int pick_worker(struct vd *d)
+{
+	int best = -1;
+
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (!d->w[i].dead && (best < 0 || d->w[i].inflight < d->w[best].inflight))
+			best = (int)i;
+	return best;
+}
+
+static int find_leader(struct vd *d, const struct vkey *k, bool need_appraise)
+{
+	for (int i = 0; i < MAX_PENDING; i++)
+		if (d->ev[i].used && d->ev[i].worker >= 0 && key_eq(&d->ev[i].key, k) &&
+		    (d->ev[i].need_appraise || !need_appraise))
+			return i;
+	return -1;
+}
+
+static int ev_alloc(struct vd *d)
+{
+	static int hint;
+
+	for (int n = 0; n < MAX_PENDING; n++) {
+		int i = (hint + n) % MAX_PENDING;
+
+		if (!d->ev[i].used) {
+			hint = i + 1;
+			return i;
+		}
+	}
+	return -1;
+}
+
+static bool is_own(struct vd *d, pid_t pid)
+{
+	if (pid == d->self)
+		return true;
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (d->w[i].pid == pid)
+			return true;
+	return false;
+}
+
+static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
+{
+	struct stat st;
+	struct result *r;
+	struct ev *e;
+	int i, leader;
+	double t0 = now_s();
+
+	d->st.events++;
+	if (is_own(d, m->pid)) {
+		d->st.own++;
+		respond(d, m->fd, true);
+		close(m->fd);
+		return;
+	}
+	if (fstat(m->fd, &st) < 0 || !S_ISREG(st.st_mode) || !d->policy) {
+		respond(d, m->fd, true);
+		d->st.allowed++;
+		close(m->fd);
+		return;
+	}
+	i = ev_alloc(d);
+	if (i < 0) {	/* the bounded table is full: the overflow policy */
+		bool allow = d->mode != MODE_ENFORCE || d->fail_open;
+
+		d->st.overflows++;
+		respond(d, m->fd, allow);
+		allow ? d->st.allowed++ : d->st.denied++;
+		close(m->fd);
+		return;
+	}
+	e = &d->ev[i];
+	{
+		uint16_t gen = e->gen;
+
+		memset(e, 0, sizeof(*e));
+		e->gen = (uint16_t)(gen + 1);
+	}
+	e->used = true;
+	e->fd = m->fd;
+	e->pid = m->pid;
+	e->mask = m->mask;
+	e->t0 = t0;
+	e->worker = -1;
+	e->leader = -1;
+	e->next_waiter = -1;
+	e->key = (struct vkey){ st.st_dev, st.st_ino, st.st_size,
+				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec };
+	d->npending++;
+	{
+		char link[64];
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", m->fd);
+		e->path = readlink_alloc(link);
+	}
+	e->acc.func = m->mask & FAN_OPEN_EXEC_PERM ? VG_FUNC_BPRM_CHECK : VG_FUNC_FILE_CHECK;
+	e->acc.mask = m->mask & FAN_OPEN_EXEC_PERM ? VG_MAY_EXEC : VG_MAY_READ;
+	e->acc.path = e->path;
+	e->acc.fsmagic = fsmagic_of(d, m->fd, st.st_dev);
+	e->acc.fowner = st.st_uid;
+	e->acc.fgroup = st.st_gid;
+	if (d->policy_uses_uid)
+		task_creds(m->pid, &e->acc);
+	if (d->policy_uses_subject) {
+		char link[64];
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)m->pid);
+		e->subj_exe = readlink_alloc(link);
+		e->acc.subj_exe = e->subj_exe;
+	}
+	vg_policy_match(d->policy, &e->acc, VG_CLASSES_IMA, &e->dec);
+	e->need_appraise = e->dec.appraise;
+	if (!e->dec.appraise && !e->dec.measure && !e->dec.audit && !d->policy_access) {
+		answer(d, e, true);
+		ev_release(d, i);
+		return;
+	}
+	if (!e->dec.appraise && !e->dec.measure) {
+		finish(d, i, NULL);
+		return;
+	}
+	r = cache_get(d, &e->key);
+	if (r && (r->appraised || !e->need_appraise) && !r->err) {
+		d->st.cache_hits++;
+		finish(d, i, r);
+		return;
+	}
+	d->st.cache_misses++;
+	leader = find_leader(d, &e->key, e->need_appraise);
+	if (leader >= 0) {	/* one appraisal for every opener of this version */
+		e->leader = leader;
+		e->next_waiter = d->ev[leader].next_waiter;
+		d->ev[leader].next_waiter = i;
+		return;
+	}
+	{
+		int w = pick_worker(d);
+
+		if (w < 0 || send_req(d, w, i) < 0) {
+			e->next_waiter = -1;
+			fail_group(d, i, "no-appraiser");
+		}
+	}
+}
+
+static void read_events(struct vd *d)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+
+	for (;;) {
+		ssize_t n = read(d->fan, buf, sizeof(buf));
+		const struct fanotify_event_metadata *m = (const void *)buf;
+
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				logmsg("reading fanotify: %s", strerror(errno));
+			return;
+		}
+		for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
+			if (m->vers != FANOTIFY_METADATA_VERSION) {
+				logmsg("fanotify metadata version %u, not %u", m->vers,
+				       FANOTIFY_METADATA_VERSION);
+				exit(2);
+			}
+			if (m->mask & FAN_Q_OVERFLOW) {
+				d->st.overflows++;
+				logmsg("fanotify queue overflow: events were allowed unseen");
+				continue;
+			}
+			if (m->fd < 0)
+				continue;
+			on_event(d, m);
+		}
+	}
+}
+
+/* ---- appraisers ---- */
+
+static int spawn_worker(struct vd *d, int w)
+{
+	int sv[2];
+	pid_t pid;
+	struct vd_init init = { .magic = VD_MAGIC_INIT };
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		char fdarg[16];
+		char **argv = calloc(d->nworker_args + 4, sizeof(*argv));
+
+		if (!argv)
+			_exit(2);
+		if (dup2(sv[1], 3) < 0)
+			_exit(2);
+		{
+			/* sanitizer builds: LeakSanitizer needs /proc, which Landlock denies */
+			const char *asan = getenv("ASAN_OPTIONS");
+			char opt[512];
+
+			snprintf(opt, sizeof(opt), "%s%sdetect_leaks=0", asan ? asan : "",
+				 asan ? ":" : "");
+			setenv("ASAN_OPTIONS", opt, 1);
+		}
+		snprintf(fdarg, sizeof(fdarg), "%d", 3);
+		argv[0] = (char *)"vigild";
+		argv[1] = (char *)"--appraiser";
+		argv[2] = fdarg;
+		for (size_t i = 0; i < d->nworker_args; i++)
+			argv[3 + i] = d->worker_args[i];
+		if (d->mode == MODE_FIX)
+			argv[3 + d->nworker_args] = (char *)"--fix";
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(sv[1]);
+	init.keylen = (uint32_t)d->key.len;
+	memcpy(init.key, d->key.key, d->key.len);
+	if (write(sv[0], &init, sizeof(init)) != (ssize_t)sizeof(init)) {
+		OPENSSL_cleanse(&init, sizeof(init));
+		close(sv[0]);
+		kill(pid, SIGKILL);
+		return -EIO;
+	}
+	OPENSSL_cleanse(&init, sizeof(init));
+	d->w[w] = (struct worker){ .pid = pid, .sock = sv[0] };
+	return 0;
+}
+
+static void worker_died(struct vd *d, int w, const char *why)
+{
+	if (d->w[w].dead)
+		return;
+	logmsg("appraiser %d (pid %d) %s; answering its events with the fail action", w,
+	       (int)d->w[w].pid, why);
+	d->w[w].dead = true;
+	close(d->w[w].sock);
+	kill(d->w[w].pid, SIGKILL);
+	for (int i = 0; i < MAX_PENDING; i++)
+		if (d->ev[i].used && d->ev[i].worker == w && d->ev[i].leader < 0)
+			fail_group(d, i, "appraiser-died");
+	if (!d->stopping) {
+		d->st.worker_restarts++;
+		if (spawn_worker(d, w) < 0)
+			logmsg("cannot restart appraiser %d", w);
+	}
+}
+
+static void on_reply(struct vd *d, int w)
+{
+	struct vd_rep p;
+	ssize_t n = recv(d->w[w].sock, &p, sizeof(p), MSG_DONTWAIT);
+	unsigned int idx;
+	struct result *r;
+	struct ev *e;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n != (ssize_t)sizeof(p) || p.magic != VD_MAGIC_REP ||
+	    p.digest_len > VG_HASH_MAX_DIGEST || p.siglen > sizeof(p.sig)) {
+		worker_died(d, w, n == 0 ? "exited" : "sent a malformed reply");
+		return;
+	}
+	idx = p.id & 0xffff;
+	if (d->w[w].inflight)
+		d->w[w].inflight--;
+	if (idx >= MAX_PENDING)
+		return;
+	e = &d->ev[idx];
+	if (!e->used || e->gen != (uint16_t)(p.id >> 16) || e->worker != w)
+		return;	/* answered already (timeout) */
+	p.cause[sizeof(p.cause) - 1] = 0;
+	p.detail[sizeof(p.detail) - 1] = 0;
+	d->st.hashed_bytes += p.size;
+	if (p.fixed) {
+		d->st.fixed++;
+		audit(d, e, "fixed", "label-written", e->dec.rule[VG_CLASS_APPRAISE]);
+	}
+	r = cache_put(d, &e->key);
+	r->appraised = p.appraised;
+	r->err = p.err;
+	r->status = p.status;
+	memcpy(r->cause, p.cause, sizeof(r->cause));
+	r->digest.algo = p.digest_algo;
+	r->digest.len = p.digest_len;
+	memcpy(r->digest.bytes, p.digest, p.digest_len);
+	if (p.siglen) {
+		r->sig = malloc(p.siglen);
+		if (r->sig) {
+			memcpy(r->sig, p.sig, p.siglen);
+			r->siglen = p.siglen;
+		}
+	}
+	if (p.err) {
+		logmsg("%s: %s", e->path ? e->path : "?", p.detail);
+		snprintf(r->cause, sizeof(r->cause), "appraisal-error");
+	}
+	finish_group(d, (int)idx, r);
+	if (r->err)	/* do not keep an error: the next open retries */
+		r->valid = false;
+}
+
+static void check_timeouts(struct vd *d)
+{
+	double now = now_s(), limit = d->timeout_ms / 1000.0;
+
+	for (int i = 0; i < MAX_PENDING; i++) {
+		struct ev *e = &d->ev[i];
+
+		if (e->used && e->leader < 0 && e->worker >= 0 && now - e->t0 > limit) {
+			d->st.timeouts++;
+			if (d->w[e->worker].inflight)
+				d->w[e->worker].inflight--;
+			fail_group(d, i, "timeout");
+		}
+	}
+}
+
+/* ---- policy ---- */
+
+static void policy_facts(struct vd *d, struct vg_policy *p)
+{
+	unsigned int uses = vg_policy_uses(p);
+
+	d->policy_uses_subject = uses & (VG_POLICY_USES_SUBJ_EXE | VG_POLICY_USES_SUBJ_APPRAISAL);
+	d->policy_access = uses & VG_POLICY_USES_ACCESS_RULES;
+	d->policy_uses_uid = false;
+	for (size_t i = 0; i < vg_policy_count(p); i++)
+		if (vg_policy_rule(p, i)->flags & (VG_POLF_UID | VG_POLF_EUID | VG_POLF_GID | VG_POLF_EGID))
+			d->policy_uses_uid = true;
+}
+
+static void policy_digest(struct vg_policy *p, char out[65])
+{
+	char *text = NULL;
+	size_t len = 0;
+	struct vg_digest dg;
+
+	out[0] = 0;
+	if (vg_policy_format(p, &text, &len) == 0 && vg_hash_buf(VG_HASH_SHA256, text, len, &dg, NULL) == 0)
+		vg_hex_encode(dg.bytes, dg.len, out);
+	free(text);
+}
+
+static int load_policy(const char *path, struct vg_policy **ret, char *msg, size_t cap)
+{
+	struct vg_policy_error err = { 0 };
+	int r = vg_policy_load_file(path, 0, ret, &err);
+
+	if (r < 0) {
+		if (err.line)
+			snprintf(msg, cap, "%s:%u:%u: %s", path, err.line, err.col, err.msg);
+		else
+			snprintf(msg, cap, "%s: %s", path, err.msg[0] ? err.msg : strerror(-r));
+	}
+	return r;
+}
+
+struct reload_msg {
+	struct vg_policy *p;
+	char msg[320];
+};
+
+static void *reload_main(void *arg)
+{
+	struct vd *d = arg;
+	struct reload_msg m = { 0 };
+
+	if (load_policy(d->policy_path, &m.p, m.msg, sizeof(m.msg)) < 0)
+		m.p = NULL;
+	if (write(d->reload_pipe[1], &m, sizeof(m)) != (ssize_t)sizeof(m))
+		vg_policy_unref(m.p);
+	return NULL;
+}
+
+static void start_reload(struct vd *d)
+{
+	if (d->reloading || !d->policy_path)
+		return;
+	if (pthread_create(&d->reload_tid, NULL, reload_main, d) == 0)
+		d->reloading = true;
+}
+
+static void reload_done(struct vd *d)
+{
+	struct reload_msg m;
+
+	if (read(d->reload_pipe[0], &m, sizeof(m)) != (ssize_t)sizeof(m))
+		return;
+	pthread_join(d->reload_tid, NULL);
+	d->reloading = false;
+	if (!m.p) {
+		logmsg("policy reload refused, the old policy stays: %s", m.msg);
+		return;
+	}
+	vg_policy_unref(d->policy);
+	d->policy = m.p;
+	policy_facts(d, d->policy);
+	policy_digest(d->policy, d->policy_digest);
+	cache_clear(d);		/* verdicts of the old policy */
+	logmsg("policy reloaded (%zu rules, sha256 %.16s)", vg_policy_count(d->policy),
+	       d->policy_digest);
+}
+
+/* ---- control ---- */
+
+static json_object *status_json(struct vd *d)
+{
+	json_object *o = json_object_new_object(), *c = json_object_new_object();
+	json_object *marks = json_object_new_array(), *reasons = json_object_new_object();
+
+	json_object_object_add(o, "mode", json_object_new_string(mode_names[d->mode]));
+	json_object_object_add(o, "policy_sha256", json_object_new_string(d->policy_digest));
+	json_object_object_add(o, "policy_rules",
+			       json_object_new_int64((int64_t)vg_policy_count(d->policy)));
+	for (size_t i = 0; i < d->nwatch; i++)
+		json_object_array_add(marks, json_object_new_string(d->watch[i]));
+	json_object_object_add(o, "marks", marks);
+	json_object_object_add(o, "pending", json_object_new_int((int)d->npending));
+	json_object_object_add(o, "measurements",
+			       json_object_new_int64(d->mlog ? (int64_t)vg_mlog_entries(d->mlog) : 0));
+#define C(name) json_object_object_add(c, #name, json_object_new_int64((int64_t)d->st.name))
+	C(events);
+	C(allowed);
+	C(denied);
+	C(would_deny);
+	C(own);
+	C(cache_hits);
+	C(cache_misses);
+	C(hashed_bytes);
+	C(timeouts);
+	C(worker_restarts);
+	C(overflows);
+	C(measured);
+	C(fixed);
+	C(errors);
+#undef C
+	for (unsigned int i = 0; i < d->st.nreasons; i++)
+		json_object_object_add(reasons, d->st.reasons[i].reason,
+				       json_object_new_int64((int64_t)d->st.reasons[i].n));
+	json_object_object_add(c, "denied_by_reason", reasons);
+	json_object_object_add(o, "counters", c);
+	json_object_object_add(o, "latency_p50_us", json_object_new_double(percentile(&d->st, 0.5)));
+	json_object_object_add(o, "latency_p99_us", json_object_new_double(percentile(&d->st, 0.99)));
+	return o;
+}
+
+static void on_control(struct vd *d)
+{
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
+	char req[256];
+	json_object *o;
+	ssize_t n;
+	int c = accept4(d->ctl, NULL, NULL, SOCK_CLOEXEC);
+
+	if (c < 0)
+		return;
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	n = read(c, req, sizeof(req) - 1);
+	if (n <= 0) {
+		close(c);
+		return;
+	}
+	req[n] = 0;
+	req[strcspn(req, "\r\n")] = 0;
+	if (strcmp(req, "status") == 0) {
+		o = status_json(d);
+	} else if (strncmp(req, "mode ", 5) == 0) {
+		int m = -1;
+
+		for (int i = 0; i < 3; i++)
+			if (strcmp(req + 5, mode_names[i]) == 0)
+				m = i;
+		o = json_object_new_object();
+		if (m < 0) {
+			json_object_object_add(o, "error", json_object_new_string("unknown mode"));
+		} else {
+			bool restart = (m == MODE_FIX) != (d->mode == MODE_FIX);
+
+			d->mode = (enum mode)m;
+			cache_clear(d);
+			logmsg("mode %s", mode_names[m]);
+			if (restart)	/* fix mode changes what the appraisers may do */
+				for (unsigned int w = 0; w < d->nworkers; w++)
+					worker_died(d, (int)w, "restarted for the new mode");
+			json_object_object_add(o, "mode", json_object_new_string(mode_names[m]));
+		}
+	} else if (strcmp(req, "reload") == 0) {
+		start_reload(d);
+		o = json_object_new_object();
+		json_object_object_add(o, "reload", json_object_new_string("started"));
+	} else {
+		o = json_object_new_object();
+		json_object_object_add(o, "error", json_object_new_string("unknown request"));
+	}
+	dprintf(c, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	close(c);
+}
+
+/* ---- setup ---- */
+
+static const char help[] =
+	"usage: vigild [--config FILE] [--policy FILE] [--mode enforce|permissive|fix]\n"
+	"              [--watch PATH]... [--keyring CERT]... [--hmac-key FILE] [--log FILE]\n"
+	"              [--tcti STRING | --no-tpm] [--control SOCKET] [--audit FILE] [--foreground]\n"
+	"\n"
+	"Appraise and measure files at exec and open (fanotify permission events),\n"
+	"and deny what fails, under an IMA-style policy with access rules.\n"
+	"  -c, --config FILE      vigil.conf (keys, keyring, hash, EVM xattrs)\n"
+	"  -p, --policy FILE      the policy (docs/policy.md); required\n"
+	"  -m, --mode MODE        enforce (deny), permissive (log only), fix (label\n"
+	"                         missing or wrong hashes, never over signatures)\n"
+	"  -w, --watch PATH       mark the filesystem holding PATH (repeatable)\n"
+	"  -k, --keyring CERT     trusted certificate or public key (repeatable)\n"
+	"  -H, --hmac-key FILE    EVM HMAC key (any vigil key file; a sealed key is\n"
+	"                         unsealed with the TPM)\n"
+	"  -l, --log FILE         measurement list (binary ima-ng); PCR extends go to the\n"
+	"                         TPM, or with --no-tpm to a software bank FILE.pcrs\n"
+	"  -t, --tcti STRING      the TPM (default $VIGIL_TCTI)\n"
+	"      --no-tpm           software PCR bank (not attestable)\n"
+	"  -s, --control SOCKET   control socket for `vigil status` (default /run/vigild.sock)\n"
+	"  -a, --audit FILE       audit records, JSON lines (default: none)\n"
+	"  -j, --workers N        appraiser processes (default 2)\n"
+	"  -T, --timeout-ms N     decision deadline (default 5000), then the fail action\n"
+	"      --fail-open        on timeout or appraiser failure allow (default: deny\n"
+	"                         in enforce mode)\n"
+	"  -f, --foreground       print 'vigild: ready' on stderr when the marks are set\n";
+
+static int add_worker_arg(struct vd *d, const char *a, const char *b)
+{
+	char **n = realloc(d->worker_args, (d->nworker_args + 3) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	d->worker_args = n;
+	n[d->nworker_args++] = (char *)a;
+	if (b)
+		n[d->nworker_args++] = (char *)b;
+	n[d->nworker_args] = NULL;
+	return 0;
+}
+
+static int parse_args(struct vd *d, int argc, char **argv)
+{
+	enum { OPT_NOTPM = 256, OPT_FAILOPEN };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "watch", required_argument, NULL, 'w' },
+		{ "keyring", required_argument, NULL, 'k' },
+		{ "hmac-key", required_argument, NULL, 'H' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "tcti", required_argument, NULL, 't' },
+		{ "no-tpm", no_argument, NULL, OPT_NOTPM },
+		{ "control", required_argument, NULL, 's' },
+		{ "audit", required_argument, NULL, 'a' },
+		{ "workers", required_argument, NULL, 'j' },
+		{ "timeout-ms", required_argument, NULL, 'T' },
+		{ "fail-open", no_argument, NULL, OPT_FAILOPEN },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *mode = NULL;
+	int c;
+
+	d->nworkers = 2;
+	d->timeout_ms = 5000;
+	while ((c = getopt_long(argc, argv, "c:p:m:w:k:H:l:t:s:a:j:T:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			d->config = optarg;
+			break;
+		case 'p':
+			d->policy_path = optarg;
+			break;
+		case 'm':
+			mode = optarg;
+			break;
+		case 'w':
+			if (d->nwatch == MAX_WATCH) {
+				logmsg("at most %d --watch", MAX_WATCH);
+				return -1;
+			}
+			d->watch[d->nwatch++] = optarg;
+			break;
+		case 'k':
+			if (d->nkeyrings == 16) {
+				logmsg("at most 16 --keyring");
+				return -1;
+			}
+			d->keyrings[d->nkeyrings++] = optarg;
+			break;
+		case 'H':
+			d->hmac_key_path = optarg;
+			break;
+		case 'l':
+			d->log_path = optarg;
+			break;
+		case 't':
+			d->tcti = optarg;
+			break;
+		case OPT_NOTPM:
+			d->no_tpm = true;
+			break;
+		case 's':
+			d->control_path = optarg;
+			break;
+		case 'a':
+			d->audit_path = optarg;
+			break;
+		case 'j':
+			d->nworkers = (unsigned int)atoi(optarg);
+			if (d->nworkers < 1 || d->nworkers > MAX_WORKERS) {
+				logmsg("--workers must be 1..%d", MAX_WORKERS);
+				return -1;
+			}
+			break;
+		case 'T':
+			d->timeout_ms = (unsigned int)atoi(optarg);
+			if (d->timeout_ms < 10) {
+				logmsg("--timeout-ms must be at least 10");
+				return -1;
+			}
+			break;
+		case OPT_FAILOPEN:
+			d->fail_open = true;
+			break;
+		case 'f':
+			d->foreground = true;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			exit(0);
+		default:
+			fputs(help, stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		logmsg("unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	d->mode = MODE_ENFORCE;
+	if (mode) {
+		int m = -1;
+
+		for (int i = 0; i < 3; i++)
+			if (strcmp(mode, mode_names[i]) == 0)
+				m = i;
+		if (m < 0) {
+			logmsg("--mode must be enforce, permissive or fix, not '%s'", mode);
+			return -1;
+		}
+		d->mode = (enum mode)m;
+	}
+	if (!d->policy_path) {
+		logmsg("no --policy given");
+		return -1;
+	}
+	if (!d->nwatch) {
+		logmsg("no --watch PATH given: nothing to mark");
+		return -1;
+	}
+	if (d->log_path && !d->no_tpm && !d->tcti && !getenv("VIGIL_TCTI")) {
+		logmsg("--log needs a TPM (--tcti or $VIGIL_TCTI) or --no-tpm");
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_keys(struct vd *d)
+{
+	struct vg_diag dg = { 0 };
+	const char *hk = d->hmac_key_path ? d->hmac_key_path : d->cfg.hmac_key;
+
+	for (size_t i = 0; i < d->nkeyrings; i++)
+		add_worker_arg(d, "--keyring", d->keyrings[i]);
+	if (!d->nkeyrings)
+		for (size_t i = 0; i < d->cfg.nkeyrings; i++)
+			add_worker_arg(d, "--keyring", d->cfg.keyrings[i]);
+	for (size_t i = 8; i < d->cfg.evm.n; i++)
+		add_worker_arg(d, "--evm-xattr", d->cfg.evm.x[i].name);
+	if (d->cfg.uuid == VG_CONFIG_UUID_NONE)
+		add_worker_arg(d, "--no-uuid", NULL);
+	add_worker_arg(d, "--algo", vg_hash_name(d->algo));
+	if (hk) {
+		struct vg_key_source src = { .tpm = d->tpm, .tcti = d->tcti };
+
+		if (vg_hmac_key_load(hk, &src, &d->key, NULL, &dg) < 0) {
+			logmsg("HMAC key %s", dg.msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int setup_log(struct vd *d)
+{
+	struct vg_mlog_opts mo = { 0 };
+	struct vg_mlog_recovery rec;
+	struct vg_diag dg = { 0 };
+
+	if (!d->log_path)
+		return 0;
+	if (d->no_tpm) {
+		char bank[PATH_MAX];
+
+		snprintf(bank, sizeof(bank), "%s.pcrs", d->log_path);
+		if (vg_pcrbank_open(bank, 1u << VG_HASH_SHA1 | 1u << VG_HASH_SHA256, &d->bank, &dg) < 0) {
+			logmsg("%s", dg.msg);
+			return -1;
+		}
+		mo.ops = &vg_pcrbank_ops;
+		mo.ops_ctx = d->bank;
+		mo.pcr_sync = vg_pcrbank_sync_cb;
+	} else {
+		mo.ops = &vg_tpm_pcr_ops;
+		mo.ops_ctx = d->tpm;
+	}
+	if (vg_mlog_open(d->log_path, &mo, &d->mlog, &rec, &dg) < 0) {
+		logmsg("%s", dg.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int setup_control(struct vd *d)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	const char *path = d->control_path ? d->control_path : "/run/vigild.sock";
+
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		logmsg("control socket path too long: %s", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	d->ctl = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (d->ctl < 0)
+		return -1;
+	(void)unlink(path);
+	if (bind(d->ctl, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(path, 0600) < 0 ||
+	    listen(d->ctl, 8) < 0) {
+		logmsg("control socket %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void notify_ready(struct vd *d)
+{
+	const char *ns = getenv("NOTIFY_SOCKET");
+
+	if (ns && (ns[0] == '/' || ns[0] == '@') && strlen(ns) < sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		socklen_t len;
+
+		strcpy(a.sun_path, ns);
+		if (a.sun_path[0] == '@')
+			a.sun_path[0] = 0;
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(ns));
+		if (s >= 0) {
+			(void)sendto(s, "READY=1", 7, 0, (struct sockaddr *)&a, len);
+			close(s);
+		}
+	}
+	if (d->foreground)
+		fputs("vigild: ready\n", stderr);
+}
+
+static void drain(struct vd *d)
+{
+	double until = now_s() + d->timeout_ms / 1000.0;
+
+	while (d->npending && now_s() < until) {
+		struct pollfd p[MAX_WORKERS];
+
+		for (unsigned int i = 0; i < d->nworkers; i++)
+			p[i] = (struct pollfd){ .fd = d->w[i].dead ? -1 : d->w[i].sock, .events = POLLIN };
+		if (poll(p, d->nworkers, 100) > 0)
+			for (unsigned int i = 0; i < d->nworkers; i++)
+				if (p[i].revents)
+					on_reply(d, (int)i);
+	}
+	for (int i = 0; i < MAX_PENDING; i++)
+		if (d->ev[i].used && d->ev[i].leader < 0)
+			fail_group(d, i, "shutdown");
+}
+
+static int run(struct vd *d)
+{
+	for (;;) {
+		struct pollfd p[4 + MAX_WORKERS];
+		int n = 0, timeout = d->npending ? 50 : 1000;
+
+		p[n++] = (struct pollfd){ .fd = d->fan, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = d->ctl, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = d->reload_pipe[0], .events = POLLIN };
+		for (unsigned int i = 0; i < d->nworkers; i++)
+			p[n++] = (struct pollfd){ .fd = d->w[i].dead ? -1 : d->w[i].sock, .events = POLLIN };
+		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR) {
+			logmsg("poll: %s", strerror(errno));
+			return -1;
+		}
+		if (p[0].revents & POLLIN)
+			read_events(d);
+		for (unsigned int i = 0; i < d->nworkers; i++)
+			if (p[4 + i].revents)
+				on_reply(d, (int)i);
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					start_reload(d);
+				} else if (si.ssi_signo == SIGCHLD) {
+					pid_t pid;
+
+					while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+						for (unsigned int i = 0; i < d->nworkers; i++)
+							if (d->w[i].pid == pid && !d->w[i].dead)
+								worker_died(d, (int)i, "exited");
+				} else {
+					logmsg("signal %d: draining and exiting", (int)si.ssi_signo);
+					d->stopping = true;
+					drain(d);
+					return 0;
+				}
+			}
+		}
+		if (p[2].revents & POLLIN)
+			on_control(d);
+		if (p[3].revents & POLLIN)
+			reload_done(d);
+		if (d->npending)
+			check_timeouts(d);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct vd vd;
+	struct vd *d = &vd;
+	struct vg_diag dg = { 0 };
+	char msg[320];
+	sigset_t mask;
+	int rc;
+
+	if (argc >= 3 && strcmp(argv[1], "--appraiser") == 0) {
+		int sock = atoi(argv[2]);
+
+		return vd_worker_main(sock, argc - 2, argv + 2);
+	}
+	d->fan = d->sigfd = d->ctl = d->audit = -1;
+	d->self = getpid();
+	vg_config_init(&d->cfg);
+	if (parse_args(d, argc, argv) < 0)
+		return 2;
+	if (vg_config_load(&d->cfg, d->config ? d->config : VG_CONFIG_DEFAULT, !d->config, &dg) < 0) {
+		logmsg("config: %s", dg.msg);
+		return 2;
+	}
+	d->algo = d->cfg.algo;
+	if (load_policy(d->policy_path, &d->policy, msg, sizeof(msg)) < 0) {
+		logmsg("policy refused: %s", msg);
+		return 2;
+	}
+	policy_facts(d, d->policy);
+	policy_digest(d->policy, d->policy_digest);
+	d->cache = calloc(CACHE_CAP, sizeof(*d->cache));
+	d->measured = calloc(CACHE_CAP, sizeof(*d->measured));
+	if (!d->cache || !d->measured) {
+		logmsg("out of memory");
+		return 2;
+	}
+	if (!d->no_tpm && (d->tcti || getenv("VIGIL_TCTI"))) {
+		if (vg_tpm_open(d->tcti, &d->tpm, &dg) < 0) {
+			logmsg("TPM: %s", dg.msg);
+			return 2;
+		}
+	}
+	if (setup_keys(d) < 0 || setup_log(d) < 0 || setup_control(d) < 0)
+		return 2;
+	if (d->audit_path) {
+		d->audit = open(d->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		if (d->audit < 0) {
+			logmsg("audit file %s: %s", d->audit_path, strerror(errno));
+			return 2;
+		}
+	}
+	if (pipe2(d->reload_pipe, O_CLOEXEC) < 0)
+		return 2;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	signal(SIGPIPE, SIG_IGN);
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (spawn_worker(d, (int)i) < 0) {
+			logmsg("cannot start appraiser: %s", strerror(errno));
+			return 2;
+		}
+	vg_hmac_key_wipe(&d->key);	/* the appraisers have it; the monitor keeps none */
+	d->fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
+			       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
+	if (d->fan < 0) {
+		logmsg("fanotify_init: %s", strerror(errno));
+		return 2;
+	}
+	for (size_t i = 0; i < d->nwatch; i++)
+		if (fanotify_mark(d->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+				  FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM, AT_FDCWD, d->watch[i]) < 0) {
+			logmsg("cannot mark the filesystem of %s: %s", d->watch[i], strerror(errno));
+			return 2;
+		}
+	notify_ready(d);
+	rc = run(d);
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (!d->w[i].dead) {
+			close(d->w[i].sock);
+			kill(d->w[i].pid, SIGTERM);
+			waitpid(d->w[i].pid, NULL, 0);
+		}
+	close(d->fan);
+	vg_mlog_free(d->mlog);
+	vg_pcrbank_free(d->bank);
+	vg_tpm_close(d->tpm);
+	vg_policy_unref(d->policy);
+	cache_clear(d);
+	free(d->cache);
+	free(d->measured);
+	free(d->worker_args);
+	vg_config_release(&d->cfg);
+	if (d->control_path)
+		unlink(d->control_path);
+	return rc < 0 ? 2 : 0;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vigild.h - what the two vigild processes share: the fixed-size messages
+ * between the monitor (holds the fanotify group, the TPM, the log, the
+ * audit file and the control socket; parses only kernel structures and
+ * these messages) and the appraiser (receives one open file descriptor per
+ * request, reads content and xattrs, which an attacker controls; holds
+ * only the EVM HMAC key and the trusted keyring; no capabilities, no
+ * filesystem access of its own under Landlock).
+ *
+ * Every message is checked for its exact size and magic by the receiver;
+ * a violation ends the connection (the monitor then answers the
+ * appraiser's pending events with the fail action and starts a new one).
+ */
+#ifndef VIGILD_H
+#define VIGILD_H
+
+#include <stdint.h>
+
+#include "vigil/hash.h"
+
+#define VD_MAGIC_INIT 0x76643031u	/* "vd01" */
+#define VD_MAGIC_REQ 0x76643032u
+#define VD_MAGIC_REP 0x76643033u
+
+/* request flags */
+#define VD_APPRAISE 0x1u	/* full appraisal (EVM, then content against security.ima) */
+#define VD_FIX 0x2u		/* fix mode: write a missing or wrong hash label, never over a signature */
+#define VD_REQUIRE_SIG 0x4u	/* appraise_type=imasig */
+
+struct vd_init {
+	uint32_t magic;
+	uint32_t keylen;		/* 0: no HMAC key */
+	uint8_t key[128];
+};
+
+struct vd_req {
+	uint32_t magic;
+	uint32_t id;
+	uint32_t flags;
+	uint32_t algo;			/* hash for a measurement without appraisal */
+	uint32_t allowed_algos;		/* appraise_algos=; 0: any */
+	/* the event's file descriptor travels as SCM_RIGHTS */
+};
+
+struct vd_rep {
+	uint32_t magic;
+	uint32_t id;
+	int32_t err;			/* < 0: the file could not be judged (detail says why) */
+	uint32_t status;		/* enum vg_status */
+	uint32_t appraised;		/* 1: full appraisal; 0: hashed only */
+	uint32_t fixed;			/* fix mode wrote a label */
+	uint64_t size;			/* bytes hashed */
+	uint8_t digest_algo, digest_len;
+	uint8_t digest[VG_HASH_MAX_DIGEST];
+	uint16_t siglen;		/* security.ima when it is a signature (ima-sig) */
+	uint8_t sig[1024];
+	char cause[40];
+	char detail[256];
+};
+
+/* The appraiser's main: @sock is its end of the socketpair. */
+int vd_worker_main(int sock, int argc, char **argv);
+
+#endif

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: MIT
+/*
+ * worker.c - vigild's appraiser process (see vigild.h).
+ *
+ * Started by the monitor as `vigild --appraiser FD [options]`: it loads the
+ * trusted keyring named in its options, receives the HMAC key in the first
+ * message, then locks itself down (no new privileges, every capability
+ * dropped but CAP_SYS_ADMIN in fix mode, Landlock with no filesystem
+ * access at all: it works only on the descriptors it is sent) and answers
+ * requests until its socket closes. Content and xattrs are read through
+ * the received descriptor only.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <linux/capability.h>
+#include <linux/landlock.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "vigil/appraise.h"
+#include "vigil/evm.h"
+#include "vigil/keyring.h"
+#include "vigil/xattr_ima.h"
+#include "vigild.h"
+
+struct appraiser {
+	struct vg_appraise_opts o;
+	struct vg_evm_config cfg;
+	struct vg_keyring *kr;
+	struct vg_hasher *h;
+	uint8_t key[128];
+	size_t keylen;
+	bool fix, uuid_given;
+	unsigned int algo;
+	struct {
+		bool valid;
+		dev_t dev;
+		int err;
+		uint8_t uuid[16];
+	} uuids[8];
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "vigild appraiser: %s\n", what);
+	exit(2);
+}
+
+/* Landlock: no filesystem access at all through paths. */
+static int landlock_all(void)
+{
+	struct landlock_ruleset_attr attr = { 0 };
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	int fd;
+
+	if (abi < 1)
+		return -EOPNOTSUPP;
+	attr.handled_access_fs = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;	/* ABI 1 */
+#ifdef LANDLOCK_ACCESS_FS_REFER
+	if (abi >= 2)
+		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
+#endif
+#ifdef LANDLOCK_ACCESS_FS_TRUNCATE
+	if (abi >= 3)
+		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+#endif
+	fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_landlock_restrict_self, fd, 0) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	return 0;
+}
+
+static int drop_caps(bool keep_sys_admin)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+
+	if (keep_sys_admin) {
+		data[0].effective = data[0].permitted = 1u << CAP_SYS_ADMIN;
+	}
+	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
+}
+
+static void lock_down(struct appraiser *a)
+{
+	int r;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		die("PR_SET_NO_NEW_PRIVS failed");
+	r = drop_caps(a->fix);
+	if (r < 0)
+		die("cannot drop capabilities");
+	r = landlock_all();
+	if (r < 0 && r != -EOPNOTSUPP)
+		die("cannot enter the Landlock sandbox");
+}
+
+static int uuid_for(struct appraiser *a, int fd, dev_t dev, uint8_t uuid[16])
+{
+	size_t i, free_slot = 0;
+
+	for (i = 0; i < 8; i++) {
+		if (a->uuids[i].valid && a->uuids[i].dev == dev) {
+			memcpy(uuid, a->uuids[i].uuid, 16);
+			return a->uuids[i].err;
+		}
+		if (!a->uuids[i].valid)
+			free_slot = i;
+	}
+	i = free_slot;
+	a->uuids[i].valid = true;
+	a->uuids[i].dev = dev;
+	a->uuids[i].err = vg_fs_uuid(fd, a->uuids[i].uuid, NULL);
+	memcpy(uuid, a->uuids[i].uuid, 16);
+	return a->uuids[i].err;
+}
+
+static bool fixable(const struct vg_appraise_result *r)
+{
+	if (!r->cause || r->ima_type == 3 || r->ima_type == 6)
+		return false;	/* never overwrite a signature */
+	return strcmp(r->cause, "missing-hash") == 0 || strcmp(r->cause, "invalid-hash") == 0 ||
+	       strcmp(r->cause, "missing-HMAC") == 0 || strcmp(r->cause, "invalid-HMAC") == 0;
+}
+
+static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct vd_rep *p)
+{
+	struct vg_appraise_opts o = a->o;
+	struct vg_appraise_result res;
+	struct vg_diag d = { 0 };
+	struct stat st;
+	uint8_t ima[1100];
+	ssize_t n;
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->magic = VD_MAGIC_REP;
+	p->id = q->id;
+	if (fstat(fd, &st) < 0) {
+		p->err = -errno;
+		snprintf(p->detail, sizeof(p->detail), "fstat: %s", strerror(errno));
+		return;
+	}
+	if (!a->uuid_given && a->cfg.fsuuid && uuid_for(a, fd, st.st_dev, o.uuid) == 0)
+		o.uuid_mode = VG_UUID_GIVEN;
+	if (q->flags & VD_APPRAISE) {
+		o.require_sig = q->flags & VD_REQUIRE_SIG;
+		o.allowed_algos = q->allowed_algos;
+		r = vg_appraise_fd(a->h, fd, &o, &res, &d);
+		if (r == 0 && res.status != VG_ST_PASS && (q->flags & VD_FIX) && fixable(&res)) {
+			struct vg_evm_label_opts eo = {
+				.evm = &a->cfg,
+				.type = 2,
+				.hmac_key = a->key,
+				.hmac_key_len = a->keylen,
+				.uuid_mode = o.uuid_mode,
+			};
+
+			memcpy(eo.uuid, o.uuid, 16);
+			r = vg_label_ima_fd(a->h, fd, a->algo, NULL, NULL, &d);
+			if (r == 0 && a->keylen)
+				r = vg_label_evm_fd(fd, &eo, &d);
+			if (r == 0) {
+				p->fixed = 1;
+				r = vg_appraise_fd(a->h, fd, &o, &res, &d);
+			}
+		}
+		if (r < 0) {
+			p->err = r;
+			snprintf(p->detail, sizeof(p->detail), "%s", d.msg);
+			return;
+		}
+		p->appraised = 1;
+		p->status = res.status;
+		if (res.cause)
+			snprintf(p->cause, sizeof(p->cause), "%s", res.cause);
+		if (res.status != VG_ST_PASS)
+			snprintf(p->detail, sizeof(p->detail), "%s", res.detail.msg);
+		if (res.content_hashed) {
+			p->digest_algo = res.digest.algo;
+			p->digest_len = res.digest.len;
+			memcpy(p->digest, res.digest.bytes, res.digest.len);
+			p->size = res.size;
+		}
+	}
+	if (!p->digest_len) {	/* measurement only, or appraisal stopped before hashing */
+		struct vg_digest dg;
+
+		if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
+			p->err = -errno;
+			snprintf(p->detail, sizeof(p->detail), "lseek: %s", strerror(errno));
+			return;
+		}
+		r = vg_hasher_fd(a->h, fd, q->algo, &dg, &p->size, &d);
+		if (r < 0) {
+			p->err = r;
+			snprintf(p->detail, sizeof(p->detail), "%s", d.msg);
+			return;
+		}
+		p->digest_algo = dg.algo;
+		p->digest_len = dg.len;
+		memcpy(p->digest, dg.bytes, dg.len);
+	}
+	n = fgetxattr(fd, VG_XATTR_IMA, ima, sizeof(ima));
+	if (n > 0 && ima[0] == 3 && (size_t)n <= sizeof(p->sig)) {
+		p->siglen = (uint16_t)n;
+		memcpy(p->sig, ima, (size_t)n);
+	}
+}
+
+static int recv_req(int sock, struct vd_req *q, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = q, .iov_len = sizeof(*q) };
+	struct msghdr m = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*fd = -1;
+	do {
+		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof(*q) || q->magic != VD_MAGIC_REQ)
+		return -EBADMSG;
+	c = CMSG_FIRSTHDR(&m);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EBADMSG;
+	memcpy(fd, CMSG_DATA(c), sizeof(int));
+	return 1;
+}
+
+int vd_worker_main(int sock, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "keyring", required_argument, NULL, 'k' },
+		{ "evm-xattr", required_argument, NULL, 'x' },
+		{ "uuid", required_argument, NULL, 'U' },
+		{ "no-uuid", no_argument, NULL, 'N' },
+		{ "algo", required_argument, NULL, 'a' },
+		{ "fix", no_argument, NULL, 'F' },
+		{ 0 },
+	};
+	struct appraiser *a = calloc(1, sizeof(*a));
+	struct vd_init init;
+	struct vg_diag d = { 0 };
+	int c;
+
+	if (!a || vg_keyring_new(&a->kr) < 0 || vg_hasher_new(&a->h) < 0)
+		die("out of memory");
+	vg_evm_config_default(&a->cfg);
+	a->algo = VG_HASH_SHA256;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k':
+			if (vg_keyring_add_file(a->kr, optarg, &d) < 0) {
+				fprintf(stderr, "vigild appraiser: keyring %s\n", d.msg);
+				exit(2);
+			}
+			break;
+		case 'x':
+			c = vg_evm_config_add(&a->cfg, optarg);
+			if (c == -EEXIST)
+				c = vg_evm_config_enable(&a->cfg, optarg, true);
+			if (c < 0)
+				die("bad --evm-xattr");
+			break;
+		case 'U':
+			if (vg_uuid_parse(optarg, a->o.uuid) < 0)
+				die("bad --uuid");
+			a->o.uuid_mode = VG_UUID_GIVEN;
+			a->uuid_given = true;
+			break;
+		case 'N':
+			a->cfg.fsuuid = false;
+			break;
+		case 'a':
+			if (vg_hash_by_name(optarg) < 0)
+				die("bad --algo");
+			a->algo = (unsigned int)vg_hash_by_name(optarg);
+			break;
+		case 'F':
+			a->fix = true;
+			break;
+		default:
+			die("bad option");
+		}
+	}
+	if (read(sock, &init, sizeof(init)) != (ssize_t)sizeof(init) || init.magic != VD_MAGIC_INIT ||
+	    init.keylen > sizeof(a->key))
+		die("bad init message");
+	memcpy(a->key, init.key, init.keylen);
+	a->keylen = init.keylen;
+	OPENSSL_cleanse(&init, sizeof(init));
+	a->o.evm = &a->cfg;
+	a->o.ima_keys = a->kr;
+	a->o.evm_keys = a->kr;
+	a->o.default_algo = a->algo;
+	if (a->keylen) {
+		a->o.hmac_key = a->key;
+		a->o.hmac_key_len = a->keylen;
+	}
+	lock_down(a);
+	for (;;) {
+		struct vd_req q;
+		struct vd_rep p;
+		int fd, r = recv_req(sock, &q, &fd);
+
+		if (r <= 0) {
+			if (fd >= 0)
+				close(fd);
+			break;
+		}
+		handle(a, &q, fd, &p);
+		close(fd);
+		if (write(sock, &p, sizeof(p)) != (ssize_t)sizeof(p))
+			break;
+	}
+	OPENSSL_cleanse(a->key, sizeof(a->key));
+	vg_hasher_free(a->h);
+	vg_keyring_free(a->kr);
+	free(a);
+	return 0;
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * attest_log.c - incremental verification of an agent's measurement list
+ * against a quoted PCR, and one whole round of evidence.
+ *
+ * The verifier keeps, per agent, how many entries (and bytes) of the list
+ * it has verified and the PCR value they replay to. Each round it gets the
+ * entries after that point, replays them from the saved value (imalog.h
+ * does the template digests) and stops counting at the first prefix whose
+ * replay equals the quoted PCR: the quote may lag the log, because the
+ * writer appends before it extends. Entries after the match are judged by
+ * the policy but counted next time. A quote that keeps lagging while new
+ * entries arrive is refused (Keylime's quote_progress rule).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "vigil/attest.h"
+
+void vg_attest_logstate_init(struct vg_attest_logstate *st, unsigned int bank)
+{
+	memset(st, 0, sizeof(*st));
+	st->pcr.algo = (uint8_t)bank;
+	st->pcr.len = (uint8_t)vg_hash_size(bank);
+}
+
+static bool dig_eq(const struct vg_digest *a, const struct vg_digest *b)
+{
+	return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size_t len,
+			unsigned int log_algo, unsigned int pcr, const struct vg_digest *quoted,
+			struct vg_attest_logstate *st, struct vg_attest_verdict *v)
+{
+	unsigned int bank = st->pcr.algo;
+	struct vg_imalog_replay *rp = NULL;
+	struct vg_imalog_parser ps;
+	struct vg_imalog_entry e;
+	struct vg_diag d = { 0 };
+	struct vg_digest cur = st->pcr, m_pcr = st->pcr;
+	uint64_t n = 0, m_n = 0, m_off = 0;
+	bool matched;
+	int r;
+
+	if (pcr >= VG_PCR_COUNT || !vg_hash_size(bank))
+		return -EINVAL;
+	r = vg_imalog_replay_new(1u << bank, 0, &rp, &d);
+	if (r < 0)
+		return r;
+	r = vg_imalog_replay_set(rp, pcr, &st->pcr);
+	if (r < 0)
+		goto out;
+	matched = quoted && dig_eq(&st->pcr, quoted);
+	vg_imalog_parser_init(&ps, log, len, log_algo);
+	for (;;) {
+		uint64_t idx = st->entries + n;
+
+		r = vg_imalog_parser_next(&ps, &e, &d);
+		if (r == 0 || r == -EMSGSIZE)	/* a torn tail is still being written */
+			break;
+		if (r < 0) {
+			r = vg_attest_fail(v, VG_AF_LOG_MALFORMED, "entry %" PRIu64 ": %s", idx, d.msg);
+			if (v)
+				v->entry = (int64_t)idx;
+			goto out;
+		}
+		r = vg_imalog_replay_entry(rp, &e, idx, &d);
+		if (r == -EILSEQ || r == -EBADMSG) {
+			r = vg_attest_fail(v, r == -EILSEQ ? VG_AF_LOG_ENTRY : VG_AF_LOG_MALFORMED,
+					   "entry %" PRIu64 " was altered: %s", idx, d.msg);
+			if (v) {
+				v->entry = (int64_t)idx;
+				/* name the file if the entry says one */
+				if (pol) {
+					struct vg_attest_verdict tmp;
+
+					vg_attest_verdict_init(&tmp);
+					vg_refpolicy_check_entry(pol, &e, idx, &tmp);
+					memcpy(v->path, tmp.path, sizeof(v->path));
+					memcpy(v->digest, tmp.digest, sizeof(v->digest));
+				}
+			}
+			goto out;
+		}
+		if (r < 0)
+			goto out;
+		if (pol) {
+			r = vg_refpolicy_check_entry(pol, &e, idx, v);
+			if (r)
+				goto out;
+		}
+		n++;
+		if (e.pcr != pcr)
+			continue;
+		if (quoted && !matched) {
+			r = vg_imalog_replay_get(rp, pcr, bank, &cur);
+			if (r < 0)
+				goto out;
+			if (dig_eq(&cur, quoted)) {
+				matched = true;
+				m_n = n;
+				m_off = ps.off;
+				m_pcr = cur;
+			}
+		}
+	}
+	if (quoted && !matched) {
+		char want[2 * VG_HASH_MAX_DIGEST + 1], got[2 * VG_HASH_MAX_DIGEST + 1];
+
+		r = vg_imalog_replay_get(rp, pcr, bank, &cur);
+		if (r < 0)
+			goto out;
+		vg_hex_encode(quoted->bytes, quoted->len, want);
+		vg_hex_encode(cur.bytes, cur.len, got);
+		r = vg_attest_fail(v, VG_AF_LOG_PCR, "entries %" PRIu64 "..%" PRIu64 " replay PCR %u "
+				   "(%s) to %.16s..., never to the quoted %.16s...: the list is "
+				   "truncated or altered", st->entries, st->entries + n, pcr,
+				   vg_hash_name(bank), got, want);
+		goto out;
+	}
+	if (!quoted) {
+		m_n = n;
+		m_off = ps.off;
+		r = vg_imalog_replay_get(rp, pcr, bank, &m_pcr);
+		if (r < 0)
+			m_pcr = st->pcr;
+	}
+	if (quoted && st->lag > 0 && n > 0 && m_n < st->lag) {
+		r = vg_attest_fail(v, VG_AF_LOG_PROGRESS, "the quote covers %" PRIu64 " new entries, "
+				   "the previous round left %" PRIu64 " unquoted: it does not catch up",
+				   m_n, st->lag);
+		goto out;
+	}
+	st->entries += m_n;
+	st->offset += m_off;
+	st->pcr = m_pcr;
+	st->lag = n - m_n;
+	r = 0;
+out:
+	vg_imalog_replay_free(rp);
+	return r;
+}
+
+int vg_attest_evidence_check(const struct vg_attest_ak *ak, const struct vg_refpolicy *pol,
+			     const struct vg_attest_request *req,
+			     const struct vg_attest_evidence *ev, struct vg_attest_state *st,
+			     bool *reboot, struct vg_attest_verdict *v)
+{
+	struct vg_attest_clock clk = st->clock;
+	struct vg_attest_logstate ls = st->log;
+	struct vg_tpms_attest q;
+	int r;
+
+	*reboot = false;
+	if (req->bank >= VG_HASH__LAST || !vg_hash_size(req->bank))
+		return -EINVAL;
+	r = vg_attest_quote_verify(ak, ev->attest, ev->attest_len, ev->sig, ev->sig_len, req,
+				   &ev->pcrs, &q, v);
+	if (r)
+		return r;
+	r = vg_attest_clock_check(&clk, &q, reboot, v);
+	if (r)
+		return r;
+	if (*reboot || ls.pcr.algo != req->bank)
+		vg_attest_logstate_init(&ls, req->bank);
+	if (req->mask & (1u << VG_ATTEST_PCR_IMA)) {
+		if (ev->log_offset != ls.offset)
+			return vg_attest_fail(v, VG_AF_LOG_PCR, "the list sent starts at byte %" PRIu64
+					      ", the verified part ends at %" PRIu64,
+					      ev->log_offset, ls.offset);
+		r = vg_attest_log_check(pol, ev->log, ev->log_len, ev->log_algo, VG_ATTEST_PCR_IMA,
+					&ev->pcrs.v[req->bank][VG_ATTEST_PCR_IMA], &ls, v);
+		if (r)
+			return r;
+	}
+	st->clock = clk;
+	st->log = ls;
+	return 0;
+}

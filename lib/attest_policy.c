@@ -1,0 +1,809 @@
+// SPDX-License-Identifier: MIT
+/*
+ * attest_policy.c - reference policies for remote attestation: what file
+ * digests may appear in an agent's measurement list, per path; excluded
+ * paths; keys whose ima-sig signatures are trusted; allowed boot_aggregate
+ * values and ima-buf digests.
+ *
+ * Reads vigil's own JSON, Keylime's runtime policy (v1, plain or inside a
+ * DSSE envelope whose signature is NOT checked here) and Keylime's legacy
+ * flat allowlist; writes vigil's JSON. Semantics follow Keylime's
+ * keylime/ima/ima.py so verdicts agree on the same evidence.
+ *
+ * The path table is an open hash of paths, each with a small array of
+ * allowed digests; lookups are per entry on the verifier's hot path.
+ */
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#include "internal.h"
+#include "vigil/attest.h"
+#include "vigil/keyring.h"
+#include "vigil/sig.h"
+
+struct pdig {
+	uint8_t algo;			/* vg algo; VG_HASH__LAST: any algo of this length */
+	uint8_t len;
+	uint8_t bytes[VG_HASH_MAX_DIGEST];
+};
+
+struct pent {
+	struct pent *next;
+	size_t n, cap;
+	struct pdig *d;
+	char path[];
+};
+
+struct table {
+	struct pent **b;
+	size_t nb, count;
+};
+
+struct vg_refpolicy {
+	struct table files;		/* path → digests (incl. "boot_aggregate") */
+	struct table bufs;		/* ima-buf event name → digests */
+	struct table ignored;		/* keyrings whose ima-buf entries pass ("*": all) */
+	regex_t *ex;
+	char **ex_src;
+	size_t nex;
+	struct vg_keyring *keys;
+	size_t nkeys;
+	bool ignore_violations;
+};
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+static struct pent *t_find(const struct table *t, const char *path)
+{
+	if (!t->nb)
+		return NULL;
+	for (struct pent *e = t->b[fnv(path) & (t->nb - 1)]; e; e = e->next)
+		if (strcmp(e->path, path) == 0)
+			return e;
+	return NULL;
+}
+
+static int t_grow(struct table *t)
+{
+	size_t nb = t->nb ? t->nb * 2 : 64;
+	struct pent **b = calloc(nb, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nb; i++) {
+		struct pent *e = t->b[i], *next;
+
+		for (; e; e = next) {
+			size_t k = fnv(e->path) & (nb - 1);
+
+			next = e->next;
+			e->next = b[k];
+			b[k] = e;
+		}
+	}
+	free(t->b);
+	t->b = b;
+	t->nb = nb;
+	return 0;
+}
+
+static int t_add(struct table *t, const char *path, const struct pdig *d)
+{
+	struct pent *e = t_find(t, path);
+
+	if (!e) {
+		size_t k;
+
+		if (t->count >= t->nb && t_grow(t) < 0)
+			return -ENOMEM;
+		e = calloc(1, sizeof(*e) + strlen(path) + 1);
+		if (!e)
+			return -ENOMEM;
+		strcpy(e->path, path);
+		k = fnv(path) & (t->nb - 1);
+		e->next = t->b[k];
+		t->b[k] = e;
+		t->count++;
+	}
+	if (!d)
+		return 0;
+	for (size_t i = 0; i < e->n; i++)
+		if (e->d[i].len == d->len && e->d[i].algo == d->algo &&
+		    memcmp(e->d[i].bytes, d->bytes, d->len) == 0)
+			return 0;
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 2;
+		struct pdig *nd = realloc(e->d, cap * sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		e->d = nd;
+		e->cap = cap;
+	}
+	e->d[e->n++] = *d;
+	return 0;
+}
+
+static void t_free(struct table *t)
+{
+	for (size_t i = 0; i < t->nb; i++) {
+		struct pent *e = t->b[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			free(e->d);
+			free(e);
+		}
+	}
+	free(t->b);
+	memset(t, 0, sizeof(*t));
+}
+
+static bool t_match(const struct pent *e, unsigned int algo, const uint8_t *b, size_t len)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (e->d[i].len == len && (e->d[i].algo == VG_HASH__LAST || e->d[i].algo == algo) &&
+		    memcmp(e->d[i].bytes, b, len) == 0)
+			return true;
+	return false;
+}
+
+int vg_refpolicy_new(struct vg_refpolicy **ret)
+{
+	struct vg_refpolicy *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	if (vg_keyring_new(&p->keys) < 0) {
+		free(p);
+		return -ENOMEM;
+	}
+	*ret = p;
+	return 0;
+}
+
+void vg_refpolicy_free(struct vg_refpolicy *p)
+{
+	if (!p)
+		return;
+	t_free(&p->files);
+	t_free(&p->bufs);
+	t_free(&p->ignored);
+	for (size_t i = 0; i < p->nex; i++) {
+		regfree(&p->ex[i]);
+		free(p->ex_src[i]);
+	}
+	free(p->ex);
+	free(p->ex_src);
+	vg_keyring_free(p->keys);
+	free(p);
+}
+
+int vg_refpolicy_allow(struct vg_refpolicy *p, const char *path, const struct vg_digest *digest)
+{
+	struct pdig d = { .algo = digest->algo, .len = digest->len };
+
+	memcpy(d.bytes, digest->bytes, digest->len);
+	return t_add(&p->files, path, &d);
+}
+
+int vg_refpolicy_exclude(struct vg_refpolicy *p, const char *regex, struct vg_diag *diag)
+{
+	regex_t *ex = realloc(p->ex, (p->nex + 1) * sizeof(*ex));
+	char **src;
+	int r;
+
+	if (!ex)
+		return -ENOMEM;
+	p->ex = ex;
+	src = realloc(p->ex_src, (p->nex + 1) * sizeof(*src));
+	if (!src)
+		return -ENOMEM;
+	p->ex_src = src;
+	src[p->nex] = strdup(regex);
+	if (!src[p->nex])
+		return -ENOMEM;
+	r = regcomp(&ex[p->nex], regex, REG_EXTENDED);
+	if (r != 0) {
+		free(src[p->nex]);
+		return vg_diag_set(diag, -EINVAL, "exclude \"%.100s\" is not an extended regex", regex);
+	}
+	p->nex++;
+	return 0;
+}
+
+int vg_refpolicy_add_key(struct vg_refpolicy *p, const uint8_t *buf, size_t len,
+			 struct vg_diag *diag)
+{
+	int r = vg_keyring_add_mem(p->keys, buf, len, "policy", diag);
+
+	if (r > 0)
+		p->nkeys += (size_t)r;
+	return r;
+}
+
+size_t vg_refpolicy_paths(const struct vg_refpolicy *p)
+{
+	return p->files.count;
+}
+
+/* "algo:hex" (vigil) or bare hex, algorithm implied by its length (Keylime). */
+static int parse_digest(const char *s, struct pdig *d)
+{
+	const char *colon = strchr(s, ':');
+	const char *hex = s;
+	int n;
+
+	memset(d, 0, sizeof(*d));
+	d->algo = VG_HASH__LAST;
+	if (colon) {
+		char name[32];
+		int a;
+
+		if ((size_t)(colon - s) >= sizeof(name))
+			return -EBADMSG;
+		memcpy(name, s, (size_t)(colon - s));
+		name[colon - s] = 0;
+		a = vg_hash_by_name(name);
+		if (a < 0)
+			return -EBADMSG;
+		d->algo = (uint8_t)a;
+		hex = colon + 1;
+	}
+	n = vg_hex_decode(hex, d->bytes, sizeof(d->bytes));
+	if (n < 20)
+		return -EBADMSG;
+	if (d->algo != VG_HASH__LAST && (size_t)n != vg_hash_size(d->algo))
+		return -EBADMSG;
+	d->len = (uint8_t)n;
+	return 0;
+}
+
+static int add_digest_list(struct table *t, const char *path, json_object *arr,
+			   struct vg_diag *diag)
+{
+	size_t n;
+	int r;
+
+	if (!json_object_is_type(arr, json_type_array))
+		return vg_diag_set(diag, -EBADMSG, "policy: digests of \"%.200s\" are not a list", path);
+	n = json_object_array_length(arr);
+	r = t_add(t, path, NULL);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_array_get_idx(arr, i);
+		struct pdig d;
+
+		if (!json_object_is_type(o, json_type_string) ||
+		    parse_digest(json_object_get_string(o), &d) < 0)
+			return vg_diag_set(diag, -EBADMSG, "policy: bad digest for \"%.200s\"", path);
+		r = t_add(t, path, &d);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_digest_map(struct table *t, json_object *map, const char *what, struct vg_diag *diag)
+{
+	if (!map)
+		return 0;
+	if (!json_object_is_type(map, json_type_object))
+		return vg_diag_set(diag, -EBADMSG, "policy: \"%s\" is not an object", what);
+	json_object_object_foreach(map, k, val) {
+		int r = add_digest_list(t, k, val, diag);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Base64 → malloc'd bytes. Return: length, or -EBADMSG/-ENOMEM. */
+static long b64_decode(const char *s, uint8_t **ret)
+{
+	size_t n = strlen(s), pad = 0, j = 0;
+	char *clean = malloc(n + 1);
+	uint8_t *out;
+	int r;
+
+	if (!clean)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != '\n' && s[i] != '\r' && s[i] != ' ')
+			clean[j++] = s[i];
+	clean[j] = 0;
+	if (j % 4) {
+		free(clean);
+		return -EBADMSG;
+	}
+	if (j && clean[j - 1] == '=')
+		pad++;
+	if (j > 1 && clean[j - 2] == '=')
+		pad++;
+	out = malloc(j / 4 * 3 + 1);
+	if (!out) {
+		free(clean);
+		return -ENOMEM;
+	}
+	r = EVP_DecodeBlock(out, (const unsigned char *)clean, (int)j);
+	free(clean);
+	if (r < 0) {
+		free(out);
+		return -EBADMSG;
+	}
+	*ret = out;
+	return r - (long)pad;
+}
+
+/* Keylime "verification-keys": a JSON string {"pubkeys": [b64 DER SPKI, ...]}. */
+static int load_keylime_keys(struct vg_refpolicy *p, json_object *vk, struct vg_diag *diag)
+{
+	json_object *doc, *arr;
+	const char *s;
+	int r = 0;
+
+	if (!vk || !json_object_is_type(vk, json_type_string))
+		return 0;
+	s = json_object_get_string(vk);
+	if (!*s)
+		return 0;
+	doc = json_tokener_parse(s);
+	if (!doc)
+		return vg_diag_set(diag, -EBADMSG, "policy: verification-keys is not JSON");
+	if (json_object_object_get_ex(doc, "pubkeys", &arr) &&
+	    json_object_is_type(arr, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(arr) && r >= 0; i++) {
+			json_object *o = json_object_array_get_idx(arr, i);
+			uint8_t *der;
+			long n;
+
+			if (!json_object_is_type(o, json_type_string)) {
+				r = vg_diag_set(diag, -EBADMSG, "policy: verification key %zu", i);
+				break;
+			}
+			n = b64_decode(json_object_get_string(o), &der);
+			if (n < 0) {
+				r = vg_diag_set(diag, (int)n, "policy: verification key %zu base64", i);
+				break;
+			}
+			r = vg_refpolicy_add_key(p, der, (size_t)n, diag);
+			free(der);
+		}
+	}
+	json_object_put(doc);
+	return r < 0 ? r : 0;
+}
+
+static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struct vg_diag *diag);
+
+static int load_dsse(struct vg_refpolicy *p, json_object *root, int depth, struct vg_diag *diag)
+{
+	json_object *pl, *doc;
+	uint8_t *raw;
+	long n;
+	int r;
+
+	if (!json_object_object_get_ex(root, "payload", &pl) ||
+	    !json_object_is_type(pl, json_type_string))
+		return vg_diag_set(diag, -EBADMSG, "policy: DSSE envelope without payload");
+	n = b64_decode(json_object_get_string(pl), &raw);
+	if (n < 0)
+		return vg_diag_set(diag, (int)n, "policy: DSSE payload is not base64");
+	{
+		json_tokener *tok = json_tokener_new();
+
+		if (!tok) {
+			free(raw);
+			return -ENOMEM;
+		}
+		doc = json_tokener_parse_ex(tok, (const char *)raw, (int)n);
+		json_tokener_free(tok);
+	}
+	free(raw);
+	if (!doc)
+		return vg_diag_set(diag, -EBADMSG, "policy: DSSE payload is not JSON");
+	r = load_json(p, doc, depth + 1, diag);
+	json_object_put(doc);
+	return r;
+}
+
+static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struct vg_diag *diag)
+{
+	json_object *o;
+	int r;
+
+	if (depth > 2 || !json_object_is_type(root, json_type_object))
+		return vg_diag_set(diag, -EBADMSG, "policy: not a JSON object");
+	if (json_object_object_get_ex(root, "payloadType", &o))
+		return load_dsse(p, root, depth, diag);
+	if (json_object_object_get_ex(root, "digests", &o)) {
+		r = add_digest_map(&p->files, o, "digests", diag);
+		if (r < 0)
+			return r;
+	}
+	if (json_object_object_get_ex(root, "boot_aggregate", &o)) {
+		r = add_digest_list(&p->files, "boot_aggregate", o, diag);
+		if (r < 0)
+			return r;
+	}
+	if (json_object_object_get_ex(root, "excludes", &o)) {
+		if (!json_object_is_type(o, json_type_array))
+			return vg_diag_set(diag, -EBADMSG, "policy: excludes is not a list");
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			json_object *e = json_object_array_get_idx(o, i);
+
+			if (!json_object_is_type(e, json_type_string))
+				return vg_diag_set(diag, -EBADMSG, "policy: exclude %zu", i);
+			r = vg_refpolicy_exclude(p, json_object_get_string(e), diag);
+			if (r < 0)
+				return r == -EINVAL ? -EBADMSG : r;
+		}
+	}
+	/* vigil: "ima_buf"; Keylime: "ima-buf" and "keyrings" (sha256 of the buffer) */
+	if (json_object_object_get_ex(root, "ima_buf", &o) &&
+	    (r = add_digest_map(&p->bufs, o, "ima_buf", diag)) < 0)
+		return r;
+	if (json_object_object_get_ex(root, "ima-buf", &o) &&
+	    (r = add_digest_map(&p->bufs, o, "ima-buf", diag)) < 0)
+		return r;
+	if (json_object_object_get_ex(root, "keyrings", &o) &&
+	    (r = add_digest_map(&p->bufs, o, "keyrings", diag)) < 0)
+		return r;
+	if (json_object_object_get_ex(root, "keys", &o)) {
+		if (!json_object_is_type(o, json_type_array))
+			return vg_diag_set(diag, -EBADMSG, "policy: keys is not a list");
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			json_object *k = json_object_array_get_idx(o, i);
+			const char *s = json_object_get_string(k);
+
+			if (!json_object_is_type(k, json_type_string))
+				return vg_diag_set(diag, -EBADMSG, "policy: key %zu", i);
+			r = vg_refpolicy_add_key(p, (const uint8_t *)s, strlen(s), diag);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (json_object_object_get_ex(root, "verification-keys", &o) &&
+	    (r = load_keylime_keys(p, o, diag)) < 0)
+		return r;
+	/* Keylime: "ima": {"ignored_keyrings": [...]}; vigil: "ignored_keyrings" */
+	{
+		json_object *ik = NULL, *ima;
+
+		if (json_object_object_get_ex(root, "ima", &ima) &&
+		    json_object_is_type(ima, json_type_object))
+			json_object_object_get_ex(ima, "ignored_keyrings", &ik);
+		if (!ik)
+			json_object_object_get_ex(root, "ignored_keyrings", &ik);
+		if (ik && !json_object_is_type(ik, json_type_array))
+			return vg_diag_set(diag, -EBADMSG, "policy: ignored_keyrings is not a list");
+		for (size_t i = 0; ik && i < json_object_array_length(ik); i++) {
+			json_object *k = json_object_array_get_idx(ik, i);
+
+			if (!json_object_is_type(k, json_type_string))
+				return vg_diag_set(diag, -EBADMSG, "policy: ignored keyring %zu", i);
+			r = t_add(&p->ignored, json_object_get_string(k), NULL);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (json_object_object_get_ex(root, "ignore_violations", &o))
+		p->ignore_violations = json_object_get_boolean(o);
+	return 0;
+}
+
+/* Keylime's legacy flat allowlist: "<hex digest>  <path>" per line, '#' comments. */
+static int load_flat(struct vg_refpolicy *p, const char *s, size_t len, struct vg_diag *diag)
+{
+	size_t line = 0;
+
+	while (len) {
+		const char *nl = memchr(s, '\n', len);
+		size_t ll = nl ? (size_t)(nl - s) : len;
+		char buf[4200], *sp, *path;
+		struct pdig d;
+		int r;
+
+		line++;
+		if (ll >= sizeof(buf))
+			return vg_diag_set(diag, -EBADMSG, "allowlist line %zu too long", line);
+		memcpy(buf, s, ll);
+		buf[ll] = 0;
+		if (ll && buf[ll - 1] == '\r')
+			buf[ll - 1] = 0;
+		s += ll + (nl ? 1 : 0);
+		len -= ll + (nl ? 1 : 0);
+		if (!buf[0] || buf[0] == '#')
+			continue;
+		sp = strpbrk(buf, " \t");
+		if (!sp)
+			return vg_diag_set(diag, -EBADMSG, "allowlist line %zu: no path", line);
+		*sp = 0;
+		path = sp + 1;
+		while (*path == ' ' || *path == '\t')
+			path++;
+		if (!*path || parse_digest(buf, &d) < 0)
+			return vg_diag_set(diag, -EBADMSG, "allowlist line %zu: bad digest or path", line);
+		r = t_add(&p->files, path, &d);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int vg_refpolicy_load(const uint8_t *buf, size_t len, struct vg_refpolicy **ret,
+		      struct vg_diag *diag)
+{
+	struct vg_refpolicy *p;
+	size_t i = 0;
+	int r;
+
+	if (len > (256u << 20))
+		return vg_diag_set(diag, -EBADMSG, "policy: %zu bytes, too large", len);
+	r = vg_refpolicy_new(&p);
+	if (r < 0)
+		return r;
+	while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\t' || buf[i] == '\r'))
+		i++;
+	if (i < len && buf[i] == '{') {
+		json_tokener *tok = json_tokener_new();
+		json_object *root;
+
+		if (!tok) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+		root = len > INT32_MAX ? NULL : json_tokener_parse_ex(tok, (const char *)buf, (int)len);
+		if (!root || json_tokener_get_parse_end(tok) < len) {
+			size_t end = json_tokener_get_parse_end(tok);
+
+			/* trailing whitespace is fine */
+			while (root && end < len && (buf[end] == ' ' || buf[end] == '\n' ||
+						     buf[end] == '\r' || buf[end] == '\t'))
+				end++;
+			if (!root || end < len) {
+				json_object_put(root);
+				json_tokener_free(tok);
+				r = vg_diag_set(diag, -EBADMSG, "policy: not valid JSON (byte %zu)",
+						json_tokener_get_parse_end(tok));
+				goto fail;
+			}
+		}
+		json_tokener_free(tok);
+		r = load_json(p, root, 0, diag);
+		json_object_put(root);
+	} else {
+		r = load_flat(p, (const char *)buf, len, diag);
+	}
+	if (r < 0)
+		goto fail;
+	*ret = p;
+	return 0;
+fail:
+	vg_refpolicy_free(p);
+	return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp((*(const struct pent *const *)a)->path, (*(const struct pent *const *)b)->path);
+}
+
+static json_object *digests_json(const struct pent *e)
+{
+	json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr && i < e->n; i++) {
+		char s[32 + 2 * VG_HASH_MAX_DIGEST + 1], *h = s;
+
+		if (e->d[i].algo != VG_HASH__LAST)
+			h += sprintf(s, "%s:", vg_hash_name(e->d[i].algo));
+		vg_hex_encode(e->d[i].bytes, e->d[i].len, h);
+		json_object_array_add(arr, json_object_new_string(s));
+	}
+	return arr;
+}
+
+static json_object *table_json(const struct table *t, bool skip_ba)
+{
+	json_object *o = json_object_new_object();
+	struct pent **v = t->count ? malloc(t->count * sizeof(*v)) : NULL;
+	size_t n = 0;
+
+	if (!o || (t->count && !v)) {
+		json_object_put(o);
+		free(v);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->nb; i++)
+		for (struct pent *e = t->b[i]; e; e = e->next)
+			if (!skip_ba || strcmp(e->path, "boot_aggregate") != 0)
+				v[n++] = e;
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	for (size_t i = 0; i < n; i++)
+		json_object_object_add(o, v[i]->path, digests_json(v[i]));
+	free(v);
+	return o;
+}
+
+long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret)
+{
+	json_object *root = json_object_new_object(), *ex, *ba;
+	const struct pent *b = t_find(&p->files, "boot_aggregate");
+	const char *s;
+	long n = -ENOMEM;
+
+	if (!root)
+		return -ENOMEM;
+	json_object_object_add(root, "vigil_refpolicy", json_object_new_int(1));
+	json_object_object_add(root, "digests", table_json(&p->files, true));
+	ba = b ? digests_json(b) : json_object_new_array();
+	json_object_object_add(root, "boot_aggregate", ba);
+	ex = json_object_new_array();
+	for (size_t i = 0; ex && i < p->nex; i++)
+		json_object_array_add(ex, json_object_new_string(p->ex_src[i]));
+	json_object_object_add(root, "excludes", ex);
+	json_object_object_add(root, "ima_buf", table_json(&p->bufs, false));
+	{
+		json_object *ik = table_json(&p->ignored, false), *arr = json_object_new_array();
+
+		json_object_object_foreach(ik, k, val) {
+			(void)val;
+			json_object_array_add(arr, json_object_new_string(k));
+		}
+		json_object_put(ik);
+		json_object_object_add(root, "ignored_keyrings", arr);
+	}
+	json_object_object_add(root, "ignore_violations",
+			       json_object_new_boolean(p->ignore_violations));
+	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+					   JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (s) {
+		*ret = strdup(s);
+		n = *ret ? (long)strlen(s) : -ENOMEM;
+	}
+	json_object_put(root);
+	return n;
+}
+
+static bool excluded(const struct vg_refpolicy *p, const char *path)
+{
+	regmatch_t m;
+
+	for (size_t i = 0; i < p->nex; i++)
+		if (regexec(&p->ex[i], path, 1, &m, 0) == 0 && m.rm_so == 0)
+			return true;
+	return false;
+}
+
+static const struct vg_imalog_field *field(const struct vg_imalog_entry *e, unsigned int id)
+{
+	for (unsigned int i = 0; i < e->tmpl.nfields; i++)
+		if (e->f[i].id == id)
+			return &e->f[i];
+	return NULL;
+}
+
+int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalog_entry *e,
+			     uint64_t index, struct vg_attest_verdict *v)
+{
+	const struct vg_imalog_field *fn, *fd, *fs;
+	const struct pent *pe;
+	struct vg_diag d = { 0 };
+	const uint8_t *dig;
+	unsigned int algo;
+	size_t dlen, plen;
+	char path[4097];
+	bool is_buf = false;
+
+	fn = field(e, VG_IMAF_N_NG);
+	if (!fn)
+		fn = field(e, VG_IMAF_N);
+	fd = field(e, VG_IMAF_D_NG);
+	if (!fd)
+		fd = field(e, VG_IMAF_D_NGV2);
+	if (!fd)
+		fd = field(e, VG_IMAF_D);
+	fs = field(e, VG_IMAF_SIG);
+	if (field(e, VG_IMAF_BUF))
+		is_buf = true;
+	if (v) {
+		v->entry = (int64_t)index;
+		v->path[0] = v->digest[0] = 0;
+	}
+	if (!fn || !fd)
+		return vg_attest_fail(v, VG_AF_LOG_MALFORMED, "entry %llu: template %.*s has no file "
+				      "name and digest", (unsigned long long)index, (int)e->name_len,
+				      e->name);
+	plen = fn->len;
+	if (plen && fn->data[plen - 1] == 0)
+		plen--;
+	if (plen >= sizeof(path) || memchr(fn->data, 0, plen))
+		return vg_attest_fail(v, VG_AF_LOG_MALFORMED, "entry %llu: bad event name",
+				      (unsigned long long)index);
+	memcpy(path, fn->data, plen);
+	path[plen] = 0;
+	if (v) {
+		size_t k = plen < sizeof(v->path) - 1 ? plen : sizeof(v->path) - 1;
+
+		memcpy(v->path, path, k);
+		v->path[k] = 0;
+	}
+	if (vg_imalog_field_digest(fd, &algo, &dig, &dlen, &d) < 0)
+		return vg_attest_fail(v, VG_AF_LOG_MALFORMED, "entry %llu (%s): %s",
+				      (unsigned long long)index, path, d.msg);
+	if (v) {
+		int k = snprintf(v->digest, sizeof(v->digest), "%s:", vg_hash_name(algo));
+
+		if (k > 0 && (size_t)k + 2 * dlen < sizeof(v->digest))
+			vg_hex_encode(dig, dlen, v->digest + k);
+	}
+	if (e->violation) {
+		if (p->ignore_violations)
+			return 0;
+		return vg_attest_fail(v, VG_AF_VIOLATION, "entry %llu: measurement violation "
+				      "(ToMToU or open writers) on %s", (unsigned long long)index, path);
+	}
+	if (is_buf) {
+		if (t_find(&p->ignored, path) || t_find(&p->ignored, "*"))
+			return 0;
+		pe = t_find(&p->bufs, path);
+		if (!pe)
+			return vg_attest_fail(v, VG_AF_NOT_IN_POLICY, "entry %llu: ima-buf event %s is "
+					      "not in the policy", (unsigned long long)index, path);
+		if (!t_match(pe, algo, dig, dlen))
+			return vg_attest_fail(v, VG_AF_DIGEST, "entry %llu: ima-buf %s digest %s is not "
+					      "allowed", (unsigned long long)index, path,
+					      v ? v->digest : "");
+		return 0;
+	}
+	if (excluded(p, path))
+		return 0;
+	pe = t_find(&p->files, path);
+	if (fs && fs->len > 0 && p->nkeys > 0) {
+		struct vg_digest fdg = { .algo = (uint8_t)algo, .len = (uint8_t)dlen };
+
+		memcpy(fdg.bytes, dig, dlen);
+		if (vg_sig_verify(p->keys, fs->data, fs->len, &fdg, &d) < 0)
+			return vg_attest_fail(v, VG_AF_SIG_INVALID, "entry %llu: signature of %s does "
+					      "not verify with a policy key: %s",
+					      (unsigned long long)index, path, d.msg);
+		/* a good signature is enough unless the policy also names the file (Keylime) */
+		if (!pe)
+			return 0;
+	}
+	if (!pe) {
+		if (strcmp(path, "boot_aggregate") == 0)
+			return vg_attest_fail(v, VG_AF_BOOT_AGGREGATE, "entry %llu: the policy allows "
+					      "no boot_aggregate", (unsigned long long)index);
+		return vg_attest_fail(v, VG_AF_NOT_IN_POLICY, "entry %llu: %s is not in the policy",
+				      (unsigned long long)index, path);
+	}
+	if (!t_match(pe, algo, dig, dlen)) {
+		if (strcmp(path, "boot_aggregate") == 0)
+			return vg_attest_fail(v, VG_AF_BOOT_AGGREGATE, "entry %llu: boot_aggregate %s is "
+					      "not allowed", (unsigned long long)index,
+					      v ? v->digest : "");
+		return vg_attest_fail(v, VG_AF_DIGEST, "entry %llu: %s has digest %s, not one the "
+				      "policy allows", (unsigned long long)index, path,
+				      v ? v->digest : "");
+	}
+	return 0;
+}

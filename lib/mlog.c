@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mlog.c - the measurement log writer: group commit (write, one
+ * fdatasync, extend in order, store sync) and reconciliation of the file
+ * with the PCR store on open. See mlog.h for the crash argument.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "vigil/mlog.h"
+
+struct pending {
+	uint32_t pcr;
+	unsigned int nd;
+	struct vg_digest d[VG_HASH__LAST];
+};
+
+struct vg_mlog {
+	int fd;
+	struct vg_mlog_opts o;
+	uint32_t banks;
+	uint64_t entries;
+	uint64_t size;			/* committed bytes */
+	struct vg_imalog_buf q;		/* queued entries, binary layout */
+	struct pending *pend;
+	size_t npend, cappend;
+	bool broken;
+};
+
+void vg_mlog_free(struct vg_mlog *l)
+{
+	if (!l)
+		return;
+	if (l->fd >= 0)
+		close(l->fd);
+	vg_imalog_buf_release(&l->q);
+	free(l->pend);
+	free(l);
+}
+
+uint64_t vg_mlog_entries(const struct vg_mlog *l)
+{
+	return l->entries;
+}
+
+static int read_file(int fd, uint8_t **ret, size_t *ret_len)
+{
+	struct stat st;
+	size_t len = 0;
+	uint8_t *buf;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if ((uint64_t)st.st_size > SIZE_MAX / 2)
+		return -EFBIG;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (len < (size_t)st.st_size) {
+		ssize_t n = pread(fd, buf + len, (size_t)st.st_size - len, (off_t)len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = -errno;
+
+			free(buf);
+			return e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/*
+ * Is the unparsable rest of the file (from an entry start) what an
+ * interrupted append leaves: a prefix of one entry (the parser said
+ * -EMSGSIZE), zeros (blocks allocated but never written), or a prefix of
+ * an entry followed by zeros? Anything else is damage.
+ */
+static bool torn_tail(const uint8_t *rest, size_t n, int parse_err)
+{
+	struct vg_imalog_parser p;
+	struct vg_imalog_entry e;
+	size_t z = n;
+
+	if (parse_err == -EMSGSIZE)
+		return true;
+	while (z && rest[z - 1] == 0)
+		z--;
+	if (z == 0)
+		return true;
+	vg_imalog_parser_init(&p, rest, z, VG_HASH_SHA1);
+	return vg_imalog_parser_next(&p, &e, NULL) == -EMSGSIZE;
+}
+
+/* Does the replay state equal the store for every PCR in @used? */
+static int state_matches(const struct vg_mlog *l, const struct vg_imalog_replay *r, uint32_t used,
+			 const struct vg_digest store[VG_PCR_COUNT][VG_HASH__LAST])
+{
+	for (unsigned int p = 0; p < VG_PCR_COUNT; p++) {
+		if (!(used & (1u << p)))
+			continue;
+		for (unsigned int a = 0; a < VG_HASH__LAST; a++) {
+			struct vg_digest v;
+
+			if (!(l->banks & (1u << a)))
+				continue;
+			if (vg_imalog_replay_get(r, p, a, &v) < 0)
+				return 0;
+			if (memcmp(v.bytes, store[p][a].bytes, v.len) != 0)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static int extend_entry(struct vg_mlog *l, const struct vg_imalog_entry *e, struct vg_diag *diag)
+{
+	struct vg_digest d[VG_HASH__LAST];
+	int n = vg_imalog_entry_bank_digests(e, l->banks, false, d, diag);
+
+	if (n < 0)
+		return n;
+	return l->o.ops->extend(l->o.ops_ctx, e->pcr, d, (size_t)n, diag);
+}
+
+/*
+ * Parse the file, find a torn tail, find the prefix the store has seen,
+ * truncate the tail and extend what the store lacks.
+ */
+static int reconcile(struct vg_mlog *l, const uint8_t *buf, size_t len,
+		     struct vg_mlog_recovery *rec, struct vg_diag *diag)
+{
+	struct vg_digest (*store)[VG_HASH__LAST] = NULL;
+	struct vg_imalog_replay *rp = NULL;
+	struct vg_imalog_parser p;
+	struct vg_imalog_entry e;
+	struct vg_diag pd = { 0 };
+	uint64_t n = 0, k = 0;
+	uint32_t used = 0;
+	bool matched;
+	size_t valid;
+	int r;
+
+	vg_imalog_parser_init(&p, buf, len, VG_HASH_SHA1);
+	while ((r = vg_imalog_parser_next(&p, &e, &pd)) == 1) {
+		used |= 1u << e.pcr;
+		n++;
+	}
+	valid = p.off;
+	if (r < 0 && !torn_tail(buf + valid, len - valid, r))
+		return vg_diag_set(diag, r, "%s; the log is damaged before its end, not repairing it",
+				   pd.msg);
+	store = calloc(VG_PCR_COUNT, sizeof(*store));
+	if (!store)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	for (unsigned int pc = 0; pc < VG_PCR_COUNT; pc++) {
+		if (!(used & (1u << pc)))
+			continue;
+		for (unsigned int a = 0; a < VG_HASH__LAST; a++) {
+			if (!(l->banks & (1u << a)))
+				continue;
+			r = l->o.ops->read(l->o.ops_ctx, pc, a, &store[pc][a], diag);
+			if (r < 0)
+				goto out;
+		}
+	}
+	r = vg_imalog_replay_new(l->banks, 0, &rp, diag);
+	if (r < 0)
+		goto out;
+	matched = state_matches(l, rp, used, store);
+	vg_imalog_parser_init(&p, buf, valid, VG_HASH_SHA1);
+	while ((r = vg_imalog_parser_next(&p, &e, diag)) == 1) {
+		r = vg_imalog_replay_entry(rp, &e, p.index - 1, diag);
+		if (r < 0)
+			goto out;
+		if (state_matches(l, rp, used, store)) {
+			matched = true;
+			k = p.index;
+		}
+	}
+	if (r < 0)
+		goto out;
+	if (!matched) {
+		char want[2 * VG_HASH_MAX_DIGEST + 1], got[2 * VG_HASH_MAX_DIGEST + 1];
+		unsigned int pc = 0, a = 0;
+		struct vg_digest v = { 0 };
+
+		for (pc = 0; pc < VG_PCR_COUNT; pc++)
+			if (used & (1u << pc))
+				break;
+		for (a = 0; a < VG_HASH__LAST; a++)
+			if (l->banks & (1u << a))
+				break;
+		(void)vg_imalog_replay_get(rp, pc, a, &v);
+		vg_hex_encode(v.bytes, v.len, want);
+		vg_hex_encode(store[pc][a].bytes, v.len, got);
+		r = vg_diag_set(diag, -ESTALE, "the PCRs match no prefix of the log (%" PRIu64
+				" entries): PCR %u %s is %s, the log replays to %s; refusing to write",
+				n, pc, vg_hash_name(a), got, want);
+		goto out;
+	}
+	if (valid < len) {
+		if (ftruncate(l->fd, (off_t)valid) != 0 || fsync(l->fd) != 0) {
+			r = vg_diag_set(diag, -errno, "truncating the torn tail: %s", strerror(errno));
+			goto out;
+		}
+		if (rec)
+			rec->truncated = len - valid;
+	}
+	/* crash between sync and extend: the store lacks entries k..n-1 */
+	vg_imalog_parser_init(&p, buf, valid, VG_HASH_SHA1);
+	while ((r = vg_imalog_parser_next(&p, &e, diag)) == 1) {
+		if (p.index <= k)
+			continue;
+		r = extend_entry(l, &e, diag);
+		if (r < 0)
+			goto out;
+	}
+	if (r < 0)
+		goto out;
+	if (n > k && l->o.pcr_sync) {
+		r = l->o.pcr_sync(l->o.ops_ctx, diag);
+		if (r < 0)
+			goto out;
+	}
+	if (rec)
+		rec->extended = n - k;
+	l->entries = n;
+	l->size = valid;
+	r = 0;
+out:
+	vg_imalog_replay_free(rp);
+	free(store);
+	return r;
+}
+
+static int boot_aggregate(struct vg_mlog *l, struct vg_diag *diag)
+{
+	unsigned int algo = l->banks & (1u << VG_HASH_SHA256) ? VG_HASH_SHA256 : VG_HASH_SHA1;
+	struct vg_digest pcrs[10], agg = { .algo = (uint8_t)algo };
+	int r;
+
+	agg.len = (uint8_t)vg_hash_size(algo);
+	if (l->o.ops->attestable) {
+		for (unsigned int i = 0; i < 10; i++) {
+			r = l->o.ops->read(l->o.ops_ctx, i, algo, &pcrs[i], diag);
+			if (r < 0)
+				return r;
+		}
+		r = vg_imalog_boot_aggregate(algo, pcrs, &agg, diag);
+		if (r < 0)
+			return r;
+	}
+	/* not attestable: zeros, as the kernel records without a TPM */
+	return vg_mlog_append_file(l, VG_IMALOG_PCR_DEFAULT, &agg, "boot_aggregate", NULL, 0, diag);
+}
+
+int vg_mlog_open(const char *path, const struct vg_mlog_opts *opts, struct vg_mlog **ret,
+		 struct vg_mlog_recovery *rec, struct vg_diag *diag)
+{
+	struct vg_mlog *l;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	uint32_t have;
+	int r;
+
+	if (!opts || !opts->ops)
+		return vg_diag_set(diag, -EINVAL, "no PCR store");
+	if (rec)
+		*rec = (struct vg_mlog_recovery){ 0 };
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	l->o = *opts;
+	l->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (l->fd < 0) {
+		r = vg_diag_set(diag, -errno, "%s", strerror(errno));
+		goto fail;
+	}
+	if (flock(l->fd, LOCK_EX | LOCK_NB) != 0) {
+		r = vg_diag_set(diag, errno == EWOULDBLOCK ? -EBUSY : -errno,
+				"another writer has the log open");
+		goto fail;
+	}
+	have = opts->ops->banks(opts->ops_ctx);
+	for (unsigned int a = 0; a < VG_HASH__LAST; a++)
+		if (have & (1u << a) && vg_hash_available(a))
+			l->banks |= 1u << a;
+	if (!l->banks) {
+		r = vg_diag_set(diag, -EOPNOTSUPP, "the PCR store has no bank this OpenSSL can hash");
+		goto fail;
+	}
+	r = read_file(l->fd, &buf, &len);
+	if (r < 0) {
+		r = vg_diag_set(diag, r, "reading: %s", strerror(-r));
+		goto fail;
+	}
+	r = reconcile(l, buf, len, rec, diag);
+	free(buf);
+	if (r < 0)
+		goto fail;
+	if (l->entries == 0) {
+		r = boot_aggregate(l, diag);
+		if (r < 0)
+			goto fail;
+		r = vg_mlog_commit(l, diag);
+		if (r < 0)
+			goto fail;
+		if (rec)
+			rec->created = true;
+	}
+	if (rec)
+		rec->entries = l->entries;
+	*ret = l;
+	return 0;
+fail:
+	vg_mlog_free(l);
+	return r;
+}
+
+int vg_mlog_append(struct vg_mlog *l, unsigned int pcr, const char *tmpl,
+		   const struct vg_imalog_field *f, unsigned int n, struct vg_diag *diag)
+{
+	struct vg_imalog_parser p;
+	struct vg_imalog_entry e;
+	struct pending *pe;
+	struct vg_diag pd = { 0 };
+	size_t start = l->q.len;
+	int r;
+
+	if (l->broken)
+		return vg_diag_set(diag, -EIO, "the log writer failed earlier; reopen the log");
+	if (l->npend == l->cappend) {
+		size_t cap = l->cappend ? l->cappend * 2 : 64;
+		struct pending *np = realloc(l->pend, cap * sizeof(*np));
+
+		if (!np)
+			return vg_diag_set(diag, -ENOMEM, "out of memory");
+		l->pend = np;
+		l->cappend = cap;
+	}
+	r = vg_imalog_encode_fields(pcr, tmpl, f, n, 20, &l->q);
+	if (r < 0) {
+		l->q.len = start;
+		return vg_diag_set(diag, r, r == -ENOMEM ? "out of memory"
+				   : "fields do not fit template %s", tmpl);
+	}
+	vg_imalog_parser_init(&p, l->q.data + start, l->q.len - start, VG_HASH_SHA1);
+	if (vg_imalog_parser_next(&p, &e, &pd) != 1) {
+		l->q.len = start;
+		return vg_diag_set(diag, -EINVAL, "entry does not parse: %s", pd.msg);
+	}
+	e.violation = false;
+	pe = &l->pend[l->npend];
+	pe->pcr = pcr;
+	{
+		struct vg_digest sha1;
+
+		r = vg_imalog_template_digest(&e, VG_HASH_SHA1, &sha1, diag);
+		if (r >= 0)
+			r = vg_imalog_entry_bank_digests(&e, l->banks, false, pe->d, diag);
+		if (r < 0) {
+			l->q.len = start;
+			return r;
+		}
+		pe->nd = (unsigned int)r;
+		memcpy(l->q.data + start + 4, sha1.bytes, 20);
+	}
+	l->npend++;
+	return 0;
+}
+
+int vg_mlog_append_file(struct vg_mlog *l, unsigned int pcr, const struct vg_digest *file_digest,
+			const char *path, const uint8_t *sig, size_t siglen, struct vg_diag *diag)
+{
+	const char *an = vg_hash_name(file_digest->algo);
+	size_t al = an ? strlen(an) : 0, pl = strlen(path);
+	uint8_t dng[32 + VG_HASH_MAX_DIGEST];
+	struct vg_imalog_field f[3];
+	uint8_t *name;
+	int r;
+
+	if (!an || al + 2 + file_digest->len > sizeof(dng) ||
+	    file_digest->len != vg_hash_size(file_digest->algo))
+		return vg_diag_set(diag, -EINVAL, "bad file digest");
+	if (pl > VG_IMALOG_DATA_MAX / 2 || siglen > VG_IMALOG_DATA_MAX / 2)
+		return vg_diag_set(diag, -EINVAL, "name or signature too long");
+	memcpy(dng, an, al);
+	dng[al] = ':';
+	dng[al + 1] = '\0';
+	memcpy(dng + al + 2, file_digest->bytes, file_digest->len);
+	name = malloc(pl + 1);
+	if (!name)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	/* ima_write_template_field_data: spaces in strings become '_' */
+	for (size_t i = 0; i < pl; i++)
+		name[i] = path[i] == ' ' ? '_' : (uint8_t)path[i];
+	name[pl] = '\0';
+	f[0] = (struct vg_imalog_field){ VG_IMAF_D_NG, (uint32_t)(al + 2 + file_digest->len), dng };
+	f[1] = (struct vg_imalog_field){ VG_IMAF_N_NG, (uint32_t)(pl + 1), name };
+	f[2] = (struct vg_imalog_field){ VG_IMAF_SIG, (uint32_t)siglen, sig };
+	r = vg_mlog_append(l, pcr, sig ? "ima-sig" : "ima-ng", f, sig ? 3 : 2, diag);
+	free(name);
+	return r;
+}
+
+int vg_mlog_commit(struct vg_mlog *l, struct vg_diag *diag)
+{
+	size_t done = 0;
+	int r, n;
+
+	if (l->broken)
+		return vg_diag_set(diag, -EIO, "the log writer failed earlier; reopen the log");
+	if (l->npend == 0)
+		return 0;
+	while (done < l->q.len) {
+		ssize_t w = write(l->fd, l->q.data + done, l->q.len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			r = vg_diag_set(diag, w < 0 ? -errno : -EIO, "appending to the log: %s",
+					w < 0 ? strerror(errno) : "short write");
+			/* take the partial entries back; the next open would truncate them anyway */
+			(void)!ftruncate(l->fd, (off_t)l->size);
+			l->broken = true;
+			return r;
+		}
+		done += (size_t)w;
+	}
+	if (!l->o.no_sync && fdatasync(l->fd) != 0) {
+		/* never retry a failed sync: the page cache may have dropped the data */
+		l->broken = true;
+		return vg_diag_set(diag, -errno, "syncing the log: %s", strerror(errno));
+	}
+	for (size_t i = 0; i < l->npend; i++) {
+		r = l->o.ops->extend(l->o.ops_ctx, l->pend[i].pcr, l->pend[i].d, l->pend[i].nd, diag);
+		if (r < 0) {
+			l->broken = true;
+			return r;
+		}
+	}
+	if (l->o.pcr_sync) {
+		r = l->o.pcr_sync(l->o.ops_ctx, diag);
+		if (r < 0) {
+			l->broken = true;
+			return r;
+		}
+	}
+	n = (int)l->npend;
+	l->entries += l->npend;
+	l->size += l->q.len;
+	l->q.len = 0;
+	l->npend = 0;
+	return n;
+}

@@ -1,0 +1,905 @@
+// SPDX-License-Identifier: MIT
+/*
+ * scan.c - scan records, their comparison, and the MAC'ed SQLite
+ * database that holds them (scan.h).
+ *
+ * Schema (format 1):
+ *   meta(key TEXT PRIMARY KEY, value BLOB): format, algo, roots, mac
+ *   files(path BLOB PRIMARY KEY, mode, uid, gid, size, ino, mtime, ctime,
+ *         xattrs BLOB, target BLOB, algo, digest BLOB) WITHOUT ROWID
+ * Paths are BLOBs so that any byte string a filesystem allows round-trips;
+ * BLOB order is memcmp order, which is the order the MAC covers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <sqlite3.h>
+
+#include "vigil/scan.h"
+#include "internal.h"
+
+#define SCAN_FORMAT 1
+#define SCAN_MAC_LABEL "vigil scan database v1"
+#define SCAN_XATTR_MAX (1u << 20)
+
+static const char *const field_names[VG_SCAN__NFIELDS] = {
+	"type", "content", "size", "mode", "uid", "gid", "mtime", "ctime", "inode", "xattrs",
+	"target",
+};
+
+const char *vg_scan_field_name(uint32_t bit)
+{
+	for (unsigned int i = 0; i < VG_SCAN__NFIELDS; i++)
+		if (bit == 1u << i)
+			return field_names[i];
+	return "?";
+}
+
+void vg_scan_rec_release(struct vg_scan_rec *r)
+{
+	free(r->path);
+	free(r->xattrs);
+	free(r->target);
+	memset(r, 0, sizeof(*r));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static ssize_t list_xattrs(int fd, const char *path, char *buf, size_t cap)
+{
+	return fd >= 0 ? flistxattr(fd, buf, cap) : llistxattr(path, buf, cap);
+}
+
+static ssize_t get_xattr(int fd, const char *path, const char *name, void *buf, size_t cap)
+{
+	return fd >= 0 ? fgetxattr(fd, name, buf, cap) : lgetxattr(path, name, buf, cap);
+}
+
+/* All xattrs, sorted by name, as (name NUL, u32be length, value)... */
+static int read_xattrs(struct vg_scan_rec *r, int fd, const char *path, struct vg_diag *diag)
+{
+	char small[1024], *list = small, **names = NULL;
+	uint8_t *out = NULL;
+	size_t n = 0, used = 0, cap = 0;
+	ssize_t len;
+	int ret = 0;
+
+	len = list_xattrs(fd, path, small, sizeof(small));
+	if (len < 0 && errno == ERANGE) {
+		len = list_xattrs(fd, path, NULL, 0);
+		if (len >= 0) {
+			list = malloc((size_t)len + 1);
+			if (!list)
+				return vg_diag_set(diag, -ENOMEM, "out of memory");
+			len = list_xattrs(fd, path, list, (size_t)len + 1);
+		}
+	}
+	if (len < 0) {
+		ret = errno == ENOTSUP ? 0 : vg_diag_set(diag, -errno, "listxattr: %s",
+							  strerror(errno));
+		goto out;
+	}
+	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(list + i) + 1)
+		n++;
+	if (!n)
+		goto out;
+	names = malloc(n * sizeof(*names));
+	if (!names) {
+		ret = vg_diag_set(diag, -ENOMEM, "out of memory");
+		goto out;
+	}
+	n = 0;
+	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(list + i) + 1)
+		names[n++] = list + i;
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		size_t nl = strlen(names[i]) + 1;
+		ssize_t vl = get_xattr(fd, path, names[i], NULL, 0);
+
+		if (vl < 0) {
+			if (errno == ENODATA)	/* removed since listed */
+				continue;
+			ret = vg_diag_set(diag, -errno, "getxattr %s: %s", names[i], strerror(errno));
+			goto out;
+		}
+		if ((size_t)vl > SCAN_XATTR_MAX) {
+			ret = vg_diag_set(diag, -E2BIG, "xattr %s is larger than 1 MiB", names[i]);
+			goto out;
+		}
+		if (used + nl + 4 + (size_t)vl > cap) {
+			size_t ncap = cap ? cap : 256;
+			uint8_t *p;
+
+			while (ncap < used + nl + 4 + (size_t)vl)
+				ncap *= 2;
+			p = realloc(out, ncap);
+			if (!p) {
+				ret = vg_diag_set(diag, -ENOMEM, "out of memory");
+				goto out;
+			}
+			out = p;
+			cap = ncap;
+		}
+		vl = get_xattr(fd, path, names[i], out + used + nl + 4, (size_t)vl);
+		if (vl < 0) {
+			if (errno == ENODATA)
+				continue;
+			/* ERANGE: it grew meanwhile; the caller sees an error, not a wrong value */
+			ret = vg_diag_set(diag, -errno, "getxattr %s: %s", names[i], strerror(errno));
+			goto out;
+		}
+		memcpy(out + used, names[i], nl);
+		used += nl;
+		out[used++] = (uint8_t)((uint32_t)vl >> 24);
+		out[used++] = (uint8_t)((uint32_t)vl >> 16);
+		out[used++] = (uint8_t)((uint32_t)vl >> 8);
+		out[used++] = (uint8_t)vl;
+		used += (size_t)vl;
+	}
+out:
+	if (ret == 0 && used) {
+		r->xattrs = out;
+		r->xattrs_len = used;
+		out = NULL;
+	}
+	free(out);
+	free(names);
+	if (list != small)
+		free(list);
+	return ret;
+}
+
+int vg_scan_rec_fill(struct vg_scan_rec *r, const char *path, size_t path_len, int fd,
+		     int dirfd, const char *name, const struct stat *st, struct vg_diag *diag)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->path = malloc(path_len + 1);
+	if (!r->path)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	memcpy(r->path, path, path_len + 1);
+	r->path_len = path_len;
+	r->mode = st->st_mode;
+	r->uid = st->st_uid;
+	r->gid = st->st_gid;
+	r->size = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_size;
+	r->ino = st->st_ino;
+	r->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	r->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+	if (S_ISLNK(st->st_mode)) {
+		size_t cap = (size_t)st->st_size + 2;
+		ssize_t n;
+
+		r->target = malloc(cap);
+		if (!r->target) {
+			ret = vg_diag_set(diag, -ENOMEM, "out of memory");
+			goto fail;
+		}
+		n = readlinkat(dirfd, name, (char *)r->target, cap);
+		if (n < 0 || (size_t)n >= cap) {
+			ret = vg_diag_set(diag, n < 0 ? -errno : -ESTALE, "readlink: %s",
+					  n < 0 ? strerror(errno) : "changed while read");
+			goto fail;
+		}
+		r->target_len = (size_t)n;
+	}
+	ret = read_xattrs(r, fd, path, diag);
+	if (ret < 0)
+		goto fail;
+	return 0;
+fail:
+	vg_scan_rec_release(r);
+	return ret;
+}
+
+static bool blob_eq(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
+
+uint32_t vg_scan_compare(const struct vg_scan_rec *then, const struct vg_scan_rec *now)
+{
+	uint32_t m = 0;
+
+	if ((then->mode & S_IFMT) != (now->mode & S_IFMT))
+		return VG_SCAN_TYPE;
+	if ((then->mode & 07777) != (now->mode & 07777))
+		m |= VG_SCAN_MODE;
+	if (then->uid != now->uid)
+		m |= VG_SCAN_UID;
+	if (then->gid != now->gid)
+		m |= VG_SCAN_GID;
+	if (then->ino != now->ino)
+		m |= VG_SCAN_INODE;
+	if (!blob_eq(then->xattrs, then->xattrs_len, now->xattrs, now->xattrs_len))
+		m |= VG_SCAN_XATTRS;
+	if (S_ISDIR(now->mode))
+		return m;
+	if (then->size != now->size)
+		m |= VG_SCAN_SIZE;
+	if (then->mtime_ns != now->mtime_ns)
+		m |= VG_SCAN_MTIME;
+	if (then->ctime_ns != now->ctime_ns)
+		m |= VG_SCAN_CTIME;
+	if (S_ISREG(now->mode) &&
+	    (then->digest.algo != now->digest.algo ||
+	     !blob_eq(then->digest.bytes, then->digest.len, now->digest.bytes, now->digest.len)))
+		m |= VG_SCAN_CONTENT;
+	if (S_ISLNK(now->mode) &&
+	    !blob_eq(then->target, then->target_len, now->target, now->target_len))
+		m |= VG_SCAN_TARGET;
+	return m;
+}
+
+/* Iterate an xattr blob: Return: false at the end or on a malformed blob. */
+static bool xattr_next(const uint8_t *b, size_t len, size_t *off, const char **name,
+		       const uint8_t **val, size_t *vlen)
+{
+	const uint8_t *nul;
+	size_t o = *off, nl;
+	uint32_t l;
+
+	if (o >= len)
+		return false;
+	nul = memchr(b + o, 0, len - o);
+	if (!nul)
+		return false;
+	nl = (size_t)(nul - (b + o)) + 1;
+	if (len - o - nl < 4)
+		return false;
+	l = vg__be32(b + o + nl);
+	if (len - o - nl - 4 < l)
+		return false;
+	*name = (const char *)(b + o);
+	*val = b + o + nl + 4;
+	*vlen = l;
+	*off = o + nl + 4 + l;
+	return true;
+}
+
+static bool xattr_find(const struct vg_scan_rec *r, const char *name, const uint8_t **val,
+		       size_t *vlen)
+{
+	const char *n;
+	size_t off = 0;
+
+	while (xattr_next(r->xattrs, r->xattrs_len, &off, &n, val, vlen))
+		if (strcmp(n, name) == 0)
+			return true;
+	return false;
+}
+
+static void append_name(char *out, size_t cap, int *count, const char *name)
+{
+	size_t l = strlen(out);
+
+	snprintf(out + l, cap - l, "%s%s", *count ? "," : "", name);
+	(*count)++;
+}
+
+int vg_scan_xattr_diff(const struct vg_scan_rec *a, const struct vg_scan_rec *b, char *out,
+		       size_t cap)
+{
+	const uint8_t *v, *w;
+	const char *n;
+	size_t off = 0, vl, wl;
+	int count = 0;
+
+	if (cap)
+		out[0] = 0;
+	while (xattr_next(a->xattrs, a->xattrs_len, &off, &n, &v, &vl))
+		if (!xattr_find(b, n, &w, &wl) || !blob_eq(v, vl, w, wl))
+			append_name(out, cap, &count, n);
+	off = 0;
+	while (xattr_next(b->xattrs, b->xattrs_len, &off, &n, &v, &vl))
+		if (!xattr_find(a, n, &w, &wl))
+			append_name(out, cap, &count, n);
+	return count;
+}
+
+struct vg_scan_db {
+	sqlite3 *db;
+	sqlite3_stmt *insert;
+	pthread_mutex_t lock;
+	char *path, *tmp;
+	unsigned int algo;
+	char **roots;
+	size_t nroots;
+	uint8_t mackey[32];
+	struct vg_scan_rec *recs;
+	size_t n;
+	size_t *index;		/* open addressing into recs, SIZE_MAX empty */
+	size_t index_cap;
+};
+
+static int db_err(struct vg_scan_db *db, struct vg_diag *diag, int err, const char *what)
+{
+	return vg_diag_set(diag, err, "%s: %s: %s", db->path, what,
+			   db->db ? sqlite3_errmsg(db->db) : "cannot open");
+}
+
+static int derive_key(struct vg_scan_db *db, const uint8_t *key, size_t keylen,
+		      struct vg_diag *diag)
+{
+	size_t outlen = 0;
+	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
+		OSSL_PARAM_construct_end(),
+	};
+	int r = 0;
+
+	if (!ctx || !EVP_MAC_init(ctx, key, keylen, params) ||
+	    !EVP_MAC_update(ctx, (const uint8_t *)SCAN_MAC_LABEL, strlen(SCAN_MAC_LABEL)) ||
+	    !EVP_MAC_final(ctx, db->mackey, &outlen, sizeof(db->mackey)))
+		r = vg_diag_ssl(diag, -ENOMEM, "HMAC-SHA256");
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(mac);
+	return r;
+}
+
+static int mac_put(EVP_MAC_CTX *ctx, const void *p, size_t len)
+{
+	uint8_t l[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
+			 (uint8_t)len };
+
+	return EVP_MAC_update(ctx, l, 4) && (len == 0 || EVP_MAC_update(ctx, p, len));
+}
+
+static int mac_u64(EVP_MAC_CTX *ctx, uint64_t v)
+{
+	uint8_t b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (56 - 8 * i));
+	return EVP_MAC_update(ctx, b, 8);
+}
+
+/* The MAC over the header and db->recs (in path order). */
+static int compute_mac(struct vg_scan_db *db, uint8_t out[32], struct vg_diag *diag)
+{
+	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
+		OSSL_PARAM_construct_end(),
+	};
+	size_t outlen = 0;
+	bool ok;
+
+	ok = ctx && EVP_MAC_init(ctx, db->mackey, sizeof(db->mackey), params) &&
+	     mac_put(ctx, "vigil-scan", 10) && mac_u64(ctx, SCAN_FORMAT) &&
+	     mac_u64(ctx, db->algo) && mac_u64(ctx, db->nroots);
+	for (size_t i = 0; ok && i < db->nroots; i++)
+		ok = mac_put(ctx, db->roots[i], strlen(db->roots[i]));
+	for (size_t i = 0; ok && i < db->n; i++) {
+		const struct vg_scan_rec *r = &db->recs[i];
+
+		ok = mac_put(ctx, r->path, r->path_len) && mac_u64(ctx, r->mode) &&
+		     mac_u64(ctx, r->uid) && mac_u64(ctx, r->gid) && mac_u64(ctx, r->size) &&
+		     mac_u64(ctx, r->ino) && mac_u64(ctx, (uint64_t)r->mtime_ns) &&
+		     mac_u64(ctx, (uint64_t)r->ctime_ns) && mac_put(ctx, r->xattrs, r->xattrs_len) &&
+		     mac_put(ctx, r->target, r->target_len) && mac_u64(ctx, r->digest.algo) &&
+		     mac_put(ctx, r->digest.bytes, r->digest.len);
+	}
+	ok = ok && mac_u64(ctx, db->n) && EVP_MAC_final(ctx, out, &outlen, 32);
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(mac);
+	return ok ? 0 : vg_diag_ssl(diag, -ENOMEM, "HMAC-SHA256");
+}
+
+static int exec_sql(struct vg_scan_db *db, const char *sql, struct vg_diag *diag)
+{
+	if (sqlite3_exec(db->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(db, diag, -EIO, "database");
+	return 0;
+}
+
+static int put_meta(struct vg_scan_db *db, const char *key, const void *val, size_t len,
+		    struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL;
+	int r = 0;
+
+	if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO meta VALUES(?, ?)", -1, &st,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_blob(st, 2, val, (int)len, SQLITE_TRANSIENT) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		r = db_err(db, diag, -EIO, "writing header");
+	sqlite3_finalize(st);
+	return r;
+}
+
+static struct vg_scan_db *db_alloc(const char *path)
+{
+	struct vg_scan_db *db = calloc(1, sizeof(*db));
+
+	if (!db)
+		return NULL;
+	db->path = strdup(path);
+	if (!db->path) {
+		free(db);
+		return NULL;
+	}
+	pthread_mutex_init(&db->lock, NULL);
+	return db;
+}
+
+int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, size_t nroots,
+		      const uint8_t *key, size_t keylen, struct vg_scan_db **ret,
+		      struct vg_diag *diag)
+{
+	static const char schema[] =
+		"PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+		"CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);"
+		"CREATE TABLE files(path BLOB PRIMARY KEY, mode INTEGER, uid INTEGER,"
+		" gid INTEGER, size INTEGER, ino INTEGER, mtime INTEGER, ctime INTEGER,"
+		" xattrs BLOB, target BLOB, algo INTEGER, digest BLOB) WITHOUT ROWID;"
+		"BEGIN;";
+	struct vg_scan_db *db = db_alloc(path);
+	uint8_t fmt = SCAN_FORMAT, a = (uint8_t)algo;
+	size_t rlen = 0;
+	char *rbuf;
+	int r;
+
+	if (!db)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	db->algo = algo;
+	r = derive_key(db, key, keylen, diag);
+	if (r < 0)
+		goto fail;
+	if (asprintf(&db->tmp, "%s.tmp-%ld", path, (long)getpid()) < 0) {
+		db->tmp = NULL;
+		r = vg_diag_set(diag, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	(void)unlink(db->tmp);
+	if (sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+		r = vg_diag_set(diag, -EIO, "%s: cannot create: %s", db->tmp,
+				db->db ? sqlite3_errmsg(db->db) : "out of memory");
+		goto fail;
+	}
+	r = exec_sql(db, schema, diag);
+	if (r < 0)
+		goto fail;
+	for (size_t i = 0; i < nroots; i++)
+		rlen += strlen(roots[i]) + 1;
+	rbuf = malloc(rlen + 1);
+	if (!rbuf) {
+		r = vg_diag_set(diag, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	rlen = 0;
+	for (size_t i = 0; i < nroots; i++) {
+		size_t l = strlen(roots[i]) + 1;
+
+		memcpy(rbuf + rlen, roots[i], l);
+		rlen += l;
+	}
+	r = put_meta(db, "format", &fmt, 1, diag);
+	if (r == 0)
+		r = put_meta(db, "algo", &a, 1, diag);
+	if (r == 0)
+		r = put_meta(db, "roots", rbuf, rlen, diag);
+	free(rbuf);
+	if (r < 0)
+		goto fail;
+	db->roots = calloc(nroots ? nroots : 1, sizeof(*db->roots));
+	if (!db->roots) {
+		r = vg_diag_set(diag, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < nroots; i++) {
+		db->roots[i] = strdup(roots[i]);
+		if (!db->roots[i]) {
+			r = vg_diag_set(diag, -ENOMEM, "out of memory");
+			goto fail;
+		}
+		db->nroots++;
+	}
+	if (sqlite3_prepare_v2(db->db, "INSERT INTO files VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1,
+			       &db->insert, NULL) != SQLITE_OK) {
+		r = db_err(db, diag, -EIO, "database");
+		goto fail;
+	}
+	*ret = db;
+	return 0;
+fail:
+	vg_scan_db_free(db);
+	return r;
+}
+
+int vg_scan_db_add(struct vg_scan_db *db, const struct vg_scan_rec *r, struct vg_diag *diag)
+{
+	sqlite3_stmt *st = db->insert;
+	int ret = 0, rc;
+
+	pthread_mutex_lock(&db->lock);
+	sqlite3_reset(st);
+	sqlite3_bind_blob(st, 1, r->path, (int)r->path_len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, r->mode);
+	sqlite3_bind_int64(st, 3, r->uid);
+	sqlite3_bind_int64(st, 4, r->gid);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)r->size);
+	sqlite3_bind_int64(st, 6, (sqlite3_int64)r->ino);
+	sqlite3_bind_int64(st, 7, r->mtime_ns);
+	sqlite3_bind_int64(st, 8, r->ctime_ns);
+	sqlite3_bind_blob(st, 9, r->xattrs ? (const void *)r->xattrs : "", (int)r->xattrs_len,
+			  SQLITE_STATIC);
+	sqlite3_bind_blob(st, 10, r->target ? (const void *)r->target : "", (int)r->target_len,
+			  SQLITE_STATIC);
+	sqlite3_bind_int64(st, 11, r->digest.algo);
+	sqlite3_bind_blob(st, 12, r->digest.bytes, r->digest.len, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_CONSTRAINT)
+		ret = vg_diag_set(diag, -EEXIST, "recorded twice");
+	else if (rc != SQLITE_DONE)
+		ret = db_err(db, diag, -EIO, "adding a record");
+	sqlite3_clear_bindings(st);
+	pthread_mutex_unlock(&db->lock);
+	return ret;
+}
+
+static int column_blob(sqlite3_stmt *st, int col, uint8_t **ret, size_t *len, size_t max)
+{
+	const void *p = sqlite3_column_blob(st, col);
+	int n = sqlite3_column_bytes(st, col);
+
+	*ret = NULL;
+	*len = 0;
+	if (sqlite3_column_type(st, col) != SQLITE_BLOB && sqlite3_column_type(st, col) != SQLITE_NULL)
+		return -EBADMSG;
+	if (n < 0 || (size_t)n > max)
+		return -EBADMSG;
+	if (n == 0)
+		return 0;
+	*ret = malloc((size_t)n + 1);
+	if (!*ret)
+		return -ENOMEM;
+	memcpy(*ret, p, (size_t)n);
+	(*ret)[n] = 0;
+	*len = (size_t)n;
+	return 0;
+}
+
+/* Load every row, in path order, into db->recs. */
+static int load_rows(struct vg_scan_db *db, struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc, r = 0;
+
+	if (sqlite3_prepare_v2(db->db,
+			       "SELECT path, mode, uid, gid, size, ino, mtime, ctime, xattrs,"
+			       " target, algo, digest FROM files ORDER BY path", -1, &st,
+			       NULL) != SQLITE_OK)
+		return vg_diag_set(diag, -EBADMSG, "%s: not a vigil scan database (%s)", db->path,
+				   sqlite3_errmsg(db->db));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct vg_scan_rec *rec;
+		uint8_t *dig = NULL;
+		size_t dlen;
+
+		if (db->n == cap) {
+			size_t ncap = cap ? 2 * cap : 1024;
+			struct vg_scan_rec *n = realloc(db->recs, ncap * sizeof(*n));
+
+			if (!n) {
+				r = vg_diag_set(diag, -ENOMEM, "out of memory");
+				break;
+			}
+			db->recs = n;
+			cap = ncap;
+		}
+		rec = &db->recs[db->n];
+		memset(rec, 0, sizeof(*rec));
+		r = column_blob(st, 0, (uint8_t **)&rec->path, &rec->path_len, 1u << 20);
+		if (r == 0)
+			r = column_blob(st, 8, &rec->xattrs, &rec->xattrs_len, 64u << 20);
+		if (r == 0)
+			r = column_blob(st, 9, &rec->target, &rec->target_len, 1u << 20);
+		if (r == 0)
+			r = column_blob(st, 11, &dig, &dlen, VG_HASH_MAX_DIGEST);
+		db->n++;
+		if (r == 0 && (!rec->path || memchr(rec->path, 0, rec->path_len)))
+			r = -EBADMSG;
+		if (r < 0) {
+			free(dig);
+			r = r == -ENOMEM ? vg_diag_set(diag, r, "out of memory") :
+					   vg_diag_set(diag, r, "%s: malformed record", db->path);
+			break;
+		}
+		rec->mode = (uint32_t)sqlite3_column_int64(st, 1);
+		rec->uid = (uint32_t)sqlite3_column_int64(st, 2);
+		rec->gid = (uint32_t)sqlite3_column_int64(st, 3);
+		rec->size = (uint64_t)sqlite3_column_int64(st, 4);
+		rec->ino = (uint64_t)sqlite3_column_int64(st, 5);
+		rec->mtime_ns = sqlite3_column_int64(st, 6);
+		rec->ctime_ns = sqlite3_column_int64(st, 7);
+		rec->digest.algo = (uint8_t)sqlite3_column_int64(st, 10);
+		rec->digest.len = (uint8_t)dlen;
+		if (dlen)
+			memcpy(rec->digest.bytes, dig, dlen);
+		free(dig);
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = vg_diag_set(diag, -EBADMSG, "%s: reading records: %s", db->path,
+				sqlite3_errmsg(db->db));
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int fsync_path(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+int vg_scan_db_commit(struct vg_scan_db *db, struct vg_diag *diag)
+{
+	uint8_t mac[32];
+	char *dir, *slash;
+	int r;
+
+	sqlite3_finalize(db->insert);
+	db->insert = NULL;
+	r = load_rows(db, diag);
+	if (r < 0)
+		return r;
+	r = compute_mac(db, mac, diag);
+	if (r == 0)
+		r = put_meta(db, "mac", mac, sizeof(mac), diag);
+	if (r == 0)
+		r = exec_sql(db, "COMMIT;", diag);
+	if (r < 0)
+		return r;
+	if (sqlite3_close(db->db) != SQLITE_OK)
+		return db_err(db, diag, -EIO, "closing");
+	db->db = NULL;
+	r = fsync_path(db->tmp, O_RDONLY);
+	if (r < 0)
+		return vg_diag_set(diag, r, "%s: fsync: %s", db->tmp, strerror(-r));
+	if (rename(db->tmp, db->path) < 0)
+		return vg_diag_set(diag, -errno, "%s: rename: %s", db->path, strerror(errno));
+	free(db->tmp);
+	db->tmp = NULL;
+	dir = strdup(db->path);
+	if (!dir)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	(void)fsync_path(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
+	free(dir);
+	return 0;
+}
+
+static uint64_t path_hash(const char *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int build_index(struct vg_scan_db *db, struct vg_diag *diag)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * db->n + 1)
+		cap *= 2;
+	db->index = malloc(cap * sizeof(*db->index));
+	if (!db->index)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	db->index_cap = cap;
+	for (size_t i = 0; i < cap; i++)
+		db->index[i] = SIZE_MAX;
+	for (size_t i = 0; i < db->n; i++) {
+		size_t s = (size_t)path_hash(db->recs[i].path, db->recs[i].path_len) & (cap - 1);
+
+		while (db->index[s] != SIZE_MAX)
+			s = (s + 1) & (cap - 1);
+		db->index[s] = i;
+	}
+	return 0;
+}
+
+static int get_meta(struct vg_scan_db *db, const char *key, uint8_t **val, size_t *len)
+{
+	sqlite3_stmt *st = NULL;
+	int r = -EBADMSG;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) ==
+		    SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		r = column_blob(st, 0, val, len, 1u << 20);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int read_header(struct vg_scan_db *db, struct vg_diag *diag)
+{
+	uint8_t *v = NULL;
+	size_t len = 0, n = 0;
+	int r;
+
+	r = get_meta(db, "format", &v, &len);
+	if (r < 0 || len != 1 || v[0] != SCAN_FORMAT) {
+		free(v);
+		return vg_diag_set(diag, r == -ENOMEM ? r : -EBADMSG,
+				   "%s: not a vigil scan database (format %d)", db->path, SCAN_FORMAT);
+	}
+	free(v);
+	r = get_meta(db, "algo", &v, &len);
+	if (r < 0 || len != 1 || !vg_hash_size(v[0])) {
+		free(v);
+		return vg_diag_set(diag, -EBADMSG, "%s: bad hash algorithm in header", db->path);
+	}
+	db->algo = v[0];
+	free(v);
+	r = get_meta(db, "roots", &v, &len);
+	if (r < 0 || len == 0 || v[len - 1] != 0) {
+		free(v);
+		return vg_diag_set(diag, -EBADMSG, "%s: bad roots in header", db->path);
+	}
+	for (size_t i = 0; i < len; i++)
+		n += v[i] == 0;
+	db->roots = calloc(n, sizeof(*db->roots));
+	if (!db->roots) {
+		free(v);
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	}
+	for (size_t off = 0; off < len; off += strlen((char *)v + off) + 1) {
+		db->roots[db->nroots] = strdup((char *)v + off);
+		if (!db->roots[db->nroots]) {
+			free(v);
+			return vg_diag_set(diag, -ENOMEM, "out of memory");
+		}
+		db->nroots++;
+	}
+	free(v);
+	return 0;
+}
+
+int vg_scan_db_open(const char *path, const uint8_t *key, size_t keylen,
+		    struct vg_scan_db **ret, struct vg_diag *diag)
+{
+	struct vg_scan_db *db = db_alloc(path);
+	uint8_t want[32], *mac = NULL;
+	size_t maclen = 0;
+	int r;
+
+	if (!db)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	if (access(path, R_OK) < 0) {
+		r = vg_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		r = db_err(db, diag, -EIO, "cannot open");
+		goto fail;
+	}
+	r = derive_key(db, key, keylen, diag);
+	if (r == 0)
+		r = read_header(db, diag);
+	if (r == 0)
+		r = load_rows(db, diag);
+	if (r < 0)
+		goto fail;
+	r = get_meta(db, "mac", &mac, &maclen);
+	if (r < 0 || maclen != 32) {
+		r = vg_diag_set(diag, r == -ENOMEM ? r : -EKEYREJECTED,
+				"%s: the database has no MAC: it is incomplete or was altered", path);
+		goto fail;
+	}
+	r = compute_mac(db, want, diag);
+	if (r < 0)
+		goto fail;
+	if (CRYPTO_memcmp(want, mac, 32) != 0) {
+		r = vg_diag_set(diag, -EKEYREJECTED,
+				"%s: MAC mismatch: the database was altered, or the key differs", path);
+		goto fail;
+	}
+	r = build_index(db, diag);
+	if (r < 0)
+		goto fail;
+	free(mac);
+	sqlite3_close(db->db);
+	db->db = NULL;
+	*ret = db;
+	return 0;
+fail:
+	free(mac);
+	vg_scan_db_free(db);
+	return r;
+}
+
+unsigned int vg_scan_db_algo(const struct vg_scan_db *db)
+{
+	return db->algo;
+}
+
+size_t vg_scan_db_nroots(const struct vg_scan_db *db)
+{
+	return db->nroots;
+}
+
+const char *vg_scan_db_root(const struct vg_scan_db *db, size_t i)
+{
+	return i < db->nroots ? db->roots[i] : NULL;
+}
+
+size_t vg_scan_db_count(const struct vg_scan_db *db)
+{
+	return db->n;
+}
+
+struct vg_scan_rec *vg_scan_db_rec(struct vg_scan_db *db, size_t i)
+{
+	return i < db->n ? &db->recs[i] : NULL;
+}
+
+struct vg_scan_rec *vg_scan_db_lookup(struct vg_scan_db *db, const char *path, size_t len)
+{
+	size_t s;
+
+	if (!db->index_cap)
+		return NULL;
+	s = (size_t)path_hash(path, len) & (db->index_cap - 1);
+	while (db->index[s] != SIZE_MAX) {
+		struct vg_scan_rec *r = &db->recs[db->index[s]];
+
+		if (r->path_len == len && memcmp(r->path, path, len) == 0)
+			return r;
+		s = (s + 1) & (db->index_cap - 1);
+	}
+	return NULL;
+}
+
+void vg_scan_db_free(struct vg_scan_db *db)
+{
+	if (!db)
+		return;
+	sqlite3_finalize(db->insert);
+	if (db->db)
+		sqlite3_close(db->db);
+	if (db->tmp) {
+		(void)unlink(db->tmp);
+		free(db->tmp);
+	}
+	for (size_t i = 0; i < db->n; i++)
+		vg_scan_rec_release(&db->recs[i]);
+	free(db->recs);
+	free(db->index);
+	for (size_t i = 0; i < db->nroots; i++)
+		free(db->roots[i]);
+	free(db->roots);
+	OPENSSL_cleanse(db->mackey, sizeof(db->mackey));
+	pthread_mutex_destroy(&db->lock);
+	free(db->path);
+	free(db);
+}

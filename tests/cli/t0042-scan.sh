@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# vigil scan: --init records a tree; --check reports exactly the changes
+# made and no others; the database refuses to load when altered in any
+# way or checked with another key; a failed --init leaves no database.
+. "$SRCDIR/tests/lib.sh"
+vg_init
+K=$VECTORS/evmctl/keys
+HK=$K/evm-key-plain.bin
+export VIGIL_CONFIG=/dev/null
+vg_ext4 fs 32
+R=fs/r
+mkdir -p $R/a/b $R/c
+for i in $(seq 1 50); do head -c $((i * 131)) /dev/urandom >$R/a/f$i; done
+echo hi >$R/c/x; ln -s x $R/c/sym; mkfifo $R/c/fifo; ln $R/c/x $R/c/hard
+printf 'n' >"$R/c/$(printf 'new\nline')"
+setfattr -n user.tag -v one $R/a/f1
+mkdir $R/c/dir
+
+check "scan --init" "$VIGIL" scan --init -q -o db --hmac-key "$HK" $R
+check_eq "init summary" "$("$VIGIL" scan --init -o db2 --hmac-key "$HK" $R)" \
+	"recorded 60 entries (53 files, 0.2 MB) in db2"
+check "an unchanged tree: --check exits 0" "$VIGIL" scan --check db --hmac-key "$HK"
+check_eq "an unchanged tree: no change" "$("$VIGIL" scan --check db --hmac-key "$HK")" \
+	"60 entries checked: 0 added, 0 removed, 0 changed"
+
+# one change of each kind
+flip_last_byte $R/a/f2		# content, same size
+chmod 0600 $R/a/f3
+chown 5 $R/a/f4
+chgrp 5 $R/a/f5
+setfattr -n user.tag -v two $R/a/f1
+setfattr -n security.ima -v 0x0401 $R/a/f6
+rm $R/a/f7
+echo new >$R/a/new
+ln -sf f8 $R/c/sym
+rm $R/a/f9; mkdir $R/a/f9
+touch -d @0 $R/a/f10		# only the times
+out=$("$VIGIL" scan --check db --hmac-key "$HK"); rc=$?
+check_eq "changes: exit 1" "$rc" 1
+want="changed: $R/a/f1 (ctime, xattrs: user.tag)
+changed: $R/a/f10 (mtime, ctime)
+changed: $R/a/f2 (content, mtime, ctime)
+changed: $R/a/f3 (mode, ctime)
+changed: $R/a/f4 (uid, ctime)
+changed: $R/a/f5 (gid, ctime)
+changed: $R/a/f6 (ctime, xattrs: security.ima)
+removed: $R/a/f7
+changed: $R/a/f9 (type)
+added: $R/a/new
+changed: $R/c/sym (size, mtime, ctime, inode, target)
+60 entries checked: 1 added, 1 removed, 9 changed"
+check_eq "exactly the changes made, sorted, and no others" "$out" "$want"
+
+js=$("$VIGIL" scan --check db --json --hmac-key "$HK")
+check "--json: valid, one object per change and a summary" python3 -c '
+import json,sys
+o=[json.loads(l) for l in sys.stdin]
+assert o[-1]=={"summary":True,"checked":60,"added":1,"removed":1,"changed":9}, o[-1]
+c={x["file"].split("/")[-1]:x for x in o[:-1]}
+assert c["f2"]["what"]==["content","mtime","ctime"], c["f2"]
+assert c["f7"]["change"]=="removed" and c["new"]["change"]=="added"
+assert c["f1"]["xattrs"]=="user.tag"' <<<"$js"
+
+# the database is authenticated
+head -c 32 /dev/urandom >other.key
+check_rc 2 "another key: refused" "$VIGIL" scan --check db --hmac-key other.key
+"$VIGIL" scan --check db --hmac-key other.key 2>err
+check "another key: the message says why" grep -q 'db: MAC mismatch: the database was altered, or the key differs' err
+alter() {
+	cp db db.alt
+	sqlite3 db.alt "$1"
+	"$VIGIL" scan --check db.alt --hmac-key "$HK" >/dev/null 2>err
+	echo $?
+}
+check_eq "altered: a mode edited" "$(alter "UPDATE files SET mode = mode | 2048 WHERE path = CAST('$R/a/f11' AS BLOB)")" 2
+check "altered: refused with MAC mismatch" grep -q 'MAC mismatch' err
+check_eq "altered: a digest edited" "$(alter "UPDATE files SET digest = zeroblob(32) WHERE path = CAST('$R/a/f12' AS BLOB)")" 2
+check_eq "altered: a row deleted" "$(alter "DELETE FROM files WHERE path = CAST('$R/a/f13' AS BLOB)")" 2
+check_eq "altered: a row added" "$(alter "INSERT INTO files SELECT CAST('$R/zz' AS BLOB), mode, uid, gid, size, ino, mtime, ctime, xattrs, target, algo, digest FROM files LIMIT 1")" 2
+check_eq "altered: a root changed" "$(alter "UPDATE meta SET value = CAST('/etc' || char(0) AS BLOB) WHERE key = 'roots'")" 2
+check_eq "altered: the MAC removed" "$(alter "DELETE FROM meta WHERE key = 'mac'")" 2
+check "the MAC removed: said so" grep -q 'has no MAC' err
+check_eq "altered: xattrs of a row edited" "$(alter "UPDATE files SET xattrs = X'00' WHERE path = CAST('$R/a/f1' AS BLOB)")" 2
+head -c 3000 /dev/urandom >garbage.db
+check_rc 2 "garbage: refused" "$VIGIL" scan --check garbage.db --hmac-key "$HK"
+"$VIGIL" scan --check garbage.db --hmac-key "$HK" 2>err
+check "garbage: not a vigil scan database" grep -q 'garbage.db: not a vigil scan database' err
+check_rc 2 "a missing database" "$VIGIL" scan --check nonexistent.db --hmac-key "$HK"
+
+# a failed --init writes nothing
+check_rc 2 "init of a missing path fails" "$VIGIL" scan --init -q -o fail.db --hmac-key "$HK" $R nonexistent
+check "and leaves no database" test ! -e fail.db
+check_eq "and no temporary file" "$(ls | grep -c 'fail.db')" 0
+cp db keep.db
+check_rc 2 "init over an existing database that fails" "$VIGIL" scan --init -q -o keep.db --hmac-key "$HK" nonexistent
+check "keeps the old database intact" cmp db keep.db
+
+# usage
+check_rc 2 "no key" "$VIGIL" scan --init -o x.db $R
+check_rc 2 "both modes" "$VIGIL" scan --init --check db -o x.db --hmac-key "$HK" $R
+check_rc 2 "--init without -o" "$VIGIL" scan --init --hmac-key "$HK" $R
+check_rc 2 "--check with a path" "$VIGIL" scan --check db --hmac-key "$HK" $R
+check "--help" "$VIGIL" scan --help

@@ -1,0 +1,51 @@
+# shellcheck shell=bash
+# tests/lib-vigild.sh - running vigild safely in a test (after vg_init):
+# only inside the test's private mount namespace, marking only the test's
+# own mounts, under a timeout, stopped by its PID.
+#
+#   vd_start ARGS...   start vigild (timeout 120 s) with --control $T/ctl
+#                      --audit $T/audit --foreground; wait for 'vigild: ready'
+#                      $VD_PID is vigild's own PID (signal it, not the
+#                      timeout process: timeout ignores a signal after forwarding it once)
+#   vd_stop            SIGTERM by PID, wait; returns vigild's exit status
+#   vd_audit_reason PATH ACTION  the reason of the last audit record for PATH/ACTION
+VIGILD=${VIGILD:-$(dirname "$VIGIL")/../daemon/vigild}
+
+vd_start() {
+	: >"$T/audit"
+	timeout -s KILL 120 "$VIGILD" --control "$T/ctl" --audit "$T/audit" --foreground "$@" \
+		2>"$T/vigild.err" &
+	VD_TIMEOUT=$!
+	for _ in $(seq 200); do
+		if grep -q '^vigild: ready' "$T/vigild.err" 2>/dev/null; then
+			VD_PID=$(ps -o pid= --ppid "$VD_TIMEOUT" | head -1 | tr -d ' ')
+			return 0
+		fi
+		kill -0 $VD_TIMEOUT 2>/dev/null || break
+		sleep 0.05
+	done
+	VD_TIMEOUT=
+	echo "# vigild did not start:"; sed 's/^/#   /' "$T/vigild.err"
+	return 1
+}
+
+vd_stop() {
+	local rc
+	[ -n "${VD_TIMEOUT:-}" ] || return 0
+	kill -TERM "${VD_PID:-$VD_TIMEOUT}" 2>/dev/null
+	wait "$VD_TIMEOUT"; rc=$?
+	VD_PID= VD_TIMEOUT=
+	return $rc
+}
+
+vd_audit_reason() {
+	python3 -c '
+import json, sys
+path, action = sys.argv[1], sys.argv[2]
+last = ""
+for line in open(sys.argv[3]):
+    r = json.loads(line)
+    if r["path"].endswith(path) and r["action"] == action:
+        last = r["reason"]
+print(last)' "$1" "$2" "$T/audit"
+}
