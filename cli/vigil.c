@@ -20,6 +20,7 @@ static const struct cli_cmd commands[] = {
 	{ "key", cmd_key, "EVM HMAC keys: create from a passphrase or sealed by the TPM, unseal, reseal, show" },
 	{ "log", cmd_log, "show, replay and convert kernel IMA measurement lists" },
 	{ "measure", cmd_measure, "append file measurements to a log and extend a PCR" },
+	{ "attest", cmd_attest, "remote attestation: register agents with vigil-verifier, policies, status" },
 	{ "policy", cmd_policy, "check, print and explain IMA policies and vigil access rules" },
 };
 

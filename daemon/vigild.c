@@ -40,6 +40,7 @@
 #include <sys/statfs.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,6 +118,7 @@ struct worker {
 struct stats {
 	uint64_t events, allowed, denied, would_deny, own, cache_hits, cache_misses, hashed_bytes;
 	uint64_t timeouts, worker_restarts, overflows, measured, fixed, errors;
+	uint64_t ignore_marks, ignore_flushes;
 	uint64_t lat[32];	/* log2 buckets of microseconds */
 	struct {
 		char reason[40];
@@ -142,6 +144,8 @@ struct vd {
 	struct vg_config cfg;
 	struct vg_policy *policy;
 	bool policy_uses_subject, policy_uses_uid, policy_access;
+	bool ignore_ok;		/* verdicts depend on the inode alone: kernel ignore marks may cache them */
+	int notif;		/* FAN_ATTRIB notifications: chmod, chown, setxattr drop ignore marks */
 	char policy_digest[65];
 	int fan, sigfd, ctl, audit;
 	int reload_pipe[2];
@@ -452,6 +456,31 @@ static enum vg_integrity integrity_of(const struct result *r)
 	}
 }
 
+/*
+ * A clean allow that depends on the inode alone: let the kernel skip this
+ * inode's events of this kind from now on. The kernel drops the mark when
+ * the file is written or truncated; FAN_ATTRIB (chmod, chown, setxattr)
+ * flushes every mark (flush_ignores); evictable, so it pins no inode.
+ */
+static void ignore_inode(struct vd *d, const struct ev *e)
+{
+	uint64_t mask = e->mask & (FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM);
+
+	if (fanotify_mark(d->fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_EVICTABLE, mask,
+			  e->fd, NULL) == 0)
+		d->st.ignore_marks++;
+}
+
+static void flush_ignores(struct vd *d)
+{
+	char buf[4096];
+
+	while (read(d->notif, buf, sizeof(buf)) > 0)
+		;
+	if (fanotify_mark(d->fan, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL) == 0)
+		d->st.ignore_flushes++;
+}
+
 /* Decide event @i with the appraisal/hash result @r, answer it, release it. */
 static void finish(struct vd *d, int i, struct result *r)
 {
@@ -489,6 +518,8 @@ static void finish(struct vd *d, int i, struct result *r)
 	}
 	if (!deny && e->dec.audit)
 		audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);
+	if (!deny && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX)
+		ignore_inode(d, e);
 	if (deny && d->mode == MODE_ENFORCE) {
 		answer(d, e, false);
 		count_reason(d, reason);
@@ -696,6 +727,17 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 		return;
 	}
 	r = cache_get(d, &e->key);
+	if (!r && st.st_size == 0 && fgetxattr(m->fd, "security.ima", NULL, 0) < 0 && errno == ENODATA) {
+		/*
+		 * An empty file without a label: most likely being created (the
+		 * event does not say O_CREAT). The kernel passes IMA_NEW_FILE;
+		 * empty content can neither leak nor run anything.
+		 */
+		r = cache_put(d, &e->key);
+		r->appraised = true;
+		r->status = VG_ST_PASS;
+		vg_hash_buf(d->algo, "", 0, &r->digest, NULL);
+	}
 	if (r && (r->appraised || !e->need_appraise) && !r->err) {
 		d->st.cache_hits++;
 		finish(d, i, r);
@@ -909,6 +951,9 @@ static void policy_facts(struct vd *d, struct vg_policy *p)
 	for (size_t i = 0; i < vg_policy_count(p); i++)
 		if (vg_policy_rule(p, i)->flags & (VG_POLF_UID | VG_POLF_EUID | VG_POLF_GID | VG_POLF_EGID))
 			d->policy_uses_uid = true;
+	/* a path is not a property of the inode (hard links, renames), nor is the subject */
+	d->ignore_ok = !d->policy_uses_uid && !d->policy_uses_subject &&
+		       !(uses & (VG_POLICY_USES_PATH | VG_POLICY_USES_SUBJ_LSM));
 }
 
 static void policy_digest(struct vg_policy *p, char out[65])
@@ -979,6 +1024,8 @@ static void reload_done(struct vd *d)
 	policy_facts(d, d->policy);
 	policy_digest(d->policy, d->policy_digest);
 	cache_clear(d);		/* verdicts of the old policy */
+	if (d->notif >= 0)
+		(void)fanotify_mark(d->fan, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL);
 	logmsg("policy reloaded (%zu rules, sha256 %.16s)", vg_policy_count(d->policy),
 	       d->policy_digest);
 }
@@ -1015,6 +1062,8 @@ static json_object *status_json(struct vd *d)
 	C(measured);
 	C(fixed);
 	C(errors);
+	C(ignore_marks);
+	C(ignore_flushes);
 #undef C
 	for (unsigned int i = 0; i < d->st.nreasons; i++)
 		json_object_object_add(reasons, d->st.reasons[i].reason,
@@ -1061,6 +1110,8 @@ static void on_control(struct vd *d)
 
 			d->mode = (enum mode)m;
 			cache_clear(d);
+			if (d->notif >= 0)
+				(void)fanotify_mark(d->fan, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL);
 			logmsg("mode %s", mode_names[m]);
 			if (restart)	/* fix mode changes what the appraisers may do */
 				for (unsigned int w = 0; w < d->nworkers; w++)
@@ -1375,7 +1426,7 @@ static void drain(struct vd *d)
 static int run(struct vd *d)
 {
 	for (;;) {
-		struct pollfd p[4 + MAX_WORKERS];
+		struct pollfd p[5 + MAX_WORKERS];
 		int n = 0, timeout = d->npending ? 50 : 1000;
 
 		p[n++] = (struct pollfd){ .fd = d->fan, .events = POLLIN };
@@ -1384,10 +1435,14 @@ static int run(struct vd *d)
 		p[n++] = (struct pollfd){ .fd = d->reload_pipe[0], .events = POLLIN };
 		for (unsigned int i = 0; i < d->nworkers; i++)
 			p[n++] = (struct pollfd){ .fd = d->w[i].dead ? -1 : d->w[i].sock, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = d->notif, .events = POLLIN };
 		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR) {
 			logmsg("poll: %s", strerror(errno));
 			return -1;
 		}
+		/* attribute changes first: no event may be skipped on a stale mark */
+		if (p[n - 1].revents & POLLIN)
+			flush_ignores(d);
 		if (p[0].revents & POLLIN)
 			read_events(d);
 		for (unsigned int i = 0; i < d->nworkers; i++)
@@ -1437,7 +1492,7 @@ int main(int argc, char **argv)
 
 		return vd_worker_main(sock, argc - 2, argv + 2);
 	}
-	d->fan = d->sigfd = d->ctl = d->audit = -1;
+	d->fan = d->sigfd = d->ctl = d->audit = d->notif = -1;
 	d->self = getpid();
 	vg_config_init(&d->cfg);
 	if (parse_args(d, argc, argv) < 0)
@@ -1501,6 +1556,16 @@ int main(int argc, char **argv)
 				  FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM, AT_FDCWD, d->watch[i]) < 0) {
 			logmsg("cannot mark the filesystem of %s: %s", d->watch[i], strerror(errno));
 			return 2;
+		}
+	/* the attribute channel; without it no ignore marks are set */
+	d->notif = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY);
+	for (size_t i = 0; d->notif >= 0 && i < d->nwatch; i++)
+		if (fanotify_mark(d->notif, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ATTRIB, AT_FDCWD,
+				  d->watch[i]) < 0) {
+			logmsg("no FAN_ATTRIB channel for %s (%s): verdicts are cached in vigild only",
+			       d->watch[i], strerror(errno));
+			close(d->notif);
+			d->notif = -1;
 		}
 	notify_ready(d);
 	rc = run(d);

@@ -313,6 +313,26 @@ static int add_digest_map(struct table *t, json_object *map, const char *what, s
 	return 0;
 }
 
+long vg_attest_b64_encode(const uint8_t *buf, size_t len, char **ret)
+{
+	char *out;
+
+	if (len > (1u << 30))
+		return -EINVAL;
+	out = malloc(4 * ((len + 2) / 3) + 1);
+	if (!out)
+		return -ENOMEM;
+	*ret = out;
+	return EVP_EncodeBlock((unsigned char *)out, buf, (int)len);
+}
+
+static long b64_decode(const char *s, uint8_t **ret);
+
+long vg_attest_b64_decode(const char *s, uint8_t **ret)
+{
+	return b64_decode(s, ret);
+}
+
 /* Base64 → malloc'd bytes. Return: length, or -EBADMSG/-ENOMEM. */
 static long b64_decode(const char *s, uint8_t **ret)
 {

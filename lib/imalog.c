@@ -301,7 +301,7 @@ int vg_imalog_parser_next(struct vg_imalog_parser *p, struct vg_imalog_entry *e,
 		/* an empty digest field: d-modsig without an appended signature */
 		if (fields[f->id].fmt != FMT_DIGEST_ALGO || f->len == 0)
 			continue;
-		struct vg_diag fd = { 0 };
+		struct vg_diag fd;	/* written (and read) only on failure */
 
 		r = vg_imalog_field_digest(f, &a, &dg, &l, &fd);
 		if (r < 0)

@@ -127,8 +127,9 @@ static int renew(struct vg_tpm *tpm, struct vg_diag *diag)
 				   Tss2_RC_Decode(rc), rc);
 	}
 	tpm->broken = false;
-	flush_all(tpm, TPM2_TRANSIENT_FIRST);
-	flush_all(tpm, TPM2_LOADED_SESSION_FIRST);
+	/* TPM2_TRANSIENT_FIRST, TPM2_LOADED_SESSION_FIRST (the macros shift a signed 0x80) */
+	flush_all(tpm, 0x80000000u);
+	flush_all(tpm, 0x02000000u);
 	return 0;
 }
 

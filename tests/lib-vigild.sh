@@ -3,7 +3,7 @@
 # only inside the test's private mount namespace, marking only the test's
 # own mounts, under a timeout, stopped by its PID.
 #
-#   vd_start ARGS...   start vigild (timeout 120 s) with --control $T/ctl
+#   vd_start ARGS...   start vigild (timeout 300 s) with --control $T/ctl
 #                      --audit $T/audit --foreground; wait for 'vigild: ready'
 #                      $VD_PID is vigild's own PID (signal it, not the
 #                      timeout process: timeout ignores a signal after forwarding it once)
@@ -13,7 +13,7 @@ VIGILD=${VIGILD:-$(dirname "$VIGIL")/../daemon/vigild}
 
 vd_start() {
 	: >"$T/audit"
-	timeout -s KILL 120 "$VIGILD" --control "$T/ctl" --audit "$T/audit" --foreground "$@" \
+	timeout -s KILL 300 "$VIGILD" --control "$T/ctl" --audit "$T/audit" --foreground "$@" \
 		2>"$T/vigild.err" &
 	VD_TIMEOUT=$!
 	for _ in $(seq 200); do

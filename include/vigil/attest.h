@@ -358,6 +358,11 @@ int vg_attest_evidence_check(const struct vg_attest_ak *ak, const struct vg_refp
 			     const struct vg_attest_evidence *ev, struct vg_attest_state *st,
 			     bool *reboot, struct vg_attest_verdict *v);
 
+/* Base64 (RFC 4648, no line breaks) into a malloc'd NUL-terminated string. Return: length, -ENOMEM. */
+long vg_attest_b64_encode(const uint8_t *buf, size_t len, char **ret);
+/* Base64 (whitespace ignored) into malloc'd bytes. Return: length, -EBADMSG, -ENOMEM. */
+long vg_attest_b64_decode(const char *s, uint8_t **ret);
+
 /* ---- registration (software side) ---- */
 
 /*

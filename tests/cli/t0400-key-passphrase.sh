@@ -75,5 +75,19 @@ run "$VIGIL" appraise --hmac-key salt.key --passphrase-file pass f
 check_eq "changed salt: the passphrase no longer checks" "$RC" 2
 check "... reported as a wrong passphrase" said "wrong passphrase"
 check_eq "raw keys still work" "$("$VIGIL" key show "$K/evm-key-plain.bin" | sed 's|.*: ||')" "raw key, 32 bytes"
+# the terminal: a pty from script(1); input waits for the prompt (echo off flushes type-ahead)
+tty_in() { sleep 1.5; printf '%s\n' "$1"; sleep 1; printf '%s\n' "$2"; sleep 0.5; }
+out=$(tty_in 'tty words' 'tty words' | script -qec "$VIGIL key create --passphrase --scrypt-logn 12 -o tty.key" /dev/null)
+check_eq "create on a terminal: asked twice" "$(tr -d '\r' <<<"$out")" "Passphrase for tty.key: 
+Again: 
+tty.key: passphrase key, scrypt N=2^12 r=8 p=1"
+echo 'tty words' >ttypass
+check "... the key is derived from what was typed" "$VIGIL" key unseal --passphrase-file ttypass tty.key
+out=$(tty_in 'one' 'two' | script -qec "$VIGIL key create --passphrase --scrypt-logn 12 -o tty2.key" /dev/null)
+check "two different passphrases are refused" grep -q "the passphrases differ" <<<"$out"
+check_rc 1 "... and nothing is written" test -e tty2.key
+out=$(tty_in 'tty words' '' | script -qec "$VIGIL appraise --hmac-key tty.key f" /dev/null)
+check "appraise asks on the terminal" grep -q "Passphrase for tty.key" <<<"$out"
+check_eq "... and the typed passphrase is not echoed" "$(grep -c 'tty words' <<<"$out")" 0
 check_rc 2 "key: unknown subcommand" "$VIGIL" key frobnicate
 check "key --help" "$VIGIL" key --help

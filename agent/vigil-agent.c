@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vigil-agent - the attested host's end of remote attestation: owns the
+ * TPM (EK, AK), proves the AK with TPM2_ActivateCredential when the
+ * verifier registers it, and serves quotes and the measurement list.
+ *
+ *   GET  /v1/identity                     {id, ek_pub, ek_cert, ak_pub} (base64)
+ *   POST /v1/activate {id_object, enc_secret}   {proof: hex HMAC-SHA256(secret, id)}
+ *   GET  /v1/quote?nonce=HEX&bank=ALGO&mask=HEX {attest, sig, bank, pcrs: {"10": hex}}
+ *   GET  /v1/log?offset=N                  the binary list from byte N
+ *
+ * Two processes. The parent holds the TPM and nothing else: it answers
+ * fixed-size messages on a SOCK_SEQPACKET socketpair (quote: nonce <= 64
+ * bytes, bank, mask < 2^24; activate: two blobs <= 512 bytes), checks the
+ * exact size and every field, and exits on any violation; the
+ * credential secret never leaves it (it returns only the HMAC proof). The
+ * child, forked before the TPM is opened, parses HTTP (libmicrohttpd, one
+ * internal thread, so the TPM has one client), reads the log file, and
+ * runs with PR_SET_NO_NEW_PRIVS (and --user's uid/gid). Plain HTTP on the
+ * address given (loopback in tests); TLS is not done yet.
+ *
+ * --tamper-file FILE is for tests only: the first word of FILE, read per
+ * request, makes the agent misbehave the way an attacker would (forged
+ * AK, bad EK certificate, replayed quote, wrong nonce, altered or
+ * truncated log), so the verifier's refusals can be tested end to end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <json-c/json.h>
+#include <microhttpd.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <tss2/tss2_mu.h>
+
+#include "vigil/attest.h"
+#include "vigil/imalog.h"
+#include "vigil/tpm_attest.h"
+
+#define BODY_MAX (64 * 1024)
+
+/* The only messages between the network process and the TPM process. */
+enum { IPC_QUOTE = 1, IPC_ACTIVATE = 2 };
+
+struct ipc_req {
+	uint32_t type;
+	uint32_t nonce_len;
+	uint8_t nonce[VG_ATTEST_NONCE_MAX];
+	uint32_t bank;
+	uint32_t mask;
+	uint32_t id_len;
+	uint8_t id_object[512];
+	uint32_t es_len;
+	uint8_t enc_secret[512];
+	char agent_id[128];
+};
+
+struct ipc_resp {
+	int32_t err;			/* 0 or a negative errno */
+	char msg[256];
+	uint32_t attest_len;
+	uint8_t attest[VG_ATPM_ATTEST_MAX];
+	uint32_t sig_len;
+	uint8_t sig[VG_ATPM_SIG_MAX];
+	uint32_t have;			/* PCRs of @bank in @pcr */
+	uint8_t pcr[VG_PCR_COUNT][VG_HASH_MAX_DIGEST];
+	uint8_t proof[32];		/* activate: HMAC-SHA256(secret, agent_id) */
+};
+
+struct ipc_ident {
+	uint32_t ek_pub_len, ek_cert_len, ak_pub_len;
+	uint8_t ek_pub[VG_ATPM_PUB_MAX], ek_cert[VG_ATPM_CERT_MAX], ak_pub[VG_ATPM_PUB_MAX];
+};
+
+static struct {
+	int ipc;			/* the network process's end of the socketpair */
+	const char *id;
+	const char *log;
+	const char *tamper_file;
+	uint8_t ek_pub[VG_ATPM_PUB_MAX], ek_cert[VG_ATPM_CERT_MAX], ak_pub[VG_ATPM_PUB_MAX];
+	size_t ek_pub_len, ek_cert_len, ak_pub_len;
+	char *first_quote;		/* tamper replay-quote: the first answer, replayed */
+} g;
+
+static const char help[] =
+	"usage: vigil-agent --listen ADDR:PORT --state DIR [--log FILE] [--id ID]\n"
+	"                   [--tcti TCTI] [--ak ecc|rsa]\n"
+	"Serve TPM quotes and the measurement list to vigil-verifier.\n"
+	"  -L, --listen ADDR:PORT  address to listen on (e.g. 127.0.0.1:9002)\n"
+	"  -s, --state DIR         keeps the AK blob (DIR/ak.blob) across restarts\n"
+	"  -l, --log FILE          measurement list (default /run/vigil/binary_runtime_measurements)\n"
+	"  -i, --id ID             agent id (default: the host name)\n"
+	"  -t, --tcti TCTI         TPM (default $VIGIL_TCTI, else device:/dev/tpmrm0)\n"
+	"  -a, --ak ecc|rsa        type of a new AK (default ecc: P-256, fast quotes)\n"
+	"  -u, --user NAME         run the network process as NAME (the TPM process keeps\n"
+	"                          its identity)\n";
+
+static void tamper(char *mode, size_t cap)
+{
+	FILE *f;
+
+	mode[0] = 0;
+	if (!g.tamper_file || !(f = fopen(g.tamper_file, "re")))
+		return;
+	if (fscanf(f, "%31s", mode) != 1)
+		mode[0] = 0;
+	fclose(f);
+	mode[cap - 1] = 0;
+}
+
+/* Network side: one request, one answer. Return: 0, or -EIO (the TPM process is gone). */
+static int ipc_call(const struct ipc_req *rq, struct ipc_resp *rs)
+{
+	ssize_t n;
+
+	if (send(g.ipc, rq, sizeof(*rq), 0) != (ssize_t)sizeof(*rq))
+		return -EIO;
+	n = recv(g.ipc, rs, sizeof(*rs), 0);
+	if (n != (ssize_t)sizeof(*rs)) {
+		snprintf(rs->msg, sizeof(rs->msg), "TPM process did not answer");
+		return -EIO;
+	}
+	rs->msg[sizeof(rs->msg) - 1] = 0;
+	if (rs->attest_len > sizeof(rs->attest) || rs->sig_len > sizeof(rs->sig))
+		return -EIO;
+	return 0;
+}
+
+static volatile sig_atomic_t tpm_stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	tpm_stop = 1;
+}
+
+/*
+ * The TPM process: answers the two fixed requests until the network
+ * process hangs up or a request is malformed (then it exits: the
+ * network side is not trusted to be sane).
+ */
+static int tpm_serve(struct vg_atpm *tpm, int fd)
+{
+	struct ipc_req *rq = malloc(sizeof(*rq));
+	struct ipc_resp *rs = malloc(sizeof(*rs));
+	int rc = 0;
+
+	if (!rq || !rs)
+		return 2;
+	while (!tpm_stop) {
+		ssize_t n = recv(fd, rq, sizeof(*rq), 0);
+		struct vg_diag d = { 0 };
+		int r;
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = 2;
+			break;
+		}
+		if (n != (ssize_t)sizeof(*rq) ||
+		    (rq->type != IPC_QUOTE && rq->type != IPC_ACTIVATE) ||
+		    rq->nonce_len > sizeof(rq->nonce) || rq->id_len > sizeof(rq->id_object) ||
+		    rq->es_len > sizeof(rq->enc_secret) || rq->bank >= VG_HASH__LAST ||
+		    rq->mask >= (1u << VG_PCR_COUNT) ||
+		    memchr(rq->agent_id, 0, sizeof(rq->agent_id)) == NULL) {
+			fprintf(stderr, "vigil-agent: malformed request from the network process\n");
+			rc = 2;
+			break;
+		}
+		memset(rs, 0, sizeof(*rs));
+		if (rq->type == IPC_QUOTE) {
+			struct vg_pcr_values *pv = calloc(1, sizeof(*pv));
+			size_t al = sizeof(rs->attest), sl = sizeof(rs->sig);
+
+			r = pv ? vg_atpm_quote(tpm, rq->nonce, rq->nonce_len, rq->bank, rq->mask,
+					       rs->attest, &al, rs->sig, &sl, pv, &d) : -ENOMEM;
+			if (r == 0) {
+				rs->attest_len = (uint32_t)al;
+				rs->sig_len = (uint32_t)sl;
+				rs->have = pv->have[rq->bank];
+				for (unsigned int i = 0; i < VG_PCR_COUNT; i++)
+					memcpy(rs->pcr[i], pv->v[rq->bank][i].bytes, pv->v[rq->bank][i].len);
+			}
+			free(pv);
+		} else {
+			uint8_t secret[64];
+			unsigned int ml = 0;
+
+			r = vg_atpm_activate(tpm, rq->id_object, rq->id_len, rq->enc_secret, rq->es_len,
+					     secret, sizeof(secret), &d);
+			if (r > 0) {
+				HMAC(EVP_sha256(), secret, r, (const uint8_t *)rq->agent_id,
+				     strlen(rq->agent_id), rs->proof, &ml);
+				r = 0;
+			}
+			OPENSSL_cleanse(secret, sizeof(secret));
+		}
+		rs->err = r;
+		snprintf(rs->msg, sizeof(rs->msg), "%s", r < 0 ? d.msg : "");
+		if (send(fd, rs, sizeof(*rs), 0) != (ssize_t)sizeof(*rs)) {
+			rc = 2;
+			break;
+		}
+	}
+	free(rq);
+	free(rs);
+	return rc;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, json_object *o)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), (void *)s,
+								 MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	json_object_put(o);
+	return ret;
+}
+
+static enum MHD_Result error(struct MHD_Connection *c, unsigned int code, const char *msg)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return reply(c, code, o);
+}
+
+static void add_b64(json_object *o, const char *key, const uint8_t *b, size_t n)
+{
+	char *s;
+
+	if (vg_attest_b64_encode(b, n, &s) < 0)
+		return;
+	json_object_object_add(o, key, json_object_new_string(s));
+	free(s);
+}
+
+/* tamper forge-ak: a software P-256 key dressed as a TPM AK (the TPM does not hold it) */
+static size_t forged_ak(uint8_t *out, size_t cap)
+{
+	EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	uint8_t pt[65];
+	size_t ptl = 0, off = 0;
+	TPM2B_PUBLIC pub = { 0 };
+
+	if (!k)
+		return 0;
+	if (!EVP_PKEY_get_octet_string_param(k, OSSL_PKEY_PARAM_PUB_KEY, pt, sizeof(pt), &ptl) ||
+	    ptl != 65) {
+		EVP_PKEY_free(k);
+		return 0;
+	}
+	EVP_PKEY_free(k);
+	pub.publicArea.type = TPM2_ALG_ECC;
+	pub.publicArea.nameAlg = TPM2_ALG_SHA256;
+	pub.publicArea.objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
+					  TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH |
+					  TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_SIGN_ENCRYPT;
+	pub.publicArea.parameters.eccDetail.symmetric.algorithm = TPM2_ALG_NULL;
+	pub.publicArea.parameters.eccDetail.scheme.scheme = TPM2_ALG_ECDSA;
+	pub.publicArea.parameters.eccDetail.scheme.details.ecdsa.hashAlg = TPM2_ALG_SHA256;
+	pub.publicArea.parameters.eccDetail.curveID = TPM2_ECC_NIST_P256;
+	pub.publicArea.parameters.eccDetail.kdf.scheme = TPM2_ALG_NULL;
+	pub.publicArea.unique.ecc.x.size = 32;
+	memcpy(pub.publicArea.unique.ecc.x.buffer, pt + 1, 32);
+	pub.publicArea.unique.ecc.y.size = 32;
+	memcpy(pub.publicArea.unique.ecc.y.buffer, pt + 33, 32);
+	if (Tss2_MU_TPM2B_PUBLIC_Marshal(&pub, out, cap, &off) != TSS2_RC_SUCCESS)
+		return 0;
+	return off;
+}
+
+static enum MHD_Result h_identity(struct MHD_Connection *c)
+{
+	json_object *o = json_object_new_object();
+	uint8_t cert[VG_ATPM_CERT_MAX], ak[VG_ATPM_PUB_MAX];
+	size_t akl = g.ak_pub_len;
+	char mode[32];
+
+	tamper(mode, sizeof(mode));
+	memcpy(cert, g.ek_cert, g.ek_cert_len);
+	memcpy(ak, g.ak_pub, g.ak_pub_len);
+	if (strcmp(mode, "wrong-ek-cert") == 0 && g.ek_cert_len)
+		cert[g.ek_cert_len - 1] ^= 1;	/* the issuer's signature no longer verifies */
+	if (strcmp(mode, "forge-ak") == 0)
+		akl = forged_ak(ak, sizeof(ak));
+	json_object_object_add(o, "id", json_object_new_string(g.id));
+	add_b64(o, "ek_pub", g.ek_pub, g.ek_pub_len);
+	add_b64(o, "ek_cert", cert, g.ek_cert_len);
+	add_b64(o, "ak_pub", ak, akl);
+	return reply(c, MHD_HTTP_OK, o);
+}
+
+static long jb64(json_object *o, const char *key, uint8_t **ret)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return -EBADMSG;
+	return vg_attest_b64_decode(json_object_get_string(v), ret);
+}
+
+static enum MHD_Result h_activate(struct MHD_Connection *c, const char *body, size_t len)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *o = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL, *res;
+	uint8_t *id = NULL, *es = NULL, secret[64], mac[32];
+	long il = -1, el = -1;
+	unsigned int ml = 0;
+	struct vg_diag d = { 0 };
+	char hex[65];
+	int n;
+
+	json_tokener_free(tok);
+	if (o) {
+		il = jb64(o, "id_object", &id);
+		el = jb64(o, "enc_secret", &es);
+	}
+	json_object_put(o);
+	if (il <= 0 || el <= 0 || il > 512 || el > 512) {
+		free(id);
+		free(es);
+		return error(c, MHD_HTTP_BAD_REQUEST, "activate: id_object and enc_secret (base64)");
+	}
+	{
+		struct ipc_req *rq = calloc(1, sizeof(*rq));
+		struct ipc_resp *rs = calloc(1, sizeof(*rs));
+
+		if (!rq || !rs) {
+			free(rq);
+			free(rs);
+			free(id);
+			free(es);
+			return MHD_NO;
+		}
+		rq->type = IPC_ACTIVATE;
+		rq->id_len = (uint32_t)il;
+		memcpy(rq->id_object, id, (size_t)il);
+		rq->es_len = (uint32_t)el;
+		memcpy(rq->enc_secret, es, (size_t)el);
+		snprintf(rq->agent_id, sizeof(rq->agent_id), "%s", g.id);
+		free(id);
+		free(es);
+		n = ipc_call(rq, rs);
+		if (n == 0)
+			n = rs->err;
+		if (n < 0) {
+			enum MHD_Result ret = error(c, MHD_HTTP_FORBIDDEN, rs->msg[0] ? rs->msg : "TPM");
+
+			free(rq);
+			free(rs);
+			return ret;
+		}
+		memcpy(mac, rs->proof, sizeof(mac));
+		ml = sizeof(mac);
+		free(rq);
+		free(rs);
+	}
+	(void)d;
+	(void)secret;
+	vg_hex_encode(mac, ml, hex);
+	res = json_object_new_object();
+	json_object_object_add(res, "proof", json_object_new_string(hex));
+	return reply(c, MHD_HTTP_OK, res);
+}
+
+static enum MHD_Result h_quote(struct MHD_Connection *c)
+{
+	const char *nh = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "nonce");
+	const char *bs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "bank");
+	const char *ms = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mask");
+	uint8_t nonce[VG_ATTEST_NONCE_MAX], attest[VG_ATPM_ATTEST_MAX], sig[VG_ATPM_SIG_MAX];
+	size_t al = sizeof(attest), sl = sizeof(sig);
+	struct vg_pcr_values pv;
+	struct vg_diag d = { 0 };
+	json_object *o, *pcrs;
+	unsigned long mask;
+	char mode[32], *end;
+	int bank, nl;
+
+	if (!nh || !bs || !ms)
+		return error(c, MHD_HTTP_BAD_REQUEST, "quote: nonce, bank and mask are required");
+	nl = vg_hex_decode(nh, nonce, sizeof(nonce));
+	bank = vg_hash_by_name(bs);
+	mask = strtoul(ms, &end, 16);
+	if (nl <= 0 || bank < 0 || *end || mask == 0 || mask >= (1ul << 24))
+		return error(c, MHD_HTTP_BAD_REQUEST, "quote: bad nonce, bank or mask");
+	tamper(mode, sizeof(mode));
+	if (strcmp(mode, "replay-quote") == 0 && g.first_quote) {
+		json_object *old = json_tokener_parse(g.first_quote);
+
+		if (old)
+			return reply(c, MHD_HTTP_OK, old);
+	}
+	if (strcmp(mode, "wrong-nonce") == 0)
+		nonce[0] ^= 1;
+	{
+		struct ipc_req *rq = calloc(1, sizeof(*rq));
+		struct ipc_resp *rs = calloc(1, sizeof(*rs));
+		int r;
+
+		if (!rq || !rs) {
+			free(rq);
+			free(rs);
+			return MHD_NO;
+		}
+		rq->type = IPC_QUOTE;
+		rq->nonce_len = (uint32_t)nl;
+		memcpy(rq->nonce, nonce, (size_t)nl);
+		rq->bank = (uint32_t)bank;
+		rq->mask = (uint32_t)mask;
+		r = ipc_call(rq, rs);
+		if (r == 0)
+			r = rs->err;
+		if (r < 0) {
+			enum MHD_Result ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+						    rs->msg[0] ? rs->msg : "TPM process");
+
+			free(rq);
+			free(rs);
+			return ret;
+		}
+		memset(&pv, 0, sizeof(pv));
+		al = rs->attest_len;
+		memcpy(attest, rs->attest, al);
+		sl = rs->sig_len;
+		memcpy(sig, rs->sig, sl);
+		for (unsigned int i = 0; i < VG_PCR_COUNT; i++) {
+			if (!(rs->have & (1u << i)))
+				continue;
+			pv.v[bank][i].algo = (uint8_t)bank;
+			pv.v[bank][i].len = (uint8_t)vg_hash_size((unsigned int)bank);
+			memcpy(pv.v[bank][i].bytes, rs->pcr[i], pv.v[bank][i].len);
+			pv.have[bank] |= 1u << i;
+		}
+		free(rq);
+		free(rs);
+	}
+	(void)d;
+	o = json_object_new_object();
+	add_b64(o, "attest", attest, al);
+	add_b64(o, "sig", sig, sl);
+	json_object_object_add(o, "bank", json_object_new_string(bs));
+	pcrs = json_object_new_object();
+	for (unsigned int i = 0; i < 24; i++) {
+		char k[8], hex[2 * VG_HASH_MAX_DIGEST + 1];
+
+		if (!(pv.have[bank] & (1u << i)))
+			continue;
+		snprintf(k, sizeof(k), "%u", i);
+		vg_hex_encode(pv.v[bank][i].bytes, pv.v[bank][i].len, hex);
+		json_object_object_add(pcrs, k, json_object_new_string(hex));
+	}
+	json_object_object_add(o, "pcrs", pcrs);
+	if (!g.first_quote)
+		g.first_quote = strdup(json_object_to_json_string(o));
+	return reply(c, MHD_HTTP_OK, o);
+}
+
+static enum MHD_Result h_log(struct MHD_Connection *c)
+{
+	const char *os = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "offset");
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	unsigned long long off = os ? strtoull(os, NULL, 10) : 0;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	char mode[32], size[32];
+	struct stat st;
+	int fd = open(g.log, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && (unsigned long long)st.st_size > off) {
+		len = (size_t)st.st_size - (size_t)off;
+		buf = malloc(len ? len : 1);
+		if (!buf || pread(fd, buf, len, (off_t)off) != (ssize_t)len) {
+			free(buf);
+			close(fd);
+			return error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "log: read failed");
+		}
+	}
+	snprintf(size, sizeof(size), "%lld", fd >= 0 ? (long long)st.st_size : 0LL);
+	if (fd >= 0)
+		close(fd);
+	tamper(mode, sizeof(mode));
+	if (len && (strcmp(mode, "alter-log") == 0 || strcmp(mode, "truncate-log") == 0)) {
+		struct vg_imalog_parser p;
+		struct vg_imalog_entry e, last = { 0 };
+		bool any = false;
+
+		vg_imalog_parser_init(&p, buf, len, VG_HASH_SHA1);
+		while (vg_imalog_parser_next(&p, &e, NULL) == 1) {
+			last = e;
+			any = true;
+		}
+		if (any && strcmp(mode, "alter-log") == 0)
+			((uint8_t *)last.f[0].data)[last.f[0].len - 1] ^= 1;	/* the file digest */
+		else if (any)
+			len = last.offset;
+	}
+	r = MHD_create_response_from_buffer(len, buf ? buf : (void *)"", buf ? MHD_RESPMEM_MUST_FREE :
+					    MHD_RESPMEM_PERSISTENT);
+	MHD_add_response_header(r, "Content-Type", "application/octet-stream");
+	MHD_add_response_header(r, "X-Vigil-Log-Size", size);
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+struct upload {
+	char *buf;
+	size_t len;
+	bool too_big;
+};
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+			       const char *method, const char *version, const char *data,
+			       size_t *data_len, void **con_cls)
+{
+	struct upload *u = *con_cls;
+
+	(void)cls;
+	(void)version;
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return MHD_NO;
+		*con_cls = u;
+		return MHD_YES;
+	}
+	if (*data_len) {
+		if (u->len + *data_len > BODY_MAX) {
+			u->too_big = true;
+		} else {
+			char *nb = realloc(u->buf, u->len + *data_len + 1);
+
+			if (!nb)
+				return MHD_NO;
+			u->buf = nb;
+			memcpy(u->buf + u->len, data, *data_len);
+			u->len += *data_len;
+			u->buf[u->len] = 0;
+		}
+		*data_len = 0;
+		return MHD_YES;
+	}
+	if (u->too_big)
+		return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/identity") == 0)
+		return h_identity(c);
+	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/quote") == 0)
+		return h_quote(c);
+	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/log") == 0)
+		return h_log(c);
+	if (strcmp(method, "POST") == 0 && strcmp(url, "/v1/activate") == 0)
+		return h_activate(c, u->buf ? u->buf : "", u->len);
+	return error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **con_cls,
+		 enum MHD_RequestTerminationCode toe)
+{
+	struct upload *u = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (u) {
+		free(u->buf);
+		free(u);
+	}
+	*con_cls = NULL;
+}
+
+static int write_atomic(const char *path, const uint8_t *b, size_t n)
+{
+	char tmp[4200];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, b, n) != (ssize_t)n || fsync(fd) < 0) {
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	close(fd);
+	return rename(tmp, path);
+}
+
+static int parse_listen(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	unsigned long port;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(host))
+		return -1;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = 0;
+	port = strtoul(colon + 1, NULL, 10);
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	if (port == 0 || port > 65535 || inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		return -1;
+	return 0;
+}
+
+/* The TPM process's start: keys, then the identity to the network side. Return: 0 or -1. */
+static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, bool rsa, int fd)
+{
+	struct ipc_ident *id = calloc(1, sizeof(*id));
+	struct vg_atpm *tpm = NULL;
+	struct vg_diag dg = { 0 };
+	uint8_t blob[VG_ATPM_BLOB_MAX];
+	size_t bl = sizeof(blob), a, b, c;
+	char path[4200];
+	int afd;
+
+	if (!id)
+		return -1;
+	if (vg_atpm_open(tcti, &tpm, &dg) < 0) {
+		fprintf(stderr, "vigil-agent: %s\n", dg.msg);
+		goto fail;
+	}
+	a = sizeof(id->ek_pub);
+	b = sizeof(id->ek_cert);
+	if (vg_atpm_ek(tpm, id->ek_pub, &a, id->ek_cert, &b, &dg) < 0) {
+		fprintf(stderr, "vigil-agent: EK: %s\n", dg.msg);
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/ak.blob", state);
+	afd = open(path, O_RDONLY | O_CLOEXEC);
+	if (afd >= 0) {
+		ssize_t n = read(afd, blob, sizeof(blob));
+
+		close(afd);
+		if (n <= 0 || vg_atpm_ak_load(tpm, blob, (size_t)n, &dg) < 0) {
+			fprintf(stderr, "vigil-agent: %s: %s\n", path, n <= 0 ? "unreadable" : dg.msg);
+			goto fail;
+		}
+	} else {
+		if (vg_atpm_ak_create(tpm, rsa, blob, &bl, &dg) < 0) {
+			fprintf(stderr, "vigil-agent: AK: %s\n", dg.msg);
+			goto fail;
+		}
+		if (write_atomic(path, blob, bl) < 0) {
+			fprintf(stderr, "vigil-agent: %s: %s\n", path, strerror(errno));
+			goto fail;
+		}
+	}
+	OPENSSL_cleanse(blob, sizeof(blob));
+	c = sizeof(id->ak_pub);
+	if (vg_atpm_ak_public(tpm, id->ak_pub, &c) < 0)
+		goto fail;
+	id->ek_pub_len = (uint32_t)a;
+	id->ek_cert_len = (uint32_t)b;
+	id->ak_pub_len = (uint32_t)c;
+	if (send(fd, id, sizeof(*id), 0) != (ssize_t)sizeof(*id))
+		goto fail;
+	free(id);
+	*ret = tpm;
+	return 0;
+fail:
+	vg_atpm_close(tpm);
+	free(id);
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, 'L' },
+		{ "state", required_argument, NULL, 's' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "tcti", required_argument, NULL, 't' },
+		{ "ak", required_argument, NULL, 'a' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "tamper-file", required_argument, NULL, 'X' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *listen = NULL, *state = NULL, *tcti = NULL, *user = NULL;
+	struct sockaddr_in sa;
+	struct MHD_Daemon *d;
+	struct ipc_ident *id;
+	struct sigaction act = { .sa_handler = on_term };
+	char host[128];
+	bool rsa = false;
+	sigset_t set;
+	int c, sig, sp[2], rc;
+	pid_t pid;
+
+	g.log = "/run/vigil/binary_runtime_measurements";
+	while ((c = getopt_long(argc, argv, "L:s:l:i:t:a:u:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'L': listen = optarg; break;
+		case 's': state = optarg; break;
+		case 'l': g.log = optarg; break;
+		case 'i': g.id = optarg; break;
+		case 't': tcti = optarg; break;
+		case 'a': rsa = strcmp(optarg, "rsa") == 0; break;
+		case 'u': user = optarg; break;
+		case 'X': g.tamper_file = optarg; break;
+		case 'h': fputs(help, stdout); return 0;
+		default: fputs(help, stderr); return 2;
+		}
+	}
+	if (!listen || !state || parse_listen(listen, &sa) < 0) {
+		fprintf(stderr, "vigil-agent: --listen ADDR:PORT and --state DIR are required\n");
+		return 2;
+	}
+	if (!g.id) {
+		if (gethostname(host, sizeof(host)) < 0)
+			snprintf(host, sizeof(host), "agent");
+		host[sizeof(host) - 1] = 0;
+		g.id = host;
+	}
+	if (strlen(g.id) >= sizeof(((struct ipc_req *)0)->agent_id)) {
+		fprintf(stderr, "vigil-agent: --id too long\n");
+		return 2;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		fprintf(stderr, "vigil-agent: socketpair: %s\n", strerror(errno));
+		return 2;
+	}
+	/* fork before the TPM is opened: the network process never has it */
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "vigil-agent: fork: %s\n", strerror(errno));
+		return 2;
+	}
+	if (pid > 0) {
+		struct vg_atpm *tpm;
+
+		close(sp[1]);
+		sigaction(SIGTERM, &act, NULL);
+		sigaction(SIGINT, &act, NULL);
+		if (tpm_setup(&tpm, tcti, state, rsa, sp[0]) < 0) {
+			kill(pid, SIGTERM);
+			waitpid(pid, NULL, 0);
+			return 2;
+		}
+		rc = tpm_serve(tpm, sp[0]);
+		vg_atpm_close(tpm);		/* flushes EK and AK: swtpm has 3 slots */
+		close(sp[0]);
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+		return rc;
+	}
+	/* the network process */
+	close(sp[0]);
+	g.ipc = sp[1];
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	id = calloc(1, sizeof(*id));
+	if (!id || recv(g.ipc, id, sizeof(*id), 0) != (ssize_t)sizeof(*id) ||
+	    id->ek_pub_len > sizeof(id->ek_pub) || id->ek_cert_len > sizeof(id->ek_cert) ||
+	    id->ak_pub_len > sizeof(id->ak_pub))
+		_exit(2);
+	memcpy(g.ek_pub, id->ek_pub, id->ek_pub_len);
+	g.ek_pub_len = id->ek_pub_len;
+	memcpy(g.ek_cert, id->ek_cert, id->ek_cert_len);
+	g.ek_cert_len = id->ek_cert_len;
+	memcpy(g.ak_pub, id->ak_pub, id->ak_pub_len);
+	g.ak_pub_len = id->ak_pub_len;
+	free(id);
+	if (user) {
+		struct passwd *pw = getpwnam(user);
+
+		if (!pw || setgroups(0, NULL) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0) {
+			fprintf(stderr, "vigil-agent: cannot become %s\n", user);
+			_exit(2);
+		}
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		_exit(2);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+			     handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+			     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+			     MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "vigil-agent: cannot listen on %s\n", listen);
+		_exit(2);
+	}
+	fprintf(stderr, "vigil-agent: %s listening on %s\n", g.id, listen);
+	sigwait(&set, &sig);
+	MHD_stop_daemon(d);
+	close(g.ipc);
+	free(g.first_quote);
+	return 0;
+}

@@ -1,0 +1,972 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_attest.c - `vigil attest`: remote attestation from the operator's
+ * side. Offline commands use libvigil's verifier core directly; the
+ * others are a client of vigil-verifier's REST API (libcurl).
+ *
+ *   quote-check  verify tpm2-tools quote files (tpm2_quote -m/-s/-o) with an AK
+ *   policy create|check|import   build, apply and convert reference policies
+ *   policy set|get NAME          upload / fetch a named policy on the verifier
+ *   add ID --agent URL [--policy NAME]   register an agent (credential activation)
+ *   status [ID] [--history] [--json]     agent state and verdicts
+ *   policy assign ID NAME        give an agent another policy (re-verifies from entry 0)
+ *   reactivate ID                poll a failed agent again
+ *   remove ID
+ *
+ * Exit: 0 ok/trusted, 1 not trusted (quote, policy or agent failed), 2
+ * usage or operational error (verifier unreachable, bad file).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#include "cli.h"
+#include "vigil/attest.h"
+#include "vigil/hash.h"
+#include "vigil/imalog.h"
+#include "vigil/store.h"
+
+static const char help[] =
+	"usage: vigil attest quote-check --ak AK.pub --msg MSG --sig SIG --pcrs PCRS\n"
+	"                                --nonce HEX --pcr-list ALGO:N[,N...]\n"
+	"       vigil attest policy create (--log LOG | --tree DIR [--root PREFIX])\n"
+	"                                [--algo ALGO] [--exclude REGEX]... [--key PEM]... [-o OUT]\n"
+	"       vigil attest policy check --policy FILE LOG\n"
+	"       vigil attest policy import FILE [-o OUT]\n"
+	"       vigil attest policy set NAME FILE | policy get NAME | policy assign ID NAME\n"
+	"       vigil attest add ID --agent URL [--policy NAME]\n"
+	"       vigil attest status [ID] [--history] [--json]\n"
+	"       vigil attest reactivate ID | remove ID\n"
+	"\n"
+	"Remote attestation with vigil-agent and vigil-verifier.\n"
+	"quote-check    verify a TPM quote offline: signature with the AK (TPM2B_PUBLIC),\n"
+	"               nonce, PCR selection and pcrDigest over the PCR file\n"
+	"               (tpm2_quote -o, serialized format); same answer as tpm2_checkquote\n"
+	"policy create  a reference policy (vigil JSON) from a known-good measurement\n"
+	"               list, or by hashing every regular file under DIR (paths as seen\n"
+	"               from --root, default DIR itself is '/')\n"
+	"policy check   judge every entry of LOG (binary or ascii) against a policy\n"
+	"policy import  convert a Keylime runtime policy / allowlist to vigil JSON\n"
+	"others         talk to the verifier: --verifier URL, default $VIGIL_VERIFIER,\n"
+	"               else http://127.0.0.1:8881\n"
+	"Exit status: 0 ok / trusted, 1 not trusted, 2 usage or operational error.\n";
+
+/* ---- files ---- */
+
+static int read_file(const char *path, uint8_t **ret, size_t *len)
+{
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = 0, cap = 1 << 16;
+	uint8_t *buf;
+
+	if (fd < 0) {
+		cli_file_err(path, "%s", strerror(errno));
+		return -1;
+	}
+	buf = malloc(cap + 1);
+	for (;;) {
+		ssize_t r;
+
+		if (!buf) {
+			cli_file_err(path, "out of memory");
+			break;
+		}
+		if (n == cap) {
+			uint8_t *nb = realloc(buf, cap * 2 + 1);
+
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				continue;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0) {
+			cli_file_err(path, "%s", strerror(errno));
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (fd)
+		close(fd);
+	if (!buf)
+		return -1;
+	buf[n] = 0;
+	*ret = buf;
+	*len = n;
+	return 0;
+}
+
+/* Write atomically: OUT.tmp, fsync, rename. "-" or NULL: stdout. */
+static int write_out(const char *path, const char *data, size_t len)
+{
+	char tmp[4200];
+	int fd;
+
+	if (!path || strcmp(path, "-") == 0)
+		return fwrite(data, 1, len, stdout) == len ? 0 : -1;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cli_file_err(tmp, "%s", strerror(errno));
+		return -1;
+	}
+	if (write(fd, data, len) != (ssize_t)len || fsync(fd) < 0 || close(fd) < 0) {
+		cli_file_err(tmp, "%s", strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) < 0) {
+		cli_file_err(path, "%s", strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- quote-check ---- */
+
+static int parse_pcr_list(const char *s, unsigned int *bank, uint32_t *mask)
+{
+	const char *colon = strchr(s, ':');
+	char name[32];
+	int a;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(name))
+		return -1;
+	memcpy(name, s, (size_t)(colon - s));
+	name[colon - s] = 0;
+	a = vg_hash_by_name(name);
+	if (a < 0)
+		return -1;
+	*bank = (unsigned int)a;
+	*mask = 0;
+	for (const char *p = colon + 1; *p;) {
+		char *end;
+		unsigned long n = strtoul(p, &end, 10);
+
+		if (end == p || n >= 24)
+			return -1;
+		*mask |= 1u << n;
+		p = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return -1;
+	}
+	return *mask ? 0 : -1;
+}
+
+static int quote_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "ak", required_argument, NULL, 'a' },
+		{ "msg", required_argument, NULL, 'm' },
+		{ "sig", required_argument, NULL, 's' },
+		{ "pcrs", required_argument, NULL, 'p' },
+		{ "nonce", required_argument, NULL, 'q' },
+		{ "pcr-list", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *akf = NULL, *mf = NULL, *sf = NULL, *pf = NULL, *nonce = NULL, *list = NULL;
+	uint8_t *ak = NULL, *m = NULL, *s = NULL, *p = NULL, nb[VG_ATTEST_NONCE_MAX];
+	size_t akl, ml, sl, pl;
+	struct vg_attest_ak *k = NULL;
+	struct vg_pcr_values pv;
+	struct vg_attest_request req;
+	struct vg_attest_verdict v;
+	struct vg_tpms_attest q;
+	struct vg_diag d = { 0 };
+	int c, rc = EXIT_ERROR, n;
+
+	while ((c = getopt_long(argc, argv, "a:m:s:p:q:l:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': akf = optarg; break;
+		case 'm': mf = optarg; break;
+		case 's': sf = optarg; break;
+		case 'p': pf = optarg; break;
+		case 'q': nonce = optarg; break;
+		case 'l': list = optarg; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: return EXIT_ERROR;
+		}
+	}
+	if (!akf || !mf || !sf || !pf || !nonce || !list) {
+		cli_err("quote-check needs --ak, --msg, --sig, --pcrs, --nonce and --pcr-list");
+		return EXIT_ERROR;
+	}
+	if (parse_pcr_list(list, &req.bank, &req.mask) < 0) {
+		cli_err("--pcr-list '%s': expected ALGO:N[,N...]", list);
+		return EXIT_ERROR;
+	}
+	n = vg_hex_decode(nonce, nb, sizeof(nb));
+	if (n <= 0) {
+		cli_err("--nonce: not hex of at most %d bytes", VG_ATTEST_NONCE_MAX);
+		return EXIT_ERROR;
+	}
+	req.nonce = nb;
+	req.nonce_len = (size_t)n;
+	if (read_file(akf, &ak, &akl) < 0 || read_file(mf, &m, &ml) < 0 ||
+	    read_file(sf, &s, &sl) < 0 || read_file(pf, &p, &pl) < 0)
+		goto out;
+	if (vg_attest_ak_load(ak, akl, &k, &d) < 0) {
+		cli_file_err(akf, "%s", d.msg);
+		goto out;
+	}
+	memset(&pv, 0, sizeof(pv));
+	if (vg_attest_pcrs_tpm2tools(p, pl, &pv, &d) < 0) {
+		cli_file_err(pf, "%s", d.msg);
+		goto out;
+	}
+	vg_attest_verdict_init(&v);
+	n = vg_attest_quote_verify(k, m, ml, s, sl, &req, &pv, &q, &v);
+	if (n < 0) {
+		cli_err("verifying: %s", strerror(-n));
+		goto out;
+	}
+	if (n == 1) {
+		printf("FAIL %s: %s\n", vg_attest_fail_id(v.fail), v.msg);
+		rc = EXIT_NOTVERIFIED;
+		goto out;
+	}
+	printf("OK clock=%" PRIu64 " resetCount=%" PRIu32 " restartCount=%" PRIu32 " safe=%u\n",
+	       q.clock, q.reset_count, q.restart_count, q.safe);
+	rc = EXIT_OK;
+out:
+	vg_attest_ak_free(k);
+	free(ak);
+	free(m);
+	free(s);
+	free(p);
+	return rc;
+}
+
+/* ---- policies, offline ---- */
+
+struct tree_ctx {
+	struct vg_refpolicy *p;
+	struct vg_hasher *h;
+	const char *dir;
+	const char *root;
+	unsigned int algo;
+	int err;
+};
+
+static struct tree_ctx *tctx;		/* nftw has no user pointer */
+
+static int tree_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct vg_digest dg;
+	struct vg_diag d = { 0 };
+	char key[4200];
+	size_t dl = strlen(tctx->dir);
+	int fd;
+
+	(void)ftw;
+	if (type != FTW_F || !S_ISREG(st->st_mode))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		cli_file_err(path, "%s", strerror(errno));
+		tctx->err = -1;
+		return 0;
+	}
+	if (vg_hasher_fd(tctx->h, fd, tctx->algo, &dg, NULL, &d) < 0) {
+		cli_file_err(path, "%s", d.msg);
+		tctx->err = -1;
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	snprintf(key, sizeof(key), "%s%s%s", strcmp(tctx->root, "/") ? tctx->root : "",
+		 path[dl] == '/' ? "" : "/", path + dl);
+	for (char *c = key; *c; c++)
+		if (*c == ' ')
+			*c = '_';		/* as the kernel names events */
+	if (vg_refpolicy_allow(tctx->p, key, &dg) < 0)
+		tctx->err = -1;
+	return 0;
+}
+
+static int policy_from_log(struct vg_refpolicy *p, const char *path)
+{
+	struct vg_imalog_buf scratch = { 0 };
+	struct vg_imalog_parser ps;
+	struct vg_imalog_entry e;
+	struct vg_diag d = { 0 };
+	const uint8_t *buf;
+	uint8_t *raw;
+	size_t rl, len;
+	unsigned int algo;
+	long n;
+	int r, rc = -1;
+
+	if (read_file(path, &raw, &rl) < 0)
+		return -1;
+	n = vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d);
+	if (n < 0) {
+		cli_file_err(path, "%s", d.msg);
+		goto out;
+	}
+	vg_imalog_parser_init(&ps, buf, len, algo);
+	while ((r = vg_imalog_parser_next(&ps, &e, &d)) == 1) {
+		const struct vg_imalog_field *fn = NULL, *fd = NULL;
+		struct vg_digest dg;
+		const uint8_t *db;
+		size_t dlen, pl;
+		unsigned int da;
+		char name[4200];
+
+		for (unsigned int i = 0; i < e.tmpl.nfields; i++) {
+			if (e.f[i].id == VG_IMAF_N_NG || e.f[i].id == VG_IMAF_N)
+				fn = &e.f[i];
+			if (e.f[i].id == VG_IMAF_D_NG || e.f[i].id == VG_IMAF_D || e.f[i].id == VG_IMAF_D_NGV2)
+				fd = &e.f[i];
+		}
+		if (!fn || !fd || e.violation)
+			continue;
+		for (unsigned int i = 0; i < e.tmpl.nfields; i++)
+			if (e.f[i].id == VG_IMAF_BUF)
+				fn = NULL;	/* ima-buf: not a file */
+		if (!fn || vg_imalog_field_digest(fd, &da, &db, &dlen, &d) < 0)
+			continue;
+		pl = fn->len;
+		if (pl && fn->data[pl - 1] == 0)
+			pl--;
+		if (pl >= sizeof(name))
+			continue;
+		memcpy(name, fn->data, pl);
+		name[pl] = 0;
+		dg.algo = (uint8_t)da;
+		dg.len = (uint8_t)dlen;
+		memcpy(dg.bytes, db, dlen);
+		if (vg_refpolicy_allow(p, name, &dg) < 0)
+			goto out;
+	}
+	if (r < 0 && r != -EMSGSIZE) {
+		cli_file_err(path, "%s", d.msg);
+		goto out;
+	}
+	rc = 0;
+out:
+	vg_imalog_buf_release(&scratch);
+	free(raw);
+	return rc;
+}
+
+static int emit_policy(const struct vg_refpolicy *p, const char *out)
+{
+	char *json;
+	long n = vg_refpolicy_to_json(p, &json);
+	int r;
+
+	if (n < 0) {
+		cli_err("out of memory");
+		return -1;
+	}
+	json[n] = '\n';		/* replaces the NUL: write n + 1 bytes */
+	r = write_out(out, json, (size_t)n + 1);
+	free(json);
+	return r;
+}
+
+static int policy_create(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "log", required_argument, NULL, 'l' },
+		{ "tree", required_argument, NULL, 't' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "algo", required_argument, NULL, 'a' },
+		{ "exclude", required_argument, NULL, 'x' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *log = NULL, *tree = NULL, *root = "/", *out = NULL;
+	struct tree_ctx tc = { 0 };
+	struct vg_refpolicy *p;
+	struct vg_diag d = { 0 };
+	int c, algo = VG_HASH_SHA256, rc = EXIT_ERROR;
+
+	if (vg_refpolicy_new(&p) < 0)
+		return EXIT_ERROR;
+	while ((c = getopt_long(argc, argv, "l:t:r:a:x:k:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': log = optarg; break;
+		case 't': tree = optarg; break;
+		case 'r': root = optarg; break;
+		case 'a':
+			algo = cli_parse_algo(optarg);
+			if (algo < 0)
+				goto out;
+			break;
+		case 'x':
+			if (vg_refpolicy_exclude(p, optarg, &d) < 0) {
+				cli_err("--exclude: %s", d.msg);
+				goto out;
+			}
+			break;
+		case 'k': {
+			uint8_t *k;
+			size_t kl;
+
+			if (read_file(optarg, &k, &kl) < 0)
+				goto out;
+			if (vg_refpolicy_add_key(p, k, kl, &d) < 0) {
+				cli_file_err(optarg, "%s", d.msg);
+				free(k);
+				goto out;
+			}
+			free(k);
+			break;
+		}
+		case 'o': out = optarg; break;
+		case 'h': fputs(help, stdout); rc = EXIT_OK; goto out;
+		default: goto out;
+		}
+	}
+	if (!!log == !!tree || optind != argc) {
+		cli_err("policy create needs exactly one of --log LOG or --tree DIR");
+		goto out;
+	}
+	if (log && policy_from_log(p, log) < 0)
+		goto out;
+	if (tree) {
+		tc.p = p;
+		tc.dir = tree;
+		tc.root = root;
+		tc.algo = (unsigned int)algo;
+		if (vg_hasher_new(&tc.h) < 0)
+			goto out;
+		tctx = &tc;
+		if (nftw(tree, tree_one, 32, FTW_PHYS | FTW_MOUNT) != 0) {
+			cli_file_err(tree, "%s", strerror(errno));
+			tc.err = -1;
+		}
+		vg_hasher_free(tc.h);
+		tctx = NULL;
+		if (tc.err)
+			goto out;
+	}
+	if (emit_policy(p, out) == 0)
+		rc = EXIT_OK;
+out:
+	vg_refpolicy_free(p);
+	return rc;
+}
+
+static int load_policy_file(const char *path, struct vg_refpolicy **ret)
+{
+	struct vg_diag d = { 0 };
+	uint8_t *b;
+	size_t n;
+	int r;
+
+	if (read_file(path, &b, &n) < 0)
+		return -1;
+	r = vg_refpolicy_load(b, n, ret, &d);
+	free(b);
+	if (r < 0) {
+		cli_file_err(path, "%s", d.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_verdict(const struct vg_attest_verdict *v)
+{
+	printf("FAIL %s", vg_attest_fail_id(v->fail));
+	if (v->entry >= 0)
+		printf(" entry=%" PRId64, v->entry);
+	if (v->path[0]) {
+		fputs(" path=", stdout);
+		cli_put_path(stdout, v->path);
+	}
+	if (v->digest[0])
+		printf(" digest=%s", v->digest);
+	printf(": %s\n", v->msg);
+}
+
+static int policy_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *pf = NULL;
+	struct vg_refpolicy *p = NULL;
+	struct vg_imalog_buf scratch = { 0 };
+	struct vg_attest_logstate st;
+	struct vg_attest_verdict v;
+	struct vg_diag d = { 0 };
+	const uint8_t *buf;
+	uint8_t *raw = NULL;
+	size_t rl, len;
+	unsigned int algo;
+	int c, r, rc = EXIT_ERROR;
+
+	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pf = optarg; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: return EXIT_ERROR;
+		}
+	}
+	if (!pf || optind != argc - 1) {
+		cli_err("policy check needs --policy FILE and one LOG");
+		return EXIT_ERROR;
+	}
+	if (load_policy_file(pf, &p) < 0 || read_file(argv[optind], &raw, &rl) < 0)
+		goto out;
+	if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
+		cli_file_err(argv[optind], "%s", d.msg);
+		goto out;
+	}
+	vg_attest_logstate_init(&st, VG_HASH_SHA256);
+	vg_attest_verdict_init(&v);
+	r = vg_attest_log_check(p, buf, len, algo, VG_ATTEST_PCR_IMA, NULL, &st, &v);
+	if (r < 0) {
+		cli_err("%s", strerror(-r));
+		goto out;
+	}
+	if (r == 1) {
+		print_verdict(&v);
+		rc = EXIT_NOTVERIFIED;
+		goto out;
+	}
+	printf("OK %" PRIu64 " entries\n", st.entries);
+	rc = EXIT_OK;
+out:
+	vg_imalog_buf_release(&scratch);
+	vg_refpolicy_free(p);
+	free(raw);
+	return rc;
+}
+
+static int policy_import(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *out = NULL;
+	struct vg_refpolicy *p;
+	int c, rc = EXIT_ERROR;
+
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: return EXIT_ERROR;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_err("policy import needs one FILE");
+		return EXIT_ERROR;
+	}
+	if (load_policy_file(argv[optind], &p) < 0)
+		return EXIT_ERROR;
+	if (emit_policy(p, out) == 0)
+		rc = EXIT_OK;
+	vg_refpolicy_free(p);
+	return rc;
+}
+
+/* ---- REST client ---- */
+
+struct resp {
+	char *body;
+	size_t len;
+};
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+	struct resp *r = arg;
+	char *nb = realloc(r->body, r->len + size * n + 1);
+
+	if (!nb)
+		return 0;
+	memcpy(nb + r->len, p, size * n);
+	r->body = nb;
+	r->len += size * n;
+	r->body[r->len] = 0;
+	return size * n;
+}
+
+static const char *verifier_url;
+
+/* Return: HTTP status, or -1 (reported). *@ret_json: parsed body, or NULL. */
+static long http(const char *method, const char *path, const char *body, size_t blen,
+		 json_object **ret_json)
+{
+	CURL *c = curl_easy_init();
+	struct curl_slist *hdr = NULL;
+	struct resp r = { 0 };
+	char url[1024];
+	long code = -1;
+	CURLcode cr;
+
+	if (!c) {
+		cli_err("cannot initialise libcurl");
+		return -1;
+	}
+	snprintf(url, sizeof(url), "%s%s", verifier_url, path);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (body) {
+		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
+	}
+	cr = curl_easy_perform(c);
+	if (cr != CURLE_OK) {
+		cli_err("verifier %s: %s", verifier_url, curl_easy_strerror(cr));
+	} else {
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+		if (ret_json)
+			*ret_json = r.body ? json_tokener_parse(r.body) : NULL;
+	}
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(c);
+	free(r.body);
+	return code;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return "";
+	return json_object_get_string(v);
+}
+
+/* An error answer: {"error": "...", "failure": "id", "message": "..."} */
+static int report_error(long code, json_object *o)
+{
+	const char *f = jstr(o, "failure");
+
+	if (*f) {
+		printf("FAIL %s: %s\n", f, jstr(o, "message"));
+		return EXIT_NOTVERIFIED;
+	}
+	cli_err("verifier answered %ld: %s", code, *jstr(o, "error") ? jstr(o, "error") : "(no detail)");
+	return EXIT_ERROR;
+}
+
+static bool id_ok(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (!n || n >= 128)
+		return false;
+	for (const char *c = id; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      *c == '-' || *c == '_' || *c == '.'))
+			return false;
+	return true;
+}
+
+static int attest_add(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "agent", required_argument, NULL, 'a' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *agent = NULL, *policy = "";
+	json_object *req, *res = NULL;
+	const char *body;
+	long code;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "a:p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': agent = optarg; break;
+		case 'p': policy = optarg; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: return EXIT_ERROR;
+		}
+	}
+	if (!agent || optind != argc - 1 || !id_ok(argv[optind])) {
+		cli_err("add needs an ID ([A-Za-z0-9._-]) and --agent URL");
+		return EXIT_ERROR;
+	}
+	req = json_object_new_object();
+	json_object_object_add(req, "id", json_object_new_string(argv[optind]));
+	json_object_object_add(req, "url", json_object_new_string(agent));
+	json_object_object_add(req, "policy", json_object_new_string(policy));
+	body = json_object_to_json_string(req);
+	code = http("POST", "/v1/agents", body, strlen(body), &res);
+	json_object_put(req);
+	if (code < 0)
+		return EXIT_ERROR;
+	if (code == 201) {
+		printf("registered %s (%s)\n", argv[optind], jstr(res, "ak_name"));
+		rc = EXIT_OK;
+	} else {
+		rc = report_error(code, res);
+	}
+	json_object_put(res);
+	return rc;
+}
+
+static void print_agent(json_object *a)
+{
+	printf("%s %s rounds=%s reboots=%s log_entries=%s policy=%s", jstr(a, "id"),
+	       jstr(a, "state"), jstr(a, "rounds"), jstr(a, "reboots"), jstr(a, "log_entries"),
+	       jstr(a, "policy"));
+	if (strcmp(jstr(a, "last_failure"), "ok") != 0 && *jstr(a, "last_failure"))
+		printf(" last_failure=%s (%s)", jstr(a, "last_failure"), jstr(a, "last_message"));
+	putchar('\n');
+}
+
+static int attest_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "history", no_argument, NULL, 'H' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	bool history = false, json = false;
+	json_object *res = NULL;
+	char path[512];
+	long code;
+	int c, rc = EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, "Hjh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H': history = true; break;
+		case 'j': json = true; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: return EXIT_ERROR;
+		}
+	}
+	if (optind < argc - 1 || (optind == argc - 1 && !id_ok(argv[optind]))) {
+		cli_err("status takes at most one agent ID");
+		return EXIT_ERROR;
+	}
+	if (optind == argc - 1)
+		snprintf(path, sizeof(path), "/v1/agents/%s%s", argv[optind],
+			 history ? "/history" : "");
+	else
+		snprintf(path, sizeof(path), "/v1/agents");
+	code = http("GET", path, NULL, 0, &res);
+	if (code < 0)
+		return EXIT_ERROR;
+	if (code != 200) {
+		rc = report_error(code, res);
+		json_object_put(res);
+		return rc;
+	}
+	if (json) {
+		puts(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
+						    JSON_C_TO_STRING_NOSLASHESCAPE));
+	} else if (history) {
+		json_object *arr;
+
+		if (json_object_object_get_ex(res, "history", &arr))
+			for (size_t i = 0; i < json_object_array_length(arr); i++) {
+				json_object *h = json_object_array_get_idx(arr, i);
+
+				printf("%s %s entry=%s path=%s digest=%s: %s\n", jstr(h, "time"),
+				       jstr(h, "failure"), jstr(h, "entry"), jstr(h, "path"),
+				       jstr(h, "digest"), jstr(h, "message"));
+			}
+	} else if (optind == argc - 1) {
+		print_agent(res);
+	} else {
+		json_object *arr;
+
+		if (json_object_object_get_ex(res, "agents", &arr))
+			for (size_t i = 0; i < json_object_array_length(arr); i++)
+				print_agent(json_object_array_get_idx(arr, i));
+	}
+	/* exit 1 when the agent asked about is not trusted */
+	if (optind == argc - 1 && !history && strcmp(jstr(res, "state"), "trusted") != 0)
+		rc = EXIT_NOTVERIFIED;
+	json_object_put(res);
+	return rc;
+}
+
+static int simple(const char *method, const char *path, const char *body, const char *done)
+{
+	json_object *res = NULL;
+	long code = http(method, path, body, body ? strlen(body) : 0, &res);
+	int rc;
+
+	if (code < 0)
+		return EXIT_ERROR;
+	if (code >= 200 && code < 300) {
+		if (done)
+			puts(done);
+		rc = EXIT_OK;
+	} else {
+		rc = report_error(code, res);
+	}
+	json_object_put(res);
+	return rc;
+}
+
+static int cmd_policy_remote(int argc, char **argv)
+{
+	char path[512];
+	const char *sub = argv[1];
+
+	if (strcmp(sub, "set") == 0) {
+		uint8_t *doc;
+		size_t n;
+		int rc;
+
+		if (argc != 4 || !id_ok(argv[2])) {
+			cli_err("policy set needs NAME and FILE");
+			return EXIT_ERROR;
+		}
+		if (read_file(argv[3], &doc, &n) < 0)
+			return EXIT_ERROR;
+		snprintf(path, sizeof(path), "/v1/policies/%s", argv[2]);
+		rc = simple("PUT", path, (const char *)doc, "policy stored");
+		free(doc);
+		return rc;
+	}
+	if (strcmp(sub, "get") == 0) {
+		json_object *res = NULL;
+		long code;
+
+		if (argc != 3 || !id_ok(argv[2])) {
+			cli_err("policy get needs NAME");
+			return EXIT_ERROR;
+		}
+		snprintf(path, sizeof(path), "/v1/policies/%s", argv[2]);
+		code = http("GET", path, NULL, 0, &res);
+		if (code != 200) {
+			int rc = code < 0 ? EXIT_ERROR : report_error(code, res);
+
+			json_object_put(res);
+			return rc;
+		}
+		puts(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
+						    JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(res);
+		return EXIT_OK;
+	}
+	/* assign ID NAME */
+	{
+		json_object *req;
+		int rc;
+
+		if (argc != 4 || !id_ok(argv[2]) || !id_ok(argv[3])) {
+			cli_err("policy assign needs ID and NAME");
+			return EXIT_ERROR;
+		}
+		req = json_object_new_object();
+		json_object_object_add(req, "policy", json_object_new_string(argv[3]));
+		snprintf(path, sizeof(path), "/v1/agents/%s/policy", argv[2]);
+		rc = simple("PUT", path, json_object_to_json_string(req), "policy assigned");
+		json_object_put(req);
+		return rc;
+	}
+}
+
+int cmd_attest(int argc, char **argv)
+{
+	const char *sub;
+	char path[512];
+	int rc;
+
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		fputs(help, argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_ERROR : EXIT_OK;
+	}
+	verifier_url = getenv("VIGIL_VERIFIER");
+	if (!verifier_url || !*verifier_url)
+		verifier_url = "http://127.0.0.1:8881";
+	/* --verifier URL anywhere before the subcommand's own options */
+	for (int i = 1; i < argc - 1; i++)
+		if (strcmp(argv[i], "--verifier") == 0) {
+			verifier_url = argv[i + 1];
+			memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 2) * sizeof(*argv));
+			argc -= 2;
+			break;
+		}
+	sub = argv[1];
+	argc--;
+	argv++;
+	if (strcmp(sub, "quote-check") == 0)
+		return quote_check(argc, argv);
+	if (strcmp(sub, "policy") == 0) {
+		if (argc < 2) {
+			cli_err("policy needs create, check, import, set, get or assign");
+			return EXIT_ERROR;
+		}
+		if (strcmp(argv[1], "create") == 0)
+			return policy_create(argc - 1, argv + 1);
+		if (strcmp(argv[1], "check") == 0)
+			return policy_check(argc - 1, argv + 1);
+		if (strcmp(argv[1], "import") == 0)
+			return policy_import(argc - 1, argv + 1);
+		if (strcmp(argv[1], "set") == 0 || strcmp(argv[1], "get") == 0 ||
+		    strcmp(argv[1], "assign") == 0) {
+			curl_global_init(CURL_GLOBAL_DEFAULT);
+			rc = cmd_policy_remote(argc, argv);
+			curl_global_cleanup();
+			return rc;
+		}
+		if (strcmp(argv[1], "--help") == 0) {
+			fputs(help, stdout);
+			return EXIT_OK;
+		}
+		cli_err("unknown policy subcommand '%s'", argv[1]);
+		return EXIT_ERROR;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (strcmp(sub, "add") == 0) {
+		rc = attest_add(argc, argv);
+	} else if (strcmp(sub, "status") == 0) {
+		rc = attest_status(argc, argv);
+	} else if (strcmp(sub, "remove") == 0 || strcmp(sub, "reactivate") == 0) {
+		if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+			fputs(help, stdout);
+			rc = EXIT_OK;
+		} else if (argc != 2 || !id_ok(argv[1])) {
+			cli_err("%s needs one agent ID", sub);
+			rc = EXIT_ERROR;
+		} else if (strcmp(sub, "remove") == 0) {
+			snprintf(path, sizeof(path), "/v1/agents/%s", argv[1]);
+			rc = simple("DELETE", path, NULL, "removed");
+		} else {
+			snprintf(path, sizeof(path), "/v1/agents/%s/reactivate", argv[1]);
+			rc = simple("POST", path, "{}", "reactivated");
+		}
+	} else {
+		cli_err("unknown subcommand '%s' (see vigil attest --help)", sub);
+		rc = EXIT_ERROR;
+	}
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# t0501: remote attestation end to end on loopback with swtpm: vigil measure
+# extends the TPM, vigil-agent serves quotes and the log, vigil-verifier
+# (SQLite) attests every 200 ms. Registration with EK-certificate chain and
+# credential activation; a good agent stays trusted over many rounds; a
+# forged AK, a bad EK certificate, a changed EK, a replayed quote, a wrong
+# nonce, an altered entry, a truncated log, a file outside the policy and a
+# reboot are each recognised with their typed failure, and the command and
+# webhook actions fire.
+. "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-tpm.sh"
+vg_init
+vg_tpm_start
+
+AGENT=${VIGIL_AGENT_BIN:?}
+VERIFIER=${VIGIL_VERIFIER_BIN:?}
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+AP=$(port); VP=$(port); WP=$(port); AP2=$(port)
+export VIGIL_VERIFIER=http://127.0.0.1:$VP
+PIDS=
+trap '_rc=$?; for p in $PIDS; do kill $p 2>/dev/null; done; wait 2>/dev/null;
+      bash "$SRCDIR/scripts/swtpm.sh" stop "$TPMDIR" >/dev/null 2>&1;
+      [ -n "${TPM2:-}" ] && bash "$SRCDIR/scripts/swtpm.sh" stop "$TPM2" >/dev/null 2>&1;
+      (exit $_rc); vg_cleanup' EXIT
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+
+mkdir -p tree st
+for f in a b c; do echo "file $f" >tree/$f; done
+measure() { "$VIGIL" measure --log "$T/log" --tpm >/dev/null 2>&1 "$@"; }
+measure "$T/tree/a" "$T/tree/b" "$T/tree/c"
+check "the measured log has 4 entries" test "$("$VIGIL" log show "$T/log" | wc -l)" -eq 4
+
+: >tamper
+"$AGENT" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
+	--tamper-file "$T/tamper" 2>agent.err &
+PIDS="$PIDS $!"
+python3 -c '
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", 0))
+        open(sys.argv[2], "ab").write(self.rfile.read(n) + b"\n")
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+' $WP "$T/webhook" &
+PIDS="$PIDS $!"
+"$VERIFIER" --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
+	--ek-ca "$TPMDIR/ek-ca.pem" --webhook http://127.0.0.1:$WP/hook \
+	--on-fail "echo \"\$VIGIL_AGENT \$VIGIL_FAILURE \$VIGIL_PATH\" >>$T/hook" 2>verifier.err &
+PIDS="$PIDS $!"
+for i in $(seq 50); do
+	curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+
+# field NAME of `vigil attest status --json host1`
+field() { "$VIGIL" attest status --json host1 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+# wait_for STATE [FAILURE]: up to 15 s
+wait_for() {
+	local i s
+	for i in $(seq 150); do
+		s=$(field state)
+		if [ "$s" = "$1" ] && { [ -z "${2:-}" ] || [ "$(field last_failure)" = "$2" ]; }; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "state $s, last failure $(field last_failure): $(field last_message)"
+	return 1
+}
+rounds() { field rounds; }
+
+check "policy from the known-good log" "$VIGIL" attest policy create --log "$T/log" -o good.json
+check "policy uploaded" "$VIGIL" attest policy set good good.json
+check "registration with EK certificate chain and credential activation" \
+	"$VIGIL" attest add host1 --agent http://127.0.0.1:$AP --policy good
+check "trusted after the first round" wait_for trusted
+check_eq "4 entries verified" "$(field log_entries)" 4
+# a good agent stays trusted over many rounds while allowed files are measured again
+r0=$(rounds)
+for i in 1 2 3 4 5; do measure "$T/tree/a" "$T/tree/b"; sleep 0.3; done
+sleep 1
+check "still trusted after new allowed entries" wait_for trusted
+check "at least 10 more rounds passed" test "$(rounds)" -ge $((r0 + 10))
+check_eq "all 14 entries verified" "$(field log_entries)" 14
+
+expect_fail() {	# NAME FAILURE: wait for it, then clear the tamper and reactivate
+	check "$1: failed with $2" wait_for failed "$2"
+	: >tamper
+	"$VIGIL" attest reactivate host1 >/dev/null
+	check "$1: trusted again after reactivation" wait_for trusted
+}
+
+echo wrong-nonce >tamper
+expect_fail "wrong nonce" quote.nonce
+echo replay-quote >tamper
+expect_fail "replayed old quote" quote.nonce
+echo alter-log >tamper
+measure "$T/tree/c"
+expect_fail "altered log entry" log.entry_digest
+echo truncate-log >tamper
+measure "$T/tree/c"
+expect_fail "truncated log" log.pcr_mismatch
+check_eq "the entries hidden by the attacks are verified now" "$(field log_entries)" 16
+
+# registration attacks (the registered record stays as it is)
+echo forge-ak >tamper
+"$VIGIL" attest add host1 --agent http://127.0.0.1:$AP --policy good >out 2>&1
+check_eq "forged AK: registration refused (exit 1)" "$?" 1
+check "forged AK: typed identity.credential" grep -q "FAIL identity.credential" out
+echo wrong-ek-cert >tamper
+"$VIGIL" attest add host1 --agent http://127.0.0.1:$AP --policy good >out 2>&1
+check_eq "wrong EK certificate: refused (exit 1)" "$?" 1
+check "wrong EK certificate: typed identity.ek_cert" grep -q "FAIL identity.ek_cert" out
+: >tamper
+check "the registered agent is still trusted" wait_for trusted
+# another TPM claiming the same agent id
+TPM2=$T/tpm2
+TCTI2=$(bash "$SRCDIR/scripts/swtpm.sh" start "$TPM2")
+mkdir -p st2
+"$AGENT" --listen 127.0.0.1:$AP2 --state "$T/st2" --log "$T/log" --id host1 --tcti "$TCTI2" 2>agent2.err &
+PIDS="$PIDS $!"
+for i in $(seq 50); do curl -s "127.0.0.1:$AP2/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+"$VIGIL" attest add host1 --agent http://127.0.0.1:$AP2 >out 2>&1
+check_eq "another EK for a known id: refused (exit 1)" "$?" 1
+check "changed EK: typed identity.ek_changed" grep -q "FAIL identity.ek_changed" out
+
+# a file outside the policy runs
+echo "not allowed" >tree/evil
+measure "$T/tree/evil"
+check "file outside the policy: failed" wait_for failed policy.not_in_policy
+"$VIGIL" attest status host1 --history >hist
+check "history names the file and its digest" grep -q "policy.not_in_policy entry=16 path=$T/tree/evil digest=sha256:" hist
+check_rc 1 "status exits 1 for a failed agent" "$VIGIL" attest status host1
+check "command hook ran" grep -q "host1 policy.not_in_policy $T/tree/evil" "$T/hook"
+check "webhook got the notice" grep -Eq "\"failure\": *\"policy.not_in_policy\"" "$T/webhook"
+check "failed agent is not polled" test "$(rounds)" = "$(sleep 0.6; rounds)"
+# the operator allows it: a new policy, whole list judged again
+"$VIGIL" attest policy create --log "$T/log" -o good2.json >/dev/null
+"$VIGIL" attest policy set good2 good2.json >/dev/null
+check "policy assigned" "$VIGIL" attest policy assign host1 good2
+check "trusted under the new policy" wait_for trusted
+check_eq "whole list verified again" "$(field log_entries)" 17
+
+# reboot: new boot, new log; the verifier starts the replay over
+rm -f "$T/log"
+sleep 0.5
+bash "$SRCDIR/scripts/swtpm.sh" reset "$TPMDIR" >/dev/null 2>&1
+for i in $(seq 100); do [ "$(field reboots)" = 1 ] && break; sleep 0.1; done
+check_eq "reboot recognised" "$(field reboots)" 1
+measure "$T/tree/a"
+sleep 1
+check "trusted after the reboot" wait_for trusted
+check_eq "new boot: 2 entries verified" "$(field log_entries)" 2
+"$VIGIL" attest status host1 --history >hist
+check "history records the reboot" grep -q "state.reboot" hist
+check "remove" "$VIGIL" attest remove host1
+check_rc 2 "status of a removed agent: error" "$VIGIL" attest status host1
+check "the verifier survived" kill -0 $(echo $PIDS | awk '{print $3}')
