@@ -5,8 +5,8 @@
  * converted.
  *
  *   show    [--format ascii|binary|json] FILE
- *   replay  [--bank ALGO]... [--pcrs [ALGO,]FILE]... [--legacy-padded]
- *           [--allow-prefix] FILE
+ *   replay  [--bank ALGO]... [--pcrs [ALGO,]FILE]... [--tpm[=TCTI]]
+ *           [--legacy-padded] [--allow-prefix] [--state FILE] FILE
  *   convert [--to ascii|binary] [--bank ALGO] [-o OUT] FILE
  *
  * Exit: 0 ok (replay with --pcrs: the log matches), 1 mismatch (PCRs, or
@@ -33,7 +33,7 @@
 static const char help[] =
 	"usage: vigil log show [--format ascii|binary|json] FILE\n"
 	"       vigil log replay [--bank ALGO]... [--pcrs [ALGO,]FILE]... [--tpm[=TCTI]]\n"
-	"                        [--legacy-padded] [--allow-prefix] FILE\n"
+	"                        [--legacy-padded] [--allow-prefix] [--state FILE] FILE\n"
 	"       vigil log convert [--to ascii|binary] [--bank ALGO] [-o OUT] FILE\n"
 	"\n"
 	"The kernel's IMA measurement list (binary_runtime_measurements[_ALGO] or\n"
@@ -54,6 +54,10 @@ static const char help[] =
 	"                        was extended into every other bank\n"
 	"  -P, --allow-prefix    accept a log that runs ahead of the PCRs (entries\n"
 	"                        appended after the PCRs were read)\n"
+	"  -s, --state FILE      incremental: resume from the offset, entry count and\n"
+	"                        PCR values saved in FILE (when it exists: entries\n"
+	"                        before the offset are not checked again), and save\n"
+	"                        the state at the end of the list there on success\n"
 	"convert  ascii to binary or binary to ascii (default: the other one)\n"
 	"  -t, --to ascii|binary\n"
 	"  -b, --bank ALGO       template digest bank of the output (binary: the\n"
@@ -122,6 +126,7 @@ static int read_all(const char *path, uint8_t **ret, size_t *ret_len)
 	}
 	if (fd)
 		close(fd);
+	/* the loop above ends with len < cap: room for a terminating NUL */
 	*ret = buf;
 	*ret_len = len;
 	return 0;
@@ -502,6 +507,99 @@ static int read_tpm(const char *tcti, struct expect *x, uint32_t used, uint32_t 
 	return 0;
 }
 
+/*
+ * --state FILE: '# offset N', '# entries K' and 'PCR-NN ALGO:HEX' lines.
+ * Return: 1 loaded, 0 no such file (start from zero), -1 (reported).
+ */
+static int load_state(const char *path, struct vg_pcr_values *st, size_t *off, uint64_t *entries)
+{
+	struct vg_diag d = { 0 };
+	uint8_t *text;
+	size_t len;
+	char *s;
+	int r = read_all(path, &text, &len);
+	bool have_off = false, have_n = false;
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		cli_file_err(path, "%s", strerror(-r));
+		return -1;
+	}
+	r = vg_pcr_values_parse(st, (const char *)text, len, -1, &d);
+	if (r >= 0) {
+		text[len] = '\0';	/* read_all always leaves room */
+		for (s = (char *)text; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL) {
+			unsigned long long v;
+			char *end;
+
+			if (strncmp(s, "# offset ", 9) == 0 || strncmp(s, "# entries ", 10) == 0) {
+				bool o = s[2] == 'o';
+
+				errno = 0;
+				v = strtoull(s + (o ? 9 : 10), &end, 10);
+				if (errno || (*end != '\n' && *end != '\0'))
+					break;
+				if (o) {
+					*off = (size_t)v;
+					have_off = true;
+				} else {
+					*entries = v;
+					have_n = true;
+				}
+			}
+		}
+	}
+	free(text);
+	if (r < 0 || !have_off || !have_n) {
+		cli_file_err(path, "not a replay state (%s)", r < 0 ? d.msg : "no offset/entries line");
+		return -1;
+	}
+	return 1;
+}
+
+static int save_state(const char *path, const struct vg_imalog_replay *rp, uint32_t banks,
+		      uint32_t pcrs, size_t off, uint64_t entries)
+{
+	struct vg_imalog_buf b = { 0 };
+	char *line = NULL;
+	int n, rc;
+
+	n = asprintf(&line, "# vigil log replay state (offset in the binary list)\n"
+		     "# offset %zu\n# entries %" PRIu64 "\n", off, entries);
+	if (n < 0)
+		goto nomem;
+	b.data = (uint8_t *)line;
+	b.len = b.cap = (size_t)n;
+	for (unsigned int a = 0; a < VG_HASH__LAST; a++) {
+		if (!(banks & (1u << a)))
+			continue;
+		for (unsigned int pc = 0; pc < VG_PCR_COUNT; pc++) {
+			char hex[2 * VG_HASH_MAX_DIGEST + 1], l[200];
+			struct vg_digest v;
+			uint8_t *nb;
+
+			if (!(pcrs & (1u << pc)) || vg_imalog_replay_get(rp, pc, a, &v) < 0)
+				continue;
+			vg_hex_encode(v.bytes, v.len, hex);
+			n = snprintf(l, sizeof(l), "PCR-%02u %s:%s\n", pc, vg_hash_name(a), hex);
+			nb = realloc(b.data, b.len + (size_t)n);
+			if (!nb)
+				goto nomem;
+			b.data = nb;
+			memcpy(b.data + b.len, l, (size_t)n);
+			b.len += (size_t)n;
+		}
+	}
+	rc = write_out(path, b.data, b.len);
+	free(b.data);
+	return rc;
+nomem:
+	free(b.data);
+	cli_err("out of memory");
+	return EXIT_ERROR;
+}
+
 /* Every given value of a replayed PCR equals the replay? */
 static bool matches(const struct vg_imalog_replay *rp, const struct expect *x, uint32_t used,
 		    unsigned int *bad_pcr, unsigned int *bad_algo)
@@ -533,10 +631,16 @@ static int log_replay(int argc, char **argv)
 		{ "legacy-padded", no_argument, NULL, 'L' },
 		{ "allow-prefix", no_argument, NULL, 'P' },
 		{ "tpm", optional_argument, NULL, 'T' },
+		{ "state", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct expect *x = calloc(1, sizeof(*x));
+	struct vg_pcr_values *st = calloc(1, sizeof(*st));
+	const char *statepath = NULL;
+	bool have_state = false, boundary;
+	uint64_t st_entries = 0;
+	size_t st_off = 0;
 	struct vg_imalog_replay *rp = NULL;
 	struct vg_imalog_parser p;
 	struct vg_imalog_entry e;
@@ -551,12 +655,14 @@ static int log_replay(int argc, char **argv)
 	int c, r, rc = EXIT_ERROR;
 	const char *path;
 
-	if (!x) {
+	if (!x || !st) {
 		cli_err("out of memory");
+		free(x);
+		free(st);
 		return EXIT_ERROR;
 	}
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "b:p:LPh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:p:LPs:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			r = parse_algo_opt(optarg);
@@ -580,6 +686,9 @@ static int log_replay(int argc, char **argv)
 			tcti = optarg;
 			have_pcrs = true;
 			break;
+		case 's':
+			statepath = optarg;
+			break;
 		case 'h':
 			fputs(help, stdout);
 			rc = EXIT_OK;
@@ -596,10 +705,35 @@ static int log_replay(int argc, char **argv)
 	path = argv[optind];
 	if (load(path, &in) != 0)
 		goto out;
+	if (statepath) {
+		r = load_state(statepath, st, &st_off, &st_entries);
+		if (r < 0)
+			goto out;
+		have_state = r > 0;
+	}
 	/* which PCRs the list extends: those are compared */
+	boundary = st_off == 0 && st_entries == 0;
 	vg_imalog_parser_init(&p, in.buf, in.len, in.algo);
-	while (vg_imalog_parser_next(&p, &e, NULL) == 1)
+	while (vg_imalog_parser_next(&p, &e, NULL) == 1) {
 		used |= 1u << e.pcr;
+		if (have_state && p.off == st_off) {
+			if (p.index != st_entries) {
+				cli_file_err(path, "--state: offset %zu is entry %" PRIu64 ", the state says %"
+					     PRIu64 " (another list?)", st_off, p.index, st_entries);
+				goto out;
+			}
+			boundary = true;
+		}
+	}
+	if (have_state && !boundary) {
+		cli_file_err(path, "--state: offset %zu is not an entry boundary of this list "
+			     "(shorter, or another list)", st_off);
+		goto out;
+	}
+	if (have_state)
+		for (unsigned int a = 0; a < VG_HASH__LAST; a++)
+			if (st->have[a])
+				banks |= 1u << a;
 	if (tpm && read_tpm(tcti, x, used, banks) < 0)
 		goto out;
 	for (unsigned int a = 0; a < VG_HASH__LAST; a++)
@@ -621,6 +755,25 @@ static int log_replay(int argc, char **argv)
 		cli_err("%s", d.msg);
 		goto out;
 	}
+	if (have_state) {
+		for (unsigned int a = 0; a < VG_HASH__LAST; a++)
+			for (unsigned int pc = 0; pc < VG_PCR_COUNT; pc++)
+				if (st->have[a] & (1u << pc) && vg_imalog_replay_set(rp, pc, &st->v[a][pc]) < 0) {
+					cli_file_err(statepath, "PCR-%02u %s cannot be restored", pc,
+						     vg_hash_name(a));
+					goto out;
+				}
+		uint32_t any = 0;
+
+		for (unsigned int a = 0; a < VG_HASH__LAST; a++)
+			any |= st->have[a];
+		for (unsigned int a = 0; a < VG_HASH__LAST; a++)
+			if (banks & (1u << a) && any && !st->have[a]) {
+				cli_file_err(statepath, "has no %s values: replay that bank from the start",
+					     vg_hash_name(a));
+				goto out;
+			}
+	}
 	if (have_pcrs) {
 		for (unsigned int a = 0; a < VG_HASH__LAST; a++)
 			for (unsigned int pc = 0; pc < VG_PCR_COUNT; pc++)
@@ -633,6 +786,10 @@ static int log_replay(int argc, char **argv)
 		prefix = used == 0 || matches(rp, x, used, &bad_pcr, &bad_algo);
 	}
 	vg_imalog_parser_init(&p, in.buf, in.len, in.algo);
+	p.off = st_off;
+	p.index = st_entries;
+	n = st_entries;
+	k = st_entries;
 	while ((r = vg_imalog_parser_next(&p, &e, &d)) == 1) {
 		r = vg_imalog_replay_entry(rp, &e, p.index - 1, &d);
 		if (r < 0) {
@@ -694,6 +851,8 @@ static int log_replay(int argc, char **argv)
 		rc = EXIT_NOTVERIFIED;
 	}
 out:
+	if (rc == EXIT_OK && statepath && rp)
+		rc = save_state(statepath, rp, banks, used | vg_imalog_replay_pcrs(rp), p.off, n);
 	if (fflush(stdout) != 0 && rc == EXIT_OK) {
 		cli_err("writing output: %s", strerror(errno));
 		rc = EXIT_ERROR;
@@ -701,6 +860,7 @@ out:
 	vg_imalog_replay_free(rp);
 	release(&in);
 	free(x);
+	free(st);
 	return rc;
 }
 

@@ -10,6 +10,7 @@ BUILD=${1:-build}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
 VIGIL=$BUILD/cli/vigil
+VIGILD=$BUILD/daemon/vigild
 export VIGIL_CONFIG=/dev/null
 
 [ -x "$VIGIL" ] || { echo "demo: $VIGIL not built (make build)" >&2; exit 2; }
@@ -119,6 +120,40 @@ expect 0 "all pass" -- "$VIGIL" appraise -r --config vigil.conf --keyring ima.cr
 
 # the EVM key sealed by the TPM, and the offline attack (issue 4)
 . "$SRC/scripts/demo-key.sh"
+
+step "vigild: the integrity hooks, enforcing on this filesystem only"
+cat >vigild.policy <<EOF
+# appraise everything executed or read on the demo filesystem, measure executables
+measure func=BPRM_CHECK
+appraise func=BPRM_CHECK
+appraise func=FILE_CHECK mask=MAY_READ
+EOF
+cat vigild.policy
+start_vigild() {
+	timeout -s KILL 120 "$VIGILD" --config vigil.conf --policy vigild.policy --watch root \
+		--keyring ima.crt --log "$D/measurements" --no-tpm --control "$D/vigild.sock" \
+		--audit "$D/audit.jsonl" --foreground 2>>vigild.err &
+	VD=$!
+	for _ in $(seq 100); do [ "$(grep -c ready vigild.err)" -ge "$1" ] && break; sleep 0.1; done
+	VDPID=$(ps -o pid= --ppid $VD | head -1 | tr -d ' ')
+	echo "vigild running (pid $VDPID)"
+}
+stop_vigild() { kill -TERM "$VDPID"; wait $VD; }
+start_vigild 1
+expect 0 "a labeled, signed binary runs" -- root/usr/bin/ls root/usr
+expect 0 "a labeled binary reads a labeled file" -- root/usr/bin/cat root/etc/passwd
+stop_vigild
+step "offline, vigild stopped: an attacker patches /usr/bin/sh on the disk"
+run dd if=/dev/urandom of=root/usr/bin/sh bs=1 count=1 seek=2000 conv=notrunc status=none
+start_vigild 2
+expect 126 "the tampered binary is refused at exec" -- root/usr/bin/sh -c true
+expect 1 "and cannot be opened either" -- cat root/usr/bin/sh
+run tail -1 audit.jsonl
+expect 0 "vigil status" -- "$VIGIL" status --control "$D/vigild.sock"
+stop_vigild
+step "the measurement list vigild wrote (the kernel's ima-ng format), replayed"
+expect 0 "shown as the kernel's ascii list" -- "$VIGIL" log show "$D/measurements"
+expect 0 "replays" -- "$VIGIL" log replay "$D/measurements"
 
 echo
 if [ $failed -eq 0 ]; then

@@ -4,7 +4,7 @@
 # legacy zero-padded bank, the 'ima' template); evmctl agrees on the same
 # files; a PCR mismatch exits 1 naming the first entry the PCRs do not
 # reflect; a tampered entry exits 1 naming it; malformed lists exit 2
-# naming the entry index and offset.
+# naming the entry index and offset; --state resumes a replay.
 . "$SRCDIR/tests/lib.sh"
 vg_init
 V=$VECTORS/imalog
@@ -116,3 +116,19 @@ check_rc 2 "--pcrs file without the replayed PCR" "$VIGIL" log replay --pcrs <(e
 check_rc 2 "--pcrs garbage" "$VIGIL" log replay --pcrs "$V/bad-not-a-log.txt" "$L"
 : >empty
 check "an empty list replays (nothing extended)" "$VIGIL" log replay empty
+
+# --- incremental replay: --state ---
+head -n 400 "$V/embrave.ascii_runtime_measurements" >part.txt
+check "--state: first 400 entries, state saved" "$VIGIL" log replay --state st part.txt
+check "... the state names offset and entry count" grep -q "^# entries 400$" st
+run "$VIGIL" log replay --state st --pcrs "$V/embrave.pcrs-sha1.txt" "$V/embrave.binary_runtime_measurements"
+check_eq "--state: resuming over the whole list matches the real PCR 10" "$RC" 0
+check "... counting all 922 entries" grep -q "matches the PCRs (922 entries)" <<<"$OUT"
+check_eq "... and the state moved to the end" "$(sed -n 's/^# entries //p' st)" 922
+check_rc 2 "--state past the end of a shorter list: refused" "$VIGIL" log replay --state st part.txt
+rm -f st2
+"$VIGIL" log replay --state st2 "$E/binary_runtime_measurements" >/dev/null
+check_rc 2 "--state of another list: refused" "$VIGIL" log replay --state st2 "$V/embrave.binary_runtime_measurements"
+cp st st3; sed -i 's/^PCR-10 sha1:./PCR-10 sha1:0/' st3; grep -q '^PCR-10 sha1:0' st3 || sed -i 's/^PCR-10 sha1:./PCR-10 sha1:1/' st3
+printf 'extra line\n' >>st3
+check_rc 2 "--state file that is not a state: refused" "$VIGIL" log replay --state st3 "$V/embrave.binary_runtime_measurements"

@@ -18,7 +18,7 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 AP=$(port); VP=$(port); WP=$(port); AP2=$(port)
 export VIGIL_VERIFIER=http://127.0.0.1:$VP
 PIDS=
-trap '_rc=$?; for p in $PIDS; do kill $p 2>/dev/null; done; wait 2>/dev/null;
+trap '_rc=$?; for p in $PIDS ${AGENT_PID:-}; do kill $p 2>/dev/null; done; wait 2>/dev/null;
       bash "$SRCDIR/scripts/swtpm.sh" stop "$TPMDIR" >/dev/null 2>&1;
       [ -n "${TPM2:-}" ] && bash "$SRCDIR/scripts/swtpm.sh" stop "$TPM2" >/dev/null 2>&1;
       (exit $_rc); vg_cleanup' EXIT
@@ -31,9 +31,13 @@ measure "$T/tree/a" "$T/tree/b" "$T/tree/c"
 check "the measured log has 4 entries" test "$("$VIGIL" log show "$T/log" | wc -l)" -eq 4
 
 : >tamper
-"$AGENT" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
-	--tamper-file "$T/tamper" 2>agent.err &
-PIDS="$PIDS $!"
+start_agent() {
+	"$AGENT" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
+		--tamper-file "$T/tamper" 2>>agent.err &
+	AGENT_PID=$!
+	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+}
+start_agent
 python3 -c '
 import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
@@ -143,10 +147,12 @@ check "policy assigned" "$VIGIL" attest policy assign host1 good2
 check "trusted under the new policy" wait_for trusted
 check_eq "whole list verified again" "$(field log_entries)" 17
 
-# reboot: new boot, new log; the verifier starts the replay over
+# reboot: the agent stops, the TPM resets (orderly), a new boot writes a
+# new log, the agent starts again; the verifier starts the replay over
+kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
 rm -f "$T/log"
-sleep 0.5
-bash "$SRCDIR/scripts/swtpm.sh" reset "$TPMDIR" >/dev/null 2>&1
+check "orderly TPM reset" bash "$SRCDIR/scripts/swtpm.sh" reset "$TPMDIR"
+start_agent
 for i in $(seq 100); do [ "$(field reboots)" = 1 ] && break; sleep 0.1; done
 check_eq "reboot recognised" "$(field reboots)" 1
 measure "$T/tree/a"
@@ -157,4 +163,4 @@ check_eq "new boot: 2 entries verified" "$(field log_entries)" 2
 check "history records the reboot" grep -q "state.reboot" hist
 check "remove" "$VIGIL" attest remove host1
 check_rc 2 "status of a removed agent: error" "$VIGIL" attest status host1
-check "the verifier survived" kill -0 $(echo $PIDS | awk '{print $3}')
+check "the verifier survived" kill -0 $(echo $PIDS | awk '{print $2}')
