@@ -35,6 +35,7 @@ bench: build
 	@bash bench/hash $(BUILD)
 	@bash bench/tree $(BUILD)
 	@bash bench/log $(BUILD)
+	@bash bench/verifier $(BUILD)
 
 # libFuzzer runs of every tests/fuzz harness, FUZZ_SECONDS each (clang)
 fuzz: deps

@@ -8,6 +8,7 @@
  *   POST /v1/activate {id_object, enc_secret}   {proof: hex HMAC-SHA256(secret, id)}
  *   GET  /v1/quote?nonce=HEX&bank=ALGO&mask=HEX {attest, sig, bank, pcrs: {"10": hex}}
  *   GET  /v1/log?offset=N                  the binary list from byte N
+ *   GET  /v1/bootlog                       the TCG boot event log (404 when none)
  *
  * Two processes. The parent holds the TPM and nothing else: it answers
  * fixed-size messages on a SOCK_SEQPACKET socketpair (quote: nonce <= 64
@@ -16,8 +17,10 @@
  * credential secret never leaves it (it returns only the HMAC proof). The
  * child, forked before the TPM is opened, parses HTTP (libmicrohttpd, one
  * internal thread, so the TPM has one client), reads the log file, and
- * runs with PR_SET_NO_NEW_PRIVS (and --user's uid/gid). Plain HTTP on the
- * address given (loopback in tests); TLS is not done yet.
+ * runs with PR_SET_NO_NEW_PRIVS (and --user's uid/gid). HTTP on the
+ * address given, or HTTPS with --tls-cert/--tls-key; with --tls-client-ca
+ * every request must come with a client certificate that chains to it
+ * (mutual TLS: the verifier's certificate), checked before any handler.
  *
  * --tamper-file FILE is for tests only: the first word of FILE, read per
  * request, makes the agent misbehave the way an attacker would (forged
@@ -44,6 +47,7 @@
 #include <sys/wait.h>
 
 #include <json-c/json.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -94,10 +98,12 @@ static struct {
 	int ipc;			/* the network process's end of the socketpair */
 	const char *id;
 	const char *log;
+	const char *boot_log;
 	const char *tamper_file;
 	uint8_t ek_pub[VG_ATPM_PUB_MAX], ek_cert[VG_ATPM_CERT_MAX], ak_pub[VG_ATPM_PUB_MAX];
 	size_t ek_pub_len, ek_cert_len, ak_pub_len;
 	char *first_quote;		/* tamper replay-quote: the first answer, replayed */
+	bool need_client_cert;
 } g;
 
 static const char help[] =
@@ -111,7 +117,11 @@ static const char help[] =
 	"  -t, --tcti TCTI         TPM (default $VIGIL_TCTI, else device:/dev/tpmrm0)\n"
 	"  -a, --ak ecc|rsa        type of a new AK (default ecc: P-256, fast quotes)\n"
 	"  -u, --user NAME         run the network process as NAME (the TPM process keeps\n"
-	"                          its identity)\n";
+	"                          its identity)\n"
+	"      --boot-log FILE     TCG boot event log to serve (default: the kernel's, if any)\n"
+	"      --tls-cert FILE     serve HTTPS with this PEM certificate (chain)\n"
+	"      --tls-key FILE      and its PEM private key\n"
+	"      --tls-client-ca FILE  require client certificates chaining to this PEM CA\n";
 
 static void tamper(char *mode, size_t cap)
 {
@@ -531,6 +541,78 @@ static enum MHD_Result h_log(struct MHD_Connection *c)
 	return ret;
 }
 
+/* mutual TLS: the peer's certificate chains to --tls-client-ca (GnuTLS verifies it). */
+static bool client_cert_ok(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	unsigned int status = 0, n = 0;
+	gnutls_session_t s;
+
+	if (!ci || !ci->tls_session)
+		return false;
+	s = (gnutls_session_t)ci->tls_session;
+	if (!gnutls_certificate_get_peers(s, &n) || n == 0)
+		return false;
+	return gnutls_certificate_verify_peers2(s, &status) == 0 && status == 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t cap = 0, n;
+
+	if (!f)
+		return NULL;
+	n = getdelim(&buf, &cap, '\0', f);
+	fclose(f);
+	if ((ssize_t)n <= 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static enum MHD_Result h_bootlog(struct MHD_Connection *c)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	uint8_t *buf = NULL;
+	size_t len = 0, cap = 0;
+	FILE *f = g.boot_log ? fopen(g.boot_log, "re") : NULL;
+
+	if (!f)
+		return error(c, MHD_HTTP_NOT_FOUND, "no boot event log on this host");
+	/* securityfs files have no size: read to EOF, bounded */
+	for (;;) {
+		size_t n;
+
+		if (len == cap) {
+			uint8_t *nb = cap >= (16u << 20) ? NULL : realloc(buf, cap ? cap * 2 : 65536);
+
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "boot log too large");
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	fclose(f);
+	r = MHD_create_response_from_buffer(len, buf ? buf : (void *)"", buf ? MHD_RESPMEM_MUST_FREE :
+					    MHD_RESPMEM_PERSISTENT);
+	MHD_add_response_header(r, "Content-Type", "application/octet-stream");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 struct upload {
 	char *buf;
 	size_t len;
@@ -570,12 +652,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	}
 	if (u->too_big)
 		return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+	if (g.need_client_cert && !client_cert_ok(c))
+		return error(c, MHD_HTTP_FORBIDDEN, "a client certificate from the trusted CA is required");
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/identity") == 0)
 		return h_identity(c);
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/quote") == 0)
 		return h_quote(c);
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/log") == 0)
 		return h_log(c);
+	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/bootlog") == 0)
+		return h_bootlog(c);
 	if (strcmp(method, "POST") == 0 && strcmp(url, "/v1/activate") == 0)
 		return h_activate(c, u->buf ? u->buf : "", u->len);
 	return error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
@@ -705,10 +791,16 @@ int main(int argc, char **argv)
 		{ "ak", required_argument, NULL, 'a' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "tamper-file", required_argument, NULL, 'X' },
+		{ "boot-log", required_argument, NULL, 'B' },
+		{ "tls-cert", required_argument, NULL, 'C' },
+		{ "tls-key", required_argument, NULL, 'K' },
+		{ "tls-client-ca", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *listen = NULL, *state = NULL, *tcti = NULL, *user = NULL;
+	const char *tls_cert = NULL, *tls_key = NULL, *tls_ca = NULL;
+	char *cert_pem = NULL, *key_pem = NULL, *ca_pem = NULL;
 	struct sockaddr_in sa;
 	struct MHD_Daemon *d;
 	struct ipc_ident *id;
@@ -720,6 +812,8 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	g.log = "/run/vigil/binary_runtime_measurements";
+	if (access("/sys/kernel/security/tpm0/binary_bios_measurements", R_OK) == 0)
+		g.boot_log = "/sys/kernel/security/tpm0/binary_bios_measurements";
 	while ((c = getopt_long(argc, argv, "L:s:l:i:t:a:u:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'L': listen = optarg; break;
@@ -730,12 +824,25 @@ int main(int argc, char **argv)
 		case 'a': rsa = strcmp(optarg, "rsa") == 0; break;
 		case 'u': user = optarg; break;
 		case 'X': g.tamper_file = optarg; break;
+		case 'B': g.boot_log = optarg; break;
+		case 'C': tls_cert = optarg; break;
+		case 'K': tls_key = optarg; break;
+		case 'A': tls_ca = optarg; break;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
 		}
 	}
 	if (!listen || !state || parse_listen(listen, &sa) < 0) {
 		fprintf(stderr, "vigil-agent: --listen ADDR:PORT and --state DIR are required\n");
+		return 2;
+	}
+	if (!!tls_cert != !!tls_key || (tls_ca && !tls_cert)) {
+		fprintf(stderr, "vigil-agent: --tls-cert and --tls-key go together; --tls-client-ca needs them\n");
+		return 2;
+	}
+	if (tls_cert && (!(cert_pem = slurp(tls_cert)) || !(key_pem = slurp(tls_key)) ||
+			 (tls_ca && !(ca_pem = slurp(tls_ca))))) {
+		fprintf(stderr, "vigil-agent: cannot read the TLS certificate, key or CA\n");
 		return 2;
 	}
 	if (!g.id) {
@@ -762,6 +869,12 @@ int main(int argc, char **argv)
 		struct vg_atpm *tpm;
 
 		close(sp[1]);
+		/* the TLS key belongs to the network process only */
+		if (key_pem)
+			OPENSSL_cleanse(key_pem, strlen(key_pem));
+		free(cert_pem);
+		free(key_pem);
+		free(ca_pem);
 		sigaction(SIGTERM, &act, NULL);
 		sigaction(SIGINT, &act, NULL);
 		if (tpm_setup(&tpm, tcti, state, rsa, sp[0]) < 0) {
@@ -806,12 +919,29 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-			     handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-			     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+	g.need_client_cert = ca_pem != NULL;
+	if (cert_pem && ca_pem)
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_TLS,
+				     0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				     MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+				     MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+				     MHD_OPTION_HTTPS_MEM_TRUST, ca_pem, MHD_OPTION_END);
+	else if (cert_pem)
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_TLS,
+				     0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				     MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+				     MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+				     MHD_OPTION_END);
+	else
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+				     handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				     MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
 	if (!d) {
-		fprintf(stderr, "vigil-agent: cannot listen on %s\n", listen);
+		fprintf(stderr, "vigil-agent: cannot listen on %s%s\n", listen,
+			cert_pem ? " (TLS setup failed?)" : "");
 		_exit(2);
 	}
 	fprintf(stderr, "vigil-agent: %s listening on %s\n", g.id, listen);
@@ -819,5 +949,10 @@ int main(int argc, char **argv)
 	MHD_stop_daemon(d);
 	close(g.ipc);
 	free(g.first_quote);
+	if (key_pem)
+		OPENSSL_cleanse(key_pem, strlen(key_pem));
+	free(cert_pem);
+	free(key_pem);
+	free(ca_pem);
 	return 0;
 }

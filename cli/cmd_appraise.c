@@ -369,6 +369,8 @@ int cmd_appraise(int argc, char **argv)
 			goto out;
 	if (!hkey)
 		hkey = cfg.hmac_key;
+	if (!ko.tcti)
+		ko.tcti = cfg.tcti;
 	if (hkey && cli_load_hmac_key_opts(hkey, &ko, &hk) < 0)
 		goto out;
 	if (u.omit || cfg.uuid == VG_CONFIG_UUID_NONE)

@@ -39,7 +39,7 @@
 static const char help[] =
 	"usage: vigil attest quote-check --ak AK.pub --msg MSG --sig SIG --pcrs PCRS\n"
 	"                                --nonce HEX --pcr-list ALGO:N[,N...]\n"
-	"       vigil attest policy create (--log LOG | --tree DIR [--root PREFIX])\n"
+	"       vigil attest policy create [--log LOG] [--tree DIR [--root PREFIX]]\n"
 	"                                [--algo ALGO] [--exclude REGEX]... [--key PEM]... [-o OUT]\n"
 	"       vigil attest policy check --policy FILE LOG\n"
 	"       vigil attest policy import FILE [-o OUT]\n"
@@ -53,12 +53,14 @@ static const char help[] =
 	"               nonce, PCR selection and pcrDigest over the PCR file\n"
 	"               (tpm2_quote -o, serialized format); same answer as tpm2_checkquote\n"
 	"policy create  a reference policy (vigil JSON) from a known-good measurement\n"
-	"               list, or by hashing every regular file under DIR (paths as seen\n"
-	"               from --root, default DIR itself is '/')\n"
+	"               list (its boot_aggregate included), and/or by hashing every\n"
+	"               regular file under DIR (paths as seen from --root: DIR itself\n"
+	"               is '/' by default)\n"
 	"policy check   judge every entry of LOG (binary or ascii) against a policy\n"
 	"policy import  convert a Keylime runtime policy / allowlist to vigil JSON\n"
 	"others         talk to the verifier: --verifier URL, default $VIGIL_VERIFIER,\n"
-	"               else http://127.0.0.1:8881\n"
+	"               else http://127.0.0.1:8881; over HTTPS $VIGIL_VERIFIER_CACERT names\n"
+	"               its CA, $VIGIL_VERIFIER_CERT/_KEY our operator certificate\n"
 	"Exit status: 0 ok / trusted, 1 not trusted, 2 usage or operational error.\n";
 
 /* ---- files ---- */
@@ -441,8 +443,8 @@ static int policy_create(int argc, char **argv)
 		default: goto out;
 		}
 	}
-	if (!!log == !!tree || optind != argc) {
-		cli_err("policy create needs exactly one of --log LOG or --tree DIR");
+	if ((!log && !tree) || optind != argc) {
+		cli_err("policy create needs --log LOG, --tree DIR, or both");
 		goto out;
 	}
 	if (log && policy_from_log(p, log) < 0)
@@ -635,6 +637,14 @@ static long http(const char *method, const char *path, const char *body, size_t 
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	/* HTTPS to the verifier: its CA, and our operator certificate (mutual TLS) */
+	if (getenv("VIGIL_VERIFIER_CACERT"))
+		curl_easy_setopt(c, CURLOPT_CAINFO, getenv("VIGIL_VERIFIER_CACERT"));
+	if (getenv("VIGIL_VERIFIER_CERT")) {
+		curl_easy_setopt(c, CURLOPT_SSLCERT, getenv("VIGIL_VERIFIER_CERT"));
+		if (getenv("VIGIL_VERIFIER_KEY"))
+			curl_easy_setopt(c, CURLOPT_SSLKEY, getenv("VIGIL_VERIFIER_KEY"));
+	}
 	if (body) {
 		hdr = curl_slist_append(hdr, "Content-Type: application/json");
 		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);

@@ -34,7 +34,10 @@ static const char help[] =
 	"  -a, --algo ALGO        content hash (default from the config, else sha256)\n"
 	"  -k, --key KEY.pem      sign content: security.ima holds a signature v2\n"
 	"      --keyid HEX        keyid to put in signatures (default from the key)\n"
-	"  -H, --hmac-key FILE    EVM HMAC key (security.evm type 02)\n"
+	"  -H, --hmac-key FILE    EVM HMAC key (security.evm type 02): raw, passphrase or\n"
+	"                         TPM-sealed key file\n"
+	"      --passphrase-file F  passphrase of a passphrase key file (else the terminal)\n"
+	"      --tcti STRING      TPM of a sealed key file (default $VIGIL_TCTI)\n"
 	"  -e, --evm-key KEY.pem  EVM signature (type 03; 05 with --portable)\n"
 	"  -p, --portable         portable EVM signature (no inode, generation, UUID)\n"
 	"      --no-evm           write security.ima only\n"
@@ -164,6 +167,8 @@ int cmd_label(int argc, char **argv)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "passphrase-file", required_argument, NULL, 'P' },
+		{ "tcti", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -174,6 +179,7 @@ int cmd_label(int argc, char **argv)
 	struct vg_config cfg;
 	struct vg_signer *ima_signer = NULL, *evm_signer = NULL;
 	struct vg_hmac_key hk = { 0 };
+	struct cli_keyopts ko = { 0 };
 	struct cli_uuid u = { 0 };
 	struct tree_opts to = { 0 };
 	struct tree_stats st;
@@ -243,6 +249,12 @@ int cmd_label(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
+		case 'P':
+			ko.passphrase_file = optarg;
+			break;
+		case 'T':
+			ko.tcti = optarg;
+			break;
 		case 'h':
 			fputs(help, stdout);
 			rc = EXIT_OK;
@@ -304,7 +316,9 @@ int cmd_label(int argc, char **argv)
 	l->eo.evm = &cfg.evm;
 	l->eo.algo = l->algo;
 	if (!no_evm && hkey) {
-		if (cli_load_hmac_key(hkey, &hk) < 0)
+		if (!ko.tcti)
+		ko.tcti = cfg.tcti;
+	if (cli_load_hmac_key_opts(hkey, &ko, &hk) < 0)
 			goto out;
 		l->evm = true;
 		l->eo.type = VG_EVM_XATTR_HMAC;

@@ -35,7 +35,9 @@ static const char help[] =
 	"  -i, --init             record PATH... into DB\n"
 	"  -o, --output DB        the database to write (--init)\n"
 	"  -C, --check DB         compare the recorded roots with DB\n"
-	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration)\n"
+	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration); any key file\n"
+	"      --passphrase-file F  passphrase of a passphrase key file (else the terminal)\n"
+	"      --tcti STRING      TPM of a sealed key file (default $VIGIL_TCTI)\n"
 	"  -c, --config FILE      configuration (default " VG_CONFIG_DEFAULT ", if present)\n"
 	"  -a, --algo ALGO        content hash for --init (default from the config)\n"
 	"      --cross-mounts     also walk into other filesystems\n"
@@ -306,6 +308,8 @@ int cmd_scan(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "jobs", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "passphrase-file", required_argument, NULL, 'P' },
+		{ "tcti", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -313,6 +317,7 @@ int cmd_scan(int argc, char **argv)
 	struct scan *s = NULL;
 	struct vg_config cfg;
 	struct vg_hmac_key hk = { 0 };
+	struct cli_keyopts ko = { 0 };
 	struct tree_opts to = { .recursive = true, .all_links = true };
 	struct tree_stats st;
 	struct tree t;
@@ -360,6 +365,12 @@ int cmd_scan(int argc, char **argv)
 		case 'q':
 			to.quiet = true;
 			break;
+		case 'P':
+			ko.passphrase_file = optarg;
+			break;
+		case 'T':
+			ko.tcti = optarg;
+			break;
 		case 'h':
 			fputs(help, stdout);
 			rc = EXIT_OK;
@@ -393,7 +404,9 @@ int cmd_scan(int argc, char **argv)
 		cli_err("scan databases are authenticated: give --hmac-key KEYFILE or set key.hmac");
 		goto out;
 	}
-	if (cli_load_hmac_key(hkey, &hk) < 0)
+	if (!ko.tcti)
+		ko.tcti = cfg.tcti;
+	if (cli_load_hmac_key_opts(hkey, &ko, &hk) < 0)
 		goto out;
 	s = calloc(1, sizeof(*s));
 	if (!s) {

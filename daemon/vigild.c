@@ -1297,10 +1297,6 @@ static int parse_args(struct vd *d, int argc, char **argv)
 		logmsg("no --watch PATH given: nothing to mark");
 		return -1;
 	}
-	if (d->log_path && !d->no_tpm && !d->tcti && !getenv("VIGIL_TCTI")) {
-		logmsg("--log needs a TPM (--tcti or $VIGIL_TCTI) or --no-tpm");
-		return -1;
-	}
 	return 0;
 }
 
@@ -1502,6 +1498,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	d->algo = d->cfg.algo;
+	if (!d->tcti)
+		d->tcti = d->cfg.tcti;
+	if (d->log_path && !d->no_tpm && !d->tcti && !getenv("VIGIL_TCTI")) {
+		logmsg("--log needs a TPM (--tcti, tpm.tcti or $VIGIL_TCTI) or --no-tpm");
+		return 2;
+	}
 	if (load_policy(d->policy_path, &d->policy, msg, sizeof(msg)) < 0) {
 		logmsg("policy refused: %s", msg);
 		return 2;
@@ -1515,6 +1517,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!d->no_tpm && (d->tcti || getenv("VIGIL_TCTI"))) {
+		setenv("TSS2_LOG", "all+none", 0);	/* errors are reported once, here */
 		if (vg_tpm_open(d->tcti, &d->tpm, &dg) < 0) {
 			logmsg("TPM: %s", dg.msg);
 			return 2;

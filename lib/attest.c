@@ -313,6 +313,7 @@ int vg_attest_pcrs_tpm2tools(const uint8_t *buf, size_t len, struct vg_pcr_value
 
 struct vg_attest_ak {
 	EVP_PKEY *pkey;
+	EVP_MD *md;			/* the scheme's hash, fetched once */
 	uint16_t sig_alg, hash_alg;
 	size_t name_len;
 	uint8_t name[VG_ATTEST_NAME_MAX];
@@ -495,6 +496,11 @@ int vg_attest_ak_load(const uint8_t *buf, size_t len, struct vg_attest_ak **ret,
 	r = public_pkey(p, &ak->pkey, diag);
 	if (r < 0)
 		goto fail;
+	ak->md = EVP_MD_fetch(NULL, md_name(ak->hash_alg), NULL);
+	if (!ak->md) {
+		r = vg_diag_ssl(diag, -EOPNOTSUPP, "AK: hash %s", md_name(ak->hash_alg));
+		goto fail;
+	}
 	*ret = ak;
 	return 0;
 fail:
@@ -507,6 +513,7 @@ void vg_attest_ak_free(struct vg_attest_ak *ak)
 	if (!ak)
 		return;
 	EVP_PKEY_free(ak->pkey);
+	EVP_MD_free(ak->md);
 	free(ak);
 }
 
@@ -563,7 +570,8 @@ static int sig_verify(const struct vg_attest_ak *ak, const struct vg_tpmt_signat
 		sig = der;
 		siglen = (size_t)n;
 	}
-	if (EVP_DigestVerifyInit_ex(md, &pctx, md_name(s->hash), NULL, NULL, ak->pkey, NULL) <= 0) {
+	/* s->hash == ak->hash_alg: the caller checked the scheme */
+	if (EVP_DigestVerifyInit(md, &pctx, ak->md, NULL, ak->pkey) <= 0) {
 		r = -EIO;
 		goto out;
 	}

@@ -35,6 +35,7 @@ struct pdig {
 
 struct pent {
 	struct pent *next;
+	uint64_t hash;
 	size_t n, cap;
 	struct pdig *d;
 	char path[];
@@ -68,10 +69,13 @@ static uint64_t fnv(const char *s)
 
 static struct pent *t_find(const struct table *t, const char *path)
 {
+	uint64_t h;
+
 	if (!t->nb)
 		return NULL;
-	for (struct pent *e = t->b[fnv(path) & (t->nb - 1)]; e; e = e->next)
-		if (strcmp(e->path, path) == 0)
+	h = fnv(path);
+	for (struct pent *e = t->b[h & (t->nb - 1)]; e; e = e->next)
+		if (e->hash == h && strcmp(e->path, path) == 0)
 			return e;
 	return NULL;
 }
@@ -87,7 +91,7 @@ static int t_grow(struct table *t)
 		struct pent *e = t->b[i], *next;
 
 		for (; e; e = next) {
-			size_t k = fnv(e->path) & (nb - 1);
+			size_t k = e->hash & (nb - 1);
 
 			next = e->next;
 			e->next = b[k];
@@ -113,7 +117,8 @@ static int t_add(struct table *t, const char *path, const struct pdig *d)
 		if (!e)
 			return -ENOMEM;
 		strcpy(e->path, path);
-		k = fnv(path) & (t->nb - 1);
+		e->hash = fnv(path);
+		k = e->hash & (t->nb - 1);
 		e->next = t->b[k];
 		t->b[k] = e;
 		t->count++;

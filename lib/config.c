@@ -59,6 +59,7 @@ void vg_config_release(struct vg_config *c)
 	free(c->hmac_key);
 	free(c->ima_key);
 	free(c->evm_key);
+	free(c->tcti);
 	for (size_t i = 0; i < c->nkeyrings; i++)
 		free(c->keyrings[i]);
 	for (size_t i = 0; i < c->nrules; i++)
@@ -161,6 +162,8 @@ static int parse_setting(struct vg_config *c, struct parser *p, const char *key,
 		return set_string(p, &c->ima_key, val);
 	if (strcmp(key, "key.evm") == 0)
 		return set_string(p, &c->evm_key, val);
+	if (strcmp(key, "tpm.tcti") == 0)
+		return set_string(p, &c->tcti, val);
 	if (strcmp(key, "keyring") == 0) {
 		if (c->nkeyrings == VG_CONFIG_MAX_KEYRINGS)
 			return bad(p, "more than %s keyring lines", "16");

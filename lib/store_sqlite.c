@@ -51,6 +51,7 @@ static const char agent_cols[] =
 
 struct sq {
 	sqlite3 *db;
+	sqlite3_stmt *put, *get;	/* the per-round statements, prepared once */
 };
 
 static int db_err(struct sq *q, struct vg_diag *diag, const char *what)
@@ -65,6 +66,17 @@ static int prep(struct sq *q, const char *sql, sqlite3_stmt **st, struct vg_diag
 	return 0;
 }
 
+/* A cached statement, reset and unbound. Return: 0 or -EIO. */
+static int cached(struct sq *q, sqlite3_stmt **slot, const char *sql, struct vg_diag *diag)
+{
+	if (*slot) {
+		sqlite3_reset(*slot);
+		sqlite3_clear_bindings(*slot);
+		return 0;
+	}
+	return prep(q, sql, slot, diag);
+}
+
 static int sq_agent_put(void *ctx, const struct vg_store_agent *a, struct vg_diag *diag)
 {
 	struct sq *q = ctx;
@@ -74,9 +86,10 @@ static int sq_agent_put(void *ctx, const struct vg_store_agent *a, struct vg_dia
 
 	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO agents (%s) VALUES (?,?,?,?,?,?,?,?,?,?,"
 		 "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", agent_cols);
-	r = prep(q, sql, &st, diag);
+	r = cached(q, &q->put, sql, diag);
 	if (r < 0)
 		return r;
+	st = q->put;
 	sqlite3_bind_text(st, i++, a->id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, i++, a->url, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, i++, a->policy, -1, SQLITE_STATIC);
@@ -105,7 +118,7 @@ static int sq_agent_put(void *ctx, const struct vg_store_agent *a, struct vg_dia
 				   : "ok", -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, i++, a->last_msg, -1, SQLITE_STATIC);
 	r = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(q, diag, "agent put");
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return r;
 }
 
@@ -180,9 +193,10 @@ static int sq_agent_get(void *ctx, const char *id, struct vg_store_agent *ret,
 	int r;
 
 	snprintf(sql, sizeof(sql), "SELECT %s FROM agents WHERE id = ?", agent_cols);
-	r = prep(q, sql, &st, diag);
+	r = cached(q, &q->get, sql, diag);
 	if (r < 0)
 		return r;
+	st = q->get;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	r = sqlite3_step(st);
 	if (r == SQLITE_ROW)
@@ -192,7 +206,7 @@ static int sq_agent_get(void *ctx, const char *id, struct vg_store_agent *ret,
 		r = -ENOENT;
 	else
 		r = db_err(q, diag, "agent get");
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
 	return r;
 }
 
@@ -372,6 +386,8 @@ static void sq_close(void *ctx)
 {
 	struct sq *q = ctx;
 
+	sqlite3_finalize(q->put);
+	sqlite3_finalize(q->get);
 	sqlite3_close(q->db);
 	free(q);
 }

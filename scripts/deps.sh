@@ -15,7 +15,7 @@ pkgs=(
 	valgrind	# make leakcheck LEAKCHECK=valgrind
 )
 if [ "${1:-}" = "--bench" ]; then
-	pkgs+=(aide hyperfine)
+	pkgs+=(aide hyperfine fapolicyd)
 fi
 
 missing=()
@@ -32,5 +32,12 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# fapolicyd (a bench peer) must never start on the host with its default
+# configuration: it would mark /. Keep package scripts from starting services.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

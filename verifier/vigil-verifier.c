@@ -17,6 +17,11 @@
  *   PUT    /v1/policies/NAME  (document)     vigil JSON, Keylime runtime policy, allowlist
  *   GET    /v1/policies/NAME                 as vigil JSON
  *
+ * The API is HTTP on the address given, or HTTPS with --api-cert/--api-key;
+ * with --api-client-ca only operators holding a certificate from that CA
+ * get an answer. Agents are reached over HTTP or HTTPS (--agent-ca), with
+ * our client certificate for mutual TLS (--client-cert/--client-key).
+ *
  * Threads: libmicrohttpd's one internal thread serves the API (and runs
  * registrations); the main thread runs the attestation loop. One mutex
  * guards the store and the policy cache. A failed agent is not polled
@@ -39,6 +44,7 @@
 
 #include <curl/curl.h>
 #include <json-c/json.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -66,6 +72,9 @@ static struct {
 	const char *ek_ca;
 	const char *webhook;
 	const char *on_fail;
+	const char *agent_ca;		/* CA of agents' TLS server certificates */
+	const char *client_cert, *client_key;	/* ours, for mutual TLS with agents */
+	bool api_need_client_cert;	/* --api-client-ca: operators must present a certificate */
 	unsigned int bank;
 	uint32_t mask;
 	unsigned int interval_ms;
@@ -85,7 +94,13 @@ static const char help[] =
 	"  -x, --on-fail CMD       run CMD (sh -c) on every failure, with VIGIL_AGENT,\n"
 	"                          VIGIL_FAILURE, VIGIL_MESSAGE, VIGIL_PATH in the environment\n"
 	"  -b, --bank ALGO         PCR bank to quote (default sha256)\n"
-	"  -p, --pcrs LIST         PCRs to quote (default 10)\n";
+	"  -p, --pcrs LIST         PCRs to quote (default 10)\n"
+	"      --agent-ca FILE     PEM CA that agents' HTTPS certificates chain to\n"
+	"      --client-cert FILE  our PEM client certificate for agents (mutual TLS)\n"
+	"      --client-key FILE   and its key\n"
+	"      --api-cert FILE     serve the REST API over HTTPS with this PEM certificate\n"
+	"      --api-key FILE      and its key\n"
+	"      --api-client-ca FILE  operators must present a certificate chaining to it\n";
 
 static int64_t now(void)
 {
@@ -117,8 +132,17 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 	return add;
 }
 
-/* Return: HTTP status, or -1 on transport failure (@err says). */
+/* Return: HTTP status, or -1 on transport failure (@err says). @agent: use the agent TLS settings. */
+static long fetch_tls(const char *url, const char *body, bool agent, struct buf *out, char *err,
+		      size_t errlen);
+
 static long fetch(const char *url, const char *body, struct buf *out, char *err, size_t errlen)
+{
+	return fetch_tls(url, body, true, out, err, errlen);
+}
+
+static long fetch_tls(const char *url, const char *body, bool agent, struct buf *out, char *err,
+		      size_t errlen)
 {
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
@@ -136,6 +160,13 @@ static long fetch(const char *url, const char *body, struct buf *out, char *err,
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (agent && g.agent_ca)
+		curl_easy_setopt(c, CURLOPT_CAINFO, g.agent_ca);
+	if (agent && g.client_cert) {
+		curl_easy_setopt(c, CURLOPT_SSLCERT, g.client_cert);
+		curl_easy_setopt(c, CURLOPT_SSLKEY, g.client_key);
+	}
 	if (body) {
 		h = curl_slist_append(h, "Content-Type: application/json");
 		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
@@ -274,7 +305,7 @@ static void notify(const struct vg_store_agent *a, const struct vg_store_verdict
 		json_object_object_add(o, "path", json_object_new_string(v->path));
 		json_object_object_add(o, "digest", json_object_new_string(v->digest));
 		json_object_object_add(o, "time", json_object_new_int64(v->time));
-		if (fetch(g.webhook, json_object_to_json_string(o), &b, err, sizeof(err)) < 0)
+		if (fetch_tls(g.webhook, json_object_to_json_string(o), false, &b, err, sizeof(err)) < 0)
 			fprintf(stderr, "vigil-verifier: webhook: %s\n", err);
 		free(b.p);
 		json_object_put(o);
@@ -897,6 +928,40 @@ static enum MHD_Result h_policy(struct MHD_Connection *c, const char *method, co
 	return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or PUT");
 }
 
+/* mutual TLS on the API: the operator's certificate chains to --api-client-ca */
+static bool client_cert_ok(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	unsigned int status = 0, n = 0;
+	gnutls_session_t s;
+
+	if (!ci || !ci->tls_session)
+		return false;
+	s = (gnutls_session_t)ci->tls_session;
+	if (!gnutls_certificate_get_peers(s, &n) || n == 0)
+		return false;
+	return gnutls_certificate_verify_peers2(s, &status) == 0 && status == 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!f)
+		return NULL;
+	n = getdelim(&buf, &cap, '\0', f);
+	fclose(f);
+	if (n <= 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 struct upload {
 	char *buf;
 	size_t len;
@@ -937,6 +1002,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	}
 	if (u->too_big)
 		return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+	if (g.api_need_client_cert && !client_cert_ok(c))
+		return error(c, MHD_HTTP_FORBIDDEN, "an operator certificate from the trusted CA is required");
 	body = u->buf ? u->buf : "";
 	if (strcmp(url, "/v1/agents") == 0 || strcmp(url, "/v1/agents/") == 0) {
 		if (strcmp(method, "POST") == 0)
@@ -1010,10 +1077,17 @@ int main(int argc, char **argv)
 		{ "on-fail", required_argument, NULL, 'x' },
 		{ "bank", required_argument, NULL, 'b' },
 		{ "pcrs", required_argument, NULL, 'p' },
+		{ "agent-ca", required_argument, NULL, 'A' },
+		{ "client-cert", required_argument, NULL, 'C' },
+		{ "client-key", required_argument, NULL, 'K' },
+		{ "api-cert", required_argument, NULL, 'P' },
+		{ "api-key", required_argument, NULL, 'Q' },
+		{ "api-client-ca", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *listen = NULL, *db = NULL;
+	const char *listen = NULL, *db = NULL, *api_cert = NULL, *api_key = NULL, *api_ca = NULL;
+	char *cert_pem = NULL, *key_pem = NULL, *ca_pem = NULL;
 	struct sockaddr_in sa;
 	struct MHD_Daemon *d;
 	struct vg_diag dg = { 0 };
@@ -1055,10 +1129,27 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case 'A': g.agent_ca = optarg; break;
+		case 'C': g.client_cert = optarg; break;
+		case 'K': g.client_key = optarg; break;
+		case 'P': api_cert = optarg; break;
+		case 'Q': api_key = optarg; break;
+		case 'R': api_ca = optarg; break;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
 		}
 	}
+	if (!!g.client_cert != !!g.client_key || !!api_cert != !!api_key || (api_ca && !api_cert)) {
+		fprintf(stderr, "vigil-verifier: --client-cert/--client-key and --api-cert/--api-key go "
+			"together; --api-client-ca needs --api-cert\n");
+		return 2;
+	}
+	if (api_cert && (!(cert_pem = slurp(api_cert)) || !(key_pem = slurp(api_key)) ||
+			 (api_ca && !(ca_pem = slurp(api_ca))))) {
+		fprintf(stderr, "vigil-verifier: cannot read the API certificate, key or CA\n");
+		return 2;
+	}
+	g.api_need_client_cert = ca_pem != NULL;
 	if (!listen || !db || parse_listen(listen, &sa) < 0 || !g.mask) {
 		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db PATH are required\n");
 		return 2;
@@ -1071,10 +1162,25 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &act, NULL);
 	sigaction(SIGINT, &act, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-			     handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-			     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
+	if (cert_pem && ca_pem)
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_TLS,
+				     0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				     MHD_OPTION_CONNECTION_TIMEOUT, 120u,
+				     MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+				     MHD_OPTION_HTTPS_MEM_TRUST, ca_pem, MHD_OPTION_END);
+	else if (cert_pem)
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_TLS,
+				     0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				     MHD_OPTION_CONNECTION_TIMEOUT, 120u,
+				     MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+				     MHD_OPTION_END);
+	else
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+				     handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				     MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "vigil-verifier: cannot listen on %s\n", listen);
 		return 2;
@@ -1090,5 +1196,10 @@ int main(int argc, char **argv)
 	}
 	vg_store_close(g.store);
 	curl_global_cleanup();
+	if (key_pem)
+		OPENSSL_cleanse(key_pem, strlen(key_pem));
+	free(cert_pem);
+	free(key_pem);
+	free(ca_pem);
 	return 0;
 }

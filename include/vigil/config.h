@@ -58,6 +58,7 @@ struct vg_config {
 	char *hmac_key;				/* key.hmac = */
 	char *ima_key;				/* key.ima = (signing) */
 	char *evm_key;				/* key.evm = (signing) */
+	char *tcti;				/* tpm.tcti = (for sealed HMAC keys) */
 	char *keyrings[VG_CONFIG_MAX_KEYRINGS];	/* keyring = (repeatable) */
 	size_t nkeyrings;
 	struct vg_select_rule *rules;

@@ -53,5 +53,8 @@ check "names the line" grep -q "allowlist line 1" err
 echo '{"digests": {"/x": ["nothex"]}}' >bad.json
 check_rc 2 "bad digest: exit 2" "$VIGIL" attest policy import bad.json
 check_rc 2 "create needs --log or --tree" "$VIGIL" attest policy create
+check "tree and log together: union" "$VIGIL" attest policy create --tree root --log list -o both.json
+check "both: the tree's files" grep -q '"/usr/bin/cat"' both.json
+check "both: the log's boot_aggregate" sh -c "grep -A1 '"boot_aggregate"' both.json | grep -q sha256:"
 check "help" "$VIGIL" attest --help
 check_rc 2 "unknown subcommand" "$VIGIL" attest frobnicate

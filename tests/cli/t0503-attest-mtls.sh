@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# t0503: mutual TLS between vigil-verifier and vigil-agent: the agent serves
+# HTTPS and answers only clients whose certificate chains to its client CA;
+# the verifier checks the agent's certificate against its agent CA and
+# presents its own. Registration and attestation work over it; no client
+# certificate, one from another CA, plain HTTP and an untrusted agent
+# certificate are refused.
+. "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-tpm.sh"
+vg_init
+vg_tpm_start
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+AP=$(port); VP=$(port); VP2=$(port)
+PIDS=
+trap '_rc=$?; for p in $PIDS; do kill $p 2>/dev/null; done; wait 2>/dev/null;
+      bash "$SRCDIR/scripts/swtpm.sh" stop "$TPMDIR" >/dev/null 2>&1; (exit $_rc); vg_cleanup' EXIT
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+
+ossl() { openssl "$@" >/dev/null 2>&1; }
+mkca() {	# NAME
+	ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $1.key \
+		-out $1.pem -days 2 -subj "/CN=$1"
+}
+mkcert() {	# NAME CA [SAN]
+	ossl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $1.key -out $1.csr -subj "/CN=$1"
+	if [ -n "${3:-}" ]; then
+		printf 'subjectAltName=%s\n' "$3" >$1.ext
+		ossl x509 -req -in $1.csr -CA $2.pem -CAkey $2.key -CAcreateserial -out $1.pem -days 2 -extfile $1.ext
+	else
+		ossl x509 -req -in $1.csr -CA $2.pem -CAkey $2.key -CAcreateserial -out $1.pem -days 2
+	fi
+}
+mkca ca; mkca rogue
+mkcert agent ca IP:127.0.0.1
+mkcert verifier ca
+mkcert intruder rogue
+mkcert api ca IP:127.0.0.1
+mkcert operator ca
+VP3=$(port)
+check "certificates made" test -s agent.pem -a -s verifier.pem -a -s intruder.pem
+
+"$VIGIL" measure --log "$T/log" --tpm /etc/hostname >/dev/null 2>&1
+mkdir -p st
+"$VIGIL_AGENT_BIN" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
+	--tls-cert agent.pem --tls-key agent.key --tls-client-ca ca.pem 2>agent.err &
+PIDS="$PIDS $!"
+"$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP --db "$T/v.db" --interval 200 --ek-ca "$TPMDIR/ek-ca.pem" \
+	--agent-ca ca.pem --client-cert verifier.pem --client-key verifier.key 2>verifier.err &
+PIDS="$PIDS $!"
+"$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP2 --db "$T/v2.db" --interval 200 --agent-ca ca.pem \
+	2>verifier2.err &
+PIDS="$PIDS $!"
+for i in $(seq 50); do
+	curl -s --cacert ca.pem --cert verifier.pem --key verifier.key "https://127.0.0.1:$AP/v1/identity" \
+		>/dev/null 2>&1 && curl -s "127.0.0.1:$VP/v1/agents" >/dev/null && break
+	sleep 0.1
+done
+
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+check_eq "with the verifier's certificate: 200" \
+	"$(code --cacert ca.pem --cert verifier.pem --key verifier.key https://127.0.0.1:$AP/v1/identity)" 200
+check_eq "no client certificate: 403" "$(code --cacert ca.pem https://127.0.0.1:$AP/v1/identity)" 403
+check_eq "client certificate of another CA: refused" \
+	"$(code --cacert ca.pem --cert intruder.pem --key intruder.key https://127.0.0.1:$AP/v1/identity)" 403
+check_rc 0 "plain HTTP to the TLS port fails" test "$(code http://127.0.0.1:$AP/v1/identity)" != 200
+check_rc 0 "an agent certificate the client does not trust fails" \
+	test "$(code --cacert rogue.pem https://127.0.0.1:$AP/v1/identity)" = 000
+
+"$VIGIL" attest policy create --log "$T/log" -o p.json >/dev/null
+VIGIL_VERIFIER=http://127.0.0.1:$VP "$VIGIL" attest policy set p p.json >/dev/null
+check "registration over mutual TLS" env VIGIL_VERIFIER=http://127.0.0.1:$VP \
+	"$VIGIL" attest add host1 --agent https://127.0.0.1:$AP --policy p
+ok=1
+for i in $(seq 100); do
+	VIGIL_VERIFIER=http://127.0.0.1:$VP "$VIGIL" attest status host1 >st.out 2>&1 && ok=0 && break
+	sleep 0.1
+done
+check_eq "trusted over mutual TLS" "$ok" 0
+check "rounds counted" grep -q "host1 trusted" st.out
+VIGIL_VERIFIER=http://127.0.0.1:$VP2 "$VIGIL" attest add host1 --agent https://127.0.0.1:$AP >out 2>&1
+check_eq "a verifier without a client certificate: refused (exit 1)" "$?" 1
+check "typed agent.comm (the agent answered 403)" grep -q "FAIL agent.comm" out
+
+# the operators' API over mutual TLS
+"$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP3 --db "$T/v3.db" --api-cert api.pem --api-key api.key \
+	--api-client-ca ca.pem 2>verifier3.err &
+PIDS="$PIDS $!"
+for i in $(seq 50); do curl -s --cacert ca.pem https://127.0.0.1:$VP3/ >/dev/null 2>&1 && break; sleep 0.1; done
+export VIGIL_VERIFIER=https://127.0.0.1:$VP3 VIGIL_VERIFIER_CACERT=$T/ca.pem
+check "operator with a certificate: policy set over HTTPS" env VIGIL_VERIFIER_CERT=$T/operator.pem \
+	VIGIL_VERIFIER_KEY=$T/operator.key "$VIGIL" attest policy set p p.json
+check_rc 2 "operator without a certificate: refused" "$VIGIL" attest status
+check_rc 2 "operator with another CA's certificate: refused" env VIGIL_VERIFIER_CERT=$T/intruder.pem \
+	VIGIL_VERIFIER_KEY=$T/intruder.key "$VIGIL" attest status
