@@ -118,7 +118,7 @@ struct worker {
 struct stats {
 	uint64_t events, allowed, denied, would_deny, own, cache_hits, cache_misses, hashed_bytes;
 	uint64_t timeouts, worker_restarts, overflows, measured, fixed, errors;
-	uint64_t ignore_marks, ignore_flushes;
+	uint64_t ignore_marks, ignore_flushes, measure_failures;
 	uint64_t lat[32];	/* log2 buckets of microseconds */
 	struct {
 		char reason[40];
@@ -414,7 +414,13 @@ static void answer(struct vd *d, struct ev *e, bool allow)
 	record_latency(d, e->t0);
 }
 
-static void measure(struct vd *d, struct ev *e, struct result *r)
+/*
+ * Log, then PCR (mlog). Return: false when the measurement could not be
+ * made (log write or sync failed, disk full, TPM gone): the writer then
+ * refuses further work, and in enforce mode the access is denied, so that
+ * nothing runs that the log, and so the attestation, does not show.
+ */
+static bool measure(struct vd *d, struct ev *e, struct result *r)
 {
 	struct vg_diag dg = { 0 };
 	unsigned int pcr = e->dec.pcr >= 0 ? (unsigned int)e->dec.pcr : VG_POLICY_DEFAULT_PCR;
@@ -424,17 +430,20 @@ static void measure(struct vd *d, struct ev *e, struct result *r)
 
 	if (!m->valid || !key_eq(&m->key, &e->key))
 		*m = (struct measured){ .valid = true, .key = e->key };
-	if (!d->mlog || (m->pcrs & (1u << pcr)) || !r->digest.len)
-		return;
-	if (vg_mlog_append_file(d->mlog, pcr, &r->digest, e->path ? e->path : "?",
-				sig ? r->sig : NULL, sig ? r->siglen : 0, &dg) < 0 ||
+	if (!d->mlog || (m->pcrs & (1u << pcr)))
+		return true;
+	if (!r->digest.len || vg_mlog_append_file(d->mlog, pcr, &r->digest, e->path ? e->path : "?",
+						  sig ? r->sig : NULL, sig ? r->siglen : 0, &dg) < 0 ||
 	    vg_mlog_commit(d->mlog, &dg) < 0) {
 		d->st.errors++;
-		logmsg("measurement of %s failed: %s", e->path ? e->path : "?", dg.msg);
-		return;
+		d->st.measure_failures++;
+		logmsg("measurement of %s failed: %s", e->path ? e->path : "?",
+		       dg.msg[0] ? dg.msg : "no digest");
+		return false;
 	}
 	m->pcrs |= 1u << pcr;
 	d->st.measured++;
+	return true;
 }
 
 static enum vg_integrity integrity_of(const struct result *r)
@@ -489,9 +498,12 @@ static void finish(struct vd *d, int i, struct result *r)
 	long rule = -1;
 	bool deny = false;
 
-	if (e->dec.measure && r)
-		measure(d, e, r);
-	if (e->need_appraise) {
+	if (e->dec.measure && r && !measure(d, e, r) && !d->fail_open) {
+		deny = true;
+		reason = "measurement-failed";
+		rule = e->dec.rule[VG_CLASS_MEASURE];
+	}
+	if (!deny && e->need_appraise) {
 		if (!r || r->err) {
 			deny = true;
 			reason = "appraisal-error";
@@ -1064,6 +1076,7 @@ static json_object *status_json(struct vd *d)
 	C(errors);
 	C(ignore_marks);
 	C(ignore_flushes);
+	C(measure_failures);
 #undef C
 	for (unsigned int i = 0; i < d->st.nreasons; i++)
 		json_object_object_add(reasons, d->st.reasons[i].reason,
@@ -1350,7 +1363,7 @@ static int setup_log(struct vd *d)
 		mo.ops_ctx = d->tpm;
 	}
 	if (vg_mlog_open(d->log_path, &mo, &d->mlog, &rec, &dg) < 0) {
-		logmsg("%s", dg.msg);
+		logmsg("measurement log %s: %s", d->log_path, dg.msg);
 		return -1;
 	}
 	return 0;

@@ -551,59 +551,73 @@ static void policy_from_log_accepts_it(void **state)
 }
 
 /*
- * Every allocation of a policy load and a verified round fails in turn:
- * each fails cleanly (-ENOMEM or a typed verdict) and never passes what a
- * full run refuses; no leaks (ASan).
+ * Every allocation of a policy load + log check, and of an AK load + quote
+ * verification, fails in turn: each fails cleanly (an error or a typed
+ * verdict), never passes what a full run refuses, and leaks nothing (ASan).
  */
 static void survives_allocation_failures(void **state)
 {
 	size_t pl, ll;
-	uint8_t *pt = slurp("keylime__test_ima_verification__RUNTIME_POLICY_WITH_VERIFICATION_KEYS.json", &pl);
-	char *lt = (char *)slurp("keylime__test_ima_verification__SIGNATURES.ima", &ll);
+	uint8_t *pt = slurp("keylime__test_ima_verification__RUNTIME_POLICY_TEST.json", &pl);
+	char *lt = (char *)slurp("keylime__test_ima_verification__MEASUREMENTS.ima", &ll);
 	struct vg_imalog_buf bin = { 0 };
+	struct vg_pcr_values pv;
 	struct hw h;
 	unsigned int algo;
 	long fails = 0;
 
 	(void)state;
 	hw_load(&h);
+	memset(&pv, 0, sizeof(pv));
+	assert_int_equal(vg_attest_pcrs_tpm2tools(h.pcrs, h.pcrs_len, &pv, NULL), 17);
 	assert_true(vg_imalog_from_ascii(lt, ll, &bin, &algo, NULL) > 0);
 	for (long n = 0;; n++) {
 		struct vg_refpolicy *p = NULL;
-		struct vg_attest_ak *ak = NULL;
 		struct vg_attest_logstate st;
 		struct vg_attest_verdict v;
-		struct vg_pcr_values pv;
-		struct vg_attest_request req = { (const uint8_t *)h.nonce, strlen(h.nonce),
-						 VG_HASH_SHA256, 0x1ffff };
-		int r1, r2 = -1, r3 = -1;
+		int r1, r2 = -1;
 
-		memset(&pv, 0, sizeof(pv));
 		vg_attest_logstate_init(&st, VG_HASH_SHA1);
 		vg_attest_verdict_init(&v);
 		failalloc_arm(n);
 		r1 = vg_refpolicy_load(pt, pl, &p, NULL);
 		if (r1 == 0)
 			r2 = vg_attest_log_check(p, bin.data, bin.len, algo, 10, NULL, &st, &v);
-		if (vg_attest_ak_load(h.ak, h.ak_len, &ak, NULL) == 0 &&
-		    vg_attest_pcrs_tpm2tools(h.pcrs, h.pcrs_len, &pv, NULL) == 17)
-			r3 = vg_attest_quote_verify(ak, h.attest, h.attest_len, h.sig, h.sig_len, &req,
-						    &pv, NULL, &v);
 		failalloc_disarm();
 		if (r1 < 0)
 			assert_null(p);
 		vg_refpolicy_free(p);
-		vg_attest_ak_free(ak);
 		if (!failalloc_hit()) {
 			assert_int_equal(r1, 0);
 			assert_int_equal(r2, 0);
+			break;
+		}
+		fails++;
+		/* an error of any kind, never a crash or a leak */
+		assert_true(r1 <= 0 && r2 <= 1);
+	}
+	for (long n = 0;; n++) {
+		struct vg_attest_ak *ak = NULL;
+		struct vg_attest_verdict v;
+		struct vg_attest_request req = { (const uint8_t *)h.nonce, strlen(h.nonce),
+						 VG_HASH_SHA256, 0x1ffff };
+		int r1, r3 = -1;
+
+		vg_attest_verdict_init(&v);
+		failalloc_arm(n);
+		r1 = vg_attest_ak_load(h.ak, h.ak_len, &ak, NULL);
+		if (r1 == 0)
+			r3 = vg_attest_quote_verify(ak, h.attest, h.attest_len, h.sig, h.sig_len, &req,
+						    &pv, NULL, &v);
+		failalloc_disarm();
+		vg_attest_ak_free(ak);
+		if (!failalloc_hit()) {
+			assert_int_equal(r1, 0);
 			assert_int_equal(r3, 0);
 			break;
 		}
 		fails++;
-		/* an error of any kind, never a crash or a leak; p is NULL then */
-		assert_true(r1 <= 0);
-		assert_true(r2 <= 1 && r3 <= 1);
+		assert_true(r1 <= 0 && r3 <= 1);
 	}
 	assert_true(fails > 10);
 	vg_imalog_buf_release(&bin);
