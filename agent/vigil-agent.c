@@ -687,7 +687,10 @@ static int write_atomic(const char *path, const uint8_t *b, size_t n)
 	char tmp[4200];
 	int fd;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;

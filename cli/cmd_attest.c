@@ -37,8 +37,8 @@
 #include "vigil/store.h"
 
 static const char help[] =
-	"usage: vigil attest quote-check --ak AK.pub --msg MSG --sig SIG --pcrs PCRS\n"
-	"                                --nonce HEX --pcr-list ALGO:N[,N...]\n"
+	"usage: vigil attest quote-check --ak AK.pub (--msg MSG --sig SIG --pcrs PCRS |\n"
+	"                                --keylime r<...>) --nonce HEX --pcr-list ALGO:N[,N...]\n"
 	"       vigil attest policy create [--log LOG] [--tree DIR [--root PREFIX]]\n"
 	"                                [--algo ALGO] [--exclude REGEX]... [--key PEM]... [-o OUT]\n"
 	"       vigil attest policy check --policy FILE LOG\n"
@@ -51,7 +51,8 @@ static const char help[] =
 	"Remote attestation with vigil-agent and vigil-verifier.\n"
 	"quote-check    verify a TPM quote offline: signature with the AK (TPM2B_PUBLIC),\n"
 	"               nonce, PCR selection and pcrDigest over the PCR file\n"
-	"               (tpm2_quote -o, serialized format); same answer as tpm2_checkquote\n"
+	"               (tpm2_quote -o, serialized format); same answer as tpm2_checkquote;\n"
+	"               --keylime takes Keylime's 'r<quote>:<sig>:<pcrs>' string instead\n"
 	"policy create  a reference policy (vigil JSON) from a known-good measurement\n"
 	"               list (its boot_aggregate included), and/or by hashing every\n"
 	"               regular file under DIR (paths as seen from --root: DIR itself\n"
@@ -182,10 +183,12 @@ static int quote_check(int argc, char **argv)
 		{ "pcrs", required_argument, NULL, 'p' },
 		{ "nonce", required_argument, NULL, 'q' },
 		{ "pcr-list", required_argument, NULL, 'l' },
+		{ "keylime", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *akf = NULL, *mf = NULL, *sf = NULL, *pf = NULL, *nonce = NULL, *list = NULL;
+	const char *kq = NULL;
 	uint8_t *ak = NULL, *m = NULL, *s = NULL, *p = NULL, nb[VG_ATTEST_NONCE_MAX];
 	size_t akl, ml, sl, pl;
 	struct vg_attest_ak *k = NULL;
@@ -204,12 +207,13 @@ static int quote_check(int argc, char **argv)
 		case 'p': pf = optarg; break;
 		case 'q': nonce = optarg; break;
 		case 'l': list = optarg; break;
+		case 'k': kq = optarg; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: return EXIT_ERROR;
 		}
 	}
-	if (!akf || !mf || !sf || !pf || !nonce || !list) {
-		cli_err("quote-check needs --ak, --msg, --sig, --pcrs, --nonce and --pcr-list");
+	if (!akf || !nonce || !list || (kq ? (mf || sf || pf) : (!mf || !sf || !pf))) {
+		cli_err("quote-check needs --ak, --nonce, --pcr-list and --msg/--sig/--pcrs or --keylime");
 		return EXIT_ERROR;
 	}
 	if (parse_pcr_list(list, &req.bank, &req.mask) < 0) {
@@ -223,9 +227,34 @@ static int quote_check(int argc, char **argv)
 	}
 	req.nonce = nb;
 	req.nonce_len = (size_t)n;
-	if (read_file(akf, &ak, &akl) < 0 || read_file(mf, &m, &ml) < 0 ||
-	    read_file(sf, &s, &sl) < 0 || read_file(pf, &p, &pl) < 0)
+	if (kq) {
+		/* Keylime's pull-API form: "r" b64(TPMS_ATTEST) ":" b64(TPMT_SIGNATURE) ":" b64(PCRs) */
+		char *copy = strdup(kq), *f[3] = { NULL }, *save = NULL;
+		long l[3];
+		int i = 0;
+
+		if (!copy)
+			goto out;
+		for (char *t = strtok_r(copy[0] == 'r' ? copy + 1 : copy, ":", &save); t && i < 3;
+		     t = strtok_r(NULL, ":", &save))
+			f[i++] = t;
+		if (copy[0] != 'r' || i != 3 || (l[0] = vg_attest_b64_decode(f[0], &m)) <= 0 ||
+		    (l[1] = vg_attest_b64_decode(f[1], &s)) <= 0 ||
+		    (l[2] = vg_attest_b64_decode(f[2], &p)) <= 0) {
+			cli_err("--keylime: not 'r<base64>:<base64>:<base64>'");
+			free(copy);
+			goto out;
+		}
+		free(copy);
+		ml = (size_t)l[0];
+		sl = (size_t)l[1];
+		pl = (size_t)l[2];
+		if (read_file(akf, &ak, &akl) < 0)
+			goto out;
+	} else if (read_file(akf, &ak, &akl) < 0 || read_file(mf, &m, &ml) < 0 ||
+		   read_file(sf, &s, &sl) < 0 || read_file(pf, &p, &pl) < 0) {
 		goto out;
+	}
 	if (vg_attest_ak_load(ak, akl, &k, &d) < 0) {
 		cli_file_err(akf, "%s", d.msg);
 		goto out;

@@ -53,6 +53,11 @@ if [ -z "${D:-}" ]; then
 	export VIGIL_TCTI TPM2TOOLS_TCTI=$VIGIL_TCTI TSS2_LOG=all+none
 	ATT_STANDALONE=1
 fi
+# sourced after demo-key.sh, which stops its swtpm: start it again (same state, EK certificate)
+if ! bash "$SRC/scripts/swtpm.sh" status "$D/tpm" >/dev/null 2>&1; then
+	VIGIL_TCTI=$(bash "$SRC/scripts/swtpm.sh" start "$D/tpm") || { echo "demo: swtpm did not start"; exit 1; }
+	export VIGIL_TCTI TPM2TOOLS_TCTI=$VIGIL_TCTI TSS2_LOG=all+none
+fi
 
 att_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ATT_AP=$(att_port)
@@ -68,6 +73,7 @@ timeout -s KILL 120 "$VIGILD" --policy attest.policy --watch root --log "$D/atte
 	2>vigild-attest.err &
 ATT_VD=$!
 for _ in $(seq 100); do grep -q ready vigild-attest.err && break; sleep 0.1; done
+grep -q ready vigild-attest.err || { echo "vigild did not start:"; cat vigild-attest.err; }
 ATT_PIDS="${ATT_PIDS:-} $ATT_VD"
 expect 0 "a binary of the tree runs (and is measured)" -- root/usr/bin/ls root/usr
 run "$VIGIL" log show "$D/attest.log"

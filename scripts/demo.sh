@@ -155,6 +155,9 @@ step "the measurement list vigild wrote (the kernel's ima-ng format), replayed"
 expect 0 "shown as the kernel's ascii list" -- "$VIGIL" log show "$D/measurements"
 expect 0 "replays" -- "$VIGIL" log replay "$D/measurements"
 
+# remote attestation: swtpm, vigild measuring, vigil-agent, vigil-verifier on SQLite
+. "$SRC/scripts/demo-attest.sh"
+
 echo
 if [ $failed -eq 0 ]; then
 	echo "demo: every step gave the expected answer"

@@ -65,8 +65,17 @@ def run(t):
 with ThreadPoolExecutor(max_workers=2) as ex:
     results = list(ex.map(run, tests))
 
-reports = sorted(f for f in os.listdir(d) if f.startswith("report.") and
-                 os.path.getsize(os.path.join(d, f)) > 0)
+def text(f):
+    return open(os.path.join(d, f), errors="replace").read()
+
+# A report is an error report; other sanitizer notes (a process SIGKILLed
+# while LSan stopped its threads: "Unable to get registers") are shown only.
+logs = sorted(f for f in os.listdir(d) if f.startswith("report.") and
+              os.path.getsize(os.path.join(d, f)) > 0)
+reports = [f for f in logs if mode == "valgrind" or re.search(r"ERROR: |runtime error|definitely lost|ERROR SUMMARY: [1-9]", text(f))]
+for f in logs:
+    if f not in reports:
+        print("note %s: %s" % (f, text(f).strip()[:200]))
 bad = 0
 for name, ok, nok, out in results:
     print("%-34s %4d ok %3d not ok" % (name, ok, nok))
@@ -77,7 +86,7 @@ for name, ok, nok, out in results:
                 print("    " + l)
 for f in reports:
     print("==== %s" % f)
-    print(open(os.path.join(d, f), errors="replace").read()[:4000])
+    print(text(f)[:4000])
 print("leakcheck (%s): %d tests, %d with reports, %d failing" % (mode, len(results), len(reports), bad))
 sys.exit(1 if reports or bad else 0)
 PY

@@ -58,3 +58,16 @@ agree "quote by another AK" 1 q2.msg q2.sig q2.pcrs "$nonce" sha256:10
 	--pcr-list sha256:10 >"$T/qc.out" 2>&1
 check "other AK: typed quote.scheme or quote.signature" grep -Eq "quote\.(signature|scheme)" "$T/qc.out"
 check_rc 2 "missing options: usage error" "$VIGIL" attest quote-check --ak ak.pub
+# a real TPM's quote in Keylime's pull-API form (keylime-perf-tests), AK as TPM2B_PUBLIC
+J=$VECTORS/attest/keylime-perf-tests__hw_quote_pcr0-16.json
+jf() { python3 -c "import json,sys; print(json.load(open('$J'))['$1'])"; }
+jf ak_tpm_b64_TPM2B_PUBLIC | base64 -d >hw.ak
+hwnonce=$(printf %s "$(jf qualifying_data_ascii)" | od -An -tx1 | tr -d ' \n')
+check "Keylime-format hardware quote verifies" "$VIGIL" attest quote-check --ak hw.ak \
+	--keylime "$(jf keylime_pull_format_quote)" --nonce "$hwnonce" --pcr-list sha256:0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16
+"$VIGIL" attest quote-check --ak hw.ak --keylime "$(jf keylime_pull_format_quote)" --nonce 00 \
+	--pcr-list sha256:0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16 >"$T/qc.out" 2>&1
+check_eq "with another nonce: exit 1" "$?" 1
+check "typed quote.nonce" grep -q "FAIL quote.nonce" "$T/qc.out"
+check_rc 2 "a malformed Keylime string: usage error" "$VIGIL" attest quote-check --ak hw.ak \
+	--keylime "x:y" --nonce 00 --pcr-list sha256:10

@@ -149,6 +149,19 @@ check "policy assigned" "$VIGIL" attest policy assign host1 good2
 check "trusted under the new policy" wait_for trusted
 check_eq "whole list verified again" "$(field log_entries)" 17
 
+# the verifier restarts: its state is in SQLite, attestation goes on incrementally
+VPID=$(echo $PIDS | awk '{print $2}')
+kill $VPID; wait $VPID 2>/dev/null
+PIDS=$(echo $PIDS | awk '{print $1, $3}')
+"$VERIFIER" --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
+	--ek-ca "$TPMDIR/ek-ca.pem" 2>>verifier.err &
+PIDS="$PIDS $!"
+for i in $(seq 50); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
+r0=$(rounds)
+sleep 1
+check "after a verifier restart: still trusted, rounds go on" test "$(rounds)" -gt "$r0"
+check_eq "no entry verified twice" "$(field log_entries)" 17
+
 # reboot: the agent stops, the TPM resets (orderly), a new boot writes a
 # new log, the agent starts again; the verifier starts the replay over
 kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
@@ -165,4 +178,4 @@ check_eq "new boot: 2 entries verified" "$(field log_entries)" 2
 check "history records the reboot" grep -q "state.reboot" hist
 check "remove" "$VIGIL" attest remove host1
 check_rc 2 "status of a removed agent: error" "$VIGIL" attest status host1
-check "the verifier survived" kill -0 $(echo $PIDS | awk '{print $2}')
+check "the verifier survived" kill -0 $(echo $PIDS | awk '{print $3}')
