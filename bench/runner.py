@@ -18,19 +18,22 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
 def run(cmd):
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, shell=True, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
+    # stderr to a file, not a pipe: a chatty command (evmctl -r) would fill
+    # a pipe that is read only after the command ends, and block forever
+    with tempfile.TemporaryFile() as errf:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, shell=True, stdout=subprocess.DEVNULL, stderr=errf)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        errf.seek(0)
+        err = errf.read(4096).decode(errors="replace")
     rc = os.waitstatus_to_exitcode(status)
-    if rc not in (0,):
+    if rc != 0:
         sys.stderr.write(f"bench: '{cmd}' exited {rc}: {err.strip()[:300]}\n")
     return wall, ru.ru_utime + ru.ru_stime, rc
 

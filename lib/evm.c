@@ -195,17 +195,45 @@ static int reserve(struct vg_evm_xattrs *xs, size_t more)
 	return 0;
 }
 
+static bool name_listed(const char *list, size_t len, const char *name)
+{
+	for (size_t off = 0; off < len;) {
+		const char *n = list + off;
+		size_t l = strnlen(n, len - off);
+
+		if (l == len - off)	/* not NUL-terminated: trust nothing */
+			return true;
+		if (strcmp(n, name) == 0)
+			return true;
+		off += l + 1;
+	}
+	return false;
+}
+
 int vg_evm_xattrs_read(int fd, const struct vg_evm_config *cfg, struct vg_evm_xattrs *xs,
 		       struct vg_diag *diag)
 {
+	char list[4096];
+	ssize_t ll;
 	int present = 0;
 
 	xs->used = 0;
 	xs->n = cfg->n;
+	/*
+	 * One listxattr instead of a getxattr per protected name: most files
+	 * carry two or three of them. A name missing from the list is absent,
+	 * as it would be a moment later; a list too long for the buffer falls
+	 * back to asking for every name.
+	 */
+	ll = flistxattr(fd, list, sizeof(list));
+	if (ll < 0 && errno == EOPNOTSUPP)
+		return vg_diag_set(diag, -EOPNOTSUPP, "filesystem has no extended attributes");
 	for (size_t i = 0; i < cfg->n; i++) {
 		ssize_t got;
 
 		xs->len[i] = -1;
+		if (ll >= 0 && !name_listed(list, (size_t)ll, cfg->x[i].name))
+			continue;
 		for (;;) {
 			size_t room;
 
