@@ -36,6 +36,7 @@ bench: build
 	@bash bench/tree $(BUILD)
 	@bash bench/log $(BUILD)
 	@bash bench/verifier $(BUILD)
+	@bash bench/enforce $(BUILD)
 
 # libFuzzer runs of every tests/fuzz harness, FUZZ_SECONDS each (clang)
 fuzz: deps
