@@ -105,7 +105,6 @@ static void put_json(json_object *o)
 }
 
 struct worker {
-	struct vg_hasher *h;
 	struct tree_devcache dc;
 };
 
@@ -130,7 +129,7 @@ static int appraise_file(struct tree *t, void *arg, const struct tree_file *f)
 			o.uuid_mode = VG_UUID_GIVEN;
 	/* with the UUID unknown, the library says so if a label needs it */
 	d.err = 0;
-	r = vg_appraise_fd(w->h, f->fd, &o, &res, &d);
+	r = vg_appraise_fd(f->hasher, f->fd, &o, &res, &d);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
@@ -251,12 +250,10 @@ int cmd_appraise(int argc, char **argv)
 	struct vg_meta_override meta = { 0 };
 	struct tree_stats st;
 	struct tree t;
-	struct timespec t0, t1;
 	bool json = false, verbose = false, evm_required = false, require_sig = false;
 	bool metadata_only = false;
 	bool have_tree = false;
 	int algo = -1, c, rc = EXIT_ERROR;
-	unsigned int nw;
 
 	vg_config_init(&cfg);
 	optind = 0;
@@ -401,20 +398,11 @@ int cmd_appraise(int argc, char **argv)
 	to.config = &cfg;
 	/* a file named twice on the command line is appraised twice */
 	to.all_links = !to.recursive;
-	nw = vg_walk_workers(&(struct vg_walk_opts){ .workers = to.workers });
-	for (unsigned int i = 0; i < nw; i++)
-		if (vg_hasher_new(&a->w[i].h) < 0) {
-			cli_err("out of memory");
-			goto out;
-		}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	have_tree = true;
 	if (tree_run(&to, &appraise_ops, a, argv + optind, argc - optind, &st, &t) < 0)
 		goto out;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (to.recursive)
-		summary(a, &t, &st, (double)(t1.tv_sec - t0.tv_sec) +
-				    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		summary(a, &t, &st, t.seconds);
 	rc = st.n[TREE_ERROR] ? EXIT_ERROR : st.n[TREE_FAIL] ? EXIT_NOTVERIFIED : EXIT_OK;
 	if (fflush(stdout) != 0) {
 		cli_err("writing output: %s", strerror(errno));
@@ -423,9 +411,6 @@ int cmd_appraise(int argc, char **argv)
 out:
 	if (have_tree)
 		tree_release(&t);
-	if (a)
-		for (unsigned int i = 0; i < VG_WALK_MAX_WORKERS; i++)
-			vg_hasher_free(a->w[i].h);
 	free(a);
 	vg_hmac_key_wipe(&hk);
 	vg_keyring_free(kr);

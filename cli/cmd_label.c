@@ -51,7 +51,6 @@ static const char help[] =
 	"operational error.\n";
 
 struct worker {
-	struct vg_hasher *h;
 	struct tree_devcache dc;
 };
 
@@ -101,7 +100,7 @@ static int label_file(struct tree *t, void *arg, const struct tree_file *f)
 	struct stat after;
 	int r;
 
-	r = vg_label_ima_fd(w->h, f->fd, l->algo, l->ima_signer, NULL, &d);
+	r = vg_label_ima_fd(f->hasher, f->fd, l->algo, l->ima_signer, NULL, &d);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
@@ -186,8 +185,6 @@ int cmd_label(int argc, char **argv)
 	struct tree t;
 	bool portable = false, no_evm = false, verbose = false, have_tree = false;
 	int algo = -1, c, rc = EXIT_ERROR;
-	unsigned int nw;
-	struct timespec t0, t1;
 
 	vg_config_init(&cfg);
 	optind = 0;
@@ -340,20 +337,12 @@ int cmd_label(int argc, char **argv)
 		l->uuid_auto = true;
 	}
 	to.config = &cfg;
-	nw = vg_walk_workers(&(struct vg_walk_opts){ .workers = to.workers });
-	for (unsigned int i = 0; i < nw; i++)
-		if (vg_hasher_new(&l->w[i].h) < 0) {
-			cli_err("out of memory");
-			goto out;
-		}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	have_tree = true;
 	if (tree_run(&to, &label_ops, l, argv + optind, argc - optind, &st, &t) < 0)
 		goto out;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	rc = st.n[TREE_FAIL] || st.n[TREE_ERROR] ? EXIT_NOTVERIFIED : EXIT_OK;
 	if (!to.quiet) {
-		double el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		double el = t.seconds;
 
 		printf("labeled %llu of %llu files (%.1f MB) in %.2f s; %llu failed, %llu errors, %llu skipped\n",
 		       (unsigned long long)st.n[TREE_OK], (unsigned long long)st.files,
@@ -370,9 +359,6 @@ int cmd_label(int argc, char **argv)
 out:
 	if (have_tree)
 		tree_release(&t);
-	if (l)
-		for (unsigned int i = 0; i < VG_WALK_MAX_WORKERS; i++)
-			vg_hasher_free(l->w[i].h);
 	free(l);
 	vg_signer_free(ima_signer);
 	vg_signer_free(evm_signer);

@@ -47,10 +47,6 @@ static const char help[] =
 	"Exit status: 0 recorded / no change, 1 changes found, 2 usage or operational\n"
 	"error (an altered database included).\n";
 
-struct worker {
-	struct vg_hasher *h;
-};
-
 struct change {
 	char *path;
 	uint32_t what;		/* 0: added, UINT32_MAX: removed, else VG_SCAN_* */
@@ -65,7 +61,6 @@ struct scan {
 	struct change *changes;
 	size_t nchanges, cap;
 	char **roots;
-	struct worker w[VG_WALK_MAX_WORKERS];
 };
 
 #define CH_ADDED 0u
@@ -159,7 +154,7 @@ static int scan_file(struct tree *t, void *arg, const struct tree_file *f)
 		tree_count(t, TREE_ERROR, "xattr-error");
 		return 0;
 	}
-	r = vg_hasher_fd(s->w[f->worker].h, f->fd, s->algo, &rec.digest, &n, &d);
+	r = vg_hasher_fd(f->hasher, f->fd, s->algo, &rec.digest, &n, &d);
 	if (r < 0) {
 		vg_scan_rec_release(&rec);
 		if (r == -ENOMEM)
@@ -326,7 +321,6 @@ int cmd_scan(int argc, char **argv)
 	int algo = -1, c, rc = EXIT_ERROR;
 	char **roots = NULL;
 	int nroots = 0;
-	unsigned int nw;
 
 	vg_config_init(&cfg);
 	optind = 0;
@@ -442,12 +436,6 @@ int cmd_scan(int argc, char **argv)
 		s->roots = roots;
 	}
 	to.config = &cfg;
-	nw = vg_walk_workers(&(struct vg_walk_opts){ .workers = to.workers });
-	for (unsigned int i = 0; i < nw; i++)
-		if (vg_hasher_new(&s->w[i].h) < 0) {
-			cli_err("out of memory");
-			goto out;
-		}
 	have_tree = true;
 	if (tree_run(&to, &scan_ops, s, roots, nroots, &st, &t) < 0)
 		goto out;
@@ -486,8 +474,6 @@ out:
 	if (have_tree)
 		tree_release(&t);
 	if (s) {
-		for (unsigned int i = 0; i < VG_WALK_MAX_WORKERS; i++)
-			vg_hasher_free(s->w[i].h);
 		for (size_t i = 0; i < s->nchanges; i++)
 			free(s->changes[i].path);
 		free(s->changes);

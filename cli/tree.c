@@ -220,6 +220,7 @@ static int on_file(struct tree *t, const struct vg_walk_entry *e, bool follow)
 	(void)fcntl(fd, F_SETFL, 0);
 	f.fd = fd;
 	f.st = &st;
+	f.hasher = t->hashers[e->worker];
 	pthread_mutex_lock(&t->lock);
 	t->stats.files++;
 	pthread_mutex_unlock(&t->lock);
@@ -378,6 +379,7 @@ int tree_run(const struct tree_opts *o, const struct tree_ops *ops, void *arg, c
 	};
 	pthread_t ptid;
 	struct vg_diag d = { 0 };
+	double t0;
 	int r;
 
 	memset(t, 0, sizeof(*t));
@@ -389,10 +391,17 @@ int tree_run(const struct tree_opts *o, const struct tree_ops *ops, void *arg, c
 		cli_err("out of memory");
 		return -1;
 	}
+	for (unsigned int i = 0; i < vg_walk_workers(&wo); i++)
+		if (vg_hasher_new(&t->hashers[i]) < 0) {
+			cli_err("out of memory");
+			return -1;
+		}
 	t->progress_on = !o->quiet && isatty(STDERR_FILENO);
 	if (t->progress_on && pthread_create(&ptid, NULL, progress_main, &p) != 0)
 		t->progress_on = false;
+	t0 = now();
 	r = vg_walk(&wo, paths, (size_t)npaths, on_entry, t, &d);
+	t->seconds = now() - t0;
 	if (t->progress_on) {
 		pthread_mutex_lock(&p.lock);
 		p.done = true;
@@ -414,6 +423,8 @@ int tree_run(const struct tree_opts *o, const struct tree_ops *ops, void *arg, c
 
 void tree_release(struct tree *t)
 {
+	for (unsigned int i = 0; i < VG_WALK_MAX_WORKERS; i++)
+		vg_hasher_free(t->hashers[i]);
 	vg_inode_set_free(t->links);
 	t->links = NULL;
 	pthread_mutex_destroy(&t->lock);

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "vigil/config.h"
+#include "vigil/hash.h"
 #include "vigil/walk.h"
 
 enum tree_kind { TREE_OK, TREE_FAIL, TREE_SKIP, TREE_ERROR };
@@ -28,6 +29,7 @@ enum tree_kind { TREE_OK, TREE_FAIL, TREE_SKIP, TREE_ERROR };
 struct tree;
 
 struct tree_file {
+	struct vg_hasher *hasher;	/* this worker thread's own */
 	int fd;
 	const struct stat *st;
 	const char *path;
@@ -79,11 +81,15 @@ struct tree {
 		dev_t dev;
 		uint64_t magic;
 	} fscache[VG_WALK_MAX_WORKERS];
+	struct vg_hasher *hashers[VG_WALK_MAX_WORKERS];
+	double seconds;			/* wall time of the walk */
 };
 
 /*
- * tree_run - walk @paths. Return: 0 when the walk completed (failures are
- * in the stats), or -1 (reported) when it had to stop.
+ * tree_run - walk @paths, with one vg_hasher per worker thread (handed to
+ * ops->file as f->hasher). Return: 0 when the walk completed (failures are
+ * in the stats, its wall time in ret_tree->seconds), or -1 (reported) when
+ * it had to stop.
  */
 int tree_run(const struct tree_opts *o, const struct tree_ops *ops, void *arg, char **paths,
 	     int npaths, struct tree_stats *ret_stats, struct tree *ret_tree);
