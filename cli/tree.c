@@ -74,7 +74,10 @@ void tree_file_err(struct tree *t, const char *path, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	tree_lock(t);
-	cli_file_err(path, "%s", msg);
+	if (t->ops->error)
+		t->ops->error(t, t->arg, path, msg);
+	else
+		cli_file_err(path, "%s", msg);
 	tree_unlock(t);
 }
 
@@ -112,25 +115,6 @@ int tree_fs_uuid(struct tree_devcache *c, int fd, dev_t dev, uint8_t uuid[16],
 	}
 	memcpy(uuid, c->uuid, 16);
 	return 0;
-}
-
-/* An entry that could not be read: the command's reporter, or stderr. */
-static void entry_err(struct tree *t, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void entry_err(struct tree *t, const char *path, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	tree_lock(t);
-	if (t->ops->error)
-		t->ops->error(t, t->arg, path, msg);
-	else
-		cli_file_err(path, "%s", msg);
-	tree_unlock(t);
 }
 
 static uint64_t fsmagic_of(struct tree *t, unsigned int w, int fd, dev_t dev)
@@ -176,19 +160,19 @@ static int on_file(struct tree *t, const struct vg_walk_entry *e, bool follow)
 			tree_count(t, TREE_SKIP, "symlink");
 			return 0;
 		}
-		entry_err(t, e->path, "cannot open: %s", strerror(err));
+		tree_file_err(t, e->path, "cannot open: %s", strerror(err));
 		tree_count(t, TREE_ERROR, open_reason(err));
 		return 0;
 	}
 	if (fstat(fd, &st) < 0) {
-		entry_err(t, e->path, "cannot stat: %s", strerror(errno));
+		tree_file_err(t, e->path, "cannot stat: %s", strerror(errno));
 		tree_count(t, TREE_ERROR, "stat-error");
 		close(fd);
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		if (e->depth == 0) {
-			entry_err(t, e->path, "not a regular file");
+			tree_file_err(t, e->path, "not a regular file");
 			tree_count(t, TREE_ERROR, "not-regular");
 			close(fd);
 			return 0;
@@ -237,13 +221,13 @@ static int on_entry(void *arg, const struct vg_walk_entry *e)
 	case VG_WALK_REG:
 		return on_file(t, e, false);
 	case VG_WALK_ERROR:
-		entry_err(t, e->path, "%s", strerror(e->error));
+		tree_file_err(t, e->path, "%s", strerror(e->error));
 		tree_count(t, TREE_ERROR, e->error == ENOENT ? "vanished" :
 			   e->error == EACCES ? "unreadable" : "read-error");
 		return 0;
 	case VG_WALK_DIR:
 		if (e->depth == 0 && !t->o.recursive) {
-			entry_err(t, e->path, "is a directory (use -r)");
+			tree_file_err(t, e->path, "is a directory (use -r)");
 			tree_count(t, TREE_ERROR, "directory");
 			return VG_WALK_SKIP;
 		}

@@ -103,7 +103,7 @@ void tree_add_bytes(struct tree *t, uint64_t n);
 void tree_lock(struct tree *t);
 void tree_unlock(struct tree *t);
 
-/* "vigil CMD: PATH: message" to stderr, under the lock. */
+/* "vigil CMD: PATH: message" to stderr (or to ops->error), under the lock. */
 void tree_file_err(struct tree *t, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

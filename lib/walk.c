@@ -191,40 +191,35 @@ static int push_dir(struct walk *w, const char *path, size_t len, unsigned int d
 
 /*
  * A directory entry that is (or may be) a directory: stat it where the
- * filesystem matters, report it, and queue it to be read.
+ * filesystem matters (a root: its own device; below: a mount point?),
+ * unless the caller has just done so (@known), report it, and queue it.
  */
-static int visit_dir(struct worker *wk, struct vg_walk_entry *e, dev_t walk_dev, bool own_dev)
+static int visit_dir(struct worker *wk, struct vg_walk_entry *e, dev_t walk_dev, bool own_dev,
+		     const struct stat *known)
 {
 	struct walk *w = wk->w;
+	struct stat st;
 	int r;
 
-	if (w->o->recursive && !own_dev && !w->o->cross_mounts) {
-		struct stat st;
-
-		if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (w->o->recursive && (own_dev || !w->o->cross_mounts)) {
+		if (!known && fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			e->type = VG_WALK_ERROR;
 			e->error = errno;
 			r = w->fn(w->arg, e);
 			return r < 0 ? r : 0;
 		}
-		e->mount_point = st.st_dev != walk_dev;
+		if (!known)
+			known = &st;
+		if (own_dev)
+			walk_dev = known->st_dev;
+		else
+			e->mount_point = known->st_dev != walk_dev;
 	}
 	r = w->fn(w->arg, e);
 	if (r < 0)
 		return r;
 	if (r == VG_WALK_SKIP || !w->o->recursive || e->mount_point)
 		return 0;
-	if (own_dev) {
-		struct stat st;
-
-		if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			e->type = VG_WALK_ERROR;
-			e->error = errno;
-			r = w->fn(w->arg, e);
-			return r < 0 ? r : 0;
-		}
-		walk_dev = st.st_dev;
-	}
 	return push_dir(w, e->path, e->path_len, e->depth, walk_dev);
 }
 
@@ -232,6 +227,8 @@ static int run_batch(struct worker *wk, struct item *it)
 {
 	struct walk *w = wk->w;
 	const char *p = it->data;
+	const struct stat *known;
+	struct stat st;
 	int r = 0;
 
 	for (size_t i = 0; i < it->n && r >= 0; i++) {
@@ -249,20 +246,20 @@ static int run_batch(struct worker *wk, struct item *it)
 		if (r < 0)
 			break;
 		e.path = wk->path;
+		known = NULL;
 		if (dt == DT_UNKNOWN) {
-			struct stat st;
-
 			if (fstatat(e.dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 				e.type = VG_WALK_ERROR;
 				e.error = errno;
 			} else {
 				e.type = type_of_mode(st.st_mode);
+				known = &st;
 			}
 		} else {
 			e.type = type_of_dtype(dt);
 		}
 		if (e.type == VG_WALK_DIR)
-			r = visit_dir(wk, &e, it->dev, it->root_dev);
+			r = visit_dir(wk, &e, it->dev, it->root_dev, known);
 		else
 			r = w->fn(w->arg, &e);
 		if (r > 0)
@@ -399,7 +396,7 @@ static int run_dir(struct worker *wk, struct item *it)
 			if (r < 0)
 				break;
 			e.path = wk->path;
-			r = visit_dir(wk, &e, it->dev, false);
+			r = visit_dir(wk, &e, it->dev, false, NULL);
 			if (r < 0)
 				break;
 			continue;
