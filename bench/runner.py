@@ -3,12 +3,13 @@
 
 Usage (from the bench scripts):
   runner.py --rounds N --warmup W --ref NAME [--prep 'CMD'] [--units FILES:BYTES]
-            NAME='command' [NAME='command' ...]
+            [--prep-for NAME='CMD' ...] NAME='command' [NAME='command' ...]
 
 Every round runs each command once, in the given order rotated by one per
 round, so slow drift and cache state hit all commands alike. A --prep
 command (e.g. re-reading the data set into the page cache, or removing
-labels) runs before every measured command. Per run it records the wall
+labels) runs before every measured command; a --prep-for command before
+each run of that one command only (neither is timed). Per run it records the wall
 time and the child's user+sys CPU (wait4 rusage). It prints, per command,
 the median wall time (min-max), throughput, CPU and the median of the
 per-round ratios to the reference command (ratio < 1: faster than ref).
@@ -44,6 +45,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--ref", required=True)
     ap.add_argument("--prep", default=None)
+    ap.add_argument("--prep-for", action="append", default=[])
     ap.add_argument("--files", type=int, default=0)
     ap.add_argument("--bytes", type=int, default=0)
     ap.add_argument("--title", default="")
@@ -54,6 +56,12 @@ def main():
         name, _, cmd = c.partition("=")
         cmds.append((name, cmd))
     names = [n for n, _ in cmds]
+    prep_for = {}
+    for c in a.prep_for:
+        name, _, cmd = c.partition("=")
+        if name not in names:
+            sys.exit(f"bench: --prep-for {name}: no such command")
+        prep_for[name] = cmd
     if a.ref not in names:
         sys.exit(f"bench: reference {a.ref} is not one of {names}")
     res = {n: [] for n in names}
@@ -64,6 +72,9 @@ def main():
         for name, cmd in order:
             if a.prep:
                 subprocess.run(a.prep, shell=True, check=False,
+                               stdout=subprocess.DEVNULL)
+            if name in prep_for:
+                subprocess.run(prep_for[name], shell=True, check=False,
                                stdout=subprocess.DEVNULL)
             this[name] = run(cmd)
         if r >= a.warmup:

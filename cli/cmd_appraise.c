@@ -129,7 +129,7 @@ static int appraise_file(struct tree *t, void *arg, const struct tree_file *f)
 			o.uuid_mode = VG_UUID_GIVEN;
 	/* with the UUID unknown, the library says so if a label needs it */
 	d.err = 0;
-	r = vg_appraise_fd(f->hasher, f->fd, &o, &res, &d);
+	r = vg_appraise_file(f->hasher, f->fd, f->st, &o, &res, &d);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {

@@ -86,53 +86,47 @@ static const char *write_reason(int err)
 	}
 }
 
-static bool same_content_stamp(const struct stat *a, const struct stat *b)
-{
-	return a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
-	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
-}
-
 static int label_file(struct tree *t, void *arg, const struct tree_file *f)
 {
 	struct label *l = arg;
 	struct worker *w = &l->w[f->worker];
-	struct vg_diag d = { 0 };
-	struct stat after;
-	int r;
+	struct vg_diag d = { 0 }, ud = { 0 };
+	struct vg_evm_label_opts eo, *evm = NULL;
+	struct vg_label_result res;
+	int r, ur = 0;
 
-	r = vg_label_ima_fd(f->hasher, f->fd, l->algo, l->ima_signer, NULL, &d);
+	if (l->evm) {
+		eo = l->eo;
+		evm = &eo;
+		if (l->uuid_auto && eo.evm->fsuuid && eo.type != VG_EVM_XATTR_PORTABLE_DIGSIG) {
+			ur = tree_fs_uuid(&w->dc, f->fd, f->st->st_dev, eo.uuid, &ud);
+			if (ur == -ENOMEM)
+				return ur;
+			if (ur < 0)
+				evm = NULL;	/* security.ima alone; then say why not EVM */
+			eo.uuid_mode = VG_UUID_GIVEN;
+		}
+	}
+	r = vg_label_file(f->hasher, f->fd, f->st, l->algo, l->ima_signer, evm, &res, &d);
 	if (r == -ENOMEM)
 		return r;
-	if (r < 0) {
-		tree_file_err(t, f->path, "security.ima not written: %s", d.msg);
-		tree_count(t, TREE_FAIL, write_reason(r));
-		return 0;
-	}
-	tree_add_bytes(t, (uint64_t)f->st->st_size);
-	if (fstat(f->fd, &after) == 0 && !same_content_stamp(f->st, &after)) {
+	if (res.ima_done || r == -ESTALE)
+		tree_add_bytes(t, (uint64_t)f->st->st_size);
+	if (r == -ESTALE) {
 		tree_file_err(t, f->path, "changed while it was labeled; label it again");
 		tree_count(t, TREE_FAIL, "changed");
 		return 0;
 	}
-	if (l->evm) {
-		struct vg_evm_label_opts eo = l->eo;
-
-		if (l->uuid_auto && eo.evm->fsuuid && eo.type != VG_EVM_XATTR_PORTABLE_DIGSIG) {
-			r = tree_fs_uuid(&w->dc, f->fd, f->st->st_dev, eo.uuid, &d);
-			if (r == -ENOMEM)
-				return r;
-			eo.uuid_mode = VG_UUID_GIVEN;
-		}
-		if (r == 0)
-			r = vg_label_evm_fd(f->fd, &eo, &d);
-		if (r == -ENOMEM)
-			return r;
-		if (r < 0) {
-			tree_file_err(t, f->path,
-				      "security.ima written, security.evm not: %s; label it again", d.msg);
-			tree_count(t, TREE_FAIL, "evm-not-written");
-			return 0;
-		}
+	if (r < 0 && !res.ima_done) {
+		tree_file_err(t, f->path, "security.ima not written: %s", d.msg);
+		tree_count(t, TREE_FAIL, write_reason(r));
+		return 0;
+	}
+	if (r < 0 || ur < 0) {
+		tree_file_err(t, f->path, "security.ima written, security.evm not: %s; label it again",
+			      r < 0 ? d.msg : ud.msg);
+		tree_count(t, TREE_FAIL, "evm-not-written");
+		return 0;
 	}
 	if (l->verbose) {
 		tree_lock(t);

@@ -154,7 +154,7 @@ static int scan_file(struct tree *t, void *arg, const struct tree_file *f)
 		tree_count(t, TREE_ERROR, "xattr-error");
 		return 0;
 	}
-	r = vg_hasher_fd(f->hasher, f->fd, s->algo, &rec.digest, &n, &d);
+	r = vg_hasher_file(f->hasher, f->fd, f->st, s->algo, &rec.digest, &n, &d);
 	if (r < 0) {
 		vg_scan_rec_release(&rec);
 		if (r == -ENOMEM)

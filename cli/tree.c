@@ -12,16 +12,31 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/magic.h>
+
 #include <json-c/json.h>
 
 #include "cli.h"
 #include "tree.h"
 
+/* Counters are atomic (a lock per file cost ~1%); the reason table is locked. */
+static void add(uint64_t *c, uint64_t n)
+{
+	__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
+
+static uint64_t get(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
 void tree_count(struct tree *t, enum tree_kind kind, const char *reason)
 {
+	add(&t->stats.n[kind], 1);
+	if (!reason)
+		return;
 	pthread_mutex_lock(&t->lock);
-	t->stats.n[kind]++;
-	if (reason) {
+	{
 		size_t i;
 
 		for (i = 0; i < t->nreasons; i++)
@@ -41,9 +56,7 @@ void tree_count(struct tree *t, enum tree_kind kind, const char *reason)
 
 void tree_add_bytes(struct tree *t, uint64_t n)
 {
-	pthread_mutex_lock(&t->lock);
-	t->stats.bytes += n;
-	pthread_mutex_unlock(&t->lock);
+	add(&t->stats.bytes, n);
 }
 
 static void progress_clear(struct tree *t)
@@ -129,6 +142,21 @@ static uint64_t fsmagic_of(struct tree *t, unsigned int w, int fd, dev_t dev)
 	return t->fscache[w].magic;
 }
 
+static bool nonblock_harmless(uint64_t magic)
+{
+	switch (magic) {
+	case TMPFS_MAGIC:
+	case EXT4_SUPER_MAGIC:	/* ext2, ext3 too */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+	case RAMFS_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static const char *open_reason(int err)
 {
 	switch (err) {
@@ -200,14 +228,17 @@ static int on_file(struct tree *t, const struct vg_walk_entry *e, bool follow)
 		close(fd);
 		return 0;
 	}
-	/* keep later reads from blocking forever on a file turned into a fifo */
-	(void)fcntl(fd, F_SETFL, 0);
+	/*
+	 * O_NONBLOCK only kept open() from blocking on a fifo swapped in
+	 * after readdir; this is a regular file. Local filesystems ignore the
+	 * flag on reads; others (FUSE, network) might not, so it goes there.
+	 */
+	if (!nonblock_harmless(f.fsmagic))
+		(void)fcntl(fd, F_SETFL, 0);
 	f.fd = fd;
 	f.st = &st;
 	f.hasher = t->hashers[e->worker];
-	pthread_mutex_lock(&t->lock);
-	t->stats.files++;
-	pthread_mutex_unlock(&t->lock);
+	add(&t->stats.files, 1);
 	r = t->ops->file(t, t->arg, &f);
 	close(fd);
 	return r;
@@ -326,7 +357,7 @@ static void *progress_main(void *arg)
 		el = now() - start;
 		pthread_mutex_lock(&t->lock);
 		{
-			uint64_t files = t->stats.files;
+			uint64_t files = get(&t->stats.files), bytes = get(&t->stats.bytes);
 			double rate = el > 0 ? (double)files / el : 0;
 			char of[32] = "", eta[32] = "";
 			int w;
@@ -336,8 +367,8 @@ static void *progress_main(void *arg)
 			if (total > files && rate > 0)
 				snprintf(eta, sizeof(eta), ", ETA %.0f s", (double)(total - files) / rate);
 			w = fprintf(stderr, "\r%llu%s files, %.2f GB, %.0f files/s, %.2f GB/s%s ",
-				    (unsigned long long)files, of, (double)t->stats.bytes / 1e9, rate,
-				    el > 0 ? (double)t->stats.bytes / 1e9 / el : 0, eta);
+				    (unsigned long long)files, of, (double)bytes / 1e9, rate,
+				    el > 0 ? (double)bytes / 1e9 / el : 0, eta);
 			t->progress_width = w > 1 ? w - 1 : 0;
 		}
 		pthread_mutex_unlock(&t->lock);

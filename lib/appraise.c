@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -56,12 +57,14 @@ static ssize_t get_xattr(int fd, const char *name, uint8_t *small, size_t cap, u
 	return n < 0 ? -errno : n;
 }
 
-static int meta_for(int fd, const struct vg_evm_config *cfg, uint8_t type, enum vg_uuid_mode mode,
-		    const uint8_t uuid[16], const struct vg_meta_override *ov,
+static int meta_for(int fd, const struct stat *st, const struct vg_evm_config *cfg, uint8_t type,
+		    enum vg_uuid_mode mode, const uint8_t uuid[16], const struct vg_meta_override *ov,
 		    struct vg_evm_meta *m, struct vg_diag *diag)
 {
 	bool need_uuid = cfg->fsuuid && type != VG_EVM_XATTR_PORTABLE_DIGSIG;
-	int r = vg_evm_meta_from_fd(fd, need_uuid && mode == VG_UUID_FROM_FS, m, diag);
+	bool from_fs = need_uuid && mode == VG_UUID_FROM_FS;
+	int r = st ? vg__evm_meta_from_stat(fd, st, from_fs, m, diag) :
+		     vg_evm_meta_from_fd(fd, from_fs, m, diag);
 
 	if (r < 0) {
 		if (r == -ENODATA)
@@ -86,35 +89,42 @@ static int meta_for(int fd, const struct vg_evm_config *cfg, uint8_t type, enum 
  * protected metadata. Return: 0 with ret->evm_status set, or an
  * operational error.
  */
-static int evm_check(int fd, const struct vg_appraise_opts *o, const uint8_t *ima, size_t ilen,
+static int evm_check(struct vg_hasher *h, int fd, const struct stat *st,
+		     const struct vg_appraise_opts *o, const uint8_t *ima, size_t ilen,
 		     struct vg_appraise_result *ret, struct vg_diag *diag)
 {
 	const struct vg_evm_config *cfg = o->evm;
-	bool loaded = o->hmac_key || o->evm_required;
+	bool loaded = o->hmac_key || o->evm_required, listed = false;
 	uint8_t small[SMALL_XATTR], *big = NULL;
-	const uint8_t *ev;
-	struct vg_evm_xattrs xs;
+	const uint8_t *ev = small;
+	struct vg_evm_xattrs local, *xs = h ? vg__hasher_xattrs(h) : &local;
 	struct vg_evm_meta meta;
 	struct vg_digest d;
 	struct vg_evm_xattr ex;
-	ssize_t elen;
+	ssize_t elen = -ENODATA;
 	bool imm;
-	int r;
+	int r, present;
 
 	ret->evm_status = VG_ST_UNKNOWN;
 	if (vg_evm_config_index(cfg, VG_XATTR_IMA) < 0)
 		return 0;	/* security.ima not protected: evm_verifyxattr says UNKNOWN */
 
-	vg_evm_xattrs_init(&xs);
-	elen = get_xattr(fd, VG_XATTR_EVM, small, sizeof(small), &big);
-	ev = big ? big : small;
+	vg_evm_xattrs_init(&local);
+	/* the kernel hashes the security.ima value it was handed */
+	r = vg__evm_xattrs_scan(fd, cfg, xs, VG_XATTR_IMA, ima, ilen, &listed, diag);
+	if (r == -EOPNOTSUPP)
+		goto out_ok;
+	if (r < 0)
+		goto out;
+	present = r;
+	if (listed) {
+		elen = get_xattr(fd, VG_XATTR_EVM, small, sizeof(small), &big);
+		ev = big ? big : small;
+	}
 	if (elen == -ENODATA) {
 		if (!loaded)
 			goto out_ok;
-		r = vg_evm_xattrs_read(fd, cfg, &xs, diag);
-		if (r < 0 && r != -EOPNOTSUPP)
-			goto out;
-		ret->evm_status = r > 0 ? VG_ST_NOLABEL : VG_ST_NOXATTRS;
+		ret->evm_status = present > 0 ? VG_ST_NOLABEL : VG_ST_NOXATTRS;
 		vg_diag_set(&ret->detail, -ENODATA, "no security.evm");
 		goto out_ok;
 	}
@@ -129,14 +139,6 @@ static int evm_check(int fd, const struct vg_appraise_opts *o, const uint8_t *im
 		vg_diag_set(&ret->detail, -EBADMSG, "security.evm is empty");
 		goto out_ok;
 	}
-
-	r = vg_evm_xattrs_read(fd, cfg, &xs, diag);
-	if (r < 0)
-		goto out;
-	/* the kernel hashes the security.ima value it was handed */
-	r = vg_evm_xattrs_set(&xs, cfg, VG_XATTR_IMA, ima, ilen);
-	if (r < 0)
-		goto out;
 
 	if (ev[0] == VG_EVM_XATTR_HMAC && !o->hmac_key) {
 		ret->hmac_unchecked = true;
@@ -155,11 +157,11 @@ static int evm_check(int fd, const struct vg_appraise_opts *o, const uint8_t *im
 	}
 
 	if (ex.type == VG_EVM_XATTR_HMAC) {
-		r = meta_for(fd, cfg, ex.type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
+		r = meta_for(fd, st, cfg, ex.type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
 		if (r < 0)
 			goto out;
-		r = vg_evm_digest(cfg, &xs, &meta, VG_EVM_XATTR_HMAC, VG_HASH_SHA1, o->hmac_key,
-				  o->hmac_key_len, &d, &ret->detail);
+		r = vg__evm_digest(h, cfg, xs, &meta, VG_EVM_XATTR_HMAC, VG_HASH_SHA1, o->hmac_key,
+				   o->hmac_key_len, &d, &ret->detail);
 		if (r == -ENODATA) {
 			ret->evm_status = VG_ST_NOXATTRS;
 		} else if (r < 0) {
@@ -177,11 +179,10 @@ static int evm_check(int fd, const struct vg_appraise_opts *o, const uint8_t *im
 	/* 03 or 05: the decoder admits nothing else */
 	imm = ex.type == VG_EVM_XATTR_PORTABLE_DIGSIG;
 	ret->keyid = ex.sig.keyid;
-	r = meta_for(fd, cfg, ex.type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
+	r = meta_for(fd, st, cfg, ex.type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
 	if (r < 0)
 		goto out;
-	r = vg_evm_digest(cfg, &xs, &meta, ex.type, ex.sig.hash_algo, NULL, 0, &d,
-			  &ret->detail);
+	r = vg_evm_digest(cfg, xs, &meta, ex.type, ex.sig.hash_algo, NULL, 0, &d, &ret->detail);
 	if (r == -ENODATA) {
 		ret->evm_status = VG_ST_NOXATTRS;
 		goto out_ok;
@@ -199,7 +200,7 @@ static int evm_check(int fd, const struct vg_appraise_opts *o, const uint8_t *im
 out_ok:
 	r = 0;
 out:
-	vg_evm_xattrs_release(&xs);
+	vg_evm_xattrs_release(&local);
 	free(big);
 	return r;
 }
@@ -270,6 +271,13 @@ static void ima_check(const struct vg_appraise_opts *o, const uint8_t *ima, size
 int vg_appraise_fd(struct vg_hasher *h, int fd, const struct vg_appraise_opts *o,
 		   struct vg_appraise_result *ret, struct vg_diag *diag)
 {
+	return vg_appraise_file(h, fd, NULL, o, ret, diag);
+}
+
+int vg_appraise_file(struct vg_hasher *h, int fd, const struct stat *st,
+		     const struct vg_appraise_opts *o, struct vg_appraise_result *ret,
+		     struct vg_diag *diag)
+{
 	uint8_t small[SMALL_XATTR], *big = NULL;
 	const uint8_t *ima;
 	struct vg_ima_xattr x;
@@ -304,7 +312,7 @@ int vg_appraise_fd(struct vg_hasher *h, int fd, const struct vg_appraise_opts *o
 	}
 	ret->ima_type = ima[0];
 
-	r = evm_check(fd, o, ima, (size_t)ilen, ret, diag);
+	r = evm_check(h, fd, st, o, ima, (size_t)ilen, ret, diag);
 	if (r < 0)
 		goto out;
 	switch (ret->evm_status) {
@@ -352,6 +360,10 @@ int vg_appraise_fd(struct vg_hasher *h, int fd, const struct vg_appraise_opts *o
 		ret->keyid = x.sig.keyid;
 
 	algo = x.algo;
+	if (!vg_hasher_md(h, algo) && vg__md_known(algo)) {
+		r = vg_diag_set(diag, -ENOMEM, "out of memory fetching %s", vg_hash_name(algo));
+		goto out;
+	}
 	if (!vg_hasher_md(h, algo)) {
 		vg_diag_set(&ret->detail, -EOPNOTSUPP, "hash algorithm %s is not available",
 			    vg_hash_name(algo));
@@ -363,11 +375,7 @@ int vg_appraise_fd(struct vg_hasher *h, int fd, const struct vg_appraise_opts *o
 		ret->status = VG_ST_PASS;
 		goto out;
 	}
-	if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
-		r = vg_diag_set(diag, -errno, "lseek: %s", strerror(errno));
-		goto out;
-	}
-	r = vg_hasher_fd(h, fd, algo, &ret->digest, &ret->size, diag);
+	r = vg_hasher_file(h, fd, st, algo, &ret->digest, &ret->size, diag);
 	if (r < 0)
 		goto out;
 	ret->content_hashed = true;
@@ -409,15 +417,16 @@ int vg_label_ima_fd(struct vg_hasher *h, int fd, unsigned int algo,
 	return 0;
 }
 
-int vg_evm_value(const struct vg_evm_label_opts *o, const struct vg_evm_xattrs *xs,
-		 const struct vg_evm_meta *meta, uint8_t *out, size_t cap, struct vg_diag *diag)
+static int evm_value(struct vg_hasher *h, const struct vg_evm_label_opts *o,
+		     const struct vg_evm_xattrs *xs, const struct vg_evm_meta *meta, uint8_t *out,
+		     size_t cap, struct vg_diag *diag)
 {
 	struct vg_digest d;
 	int r;
 
 	if (o->type == VG_EVM_XATTR_HMAC) {
-		r = vg_evm_digest(o->evm, xs, meta, o->type, VG_HASH_SHA1, o->hmac_key,
-				  o->hmac_key_len, &d, diag);
+		r = vg__evm_digest(h, o->evm, xs, meta, o->type, VG_HASH_SHA1, o->hmac_key,
+				   o->hmac_key_len, &d, diag);
 		if (r < 0)
 			return r;
 		if (cap < VG_EVM_HMAC_LEN)
@@ -437,6 +446,100 @@ int vg_evm_value(const struct vg_evm_label_opts *o, const struct vg_evm_xattrs *
 	return vg_sig_sign(o->signer, o->type, &d, out, cap, diag);
 }
 
+int vg_evm_value(const struct vg_evm_label_opts *o, const struct vg_evm_xattrs *xs,
+		 const struct vg_evm_meta *meta, uint8_t *out, size_t cap, struct vg_diag *diag)
+{
+	return evm_value(NULL, o, xs, meta, out, cap, diag);
+}
+
+static bool same_content_stamp(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* @name = @val unless the file's value (@cur, @cur_len; NULL: absent) is already that */
+static int put_label(int fd, const char *name, const uint8_t *val, size_t len,
+		     const uint8_t *cur, size_t cur_len, bool *written, struct vg_diag *diag)
+{
+	*written = false;
+	if (cur && cur_len == len && memcmp(cur, val, len) == 0)
+		return 0;
+	if (fsetxattr(fd, name, val, len, 0) < 0)
+		return vg_diag_set(diag, -errno, "setxattr %s: %s", name, strerror(errno));
+	*written = true;
+	return 0;
+}
+
+int vg_label_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned int algo,
+		  const struct vg_signer *signer, const struct vg_evm_label_opts *evm,
+		  struct vg_label_result *res, struct vg_diag *diag)
+{
+	uint8_t val[VG_SIG_V2_HDR_LEN + VG_SIG_MAX], ev[VG_SIG_V2_HDR_LEN + VG_SIG_MAX];
+	uint8_t cur[VG_SIG_V2_HDR_LEN + VG_SIG_MAX];
+	struct vg_evm_xattrs *xs = vg__hasher_xattrs(h);
+	const uint8_t *old = NULL;
+	struct vg_evm_meta meta;
+	struct vg_digest d;
+	struct stat own, after;
+	bool evm_listed = false;
+	size_t old_len = 0;
+	ssize_t got = -1;
+	int len, r;
+
+	memset(res, 0, sizeof(*res));
+	if (!st) {
+		if (fstat(fd, &own) < 0)
+			return vg_diag_set(diag, -errno, "fstat: %s", strerror(errno));
+		st = &own;
+	}
+	if (evm) {
+		/* what is there: the protected xattrs, the old security.ima among them */
+		r = vg__evm_xattrs_scan(fd, evm->evm, xs, NULL, NULL, 0, &evm_listed, diag);
+		if (r == -EOPNOTSUPP)
+			return vg_diag_set(diag, r, "setxattr %s: %s", VG_XATTR_IMA, strerror(-r));
+		if (r < 0)
+			return r;
+		old = vg_evm_xattrs_get(xs, evm->evm, VG_XATTR_IMA, &old_len);
+	}
+	r = vg_hasher_file(h, fd, st, algo, &d, NULL, diag);
+	if (r < 0)
+		return r;
+	if (fstat(fd, &after) < 0)
+		return vg_diag_set(diag, -errno, "fstat: %s", strerror(errno));
+	if (!same_content_stamp(st, &after))
+		return vg_diag_set(diag, -ESTALE, "the file changed while it was hashed");
+	if (signer)
+		len = vg_sig_sign(signer, VG_EVM_IMA_XATTR_DIGSIG, &d, val, sizeof(val), diag);
+	else
+		len = vg_ima_xattr_encode_digest(&d, val, sizeof(val));
+	if (len < 0)
+		return vg_diag_set(diag, len, "cannot encode security.ima");
+	r = put_label(fd, VG_XATTR_IMA, val, (size_t)len, old, old_len, &res->ima_written, diag);
+	if (r < 0)
+		return r;
+	res->ima_done = true;
+	if (!evm)
+		return 0;
+
+	r = vg_evm_xattrs_set(xs, evm->evm, VG_XATTR_IMA, val, (size_t)len);
+	if (r < 0 && r != -ENOENT)
+		return vg_diag_set(diag, r, "security.ima: %s", strerror(-r));
+	r = meta_for(fd, &after, evm->evm, evm->type, evm->uuid_mode, evm->uuid, &evm->meta, &meta,
+		     diag);
+	if (r < 0)
+		return r;
+	len = evm_value(h, evm, xs, &meta, ev, sizeof(ev), diag);
+	if (len < 0)
+		return len;
+	if (evm_listed)
+		got = fgetxattr(fd, VG_XATTR_EVM, cur, sizeof(cur));
+	r = put_label(fd, VG_XATTR_EVM, ev, (size_t)len, got >= 0 ? cur : NULL,
+		      got >= 0 ? (size_t)got : 0, &res->evm_written, diag);
+	OPENSSL_cleanse(ev, sizeof(ev));
+	return r;
+}
+
 int vg_label_evm_fd(int fd, const struct vg_evm_label_opts *o, struct vg_diag *diag)
 {
 	uint8_t val[VG_SIG_V2_HDR_LEN + VG_SIG_MAX];
@@ -445,7 +548,7 @@ int vg_label_evm_fd(int fd, const struct vg_evm_label_opts *o, struct vg_diag *d
 	int len, r;
 
 	vg_evm_xattrs_init(&xs);
-	r = meta_for(fd, o->evm, o->type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
+	r = meta_for(fd, NULL, o->evm, o->type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
 	if (r < 0)
 		goto out;
 	r = vg_evm_xattrs_read(fd, o->evm, &xs, diag);

@@ -138,19 +138,17 @@ int vg_fs_uuid(int fd, uint8_t uuid[16], struct vg_diag *diag)
 	return r < 0 ? -ENODATA : 0;
 }
 
-int vg_evm_meta_from_fd(int fd, bool want_uuid, struct vg_evm_meta *ret, struct vg_diag *diag)
+int vg__evm_meta_from_stat(int fd, const struct stat *st, bool want_uuid,
+			   struct vg_evm_meta *ret, struct vg_diag *diag)
 {
 	struct vg_evm_meta m = { 0 };
-	struct stat st;
 	unsigned int gen = 0;
 	int r;
 
-	if (fstat(fd, &st) < 0)
-		return vg_diag_set(diag, -errno, "fstat: %s", strerror(errno));
-	m.ino = st.st_ino;
-	m.uid = st.st_uid;
-	m.gid = st.st_gid;
-	m.mode = (uint16_t)st.st_mode;
+	m.ino = st->st_ino;
+	m.uid = st->st_uid;
+	m.gid = st->st_gid;
+	m.mode = (uint16_t)st->st_mode;
 	if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
 		m.generation = gen;
 		m.generation_known = true;
@@ -163,6 +161,15 @@ int vg_evm_meta_from_fd(int fd, bool want_uuid, struct vg_evm_meta *ret, struct 
 	}
 	*ret = m;
 	return 0;
+}
+
+int vg_evm_meta_from_fd(int fd, bool want_uuid, struct vg_evm_meta *ret, struct vg_diag *diag)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return vg_diag_set(diag, -errno, "fstat: %s", strerror(errno));
+	return vg__evm_meta_from_stat(fd, &st, want_uuid, ret, diag);
 }
 
 void vg_evm_xattrs_init(struct vg_evm_xattrs *xs)
@@ -213,9 +220,16 @@ static bool name_listed(const char *list, size_t len, const char *name)
 int vg_evm_xattrs_read(int fd, const struct vg_evm_config *cfg, struct vg_evm_xattrs *xs,
 		       struct vg_diag *diag)
 {
+	return vg__evm_xattrs_scan(fd, cfg, xs, NULL, NULL, 0, NULL, diag);
+}
+
+int vg__evm_xattrs_scan(int fd, const struct vg_evm_config *cfg, struct vg_evm_xattrs *xs,
+			const char *name, const uint8_t *val, size_t len, bool *evm_listed,
+			struct vg_diag *diag)
+{
 	char list[4096];
 	ssize_t ll;
-	int present = 0;
+	int present = 0, given = name ? vg_evm_config_index(cfg, name) : -1;
 
 	xs->used = 0;
 	xs->n = cfg->n;
@@ -228,9 +242,13 @@ int vg_evm_xattrs_read(int fd, const struct vg_evm_config *cfg, struct vg_evm_xa
 	ll = flistxattr(fd, list, sizeof(list));
 	if (ll < 0 && errno == EOPNOTSUPP)
 		return vg_diag_set(diag, -EOPNOTSUPP, "filesystem has no extended attributes");
+	if (evm_listed)
+		*evm_listed = ll < 0 || name_listed(list, (size_t)ll, VG_XATTR_EVM);
 	for (size_t i = 0; i < cfg->n; i++) {
 		ssize_t got;
 
+		if ((int)i == given)	/* the caller's value, set below */
+			continue;
 		xs->len[i] = -1;
 		if (ll >= 0 && !name_listed(list, (size_t)ll, cfg->x[i].name))
 			continue;
@@ -262,6 +280,16 @@ int vg_evm_xattrs_read(int fd, const struct vg_evm_config *cfg, struct vg_evm_xa
 		xs->len[i] = (int32_t)got;
 		xs->used += (size_t)got;
 		present++;
+	}
+	if (given >= 0) {
+		xs->len[given] = -1;
+		if (val) {
+			int r = vg_evm_xattrs_set(xs, cfg, name, val, len);
+
+			if (r < 0)
+				return r;
+			present++;
+		}
 	}
 	return present;
 }
@@ -396,9 +424,9 @@ int vg_evm_input(const struct vg_evm_config *cfg, const struct vg_evm_xattrs *xs
 	return r < 0 ? r : (int)s.len;
 }
 
-static int evm_hmac(const struct vg_evm_config *cfg, const struct vg_evm_xattrs *xs,
-		    const struct vg_evm_meta *meta, const uint8_t *key, size_t keylen,
-		    struct vg_digest *ret, struct vg_diag *diag)
+static int evm_hmac(struct vg_hasher *h, const struct vg_evm_config *cfg,
+		    const struct vg_evm_xattrs *xs, const struct vg_evm_meta *meta,
+		    const uint8_t *key, size_t keylen, struct vg_digest *ret, struct vg_diag *diag)
 {
 	uint8_t k[VG_EVM_KEY_MAX] = { 0 };
 	EVP_MAC *mac = NULL;
@@ -412,13 +440,21 @@ static int evm_hmac(const struct vg_evm_config *cfg, const struct vg_evm_xattrs 
 				   VG_EVM_KEY_MAX);
 	/* The kernel always keys with all 128 bytes: the key, zero-padded. */
 	memcpy(k, key, keylen);
-	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA1", 0);
-	params[1] = OSSL_PARAM_construct_end();
-	mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	s.mac = mac ? EVP_MAC_CTX_new(mac) : NULL;
-	if (!s.mac || !EVP_MAC_init(s.mac, k, sizeof(k), params)) {
-		r = vg_diag_ssl(diag, -ENOMEM, "HMAC-SHA1 init");
-		goto out;
+	if (h) {
+		s.mac = vg__hasher_hmac(h, k);
+		if (!s.mac) {
+			r = vg_diag_ssl(diag, -ENOMEM, "HMAC-SHA1 init");
+			goto out;
+		}
+	} else {
+		params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA1", 0);
+		params[1] = OSSL_PARAM_construct_end();
+		mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+		s.mac = mac ? EVP_MAC_CTX_new(mac) : NULL;
+		if (!s.mac || !EVP_MAC_init(s.mac, k, sizeof(k), params)) {
+			r = vg_diag_ssl(diag, -ENOMEM, "HMAC-SHA1 init");
+			goto out;
+		}
 	}
 	r = emit_input(cfg, xs, meta, VG_EVM_XATTR_HMAC, &s, diag);
 	if (r < 0)
@@ -431,7 +467,8 @@ static int evm_hmac(const struct vg_evm_config *cfg, const struct vg_evm_xattrs 
 	ret->len = (uint8_t)outl;
 out:
 	OPENSSL_cleanse(k, sizeof(k));
-	EVP_MAC_CTX_free(s.mac);
+	if (!h)
+		EVP_MAC_CTX_free(s.mac);
 	EVP_MAC_free(mac);
 	return r;
 }
@@ -441,13 +478,21 @@ int vg_evm_digest(const struct vg_evm_config *cfg, const struct vg_evm_xattrs *x
 		  const uint8_t *key, size_t keylen, struct vg_digest *ret,
 		  struct vg_diag *diag)
 {
+	return vg__evm_digest(NULL, cfg, xs, meta, type, algo, key, keylen, ret, diag);
+}
+
+int vg__evm_digest(struct vg_hasher *h, const struct vg_evm_config *cfg,
+		   const struct vg_evm_xattrs *xs, const struct vg_evm_meta *meta, uint8_t type,
+		   unsigned int algo, const uint8_t *key, size_t keylen, struct vg_digest *ret,
+		   struct vg_diag *diag)
+{
 	struct sink s = { 0 };
 	EVP_MD *md;
 	unsigned int n = 0;
 	int r;
 
 	if (type == VG_EVM_XATTR_HMAC)
-		return evm_hmac(cfg, xs, meta, key, keylen, ret, diag);
+		return evm_hmac(h, cfg, xs, meta, key, keylen, ret, diag);
 	md = vg__md_fetch(algo);
 	if (!md)
 		return vg_diag_ssl(diag, -EOPNOTSUPP, "hash algorithm %s is not available",

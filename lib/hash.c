@@ -16,9 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "internal.h"
+#include "vigil/evm.h"
 #include "vigil/hash.h"
 
 #define HASHER_BUF (1u << 20)
@@ -27,17 +32,18 @@ struct algo_info {
 	const char *name;	/* kernel crypto/hash_info.c */
 	const char *ossl;	/* OpenSSL fetch name, NULL: none */
 	uint8_t size;
+	bool always;		/* in every OpenSSL 3 default provider */
 };
 
 static const struct algo_info algos[VG_HASH__LAST] = {
 	[VG_HASH_MD4] = { "md4", "MD4", 16 },
-	[VG_HASH_MD5] = { "md5", "MD5", 16 },
-	[VG_HASH_SHA1] = { "sha1", "SHA1", 20 },
+	[VG_HASH_MD5] = { "md5", "MD5", 16, true },
+	[VG_HASH_SHA1] = { "sha1", "SHA1", 20, true },
 	[VG_HASH_RIPE_MD_160] = { "rmd160", "RIPEMD160", 20 },
-	[VG_HASH_SHA256] = { "sha256", "SHA256", 32 },
-	[VG_HASH_SHA384] = { "sha384", "SHA384", 48 },
-	[VG_HASH_SHA512] = { "sha512", "SHA512", 64 },
-	[VG_HASH_SHA224] = { "sha224", "SHA224", 28 },
+	[VG_HASH_SHA256] = { "sha256", "SHA256", 32, true },
+	[VG_HASH_SHA384] = { "sha384", "SHA384", 48, true },
+	[VG_HASH_SHA512] = { "sha512", "SHA512", 64, true },
+	[VG_HASH_SHA224] = { "sha224", "SHA224", 28, true },
 	[VG_HASH_RIPE_MD_128] = { "rmd128", NULL, 16 },
 	[VG_HASH_RIPE_MD_256] = { "rmd256", NULL, 32 },
 	[VG_HASH_RIPE_MD_320] = { "rmd320", NULL, 40 },
@@ -50,9 +56,9 @@ static const struct algo_info algos[VG_HASH__LAST] = {
 	[VG_HASH_SM3_256] = { "sm3", "SM3", 32 },
 	[VG_HASH_STREEBOG_256] = { "streebog256", NULL, 32 },
 	[VG_HASH_STREEBOG_512] = { "streebog512", NULL, 64 },
-	[VG_HASH_SHA3_256] = { "sha3-256", "SHA3-256", 32 },
-	[VG_HASH_SHA3_384] = { "sha3-384", "SHA3-384", 48 },
-	[VG_HASH_SHA3_512] = { "sha3-512", "SHA3-512", 64 },
+	[VG_HASH_SHA3_256] = { "sha3-256", "SHA3-256", 32, true },
+	[VG_HASH_SHA3_384] = { "sha3-384", "SHA3-384", 48, true },
+	[VG_HASH_SHA3_512] = { "sha3-512", "SHA3-512", 64, true },
 };
 
 const char *vg_hash_name(unsigned int algo)
@@ -78,6 +84,11 @@ EVP_MD *vg__md_fetch(unsigned int algo)
 	if (algo >= VG_HASH__LAST || !algos[algo].ossl)
 		return NULL;
 	return EVP_MD_fetch(NULL, algos[algo].ossl, NULL);
+}
+
+bool vg__md_known(unsigned int algo)
+{
+	return algo < VG_HASH__LAST && algos[algo].always;
 }
 
 bool vg_hash_available(unsigned int algo)
@@ -114,6 +125,11 @@ struct vg_hasher {
 	bool tried[VG_HASH__LAST];
 	EVP_MD_CTX *ctx;
 	uint8_t *buf;
+	/* EVM scratch: an HMAC context keyed once, and the xattr buffer */
+	EVP_MAC_CTX *hmac;
+	uint8_t hkey[VG_EVM_KEY_MAX];
+	bool hkey_set;
+	struct vg_evm_xattrs xs;
 };
 
 int vg_hasher_new(struct vg_hasher **ret)
@@ -122,6 +138,7 @@ int vg_hasher_new(struct vg_hasher **ret)
 
 	if (!h)
 		return -ENOMEM;
+	vg_evm_xattrs_init(&h->xs);
 	h->ctx = EVP_MD_CTX_new();
 	h->buf = aligned_alloc(4096, HASHER_BUF);
 	if (!h->ctx || !h->buf) {
@@ -140,8 +157,43 @@ void vg_hasher_free(struct vg_hasher *h)
 	for (unsigned int i = 0; i < VG_HASH__LAST; i++)
 		EVP_MD_free(h->md[i]);
 	EVP_MD_CTX_free(h->ctx);
+	EVP_MAC_CTX_free(h->hmac);
+	OPENSSL_cleanse(h->hkey, sizeof(h->hkey));
+	vg_evm_xattrs_release(&h->xs);
 	free(h->buf);
 	free(h);
+}
+
+EVP_MAC_CTX *vg__hasher_hmac(struct vg_hasher *h, const uint8_t key[VG_EVM_KEY_MAX])
+{
+	OSSL_PARAM params[2];
+	EVP_MAC *mac;
+
+	if (h->hmac && h->hkey_set && CRYPTO_memcmp(h->hkey, key, sizeof(h->hkey)) == 0) {
+		/* same key: restart from the keyed inner state, no re-keying */
+		if (EVP_MAC_init(h->hmac, NULL, 0, NULL))
+			return h->hmac;
+	}
+	h->hkey_set = false;
+	if (!h->hmac) {
+		mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+		h->hmac = mac ? EVP_MAC_CTX_new(mac) : NULL;
+		EVP_MAC_free(mac);
+		if (!h->hmac)
+			return NULL;
+	}
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA1", 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (!EVP_MAC_init(h->hmac, key, VG_EVM_KEY_MAX, params))
+		return NULL;
+	memcpy(h->hkey, key, sizeof(h->hkey));
+	h->hkey_set = true;
+	return h->hmac;
+}
+
+struct vg_evm_xattrs *vg__hasher_xattrs(struct vg_hasher *h)
+{
+	return &h->xs;
 }
 
 const void *vg_hasher_md(struct vg_hasher *h, unsigned int algo)
@@ -150,7 +202,8 @@ const void *vg_hasher_md(struct vg_hasher *h, unsigned int algo)
 		return NULL;
 	if (!h->tried[algo]) {
 		h->md[algo] = vg__md_fetch(algo);
-		h->tried[algo] = true;
+		/* a fetch that failed for memory is tried again next time */
+		h->tried[algo] = h->md[algo] || !vg__md_known(algo);
 		vg_ssl_clear();
 	}
 	return h->md[algo];
@@ -164,6 +217,8 @@ int vg_hasher_fd(struct vg_hasher *h, int fd, unsigned int algo,
 	unsigned int n = 0;
 	bool advised = false;
 
+	if (!md && vg__md_known(algo))
+		return vg_diag_set(diag, -ENOMEM, "out of memory fetching %s", vg_hash_name(algo));
 	if (!md)
 		return vg_diag_set(diag, -EOPNOTSUPP, "hash algorithm %s is not available",
 				   vg_hash_name(algo) ? vg_hash_name(algo) : "(unknown)");
@@ -184,6 +239,62 @@ int vg_hasher_fd(struct vg_hasher *h, int fd, unsigned int algo,
 		total += (uint64_t)got;
 		if (!advised && (size_t)got == HASHER_BUF) {
 			/* Large file: let readahead run ahead of the hash. */
+			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+			advised = true;
+		}
+	}
+	if (!EVP_DigestFinal_ex(h->ctx, ret->bytes, &n))
+		return vg_diag_ssl(diag, -EIO, "digest final");
+	ret->algo = (uint8_t)algo;
+	ret->len = (uint8_t)n;
+	if (nbytes)
+		*nbytes = total;
+	return 0;
+}
+
+int vg_hasher_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned int algo,
+		   struct vg_digest *ret, uint64_t *nbytes, struct vg_diag *diag)
+{
+	const EVP_MD *md = vg_hasher_md(h, algo);
+	uint64_t total = 0;
+	unsigned int n = 0;
+	bool advised = false, seekable = true;
+
+	if (!md && vg__md_known(algo))
+		return vg_diag_set(diag, -ENOMEM, "out of memory fetching %s", vg_hash_name(algo));
+	if (!md)
+		return vg_diag_set(diag, -EOPNOTSUPP, "hash algorithm %s is not available",
+				   vg_hash_name(algo) ? vg_hash_name(algo) : "(unknown)");
+	if (!EVP_DigestInit_ex(h->ctx, md, NULL))
+		return vg_diag_ssl(diag, -ENOMEM, "digest init");
+	for (;;) {
+		ssize_t got = seekable ? pread(fd, h->buf, HASHER_BUF, (off_t)total) :
+					 read(fd, h->buf, HASHER_BUF);
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ESPIPE && seekable && total == 0) {
+				seekable = false;	/* a pipe: from where it is */
+				continue;
+			}
+			return vg_diag_set(diag, -errno, "read: %s", strerror(errno));
+		}
+		if (got == 0)
+			break;
+		if (!EVP_DigestUpdate(h->ctx, h->buf, (size_t)got))
+			return vg_diag_ssl(diag, -EIO, "digest update");
+		total += (uint64_t)got;
+		/*
+		 * A short read that ends exactly at the size fstat() gave is
+		 * the end of the file: the read that would return 0 is spared.
+		 * (A file that grew returns more; one whose st_size means
+		 * nothing, as in procfs, never ends there.)
+		 */
+		if (st && seekable && (size_t)got < HASHER_BUF && st->st_size > 0 &&
+		    total == (uint64_t)st->st_size)
+			break;
+		if (!advised && (size_t)got == HASHER_BUF) {
 			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 			advised = true;
 		}

@@ -12,6 +12,8 @@
 
 /* Fetch OpenSSL's digest for a kernel hash id. Return: NULL if none. */
 EVP_MD *vg__md_fetch(unsigned int algo);
+/* Whether every OpenSSL 3 has the digest: then a failed fetch means -ENOMEM */
+_Bool vg__md_known(unsigned int algo);
 
 struct vg_keyring;
 struct vg_digest;
@@ -20,6 +22,38 @@ struct vg_diag;
 /* vg_sig_verify() for a header of the given version (3: sigv3). */
 int vg__sig_verify_version(const struct vg_keyring *kr, const uint8_t *blob, size_t len,
 			   const struct vg_digest *d, unsigned int version, struct vg_diag *diag);
+
+/*
+ * The hasher's EVM scratch (lib/hash.c): an HMAC-SHA1 context ready for
+ * input, keyed with the 128-byte padded @key (re-keyed only when the key
+ * changes; NULL on failure), and a reusable xattr buffer.
+ */
+struct vg_hasher;
+struct vg_evm_xattrs;
+EVP_MAC_CTX *vg__hasher_hmac(struct vg_hasher *h, const uint8_t key[128]);
+struct vg_evm_xattrs *vg__hasher_xattrs(struct vg_hasher *h);
+
+/* lib/evm.c, for lib/appraise.c */
+struct stat;
+struct vg_evm_config;
+struct vg_evm_meta;
+/* vg_evm_meta_from_fd() with the fd's fstat() already at hand */
+int vg__evm_meta_from_stat(int fd, const struct stat *st, _Bool want_uuid,
+			   struct vg_evm_meta *ret, struct vg_diag *diag);
+/*
+ * vg_evm_xattrs_read(), except that protected xattr @name (if not NULL)
+ * is not read: it takes the value @val (NULL: absent), as the kernel
+ * hashes the value being set. *@evm_listed, if not NULL: whether the
+ * file's xattr list names security.evm.
+ */
+int vg__evm_xattrs_scan(int fd, const struct vg_evm_config *cfg, struct vg_evm_xattrs *xs,
+			const char *name, const uint8_t *val, size_t len, _Bool *evm_listed,
+			struct vg_diag *diag);
+/* vg_evm_digest(), with the hasher's cached HMAC context when @h is not NULL */
+int vg__evm_digest(struct vg_hasher *h, const struct vg_evm_config *cfg,
+		   const struct vg_evm_xattrs *xs, const struct vg_evm_meta *meta, uint8_t type,
+		   unsigned int algo, const uint8_t *key, size_t keylen, struct vg_digest *ret,
+		   struct vg_diag *diag);
 
 static inline uint32_t vg__be32(const uint8_t *p)
 {

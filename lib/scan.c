@@ -105,9 +105,37 @@ static int read_xattrs(struct vg_scan_rec *r, int fd, const char *path, struct v
 		names[n++] = list + i;
 	qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n; i++) {
-		size_t nl = strlen(names[i]) + 1;
-		ssize_t vl = get_xattr(fd, path, names[i], NULL, 0);
+		size_t nl = strlen(names[i]) + 1, want = 256;	/* most values are small */
+		ssize_t vl;
 
+		for (;;) {
+			if (used + nl + 4 + want > cap) {
+				size_t ncap = cap ? cap : 512;
+				uint8_t *p;
+
+				while (ncap < used + nl + 4 + want)
+					ncap *= 2;
+				p = realloc(out, ncap);
+				if (!p) {
+					ret = vg_diag_set(diag, -ENOMEM, "out of memory");
+					goto out;
+				}
+				out = p;
+				cap = ncap;
+			}
+			/* read straight into place; ask the size only if it does not fit */
+			vl = get_xattr(fd, path, names[i], out + used + nl + 4, cap - used - nl - 4);
+			if (vl >= 0 || errno != ERANGE)
+				break;
+			vl = get_xattr(fd, path, names[i], NULL, 0);
+			if (vl < 0)
+				break;
+			if ((size_t)vl > SCAN_XATTR_MAX) {
+				ret = vg_diag_set(diag, -E2BIG, "xattr %s is larger than 1 MiB", names[i]);
+				goto out;
+			}
+			want = (size_t)vl;
+		}
 		if (vl < 0) {
 			if (errno == ENODATA)	/* removed since listed */
 				continue;
@@ -116,28 +144,6 @@ static int read_xattrs(struct vg_scan_rec *r, int fd, const char *path, struct v
 		}
 		if ((size_t)vl > SCAN_XATTR_MAX) {
 			ret = vg_diag_set(diag, -E2BIG, "xattr %s is larger than 1 MiB", names[i]);
-			goto out;
-		}
-		if (used + nl + 4 + (size_t)vl > cap) {
-			size_t ncap = cap ? cap : 256;
-			uint8_t *p;
-
-			while (ncap < used + nl + 4 + (size_t)vl)
-				ncap *= 2;
-			p = realloc(out, ncap);
-			if (!p) {
-				ret = vg_diag_set(diag, -ENOMEM, "out of memory");
-				goto out;
-			}
-			out = p;
-			cap = ncap;
-		}
-		vl = get_xattr(fd, path, names[i], out + used + nl + 4, (size_t)vl);
-		if (vl < 0) {
-			if (errno == ENODATA)
-				continue;
-			/* ERANGE: it grew meanwhile; the caller sees an error, not a wrong value */
-			ret = vg_diag_set(diag, -errno, "getxattr %s: %s", names[i], strerror(errno));
 			goto out;
 		}
 		memcpy(out + used, names[i], nl);
@@ -445,7 +451,7 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 		      struct vg_diag *diag)
 {
 	static const char schema[] =
-		"PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+		"PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;"
 		"CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);"
 		"CREATE TABLE files(path BLOB PRIMARY KEY, mode INTEGER, uid INTEGER,"
 		" gid INTEGER, size INTEGER, ino INTEGER, mtime INTEGER, ctime INTEGER,"

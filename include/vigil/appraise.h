@@ -99,6 +99,17 @@ int vg_appraise_fd(struct vg_hasher *h, int fd, const struct vg_appraise_opts *o
 		   struct vg_appraise_result *ret, struct vg_diag *diag);
 
 /*
+ * vg_appraise_file - vg_appraise_fd() for a regular file whose fstat()
+ * the caller has (@st, NULL: fstat it): no second fstat, content read
+ * with pread from offset 0, the hasher's HMAC context and xattr buffer
+ * reused. The tree commands' hot path.
+ */
+struct stat;
+int vg_appraise_file(struct vg_hasher *h, int fd, const struct stat *st,
+		     const struct vg_appraise_opts *o, struct vg_appraise_result *ret,
+		     struct vg_diag *diag);
+
+/*
  * vg_label_ima_fd - hash @fd's content with @algo and write security.ima:
  * the hash form, or a v2 signature (type 03) when @signer is given.
  * @ret_digest, if not NULL, receives the content digest.
@@ -126,6 +137,27 @@ struct vg_evm_label_opts {
  * Return: 0 or a negative errno (diag filled).
  */
 int vg_label_evm_fd(int fd, const struct vg_evm_label_opts *o, struct vg_diag *diag);
+
+struct vg_label_result {
+	bool ima_done;		/* security.ima holds the label of the content read */
+	bool ima_written;	/* ...written now (false: it already held it) */
+	bool evm_written;	/* security.evm written now (false on success: already right) */
+};
+
+/*
+ * vg_label_file - label the regular file open on @fd (fstat @st, NULL:
+ * fstat it): hash the content, write security.ima (hash, or signature
+ * with @signer), then, when @evm is not NULL, security.evm over the new
+ * value and the file's metadata. A value already equal to the one to be
+ * written is left alone (no write, no ctime change).
+ * Return: 0; -ESTALE when the size or mtime changed while the content
+ * was read (nothing written); another negative errno, with
+ * @res->ima_done telling whether security.ima was done (then only
+ * security.evm is missing, and labeling again fixes it).
+ */
+int vg_label_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned int algo,
+		  const struct vg_signer *signer, const struct vg_evm_label_opts *evm,
+		  struct vg_label_result *res, struct vg_diag *diag);
 
 /*
  * vg_evm_value - build the security.evm value for the given inputs

@@ -98,6 +98,17 @@ int vg_hasher_fd(struct vg_hasher *h, int fd, unsigned int algo,
 		 struct vg_digest *ret, uint64_t *nbytes, struct vg_diag *diag);
 
 /*
+ * vg_hasher_file - digest the whole content of the file open on @fd, from
+ * offset 0 whatever the fd's offset (pread; a pipe is read from where it
+ * is). @st, if not NULL, is the fd's fstat(): a short read ending at
+ * st_size is taken as the end, sparing the read that would return 0.
+ * Return: as vg_hasher_fd().
+ */
+struct stat;
+int vg_hasher_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned int algo,
+		   struct vg_digest *ret, uint64_t *nbytes, struct vg_diag *diag);
+
+/*
  * vg_hasher_md - the fetched EVP_MD for @algo (const EVP_MD *), fetched
  * once per hasher. Return: NULL when OpenSSL lacks the algorithm.
  */
