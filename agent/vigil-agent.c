@@ -56,8 +56,10 @@
 #include <tss2/tss2_mu.h>
 
 #include "vigil/attest.h"
+#include "vigil/attest_api.h"
 #include "vigil/imalog.h"
 #include "vigil/tpm_attest.h"
+#include "http_guard.h"
 
 #define BODY_MAX (64 * 1024)
 
@@ -252,6 +254,21 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, json_o
 	return ret;
 }
 
+/* A JSON text we built. */
+static enum MHD_Result reply_raw(struct MHD_Connection *c, unsigned int code, const char *s)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), (void *)s,
+								 MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result error(struct MHD_Connection *c, unsigned int code, const char *msg)
 {
 	json_object *o = json_object_new_object();
@@ -326,77 +343,48 @@ static enum MHD_Result h_identity(struct MHD_Connection *c)
 	return reply(c, MHD_HTTP_OK, o);
 }
 
-static long jb64(json_object *o, const char *key, uint8_t **ret)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return -EBADMSG;
-	return vg_attest_b64_decode(json_object_get_string(v), ret);
-}
-
 static enum MHD_Result h_activate(struct MHD_Connection *c, const char *body, size_t len)
 {
-	json_tokener *tok = json_tokener_new();
-	json_object *o = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL, *res;
-	uint8_t *id = NULL, *es = NULL, secret[64], mac[32];
-	long il = -1, el = -1;
-	unsigned int ml = 0;
+	struct ipc_req *rq = calloc(1, sizeof(*rq));
+	struct ipc_resp *rs = calloc(1, sizeof(*rs));
+	struct vg_api_activate *act = calloc(1, sizeof(*act));
 	struct vg_diag d = { 0 };
-	char hex[65];
+	enum MHD_Result ret;
+	char *ans = NULL;
 	int n;
 
-	json_tokener_free(tok);
-	if (o) {
-		il = jb64(o, "id_object", &id);
-		el = jb64(o, "enc_secret", &es);
+	if (!rq || !rs || !act) {
+		ret = MHD_NO;
+		goto out;
 	}
-	json_object_put(o);
-	if (il <= 0 || el <= 0 || il > 512 || el > 512) {
-		free(id);
-		free(es);
-		return error(c, MHD_HTTP_BAD_REQUEST, "activate: id_object and enc_secret (base64)");
+	if (vg_api_activate_parse((const uint8_t *)body, len, act, &d) < 0) {
+		ret = error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+		goto out;
 	}
-	{
-		struct ipc_req *rq = calloc(1, sizeof(*rq));
-		struct ipc_resp *rs = calloc(1, sizeof(*rs));
-
-		if (!rq || !rs) {
-			free(rq);
-			free(rs);
-			free(id);
-			free(es);
-			return MHD_NO;
-		}
-		rq->type = IPC_ACTIVATE;
-		rq->id_len = (uint32_t)il;
-		memcpy(rq->id_object, id, (size_t)il);
-		rq->es_len = (uint32_t)el;
-		memcpy(rq->enc_secret, es, (size_t)el);
-		snprintf(rq->agent_id, sizeof(rq->agent_id), "%s", g.id);
-		free(id);
-		free(es);
-		n = ipc_call(rq, rs);
-		if (n == 0)
-			n = rs->err;
-		if (n < 0) {
-			enum MHD_Result ret = error(c, MHD_HTTP_FORBIDDEN, rs->msg[0] ? rs->msg : "TPM");
-
-			free(rq);
-			free(rs);
-			return ret;
-		}
-		memcpy(mac, rs->proof, sizeof(mac));
-		ml = sizeof(mac);
-		free(rq);
-		free(rs);
+	rq->type = IPC_ACTIVATE;
+	rq->id_len = (uint32_t)act->id_len;
+	memcpy(rq->id_object, act->id_object, act->id_len);
+	rq->es_len = (uint32_t)act->es_len;
+	memcpy(rq->enc_secret, act->enc_secret, act->es_len);
+	snprintf(rq->agent_id, sizeof(rq->agent_id), "%s", g.id);
+	n = ipc_call(rq, rs);
+	if (n == 0)
+		n = rs->err;
+	if (n < 0) {
+		ret = error(c, MHD_HTTP_FORBIDDEN, rs->msg[0] ? rs->msg : "TPM");
+		goto out;
 	}
-	(void)d;
-	(void)secret;
-	vg_hex_encode(mac, ml, hex);
-	res = json_object_new_object();
-	json_object_object_add(res, "proof", json_object_new_string(hex));
-	return reply(c, MHD_HTTP_OK, res);
+	if (vg_api_proof_build(rs->proof, &ans) < 0) {
+		ret = MHD_NO;
+		goto out;
+	}
+	ret = reply_raw(c, MHD_HTTP_OK, ans);
+out:
+	free(ans);
+	free(rq);
+	free(rs);
+	free(act);
+	return ret;
 }
 
 static enum MHD_Result h_quote(struct MHD_Connection *c)
@@ -404,92 +392,72 @@ static enum MHD_Result h_quote(struct MHD_Connection *c)
 	const char *nh = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "nonce");
 	const char *bs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "bank");
 	const char *ms = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mask");
-	uint8_t nonce[VG_ATTEST_NONCE_MAX], attest[VG_ATPM_ATTEST_MAX], sig[VG_ATPM_SIG_MAX];
-	size_t al = sizeof(attest), sl = sizeof(sig);
-	struct vg_pcr_values pv;
+	struct ipc_req *rq = calloc(1, sizeof(*rq));
+	struct ipc_resp *rs = calloc(1, sizeof(*rs));
+	struct vg_api_quote *q = calloc(1, sizeof(*q));
+	struct vg_api_quote_req qr;
 	struct vg_diag d = { 0 };
-	json_object *o, *pcrs;
-	unsigned long mask;
-	char mode[32], *end;
-	int bank, nl;
+	enum MHD_Result ret;
+	char mode[32], *ans = NULL;
+	int r;
 
-	if (!nh || !bs || !ms)
-		return error(c, MHD_HTTP_BAD_REQUEST, "quote: nonce, bank and mask are required");
-	nl = vg_hex_decode(nh, nonce, sizeof(nonce));
-	bank = vg_hash_by_name(bs);
-	mask = strtoul(ms, &end, 16);
-	if (nl <= 0 || bank < 0 || *end || mask == 0 || mask >= (1ul << 24))
-		return error(c, MHD_HTTP_BAD_REQUEST, "quote: bad nonce, bank or mask");
+	if (!rq || !rs || !q) {
+		ret = MHD_NO;
+		goto out;
+	}
+	if (vg_api_quote_query_parse(nh, bs, ms, &qr, &d) < 0) {
+		ret = error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+		goto out;
+	}
 	tamper(mode, sizeof(mode));
 	if (strcmp(mode, "replay-quote") == 0 && g.first_quote) {
-		json_object *old = json_tokener_parse(g.first_quote);
-
-		if (old)
-			return reply(c, MHD_HTTP_OK, old);
+		ret = reply_raw(c, MHD_HTTP_OK, g.first_quote);
+		goto out;
 	}
 	if (strcmp(mode, "wrong-nonce") == 0)
-		nonce[0] ^= 1;
-	{
-		struct ipc_req *rq = calloc(1, sizeof(*rq));
-		struct ipc_resp *rs = calloc(1, sizeof(*rs));
-		int r;
-
-		if (!rq || !rs) {
-			free(rq);
-			free(rs);
-			return MHD_NO;
-		}
-		rq->type = IPC_QUOTE;
-		rq->nonce_len = (uint32_t)nl;
-		memcpy(rq->nonce, nonce, (size_t)nl);
-		rq->bank = (uint32_t)bank;
-		rq->mask = (uint32_t)mask;
-		r = ipc_call(rq, rs);
-		if (r == 0)
-			r = rs->err;
-		if (r < 0) {
-			enum MHD_Result ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-						    rs->msg[0] ? rs->msg : "TPM process");
-
-			free(rq);
-			free(rs);
-			return ret;
-		}
-		memset(&pv, 0, sizeof(pv));
-		al = rs->attest_len;
-		memcpy(attest, rs->attest, al);
-		sl = rs->sig_len;
-		memcpy(sig, rs->sig, sl);
-		for (unsigned int i = 0; i < VG_PCR_COUNT; i++) {
-			if (!(rs->have & (1u << i)))
-				continue;
-			pv.v[bank][i].algo = (uint8_t)bank;
-			pv.v[bank][i].len = (uint8_t)vg_hash_size((unsigned int)bank);
-			memcpy(pv.v[bank][i].bytes, rs->pcr[i], pv.v[bank][i].len);
-			pv.have[bank] |= 1u << i;
-		}
-		free(rq);
-		free(rs);
+		qr.nonce[0] ^= 1;
+	rq->type = IPC_QUOTE;
+	rq->nonce_len = (uint32_t)qr.nonce_len;
+	memcpy(rq->nonce, qr.nonce, qr.nonce_len);
+	rq->bank = qr.bank;
+	rq->mask = qr.mask;
+	r = ipc_call(rq, rs);
+	if (r == 0)
+		r = rs->err;
+	if (r < 0) {
+		ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, rs->msg[0] ? rs->msg : "TPM process");
+		goto out;
 	}
-	(void)d;
-	o = json_object_new_object();
-	add_b64(o, "attest", attest, al);
-	add_b64(o, "sig", sig, sl);
-	json_object_object_add(o, "bank", json_object_new_string(bs));
-	pcrs = json_object_new_object();
-	for (unsigned int i = 0; i < 24; i++) {
-		char k[8], hex[2 * VG_HASH_MAX_DIGEST + 1];
-
-		if (!(pv.have[bank] & (1u << i)))
+	if (rs->attest_len > sizeof(q->attest) || rs->sig_len > sizeof(q->sig)) {
+		ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "TPM process: quote too large");
+		goto out;
+	}
+	q->bank = qr.bank;
+	q->attest_len = rs->attest_len;
+	memcpy(q->attest, rs->attest, rs->attest_len);
+	q->sig_len = rs->sig_len;
+	memcpy(q->sig, rs->sig, rs->sig_len);
+	for (unsigned int i = 0; i < VG_PCR_COUNT; i++) {
+		if (!(rs->have & (1u << i)))
 			continue;
-		snprintf(k, sizeof(k), "%u", i);
-		vg_hex_encode(pv.v[bank][i].bytes, pv.v[bank][i].len, hex);
-		json_object_object_add(pcrs, k, json_object_new_string(hex));
+		q->pcr[i].algo = (uint8_t)qr.bank;
+		q->pcr[i].len = (uint8_t)vg_hash_size(qr.bank);
+		memcpy(q->pcr[i].bytes, rs->pcr[i], q->pcr[i].len);
+		q->have |= 1u << i;
 	}
-	json_object_object_add(o, "pcrs", pcrs);
+	if (vg_api_quote_build(q, &ans) < 0) {
+		ret = MHD_NO;
+		goto out;
+	}
 	if (!g.first_quote)
-		g.first_quote = strdup(json_object_to_json_string(o));
-	return reply(c, MHD_HTTP_OK, o);
+		g.first_quote = strdup(ans);
+	ret = reply_raw(c, MHD_HTTP_OK, ans);
+out:
+	free(ans);
+	free(rq);
+	free(rs);
+	free(q);
+	return ret;
 }
 
 static enum MHD_Result h_log(struct MHD_Connection *c)
@@ -497,14 +465,19 @@ static enum MHD_Result h_log(struct MHD_Connection *c)
 	const char *os = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "offset");
 	struct MHD_Response *r;
 	enum MHD_Result ret;
-	unsigned long long off = os ? strtoull(os, NULL, 10) : 0;
+	uint64_t off;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	char mode[32], size[32];
+	struct vg_diag d = { 0 };
 	struct stat st;
-	int fd = open(g.log, O_RDONLY | O_CLOEXEC);
+	int fd;
 
-	if (fd >= 0 && fstat(fd, &st) == 0 && (unsigned long long)st.st_size > off) {
+	if (vg_api_log_query_parse(os, &off, &d) < 0)
+		return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+	fd = open(g.log, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size > off) {
 		len = (size_t)st.st_size - (size_t)off;
 		buf = malloc(len ? len : 1);
 		if (!buf || pread(fd, buf, len, (off_t)off) != (ssize_t)len) {
@@ -632,26 +605,27 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (!u)
 			return MHD_NO;
 		*con_cls = u;
+		if (http_guard_body_too_big(c, BODY_MAX)) {
+			u->too_big = true;
+			return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+		}
 		return MHD_YES;
 	}
 	if (*data_len) {
-		if (u->len + *data_len > BODY_MAX) {
-			u->too_big = true;
-		} else {
-			char *nb = realloc(u->buf, u->len + *data_len + 1);
-
-			if (!nb)
-				return MHD_NO;
-			u->buf = nb;
-			memcpy(u->buf + u->len, data, *data_len);
-			u->len += *data_len;
-			u->buf[u->len] = 0;
-		}
+		if (u->too_big || *data_len > BODY_MAX - u->len)
+			return MHD_NO;		/* chunked past the limit: the connection is closed */
+		/* at most BODY_MAX: one allocation of the whole limit is cheaper than growing */
+		if (!u->buf && !(u->buf = malloc(BODY_MAX + 1)))
+			return MHD_NO;
+		memcpy(u->buf + u->len, data, *data_len);
+		u->len += *data_len;
+		u->buf[u->len] = 0;
 		*data_len = 0;
 		return MHD_YES;
 	}
+	http_guard_busy(c);
 	if (u->too_big)
-		return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+		return MHD_YES;			/* 413 already queued */
 	if (g.need_client_cert && !client_cert_ok(c))
 		return error(c, MHD_HTTP_FORBIDDEN, "a client certificate from the trusted CA is required");
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/identity") == 0)
@@ -673,13 +647,13 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct upload *u = *con_cls;
 
 	(void)cls;
-	(void)c;
 	(void)toe;
 	if (u) {
 		free(u->buf);
 		free(u);
 	}
 	*con_cls = NULL;
+	http_guard_rearm(c);
 }
 
 static int write_atomic(const char *path, const uint8_t *b, size_t n)
@@ -806,6 +780,7 @@ int main(int argc, char **argv)
 	char *cert_pem = NULL, *key_pem = NULL, *ca_pem = NULL;
 	struct sockaddr_in sa;
 	struct MHD_Daemon *d;
+	struct http_guard *guard = NULL;
 	struct ipc_ident *id;
 	struct sigaction act = { .sa_handler = on_term };
 	char host[128];
@@ -923,25 +898,33 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	g.need_client_cert = ca_pem != NULL;
-	if (cert_pem && ca_pem)
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_TLS,
-				     0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-				     MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-				     MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
-				     MHD_OPTION_HTTPS_MEM_TRUST, ca_pem, MHD_OPTION_END);
-	else if (cert_pem)
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_TLS,
-				     0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-				     MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-				     MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
-				     MHD_OPTION_END);
-	else
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-				     handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-				     MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+	if (http_guard_start(10, &guard) < 0)
+		_exit(2);
+	{
+		struct MHD_OptionItem tls[] = {
+			{ MHD_OPTION_HTTPS_MEM_CERT, 0, cert_pem },
+			{ MHD_OPTION_HTTPS_MEM_KEY, 0, key_pem },
+			{ ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, ca_pem },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+
+		if (!cert_pem)
+			tls[0].option = MHD_OPTION_END;
+		/*
+		 * One thread (the TPM has one client). A request arrives whole
+		 * within 10 s or its connection is shut (http_guard.h); 16
+		 * connections per address, 64 in all, 16 KiB of headers.
+		 */
+		d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+				     (cert_pem ? MHD_USE_TLS : 0), 0, NULL, NULL, handler, NULL,
+				     MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				     MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, guard,
+				     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				     MHD_OPTION_CONNECTION_LIMIT, 64u,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16u,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u << 10),
+				     MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+	}
 	if (!d) {
 		fprintf(stderr, "vigil-agent: cannot listen on %s%s\n", listen,
 			cert_pem ? " (TLS setup failed?)" : "");
@@ -950,6 +933,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "vigil-agent: %s listening on %s\n", g.id, listen);
 	sigwait(&set, &sig);
 	MHD_stop_daemon(d);
+	http_guard_stop(guard);
 	close(g.ipc);
 	free(g.first_quote);
 	if (key_pem)

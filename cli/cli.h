@@ -92,6 +92,8 @@ int cmd_label(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_log(int argc, char **argv);
+/* `vigil log boot ...` (cmd_log_boot.c): @argv[0] is "boot". */
+int cmd_log_boot(int argc, char **argv);
 int cmd_measure(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_attest(int argc, char **argv);

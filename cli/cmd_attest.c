@@ -32,6 +32,9 @@
 
 #include "cli.h"
 #include "vigil/attest.h"
+#include "vigil/attest_boot.h"
+#include "vigil/dsse.h"
+#include "vigil/eventlog.h"
 #include "vigil/hash.h"
 #include "vigil/imalog.h"
 #include "vigil/store.h"
@@ -40,9 +43,10 @@ static const char help[] =
 	"usage: vigil attest quote-check --ak AK.pub (--msg MSG --sig SIG --pcrs PCRS |\n"
 	"                                --keylime r<...>) --nonce HEX --pcr-list ALGO:N[,N...]\n"
 	"       vigil attest policy create [--log LOG] [--tree DIR [--root PREFIX]]\n"
+	"                                [--boot-log FILE [--boot-bank ALGO]]\n"
 	"                                [--algo ALGO] [--exclude REGEX]... [--key PEM]... [-o OUT]\n"
-	"       vigil attest policy check --policy FILE LOG\n"
-	"       vigil attest policy import FILE [-o OUT]\n"
+	"       vigil attest policy check --policy FILE [--policy-key PEM]... LOG\n"
+	"       vigil attest policy import FILE [--policy-key PEM]... [-o OUT]\n"
 	"       vigil attest policy set NAME FILE | policy get NAME | policy assign ID NAME\n"
 	"       vigil attest add ID --agent URL [--policy NAME]\n"
 	"       vigil attest status [ID] [--history] [--json]\n"
@@ -56,9 +60,14 @@ static const char help[] =
 	"policy create  a reference policy (vigil JSON) from a known-good measurement\n"
 	"               list (its boot_aggregate included), and/or by hashing every\n"
 	"               regular file under DIR (paths as seen from --root: DIR itself\n"
-	"               is '/' by default)\n"
+	"               is '/' by default); --boot-log pins boot PCRs 0-7 (\"boot_pcrs\") to\n"
+	"               the values a known-good TCG boot event log replays to (bank\n"
+	"               --boot-bank, default sha256)\n"
 	"policy check   judge every entry of LOG (binary or ascii) against a policy\n"
 	"policy import  convert a Keylime runtime policy / allowlist to vigil JSON\n"
+	"--policy-key   the policy must be a DSSE envelope (as Keylime signs them)\n"
+	"               signed by this key (PEM public key or certificate; repeat for\n"
+	"               more); without it an envelope is unwrapped unchecked\n"
 	"others         talk to the verifier: --verifier URL, default $VIGIL_VERIFIER,\n"
 	"               else http://127.0.0.1:8881; over HTTPS $VIGIL_VERIFIER_CACERT names\n"
 	"               its CA, $VIGIL_VERIFIER_CERT/_KEY our operator certificate\n"
@@ -416,6 +425,32 @@ static int emit_policy(const struct vg_refpolicy *p, const char *out)
 	return r;
 }
 
+/* --boot-log: pin PCRs 0-7 to the replay of a known-good boot log. Return: 0, -1 (reported). */
+static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned int bank)
+{
+	struct vg_eventlog *log = NULL;
+	struct vg_eventlog_pcrs pcrs;
+	struct vg_diag d = { 0 };
+	uint8_t *b;
+	size_t n;
+	int r;
+
+	if (read_file(path, &b, &n) < 0)
+		return -1;
+	r = vg_eventlog_parse(b, n, &log, &d);
+	free(b);
+	if (r == 0)
+		r = vg_eventlog_replay(log, bank, &pcrs, &d);
+	for (unsigned int i = 0; r == 0 && i < 8; i++)
+		r = vg_refpolicy_boot_pin(p, i, &pcrs.pcr[i]);
+	vg_eventlog_free(log);
+	if (r < 0) {
+		cli_file_err(path, "%s", d.msg[0] ? d.msg : strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
 static int policy_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -426,10 +461,13 @@ static int policy_create(int argc, char **argv)
 		{ "exclude", required_argument, NULL, 'x' },
 		{ "key", required_argument, NULL, 'k' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "boot-log", required_argument, NULL, 'B' },
+		{ "boot-bank", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *log = NULL, *tree = NULL, *root = "/", *out = NULL;
+	const char *log = NULL, *tree = NULL, *root = "/", *out = NULL, *boot = NULL;
+	int boot_bank = VG_HASH_SHA256;
 	struct tree_ctx tc = { 0 };
 	struct vg_refpolicy *p;
 	struct vg_diag d = { 0 };
@@ -468,15 +506,23 @@ static int policy_create(int argc, char **argv)
 			break;
 		}
 		case 'o': out = optarg; break;
+		case 'B': boot = optarg; break;
+		case 'K':
+			boot_bank = cli_parse_algo(optarg);
+			if (boot_bank < 0)
+				goto out;
+			break;
 		case 'h': fputs(help, stdout); rc = EXIT_OK; goto out;
 		default: goto out;
 		}
 	}
-	if ((!log && !tree) || optind != argc) {
-		cli_err("policy create needs --log LOG, --tree DIR, or both");
+	if ((!log && !tree && !boot) || optind != argc) {
+		cli_err("policy create needs --log LOG, --tree DIR, --boot-log FILE, or several");
 		goto out;
 	}
 	if (log && policy_from_log(p, log) < 0)
+		goto out;
+	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank) < 0)
 		goto out;
 	if (tree) {
 		tc.p = p;
@@ -502,7 +548,36 @@ out:
 	return rc;
 }
 
-static int load_policy_file(const char *path, struct vg_refpolicy **ret)
+/* --policy-key FILE: add FILE's keys to *@keys. Return: 0, or -1 (reported). */
+static int add_policy_key(struct vg_dsse_keys **keys, const char *file)
+{
+	struct vg_diag d = { 0 };
+	uint8_t *b;
+	size_t n;
+	int r;
+
+	if (!*keys && vg_dsse_keys_new(keys) < 0) {
+		cli_err("out of memory");
+		return -1;
+	}
+	if (read_file(file, &b, &n) < 0)
+		return -1;
+	r = vg_dsse_keys_add(*keys, b, n, &d);
+	free(b);
+	if (r < 0) {
+		cli_file_err(file, "%s", d.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * @keys NULL: any policy form (an envelope unwrapped unchecked); else a
+ * DSSE envelope signed by one of @keys. Return: 0; 1 bad signature; -1
+ * other errors (all reported).
+ */
+static int load_policy_file(const char *path, const struct vg_dsse_keys *keys,
+			    struct vg_refpolicy **ret)
 {
 	struct vg_diag d = { 0 };
 	uint8_t *b;
@@ -511,11 +586,11 @@ static int load_policy_file(const char *path, struct vg_refpolicy **ret)
 
 	if (read_file(path, &b, &n) < 0)
 		return -1;
-	r = vg_refpolicy_load(b, n, ret, &d);
+	r = keys ? vg_refpolicy_load_dsse(keys, b, n, ret, &d) : vg_refpolicy_load(b, n, ret, &d);
 	free(b);
 	if (r < 0) {
 		cli_file_err(path, "%s", d.msg);
-		return -1;
+		return r == -EKEYREJECTED ? 1 : -1;
 	}
 	return 0;
 }
@@ -538,10 +613,12 @@ static int policy_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
+		{ "policy-key", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *pf = NULL;
+	struct vg_dsse_keys *keys = NULL;
 	struct vg_refpolicy *p = NULL;
 	struct vg_imalog_buf scratch = { 0 };
 	struct vg_attest_logstate st;
@@ -553,18 +630,25 @@ static int policy_check(int argc, char **argv)
 	unsigned int algo;
 	int c, r, rc = EXIT_ERROR;
 
-	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:K:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': pf = optarg; break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return EXIT_ERROR;
+		case 'K':
+			if (add_policy_key(&keys, optarg) < 0)
+				goto out;
+			break;
+		case 'h': fputs(help, stdout); rc = EXIT_OK; goto out;
+		default: goto out;
 		}
 	}
 	if (!pf || optind != argc - 1) {
 		cli_err("policy check needs --policy FILE and one LOG");
-		return EXIT_ERROR;
+		goto out;
 	}
-	if (load_policy_file(pf, &p) < 0 || read_file(argv[optind], &raw, &rl) < 0)
+	r = load_policy_file(pf, keys, &p);
+	if (r > 0)
+		rc = EXIT_NOTVERIFIED;
+	if (r != 0 || read_file(argv[optind], &raw, &rl) < 0)
 		goto out;
 	if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
 		cli_file_err(argv[optind], "%s", d.msg);
@@ -587,6 +671,7 @@ static int policy_check(int argc, char **argv)
 out:
 	vg_imalog_buf_release(&scratch);
 	vg_refpolicy_free(p);
+	vg_dsse_keys_free(keys);
 	free(raw);
 	return rc;
 }
@@ -595,29 +680,38 @@ static int policy_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "policy-key", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *out = NULL;
-	struct vg_refpolicy *p;
-	int c, rc = EXIT_ERROR;
+	struct vg_dsse_keys *keys = NULL;
+	struct vg_refpolicy *p = NULL;
+	int c, r, rc = EXIT_ERROR;
 
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:K:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: return EXIT_ERROR;
+		case 'K':
+			if (add_policy_key(&keys, optarg) < 0)
+				goto done;
+			break;
+		case 'h': fputs(help, stdout); rc = EXIT_OK; goto done;
+		default: goto done;
 		}
 	}
 	if (optind != argc - 1) {
 		cli_err("policy import needs one FILE");
-		return EXIT_ERROR;
+		goto done;
 	}
-	if (load_policy_file(argv[optind], &p) < 0)
-		return EXIT_ERROR;
-	if (emit_policy(p, out) == 0)
+	r = load_policy_file(argv[optind], keys, &p);
+	if (r > 0)
+		rc = EXIT_NOTVERIFIED;
+	if (r == 0 && emit_policy(p, out) == 0)
 		rc = EXIT_OK;
+done:
 	vg_refpolicy_free(p);
+	vg_dsse_keys_free(keys);
 	return rc;
 }
 

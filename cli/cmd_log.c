@@ -35,6 +35,7 @@ static const char help[] =
 	"       vigil log replay [--bank ALGO]... [--pcrs [ALGO,]FILE]... [--tpm[=TCTI]]\n"
 	"                        [--legacy-padded] [--allow-prefix] [--state FILE] FILE\n"
 	"       vigil log convert [--to ascii|binary] [--bank ALGO] [-o OUT] FILE\n"
+	"       vigil log boot show|replay ...   the TCG boot event log (vigil log boot --help)\n"
 	"\n"
 	"The kernel's IMA measurement list (binary_runtime_measurements[_ALGO] or\n"
 	"ascii_runtime_measurements; the format is detected).\n"
@@ -962,6 +963,8 @@ int cmd_log(int argc, char **argv)
 		return log_replay(argc - 1, argv + 1);
 	if (strcmp(argv[1], "convert") == 0)
 		return log_convert(argc - 1, argv + 1);
-	cli_err("'%s' is not a log command (show, replay, convert)", argv[1]);
+	if (strcmp(argv[1], "boot") == 0)
+		return cmd_log_boot(argc - 1, argv + 1);
+	cli_err("'%s' is not a log command (show, replay, convert, boot)", argv[1]);
 	return EXIT_ERROR;
 }

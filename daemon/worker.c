@@ -161,7 +161,7 @@ static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct v
 	if (q->flags & VD_APPRAISE) {
 		o.require_sig = q->flags & VD_REQUIRE_SIG;
 		o.allowed_algos = q->allowed_algos;
-		r = vg_appraise_fd(a->h, fd, &o, &res, &d);
+		r = vg_appraise_file(a->h, fd, &st, &o, &res, &d);
 		if (r == 0 && res.status != VG_ST_PASS && (q->flags & VD_FIX) && fixable(&res)) {
 			struct vg_evm_label_opts eo = {
 				.evm = &a->cfg,

@@ -57,6 +57,10 @@ static const char *const fail_ids[VG_AF__COUNT] = {
 	[VG_AF_BOOT_AGGREGATE] = "policy.boot_aggregate",
 	[VG_AF_REBOOT] = "state.reboot",
 	[VG_AF_COMM] = "agent.comm",
+	[VG_AF_BOOT_MALFORMED] = "boot.malformed",
+	[VG_AF_BOOT_PCR] = "boot.pcr_mismatch",
+	[VG_AF_BOOT_VALUE] = "boot.pcr_value",
+	[VG_AF_BOOT_AGG] = "boot.aggregate",
 };
 
 const char *vg_attest_fail_id(unsigned int f)
@@ -409,6 +413,11 @@ static int decode_public(const uint8_t *buf, size_t len, TPM2B_PUBLIC *pub, cons
 		return vg_diag_set(diag, -EBADMSG, "%s: TPM2B_PUBLIC does not decode", what);
 	if (off != len)
 		return vg_diag_set(diag, -EBADMSG, "%s: %zu bytes after TPM2B_PUBLIC", what, len - off);
+	/* tss2-mu does not hold the size field to the structure (fuzz_attest_ak) */
+	if (len < 2 || ((size_t)buf[0] << 8 | buf[1]) != len - 2)
+		return vg_diag_set(diag, -EBADMSG, "%s: TPM2B_PUBLIC size %u, the structure has %zu",
+				   what, len < 2 ? 0u : (unsigned int)(buf[0] << 8 | buf[1]),
+				   len < 2 ? 0 : len - 2);
 	return 0;
 }
 
@@ -473,6 +482,20 @@ int vg_attest_ak_load(const uint8_t *buf, size_t len, struct vg_attest_ak **ret,
 		if (p->parameters.rsaDetail.keyBits < 2048) {
 			r = vg_diag_set(diag, -EBADMSG, "AK: RSA key of %u bits",
 					p->parameters.rsaDetail.keyBits);
+			goto fail;
+		}
+		/* the modulus is what keyBits says (fuzz_attest_ak), the exponent a TPM's (Part 2: prime > 2; 0 = 65537) */
+		if ((size_t)p->unique.rsa.size * 8 != p->parameters.rsaDetail.keyBits ||
+		    !(p->unique.rsa.buffer[0] & 0x80)) {
+			r = vg_diag_set(diag, -EBADMSG, "AK: RSA modulus of %u bytes is not the %u bits "
+					"the key declares", p->unique.rsa.size,
+					p->parameters.rsaDetail.keyBits);
+			goto fail;
+		}
+		if (p->parameters.rsaDetail.exponent != 0 &&
+		    (p->parameters.rsaDetail.exponent < 3 || !(p->parameters.rsaDetail.exponent & 1))) {
+			r = vg_diag_set(diag, -EBADMSG, "AK: RSA exponent %" PRIu32 " is not odd and > 2",
+					p->parameters.rsaDetail.exponent);
 			goto fail;
 		}
 	} else if (p->type == TPM2_ALG_ECC) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "vigil/attest.h"
+#include "vigil/attest_boot.h"
 
 void vg_attest_logstate_init(struct vg_attest_logstate *st, unsigned int bank)
 {
@@ -165,11 +166,20 @@ int vg_attest_evidence_check(const struct vg_attest_ak *ak, const struct vg_refp
 		return r;
 	if (*reboot || ls.pcr.algo != req->bank)
 		vg_attest_logstate_init(&ls, req->bank);
+	r = vg_attest_boot_check(ev->boot, pol, req, &ev->pcrs, v);
+	if (r)
+		return r;
 	if (req->mask & (1u << VG_ATTEST_PCR_IMA)) {
 		if (ev->log_offset != ls.offset)
 			return vg_attest_fail(v, VG_AF_LOG_PCR, "the list sent starts at byte %" PRIu64
 					      ", the verified part ends at %" PRIu64,
 					      ev->log_offset, ls.offset);
+		if (ev->boot && ls.offset == 0) {
+			r = vg_attest_boot_aggregate_check(ev->boot, ev->log, ev->log_len,
+							   ev->log_algo, v);
+			if (r)
+				return r;
+		}
 		r = vg_attest_log_check(pol, ev->log, ev->log_len, ev->log_algo, VG_ATTEST_PCR_IMA,
 					&ev->pcrs.v[req->bank][VG_ATTEST_PCR_IMA], &ls, v);
 		if (r)

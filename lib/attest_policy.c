@@ -19,11 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+
 #include <json-c/json.h>
+#include <openssl/buffer.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include "internal.h"
 #include "vigil/attest.h"
+#include "vigil/attest_boot.h"
 #include "vigil/keyring.h"
 #include "vigil/sig.h"
 
@@ -46,6 +52,11 @@ struct table {
 	size_t nb, count;
 };
 
+struct bootpin {
+	uint8_t pcr;
+	struct pdig d;
+};
+
 struct vg_refpolicy {
 	struct table files;		/* path → digests (incl. "boot_aggregate") */
 	struct table bufs;		/* ima-buf event name → digests */
@@ -55,7 +66,11 @@ struct vg_refpolicy {
 	size_t nex;
 	struct vg_keyring *keys;
 	size_t nkeys;
+	char **key_pem;			/* each vg_refpolicy_add_key() as PEM, for the export */
+	size_t nkey_pem;
 	bool ignore_violations;
+	struct bootpin *pins;		/* "boot_pcrs": allowed values per boot PCR */
+	size_t npins;
 };
 
 static uint64_t fnv(const char *s)
@@ -194,6 +209,10 @@ void vg_refpolicy_free(struct vg_refpolicy *p)
 	free(p->ex);
 	free(p->ex_src);
 	vg_keyring_free(p->keys);
+	for (size_t i = 0; i < p->nkey_pem; i++)
+		free(p->key_pem[i]);
+	free(p->key_pem);
+	free(p->pins);
 	free(p);
 }
 
@@ -230,13 +249,68 @@ int vg_refpolicy_exclude(struct vg_refpolicy *p, const char *regex, struct vg_di
 	return 0;
 }
 
+/*
+ * The text the export writes for a key: PEM as given (up to a NUL, which
+ * no JSON string carries), DER as PEM. Return: 0, -EBADMSG, -ENOMEM.
+ */
+static int key_to_pem(const uint8_t *buf, size_t len, char **ret)
+{
+	const uint8_t *z = memchr(buf, 0, len), *q = buf;
+	X509 *x = NULL;
+	EVP_PKEY *k = NULL;
+	BIO *b;
+	BUF_MEM *m;
+	int r = -ENOMEM;
+
+	if (len >= 5 && memmem(buf, z ? (size_t)(z - buf) : len, "-----BEGIN", 10)) {
+		size_t n = z ? (size_t)(z - buf) : len;
+
+		*ret = strndup((const char *)buf, n);
+		return *ret ? 0 : -ENOMEM;
+	}
+	if (len > LONG_MAX)
+		return -EBADMSG;
+	x = d2i_X509(NULL, &q, (long)len);
+	if (!x) {
+		q = buf;
+		k = d2i_PUBKEY(NULL, &q, (long)len);
+	}
+	vg_ssl_clear();
+	if (!x && !k)
+		return -EBADMSG;
+	b = BIO_new(BIO_s_mem());
+	if (b && (x ? PEM_write_bio_X509(b, x) : PEM_write_bio_PUBKEY(b, k)) == 1) {
+		BIO_get_mem_ptr(b, &m);
+		*ret = strndup(m->data, m->length);
+		r = *ret ? 0 : -ENOMEM;
+	}
+	BIO_free(b);
+	X509_free(x);
+	EVP_PKEY_free(k);
+	return r;
+}
+
 int vg_refpolicy_add_key(struct vg_refpolicy *p, const uint8_t *buf, size_t len,
 			 struct vg_diag *diag)
 {
-	int r = vg_keyring_add_mem(p->keys, buf, len, "policy", diag);
+	char **kp = realloc(p->key_pem, (p->nkey_pem + 1) * sizeof(*kp));
+	char *pem;
+	int r;
 
-	if (r > 0)
-		p->nkeys += (size_t)r;
+	if (!kp)
+		return -ENOMEM;
+	p->key_pem = kp;
+	r = key_to_pem(buf, len, &pem);
+	if (r < 0)
+		return vg_diag_set(diag, r, "policy key: %s", r == -ENOMEM ? "out of memory" :
+				   "neither PEM nor a DER certificate or public key");
+	r = vg_keyring_add_mem(p->keys, buf, len, "policy", diag);
+	if (r <= 0) {
+		free(pem);
+		return r;
+	}
+	p->nkeys += (size_t)r;
+	kp[p->nkey_pem++] = pem;
 	return r;
 }
 
@@ -416,6 +490,96 @@ static int load_keylime_keys(struct vg_refpolicy *p, json_object *vk, struct vg_
 
 static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struct vg_diag *diag);
 
+static int pin_add(struct vg_refpolicy *p, unsigned int pcr, const struct pdig *d)
+{
+	struct bootpin *n;
+
+	for (size_t i = 0; i < p->npins; i++)
+		if (p->pins[i].pcr == pcr && p->pins[i].d.algo == d->algo &&
+		    p->pins[i].d.len == d->len && memcmp(p->pins[i].d.bytes, d->bytes, d->len) == 0)
+			return 0;
+	n = realloc(p->pins, (p->npins + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->pins = n;
+	n[p->npins].pcr = (uint8_t)pcr;
+	n[p->npins++].d = *d;
+	return 0;
+}
+
+/* "boot_pcrs": {"0": "hex" | "algo:hex" | [...], ...}: PCR 0-23 but 10 (IMA's). */
+static int load_boot_pcrs(struct vg_refpolicy *p, json_object *o, struct vg_diag *diag)
+{
+	if (!json_object_is_type(o, json_type_object))
+		return vg_diag_set(diag, -EBADMSG, "policy: boot_pcrs is not an object");
+	json_object_object_foreach(o, k, val) {
+		char *end;
+		unsigned long pcr = strtoul(k, &end, 10);
+		bool list = json_object_is_type(val, json_type_array);
+		size_t n = list ? json_object_array_length(val) : 1;
+
+		if (!*k || *end || k[0] == '+' || k[0] == '-' || (k[0] == '0' && k[1]) ||
+		    pcr >= 24 || pcr == 10)
+			return vg_diag_set(diag, -EBADMSG, "policy: boot_pcrs: \"%.40s\" is not a PCR "
+					   "0-23 other than 10", k);
+		if (list && n == 0)
+			return vg_diag_set(diag, -EBADMSG, "policy: boot_pcrs %lu: no value", pcr);
+		for (size_t i = 0; i < n; i++) {
+			json_object *e = list ? json_object_array_get_idx(val, i) : val;
+			struct pdig d;
+			int r;
+
+			if (!json_object_is_type(e, json_type_string) ||
+			    parse_digest(json_object_get_string(e), &d) < 0 ||
+			    (d.algo == VG_HASH__LAST && d.len != 20 && d.len != 32 && d.len != 48 &&
+			     d.len != 64))
+				return vg_diag_set(diag, -EBADMSG, "policy: boot_pcrs %lu: value %zu is "
+						   "not [ALGO:]HEX of a PCR", pcr, i);
+			r = pin_add(p, (unsigned int)pcr, &d);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+uint32_t vg_refpolicy_boot_mask(const struct vg_refpolicy *p)
+{
+	uint32_t m = 0;
+
+	for (size_t i = 0; p && i < p->npins; i++)
+		m |= 1u << p->pins[i].pcr;
+	return m;
+}
+
+int vg_refpolicy_boot_allows(const struct vg_refpolicy *p, unsigned int pcr,
+			     const struct vg_digest *value)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < p->npins; i++) {
+		const struct pdig *d = &p->pins[i].d;
+
+		if (p->pins[i].pcr != pcr || d->len != value->len ||
+		    (d->algo != VG_HASH__LAST && d->algo != value->algo))
+			continue;
+		any = true;
+		if (memcmp(d->bytes, value->bytes, d->len) == 0)
+			return 1;
+	}
+	return any ? 0 : -ENOENT;
+}
+
+int vg_refpolicy_boot_pin(struct vg_refpolicy *p, unsigned int pcr, const struct vg_digest *value)
+{
+	struct pdig d = { .algo = value->algo, .len = value->len };
+
+	if (pcr >= 24 || pcr == 10 || value->len != vg_hash_size(value->algo))
+		return -EINVAL;
+	memcpy(d.bytes, value->bytes, value->len);
+	return pin_add(p, pcr, &d);
+}
+
 static int load_dsse(struct vg_refpolicy *p, json_object *root, int depth, struct vg_diag *diag)
 {
 	json_object *pl, *doc;
@@ -475,6 +639,8 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 			if (!json_object_is_type(e, json_type_string))
 				return vg_diag_set(diag, -EBADMSG, "policy: exclude %zu", i);
 			r = vg_refpolicy_exclude(p, json_object_get_string(e), diag);
+			if (r == -EINVAL && diag)
+				diag->err = -EBADMSG;	/* the diag says what the caller gets (fuzz_refpolicy) */
 			if (r < 0)
 				return r == -EINVAL ? -EBADMSG : r;
 		}
@@ -529,6 +695,8 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 	}
 	if (json_object_object_get_ex(root, "ignore_violations", &o))
 		p->ignore_violations = json_object_get_boolean(o);
+	if (json_object_object_get_ex(root, "boot_pcrs", &o) && (r = load_boot_pcrs(p, o, diag)) < 0)
+		return r;
 	return 0;
 }
 
@@ -679,8 +847,11 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret)
 		return -ENOMEM;
 	json_object_object_add(root, "vigil_refpolicy", json_object_new_int(1));
 	json_object_object_add(root, "digests", table_json(&p->files, true));
-	ba = b ? digests_json(b) : json_object_new_array();
-	json_object_object_add(root, "boot_aggregate", ba);
+	/* absent stays absent: an empty list would be a path with no digest (fuzz_refpolicy) */
+	if (b) {
+		ba = digests_json(b);
+		json_object_object_add(root, "boot_aggregate", ba);
+	}
 	ex = json_object_new_array();
 	for (size_t i = 0; ex && i < p->nex; i++)
 		json_object_array_add(ex, json_object_new_string(p->ex_src[i]));
@@ -698,6 +869,40 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret)
 	}
 	json_object_object_add(root, "ignore_violations",
 			       json_object_new_boolean(p->ignore_violations));
+	if (p->nkey_pem) {
+		json_object *ks = json_object_new_array();
+
+		for (size_t i = 0; ks && i < p->nkey_pem; i++)
+			json_object_array_add(ks, json_object_new_string(p->key_pem[i]));
+		json_object_object_add(root, "keys", ks);
+	}
+	if (p->npins) {
+		json_object *bp = json_object_new_object();
+
+		for (unsigned int pcr = 0; bp && pcr < 24; pcr++) {
+			json_object *arr = NULL;
+			char key[4];
+
+			for (size_t i = 0; i < p->npins; i++) {
+				const struct pdig *d = &p->pins[i].d;
+				char hs[32 + 2 * VG_HASH_MAX_DIGEST + 1], *h = hs;
+
+				if (p->pins[i].pcr != pcr)
+					continue;
+				if (!arr)
+					arr = json_object_new_array();
+				if (d->algo != VG_HASH__LAST)
+					h += sprintf(hs, "%s:", vg_hash_name(d->algo));
+				vg_hex_encode(d->bytes, d->len, h);
+				json_object_array_add(arr, json_object_new_string(hs));
+			}
+			if (!arr)
+				continue;
+			snprintf(key, sizeof(key), "%u", pcr);
+			json_object_object_add(bp, key, arr);
+		}
+		json_object_object_add(root, "boot_pcrs", bp);
+	}
 	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 					   JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (s) {

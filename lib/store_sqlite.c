@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * store_sqlite.c - the SQLite backend of store.h, and the backend-neutral
- * wrappers.
+ * store_sqlite.c - the SQLite backend of store.h.
  *
- * One database file, WAL journal, three tables (the same DDL works on
- * PostgreSQL with BLOB → BYTEA and AUTOINCREMENT → GENERATED ... AS
- * IDENTITY). Failure types are stored as their stable ids
+ * One database file, WAL journal, three tables; the row encoding and the
+ * column lists are the ones the PostgreSQL backend uses (store.c,
+ * store_internal.h). Failure types are stored as their stable ids
  * ("policy.digest"), not as numbers, so history survives enum changes.
  */
 #include <errno.h>
@@ -15,14 +14,7 @@
 
 #include <sqlite3.h>
 
-#include "vigil/store.h"
-
-static const char *const state_names[] = { "registered", "trusted", "failed", "unreachable" };
-
-const char *vg_agent_state_name(unsigned int s)
-{
-	return s < sizeof(state_names) / sizeof(state_names[0]) ? state_names[s] : NULL;
-}
+#include "store_internal.h"
 
 static const char schema[] =
 	"PRAGMA journal_mode=WAL;"
@@ -44,14 +36,9 @@ static const char schema[] =
 	" path TEXT NOT NULL, digest TEXT NOT NULL, msg TEXT NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS verdicts_agent ON verdicts(agent, seq);";
 
-static const char agent_cols[] =
-	"id, url, policy, ek_pub, ek_cert, ak_pub, state, bank, mask, clock_valid, clock,"
-	" reset_count, restart_count, log_entries, log_offset, log_pcr_algo, log_pcr, log_lag,"
-	" rounds, reboots, comm_errors, registered_at, last_ok, last_seen, last_fail, last_msg";
-
 struct sq {
 	sqlite3 *db;
-	sqlite3_stmt *put, *get;	/* the per-round statements, prepared once */
+	sqlite3_stmt *put, *get, *update;	/* the per-round statements, prepared once */
 };
 
 static int db_err(struct sq *q, struct vg_diag *diag, const char *what)
@@ -77,111 +64,124 @@ static int cached(struct sq *q, sqlite3_stmt **slot, const char *sql, struct vg_
 	return prep(q, sql, slot, diag);
 }
 
+static void bind_vals(sqlite3_stmt *st, const struct store_col *cols, const struct store_val *v,
+		      size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int c = (int)i + 1;
+
+		switch (cols[i].type) {
+		case STORE_TEXT:
+			sqlite3_bind_text(st, c, v[i].p ? v[i].p : "", (int)v[i].len, SQLITE_STATIC);
+			break;
+		case STORE_BLOB:
+			sqlite3_bind_blob(st, c, v[i].p ? v[i].p : "", (int)v[i].len, SQLITE_STATIC);
+			break;
+		case STORE_INT:
+			sqlite3_bind_int64(st, c, v[i].i);
+			break;
+		}
+	}
+}
+
+/* the values of the current row's columns @first.. (valid until the next step) */
+static void row_vals(sqlite3_stmt *st, int first, const struct store_col *cols, struct store_val *v,
+		     size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int c = first + (int)i;
+
+		memset(&v[i], 0, sizeof(v[i]));
+		if (cols[i].type == STORE_INT) {
+			v[i].i = sqlite3_column_int64(st, c);
+			continue;
+		}
+		v[i].p = cols[i].type == STORE_TEXT ? (const void *)sqlite3_column_text(st, c)
+						    : sqlite3_column_blob(st, c);
+		v[i].len = (size_t)sqlite3_column_bytes(st, c);
+		if (!v[i].p)
+			v[i].len = 0;
+	}
+}
+
 static int sq_agent_put(void *ctx, const struct vg_store_agent *a, struct vg_diag *diag)
 {
 	struct sq *q = ctx;
-	char sql[1024];
-	sqlite3_stmt *st;
-	int i = 1, r;
+	struct store_val v[STORE_AGENT_NCOLS];
+	char sql[1024] = "INSERT OR REPLACE INTO agents (";
+	int r;
 
-	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO agents (%s) VALUES (?,?,?,?,?,?,?,?,?,?,"
-		 "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", agent_cols);
+	if (!q->put) {
+		store_sql_list(sql, sizeof(sql), store_agent_cols, STORE_AGENT_NCOLS, "%s");
+		strcat(sql, ") VALUES (");
+		for (int i = 0; i < STORE_AGENT_NCOLS; i++)
+			strcat(sql, i ? ",?" : "?");
+		strcat(sql, ")");
+	}
 	r = cached(q, &q->put, sql, diag);
 	if (r < 0)
 		return r;
-	st = q->put;
-	sqlite3_bind_text(st, i++, a->id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, i++, a->url, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, i++, a->policy, -1, SQLITE_STATIC);
-	sqlite3_bind_blob(st, i++, a->ek_pub, (int)a->ek_pub_len, SQLITE_STATIC);
-	sqlite3_bind_blob(st, i++, a->ek_cert, (int)a->ek_cert_len, SQLITE_STATIC);
-	sqlite3_bind_blob(st, i++, a->ak_pub, (int)a->ak_pub_len, SQLITE_STATIC);
-	sqlite3_bind_int(st, i++, (int)a->state);
-	sqlite3_bind_int(st, i++, (int)a->bank);
-	sqlite3_bind_int64(st, i++, a->mask);
-	sqlite3_bind_int(st, i++, a->st.clock.valid);
-	sqlite3_bind_int64(st, i++, (int64_t)a->st.clock.clock);
-	sqlite3_bind_int64(st, i++, a->st.clock.reset_count);
-	sqlite3_bind_int64(st, i++, a->st.clock.restart_count);
-	sqlite3_bind_int64(st, i++, (int64_t)a->st.log.entries);
-	sqlite3_bind_int64(st, i++, (int64_t)a->st.log.offset);
-	sqlite3_bind_int(st, i++, a->st.log.pcr.algo);
-	sqlite3_bind_blob(st, i++, a->st.log.pcr.bytes, a->st.log.pcr.len, SQLITE_STATIC);
-	sqlite3_bind_int64(st, i++, (int64_t)a->st.log.lag);
-	sqlite3_bind_int64(st, i++, (int64_t)a->rounds);
-	sqlite3_bind_int64(st, i++, (int64_t)a->reboots);
-	sqlite3_bind_int64(st, i++, a->comm_errors);
-	sqlite3_bind_int64(st, i++, a->registered_at);
-	sqlite3_bind_int64(st, i++, a->last_ok);
-	sqlite3_bind_int64(st, i++, a->last_seen);
-	sqlite3_bind_text(st, i++, vg_attest_fail_id(a->last_fail) ? vg_attest_fail_id(a->last_fail)
-				   : "ok", -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, i++, a->last_msg, -1, SQLITE_STATIC);
-	r = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(q, diag, "agent put");
-	sqlite3_reset(st);
+	store_agent_encode(a, v);
+	bind_vals(q->put, store_agent_cols, v, STORE_AGENT_NCOLS);
+	r = sqlite3_step(q->put) == SQLITE_DONE ? 0 : db_err(q, diag, "agent put");
+	sqlite3_reset(q->put);
 	return r;
 }
 
-static int blob(sqlite3_stmt *st, int col, uint8_t *out, size_t cap, size_t *len)
+static int sq_agent_update(void *ctx, const struct vg_store_agent *old,
+			   const struct vg_store_agent *a, struct vg_diag *diag)
 {
-	int n = sqlite3_column_bytes(st, col);
-	const void *p = sqlite3_column_blob(st, col);
+	struct sq *q = ctx;
+	struct store_val v[STORE_AGENT_NCOLS], ov[STORE_AGENT_NCOLS];
+	char sql[2048] = "UPDATE agents SET ";
+	int r;
 
-	if (n < 0 || (size_t)n > cap)
-		return -EBADMSG;
-	if (n)
-		memcpy(out, p, (size_t)n);
-	*len = (size_t)n;
-	return 0;
-}
+	if (!q->update) {
+		for (int i = 1; i < STORE_AGENT_NCOLS; i++)
+			snprintf(sql + strlen(sql), sizeof(sql) - strlen(sql), "%s%s = ?%d",
+				 i > 1 ? ", " : "", store_agent_cols[i].name, i + 1);
+		strcat(sql, " WHERE id = ?1");
+		for (int k = 0; k < STORE_GUARD_NCOLS; k++)
+			snprintf(sql + strlen(sql), sizeof(sql) - strlen(sql), " AND %s IS ?%d",
+				 store_agent_cols[store_agent_guard[k]].name, STORE_AGENT_NCOLS + 1 + k);
+	}
+	r = cached(q, &q->update, sql, diag);
+	if (r < 0)
+		return r;
+	store_agent_encode(a, v);
+	store_agent_encode(old, ov);
+	bind_vals(q->update, store_agent_cols, v, STORE_AGENT_NCOLS);
+	for (int k = 0; k < STORE_GUARD_NCOLS; k++) {
+		int c = store_agent_guard[k], n = STORE_AGENT_NCOLS + 1 + k;
 
-static void text(sqlite3_stmt *st, int col, char *out, size_t cap)
-{
-	const unsigned char *t = sqlite3_column_text(st, col);
-
-	snprintf(out, cap, "%s", t ? (const char *)t : "");
+		if (store_agent_cols[c].type == STORE_INT)
+			sqlite3_bind_int64(q->update, n, ov[c].i);
+		else if (store_agent_cols[c].type == STORE_TEXT)
+			sqlite3_bind_text(q->update, n, ov[c].p, (int)ov[c].len, SQLITE_STATIC);
+		else
+			sqlite3_bind_blob(q->update, n, ov[c].p, (int)ov[c].len, SQLITE_STATIC);
+	}
+	if (sqlite3_step(q->update) != SQLITE_DONE)
+		r = db_err(q, diag, "agent update");
+	else
+		r = sqlite3_changes(q->db) == 1 ? 0 : -ESTALE;
+	sqlite3_reset(q->update);
+	return r;
 }
 
 static int row_agent(sqlite3_stmt *st, struct vg_store_agent *a)
 {
-	int i = 0, f;
-	size_t pl;
-	char fid[64];
+	struct store_val v[STORE_AGENT_NCOLS];
 
-	memset(a, 0, sizeof(*a));
-	text(st, i++, a->id, sizeof(a->id));
-	text(st, i++, a->url, sizeof(a->url));
-	text(st, i++, a->policy, sizeof(a->policy));
-	if (blob(st, i++, a->ek_pub, sizeof(a->ek_pub), &a->ek_pub_len) < 0 ||
-	    blob(st, i++, a->ek_cert, sizeof(a->ek_cert), &a->ek_cert_len) < 0 ||
-	    blob(st, i++, a->ak_pub, sizeof(a->ak_pub), &a->ak_pub_len) < 0)
-		return -EBADMSG;
-	a->state = (unsigned int)sqlite3_column_int(st, i++);
-	a->bank = (unsigned int)sqlite3_column_int(st, i++);
-	a->mask = (uint32_t)sqlite3_column_int64(st, i++);
-	a->st.clock.valid = sqlite3_column_int(st, i++) != 0;
-	a->st.clock.clock = (uint64_t)sqlite3_column_int64(st, i++);
-	a->st.clock.reset_count = (uint32_t)sqlite3_column_int64(st, i++);
-	a->st.clock.restart_count = (uint32_t)sqlite3_column_int64(st, i++);
-	a->st.log.entries = (uint64_t)sqlite3_column_int64(st, i++);
-	a->st.log.offset = (uint64_t)sqlite3_column_int64(st, i++);
-	a->st.log.pcr.algo = (uint8_t)sqlite3_column_int(st, i++);
-	if (blob(st, i++, a->st.log.pcr.bytes, sizeof(a->st.log.pcr.bytes), &pl) < 0 ||
-	    pl != vg_hash_size(a->st.log.pcr.algo))
-		return -EBADMSG;
-	a->st.log.pcr.len = (uint8_t)pl;
-	a->st.log.lag = (uint64_t)sqlite3_column_int64(st, i++);
-	a->rounds = (uint64_t)sqlite3_column_int64(st, i++);
-	a->reboots = (uint64_t)sqlite3_column_int64(st, i++);
-	a->comm_errors = (uint32_t)sqlite3_column_int64(st, i++);
-	a->registered_at = sqlite3_column_int64(st, i++);
-	a->last_ok = sqlite3_column_int64(st, i++);
-	a->last_seen = sqlite3_column_int64(st, i++);
-	text(st, i++, fid, sizeof(fid));
-	f = vg_attest_fail_by_id(fid);
-	a->last_fail = f < 0 ? VG_AF_NONE : (unsigned int)f;
-	text(st, i++, a->last_msg, sizeof(a->last_msg));
-	return 0;
+	row_vals(st, 0, store_agent_cols, v, STORE_AGENT_NCOLS);
+	return store_agent_decode(v, a);
+}
+
+static void select_agents(char *sql, size_t cap, const char *tail)
+{
+	snprintf(sql, cap, "SELECT ");
+	store_sql_list(sql, cap, store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	snprintf(sql + strlen(sql), cap - strlen(sql), " FROM agents %s", tail);
 }
 
 static int sq_agent_get(void *ctx, const char *id, struct vg_store_agent *ret,
@@ -192,7 +192,8 @@ static int sq_agent_get(void *ctx, const char *id, struct vg_store_agent *ret,
 	sqlite3_stmt *st;
 	int r;
 
-	snprintf(sql, sizeof(sql), "SELECT %s FROM agents WHERE id = ?", agent_cols);
+	if (!q->get)
+		select_agents(sql, sizeof(sql), "WHERE id = ?");
 	r = cached(q, &q->get, sql, diag);
 	if (r < 0)
 		return r;
@@ -210,7 +211,8 @@ static int sq_agent_get(void *ctx, const char *id, struct vg_store_agent *ret,
 	return r;
 }
 
-static int exec_id(struct sq *q, const char *sql, const char *id, struct vg_diag *diag)
+/* Return: rows changed, or -EIO. */
+static int exec_id_n(struct sq *q, const char *sql, const char *id, struct vg_diag *diag)
 {
 	sqlite3_stmt *st;
 	int r = prep(q, sql, &st, diag);
@@ -218,21 +220,37 @@ static int exec_id(struct sq *q, const char *sql, const char *id, struct vg_diag
 	if (r < 0)
 		return r;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	r = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(q, diag, "delete");
+	r = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(q->db) : db_err(q, diag, "delete");
 	sqlite3_finalize(st);
-	if (r == 0 && sqlite3_changes(q->db) == 0)
-		r = -ENOENT;
 	return r;
 }
 
+/* Return: 0, -ENOENT (no row), -EIO. */
+static int exec_id(struct sq *q, const char *sql, const char *id, struct vg_diag *diag)
+{
+	int r = exec_id_n(q, sql, id, diag);
+
+	return r < 0 ? r : r == 0 ? -ENOENT : 0;
+}
+
+/* both deletes in one transaction: no agent without its history, no history of a removed agent */
 static int sq_agent_del(void *ctx, const char *id, struct vg_diag *diag)
 {
 	struct sq *q = ctx;
-	int r = exec_id(q, "DELETE FROM agents WHERE id = ?", id, diag);
+	int r;
 
+	if (sqlite3_exec(q->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(q, diag, "agent delete");
+	r = exec_id(q, "DELETE FROM agents WHERE id = ?", id, diag);
 	if (r == 0)
-		exec_id(q, "DELETE FROM verdicts WHERE agent = ?", id, NULL);
-	return r;
+		r = exec_id_n(q, "DELETE FROM verdicts WHERE agent = ?", id, diag);
+	if (r >= 0 && sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		r = db_err(q, diag, "agent delete");
+	if (r < 0) {
+		sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+		return r;
+	}
+	return 0;
 }
 
 static int sq_agent_list(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_diag *diag)
@@ -241,11 +259,11 @@ static int sq_agent_list(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_d
 	char sql[1024];
 	sqlite3_stmt *st;
 	struct vg_store_agent *a = malloc(sizeof(*a));
-	int r;
+	int r, ret = 0;
 
 	if (!a)
 		return -ENOMEM;
-	snprintf(sql, sizeof(sql), "SELECT %s FROM agents ORDER BY id", agent_cols);
+	select_agents(sql, sizeof(sql), "ORDER BY id");
 	r = prep(q, sql, &st, diag);
 	if (r < 0) {
 		free(a);
@@ -253,18 +271,16 @@ static int sq_agent_list(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_d
 	}
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		if (row_agent(st, a) < 0)
-			continue;
-		r = cb(arg, a);
-		if (r)
+			continue;	/* a row that does not decode is skipped, not fatal */
+		ret = cb(arg, a);
+		if (ret)
 			break;
 	}
-	if (r == SQLITE_DONE)
-		r = 0;
-	else if (r == SQLITE_ROW)
-		r = db_err(q, diag, "agent list");
+	if (!ret && r != SQLITE_DONE)
+		ret = db_err(q, diag, "agent list");
 	sqlite3_finalize(st);
 	free(a);
-	return r;
+	return ret;
 }
 
 static int sq_policy_put(void *ctx, const char *name, const char *doc, size_t len,
@@ -325,20 +341,20 @@ static int sq_verdict_add(void *ctx, const char *id, const struct vg_store_verdi
 			  struct vg_diag *diag)
 {
 	struct sq *q = ctx;
+	struct store_val vals[STORE_VERDICT_NCOLS];
 	sqlite3_stmt *st;
-	const char *fid = vg_attest_fail_id(v->fail);
 	int r = prep(q, "INSERT INTO verdicts (agent, time, fail, entry, path, digest, msg) "
 		     "VALUES (?,?,?,?,?,?,?)", &st, diag);
 
 	if (r < 0)
 		return r;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, v->time);
-	sqlite3_bind_text(st, 3, fid ? fid : "ok", -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, v->entry);
-	sqlite3_bind_text(st, 5, v->path, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 6, v->digest, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, v->msg, -1, SQLITE_STATIC);
+	store_verdict_encode(v, vals);
+	for (int i = 0; i < STORE_VERDICT_NCOLS; i++)
+		if (store_verdict_cols[i].type == STORE_INT)
+			sqlite3_bind_int64(st, i + 2, vals[i].i);
+		else
+			sqlite3_bind_text(st, i + 2, vals[i].p, (int)vals[i].len, SQLITE_STATIC);
 	r = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(q, diag, "verdict add");
 	sqlite3_finalize(st);
 	return r;
@@ -349,37 +365,26 @@ static int sq_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdi
 {
 	struct sq *q = ctx;
 	sqlite3_stmt *st;
+	struct store_val vals[STORE_VERDICT_NCOLS];
 	struct vg_store_verdict v;
 	int r = prep(q, "SELECT time, fail, entry, path, digest, msg FROM verdicts WHERE agent = ? "
-		     "ORDER BY seq DESC LIMIT ?", &st, diag);
+		     "ORDER BY seq DESC LIMIT ?", &st, diag), ret = 0;
 
 	if (r < 0)
 		return r;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (int64_t)max);
+	sqlite3_bind_int64(st, 2, (int64_t)max);	/* > INT64_MAX: negative, no limit */
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		char fid[64];
-		int f;
-
-		memset(&v, 0, sizeof(v));
-		v.time = sqlite3_column_int64(st, 0);
-		text(st, 1, fid, sizeof(fid));
-		f = vg_attest_fail_by_id(fid);
-		v.fail = f < 0 ? VG_AF_NONE : (unsigned int)f;
-		v.entry = sqlite3_column_int64(st, 2);
-		text(st, 3, v.path, sizeof(v.path));
-		text(st, 4, v.digest, sizeof(v.digest));
-		text(st, 5, v.msg, sizeof(v.msg));
-		r = cb(arg, &v);
-		if (r)
+		row_vals(st, 0, store_verdict_cols, vals, STORE_VERDICT_NCOLS);
+		store_verdict_decode(vals, &v);
+		ret = cb(arg, &v);
+		if (ret)
 			break;
 	}
-	if (r == SQLITE_DONE)
-		r = 0;
-	else if (r == SQLITE_ROW)
-		r = db_err(q, diag, "verdict list");
+	if (!ret && r != SQLITE_DONE)
+		ret = db_err(q, diag, "verdict list");
 	sqlite3_finalize(st);
-	return r;
+	return ret;
 }
 
 static void sq_close(void *ctx)
@@ -388,6 +393,7 @@ static void sq_close(void *ctx)
 
 	sqlite3_finalize(q->put);
 	sqlite3_finalize(q->get);
+	sqlite3_finalize(q->update);
 	sqlite3_close(q->db);
 	free(q);
 }
@@ -397,6 +403,7 @@ static const struct vg_store_ops sqlite_ops = {
 	.agent_get = sq_agent_get,
 	.agent_del = sq_agent_del,
 	.agent_list = sq_agent_list,
+	.agent_update = sq_agent_update,
 	.policy_put = sq_policy_put,
 	.policy_get = sq_policy_get,
 	.policy_del = sq_policy_del,
@@ -437,71 +444,4 @@ int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag
 	s->ctx = q;
 	*ret = s;
 	return 0;
-}
-
-int vg_store_open(const char *url, struct vg_store **ret, struct vg_diag *diag)
-{
-	if (strncmp(url, "sqlite:", 7) == 0)
-		return vg_store_sqlite_open(url + 7, ret, diag);
-	if (strncmp(url, "postgresql:", 11) == 0 || strncmp(url, "postgres:", 9) == 0)
-		return vg_diag_set(diag, -EOPNOTSUPP, "store: the PostgreSQL backend is not built");
-	return vg_store_sqlite_open(url, ret, diag);
-}
-
-void vg_store_close(struct vg_store *s)
-{
-	if (!s)
-		return;
-	s->ops->close(s->ctx);
-	free(s);
-}
-
-int vg_store_agent_put(struct vg_store *s, const struct vg_store_agent *a, struct vg_diag *diag)
-{
-	return s->ops->agent_put(s->ctx, a, diag);
-}
-
-int vg_store_agent_get(struct vg_store *s, const char *id, struct vg_store_agent *ret,
-		       struct vg_diag *diag)
-{
-	return s->ops->agent_get(s->ctx, id, ret, diag);
-}
-
-int vg_store_agent_del(struct vg_store *s, const char *id, struct vg_diag *diag)
-{
-	return s->ops->agent_del(s->ctx, id, diag);
-}
-
-int vg_store_agent_list(struct vg_store *s, vg_store_agent_cb cb, void *arg, struct vg_diag *diag)
-{
-	return s->ops->agent_list(s->ctx, cb, arg, diag);
-}
-
-int vg_store_policy_put(struct vg_store *s, const char *name, const char *doc, size_t len,
-			struct vg_diag *diag)
-{
-	return s->ops->policy_put(s->ctx, name, doc, len, diag);
-}
-
-int vg_store_policy_get(struct vg_store *s, const char *name, char **ret, size_t *len,
-			struct vg_diag *diag)
-{
-	return s->ops->policy_get(s->ctx, name, ret, len, diag);
-}
-
-int vg_store_policy_del(struct vg_store *s, const char *name, struct vg_diag *diag)
-{
-	return s->ops->policy_del(s->ctx, name, diag);
-}
-
-int vg_store_verdict_add(struct vg_store *s, const char *id, const struct vg_store_verdict *v,
-			 struct vg_diag *diag)
-{
-	return s->ops->verdict_add(s->ctx, id, v, diag);
-}
-
-int vg_store_verdict_list(struct vg_store *s, const char *id, size_t max, vg_store_verdict_cb cb,
-			  void *arg, struct vg_diag *diag)
-{
-	return s->ops->verdict_list(s->ctx, id, max, cb, arg, diag);
 }

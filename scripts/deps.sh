@@ -13,6 +13,8 @@ pkgs=(
 	openssl attr ima-evm-utils tpm2-tools swtpm swtpm-tools
 	util-linux e2fsprogs python3 sqlite3
 	valgrind	# make leakcheck LEAKCHECK=valgrind
+	postgresql	# server binaries for the tests' throwaway clusters (tests/lib-pg.sh); the
+			# system cluster is not started (policy-rc.d below) nor used
 )
 if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(aide hyperfine fapolicyd)

@@ -22,9 +22,16 @@
  * get an answer. Agents are reached over HTTP or HTTPS (--agent-ca), with
  * our client certificate for mutual TLS (--client-cert/--client-key).
  *
- * Threads: libmicrohttpd's one internal thread serves the API (and runs
- * registrations); the main thread runs the attestation loop. One mutex
- * guards the store and the policy cache. A failed agent is not polled
+ * Threads: a pool of four libmicrohttpd threads serves the API (and runs
+ * registrations); the main thread schedules the rounds, each on its own
+ * thread (at most 16 at once, one per agent), so a slow or hostile agent
+ * delays only itself. One mutex guards the store and the policy cache.
+ * Hostile peers are bounded: API requests must arrive whole within
+ * --api-timeout (http_guard.c), bodies above --max-body get 413 before
+ * they are read, connections per address are limited; every exchange with
+ * an agent ends within --agent-timeout, answers above 1 MiB (the log:
+ * --max-log) are cut, redirects are not followed, and what an agent sends
+ * is parsed by attest_api.h. A failed agent is not polled
  * again until an operator reactivates it or assigns a policy (Keylime's
  * default); an unreachable one is retried every round.
  */
@@ -52,9 +59,12 @@
 #include <openssl/rand.h>
 
 #include "vigil/attest.h"
+#include "vigil/dsse.h"
+#include "vigil/attest_api.h"
+#include "vigil/attest_boot.h"
 #include "vigil/store.h"
+#include "http_guard.h"
 
-#define BODY_MAX (256u << 20)
 #define HISTORY_MAX 100
 
 struct pcache {
@@ -75,21 +85,32 @@ static struct {
 	const char *agent_ca;		/* CA of agents' TLS server certificates */
 	const char *client_cert, *client_key;	/* ours, for mutual TLS with agents */
 	bool api_need_client_cert;	/* --api-client-ca: operators must present a certificate */
+	struct vg_dsse_keys *policy_keys;	/* --policy-key: policies must be DSSE-signed */
 	unsigned int bank;
 	uint32_t mask;
 	unsigned int interval_ms;
+	unsigned int agent_timeout;	/* s: whole exchange with an agent or webhook */
+	size_t max_log;			/* bytes of one measurement-list answer */
+	size_t max_body;		/* bytes of an API request body */
 	volatile sig_atomic_t stop;
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static const char help[] =
-	"usage: vigil-verifier --listen ADDR:PORT --db PATH [--interval MS] [--ek-ca FILE]\n"
+	"usage: vigil-verifier --listen ADDR:PORT --db URL [--interval MS] [--ek-ca FILE]\n"
 	"                      [--webhook URL] [--on-fail CMD] [--bank ALGO] [--pcrs N,...]\n"
 	"Attest vigil-agents at an interval; REST API for `vigil attest`.\n"
 	"  -L, --listen ADDR:PORT  API address (e.g. 127.0.0.1:8881)\n"
-	"  -d, --db URL            store: sqlite:PATH or PATH (PostgreSQL: not built)\n"
+	"  -d, --db URL            store: sqlite:PATH or PATH (SQLite), or a PostgreSQL URL\n"
+	"                          postgresql://[USER[:PASSWORD]@][HOST][:PORT]/DB[?PARAM=V&...]\n"
+	"                          (any libpq parameter: host=/run/postgresql, sslmode=...;\n"
+	"                          password also from PGPASSFILE/~/.pgpass); verifiers may share\n"
+	"                          one database (docs/verifier-postgresql.md)\n"
 	"  -i, --interval MS       time between rounds per agent (default 2000)\n"
 	"  -c, --ek-ca FILE        PEM roots/intermediates EK certificates must chain to;\n"
 	"                          without it the certificate must still match the EK\n"
+	"      --policy-key PEM    accept only reference policies in a DSSE envelope signed\n"
+	"                          by this key (public key or certificate; repeatable),\n"
+	"                          checked on upload and again whenever one is loaded\n"
 	"  -w, --webhook URL       POST a JSON notice there on every failure\n"
 	"  -x, --on-fail CMD       run CMD (sh -c) on every failure, with VIGIL_AGENT,\n"
 	"                          VIGIL_FAILURE, VIGIL_MESSAGE, VIGIL_PATH in the environment\n"
@@ -100,7 +121,13 @@ static const char help[] =
 	"      --client-key FILE   and its key\n"
 	"      --api-cert FILE     serve the REST API over HTTPS with this PEM certificate\n"
 	"      --api-key FILE      and its key\n"
-	"      --api-client-ca FILE  operators must present a certificate chaining to it\n";
+	"      --api-client-ca FILE  operators must present a certificate chaining to it\n"
+	"Limits (hostile peers):\n"
+	"      --api-timeout S     a request must arrive whole within S seconds (default 10)\n"
+	"      --api-max-conn N    connections per client address (default 64)\n"
+	"      --max-body BYTES    largest API request body, e.g. a policy (default 32M)\n"
+	"      --agent-timeout S   whole exchange with an agent or the webhook (default 30)\n"
+	"      --max-log BYTES     largest measurement-list answer of one round (default 64M)\n";
 
 static int64_t now(void)
 {
@@ -111,8 +138,28 @@ static int64_t now(void)
 
 struct buf {
 	uint8_t *p;
-	size_t len;
+	size_t len, cap;
+	size_t max;			/* 0: VG_API_MSG_MAX */
+	bool too_big;
 };
+
+/* Room for @add more bytes and a NUL, growing geometrically. Return: 0, -ENOMEM. */
+static int grow(uint8_t **p, size_t *cap, size_t len, size_t add)
+{
+	size_t want = len + add + 1, nc = *cap ? *cap : 4096;
+	uint8_t *nb;
+
+	if (want <= *cap)
+		return 0;
+	while (nc < want)
+		nc = nc > SIZE_MAX / 2 ? want : nc * 2;
+	nb = realloc(*p, nc);
+	if (!nb)
+		return -ENOMEM;
+	*p = nb;
+	*cap = nc;
+	return 0;
+}
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
@@ -120,29 +167,36 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 	size_t add = size * n;
 	uint8_t *nb;
 
-	if (b->len + add > BODY_MAX)
+	if (add > b->max || b->len > b->max - add) {
+		b->too_big = true;
 		return 0;
-	nb = realloc(b->p, b->len + add + 1);
-	if (!nb)
+	}
+	if (grow(&b->p, &b->cap, b->len, add) < 0)
 		return 0;
+	nb = b->p;
 	memcpy(nb + b->len, p, add);
-	b->p = nb;
 	b->len += add;
 	b->p[b->len] = 0;
 	return add;
 }
 
-/* Return: HTTP status, or -1 on transport failure (@err says). @agent: use the agent TLS settings. */
-static long fetch_tls(const char *url, const char *body, bool agent, struct buf *out, char *err,
-		      size_t errlen);
+/*
+ * Return: HTTP status, or -1 on transport failure (@err says). @agent: use
+ * the agent TLS settings. At most @max bytes of answer (0: VG_API_MSG_MAX),
+ * g.agent_timeout seconds in all; redirects are not followed (an answer
+ * comes from the registered URL or not at all).
+ */
+static long fetch_tls(const char *url, const char *body, bool agent, size_t max, struct buf *out,
+		      char *err, size_t errlen);
 
-static long fetch(const char *url, const char *body, struct buf *out, char *err, size_t errlen)
+static long fetch(const char *url, const char *body, size_t max, struct buf *out, char *err,
+		  size_t errlen)
 {
-	return fetch_tls(url, body, true, out, err, errlen);
+	return fetch_tls(url, body, true, max, out, err, errlen);
 }
 
-static long fetch_tls(const char *url, const char *body, bool agent, struct buf *out, char *err,
-		      size_t errlen)
+static long fetch_tls(const char *url, const char *body, bool agent, size_t max, struct buf *out,
+		      char *err, size_t errlen)
 {
 	CURL *c = curl_easy_init();
 	struct curl_slist *h = NULL;
@@ -150,6 +204,7 @@ static long fetch_tls(const char *url, const char *body, bool agent, struct buf 
 	CURLcode r;
 
 	memset(out, 0, sizeof(*out));
+	out->max = max ? max : VG_API_MSG_MAX;
 	if (!c) {
 		snprintf(err, errlen, "libcurl init");
 		return -1;
@@ -157,9 +212,11 @@ static long fetch_tls(const char *url, const char *body, bool agent, struct buf 
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)g.agent_timeout);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)(g.agent_timeout < 5 ? g.agent_timeout : 5));
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)out->max);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (agent && g.agent_ca)
 		curl_easy_setopt(c, CURLOPT_CAINFO, g.agent_ca);
@@ -173,7 +230,9 @@ static long fetch_tls(const char *url, const char *body, bool agent, struct buf 
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	}
 	r = curl_easy_perform(c);
-	if (r != CURLE_OK)
+	if (r != CURLE_OK && (out->too_big || r == CURLE_FILESIZE_EXCEEDED))
+		snprintf(err, errlen, "%s: answer larger than %zu bytes", url, out->max);
+	else if (r != CURLE_OK)
 		snprintf(err, errlen, "%s: %s", url, curl_easy_strerror(r));
 	else
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
@@ -186,43 +245,48 @@ static long fetch_tls(const char *url, const char *body, bool agent, struct buf 
 	return code;
 }
 
-static json_object *parse(const struct buf *b)
+/*
+ * What a peer's error answer says, for a message: its "error" string if
+ * it is JSON, else its first bytes; printable ASCII only, at most 160.
+ */
+static void peer_said(const struct buf *b, char *out, size_t cap)
 {
-	json_tokener *t;
-	json_object *o;
+	const char *s = b->p ? (const char *)b->p : "";
+	size_t n = b->len, k = 0;
+	json_object *o = NULL, *e;
+	json_tokener *t = b->len && b->len <= VG_API_MSG_MAX ? json_tokener_new() : NULL;
 
-	if (!b->p || b->len > INT32_MAX)
-		return NULL;
-	t = json_tokener_new();
-	if (!t)
-		return NULL;
-	o = json_tokener_parse_ex(t, (const char *)b->p, (int)b->len);
-	json_tokener_free(t);
-	return o;
-}
-
-static long jb64(json_object *o, const char *key, uint8_t **ret)
-{
-	json_object *v;
-
-	*ret = NULL;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return -EBADMSG;
-	return vg_attest_b64_decode(json_object_get_string(v), ret);
-}
-
-static const char *jstr(json_object *o, const char *key)
-{
-	json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
+	if (t) {
+		o = json_tokener_parse_ex(t, s, (int)b->len);
+		json_tokener_free(t);
+	}
+	if (o && json_object_is_type(o, json_type_object) &&
+	    json_object_object_get_ex(o, "error", &e) && json_object_is_type(e, json_type_string)) {
+		s = json_object_get_string(e);
+		n = strlen(s);
+	}
+	if (cap > 161)
+		cap = 161;
+	for (size_t i = 0; i < n && k + 1 < cap; i++)
+		out[k++] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	out[k] = 0;
+	if (!k && cap > 10)
+		snprintf(out, cap, "no message");
+	json_object_put(o);
 }
 
 /* ---- policies ---- */
 
 /* Under g.lock. Return: the parsed policy (cached), NULL if none/unparsable (*@err). */
+/* A policy document: DSSE-signed by a --policy-key when any is given. */
+static int load_policy(const uint8_t *doc, size_t len, struct vg_refpolicy **ret,
+		       struct vg_diag *d)
+{
+	if (g.policy_keys)
+		return vg_refpolicy_load_dsse(g.policy_keys, doc, len, ret, d);
+	return vg_refpolicy_load(doc, len, ret, d);
+}
+
 static struct vg_refpolicy *policy_lookup(const char *name, char *err, size_t errlen)
 {
 	struct vg_diag d = { 0 };
@@ -244,7 +308,7 @@ static struct vg_refpolicy *policy_lookup(const char *name, char *err, size_t er
 		free(doc);
 		return NULL;
 	}
-	r = vg_refpolicy_load((const uint8_t *)doc, len, &c->p, &d);
+	r = load_policy((const uint8_t *)doc, len, &c->p, &d);
 	free(doc);
 	if (r < 0) {
 		snprintf(err, errlen, "policy %s: %s", name, d.msg);
@@ -305,7 +369,8 @@ static void notify(const struct vg_store_agent *a, const struct vg_store_verdict
 		json_object_object_add(o, "path", json_object_new_string(v->path));
 		json_object_object_add(o, "digest", json_object_new_string(v->digest));
 		json_object_object_add(o, "time", json_object_new_int64(v->time));
-		if (fetch_tls(g.webhook, json_object_to_json_string(o), false, &b, err, sizeof(err)) < 0)
+		if (fetch_tls(g.webhook, json_object_to_json_string(o), false, 0, &b, err,
+			      sizeof(err)) < 0)
 			fprintf(stderr, "vigil-verifier: webhook: %s\n", err);
 		free(b.p);
 		json_object_put(o);
@@ -326,87 +391,251 @@ static void notify(const struct vg_store_agent *a, const struct vg_store_verdict
 	}
 }
 
-static void record(struct vg_store_agent *a, const struct vg_attest_verdict *v)
+/* Return: 0, or -1 when the history could not be written (the caller keeps the old state). */
+static int record(struct vg_store_agent *a, const struct vg_attest_verdict *v)
 {
+	int r = 0;
+
 	struct vg_store_verdict h = { .time = now(), .fail = v->fail, .entry = v->entry };
 	struct vg_diag d = { 0 };
 
 	snprintf(h.path, sizeof(h.path), "%s", v->path);
 	snprintf(h.digest, sizeof(h.digest), "%s", v->digest);
 	snprintf(h.msg, sizeof(h.msg), "%s", v->msg);
-	if (vg_store_verdict_add(g.store, a->id, &h, &d) < 0)
-		fprintf(stderr, "vigil-verifier: %s\n", d.msg);
+	if (vg_store_verdict_add(g.store, a->id, &h, &d) < 0) {
+		fprintf(stderr, "vigil-verifier: %s: %s %s not recorded: %s\n", a->id,
+			vg_attest_fail_id(v->fail), v->fail == VG_AF_REBOOT ? "event" : "failure", d.msg);
+		r = -1;
+	}
 	if (v->fail != VG_AF_REBOOT)
 		notify(a, &h);
+	return r;
+}
+
+/*
+ * Under g.lock: say when the store starts failing (once per distinct
+ * message) and when it answers again. @msg NULL: the call succeeded.
+ */
+static void store_status(const char *msg)
+{
+	static char last[256];
+
+	if (msg && strcmp(msg, last) != 0) {
+		fprintf(stderr, "vigil-verifier: store error: %s (agents are not attested, and no "
+			"state changes, until the store answers)\n", msg);
+		snprintf(last, sizeof(last), "%s", msg);
+	} else if (!msg && last[0]) {
+		fprintf(stderr, "vigil-verifier: store: answering again\n");
+		last[0] = 0;
+	}
+}
+
+/* ---- boot event logs: fetched and replayed once per boot ---- */
+
+/*
+ * Per agent: whether it serves a boot log
+ * and that log's replay (attest_boot.h), for the boot identified by the
+ * quote's resetCount/restartCount and the registered AK. A round costs a
+ * comparison of ten digests; the log is fetched again on a new boot, or
+ * after a boot.* failure (so that a reactivated agent is looked at anew).
+ * Not persisted: a restarted verifier fetches each log once more. The table
+ * is locked; an entry is used only by its agent's round (one at a time) and
+ * never freed, so it needs no lock of its own.
+ */
+struct bootc {
+	struct bootc *next;
+	char id[VG_API_ID_MAX];
+	uint8_t ak[32];			/* SHA-256 of the registered AK public */
+	bool fetched;			/* asked for since the entry was made or reset */
+	bool keyed;			/* reset/restart say which boot it is */
+	bool have;			/* the agent serves a boot log (not 404) */
+	bool malformed;			/* ... that does not decode: msg */
+	uint32_t reset, restart;
+	struct vg_attest_boot boot;
+	char msg[512];
+};
+
+#define BOOTC_BUCKETS 1024
+static struct bootc *bootc_tab[BOOTC_BUCKETS];
+static pthread_mutex_t bootc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Return: the entry of @a (made if new), NULL on no memory. */
+static struct bootc *bootc_get(const struct vg_store_agent *a)
+{
+	struct vg_digest h;
+	uint64_t fnv = 1469598103934665603ull;
+	struct bootc **pp, *c;
+
+	if (vg_hash_buf(VG_HASH_SHA256, a->ak_pub, a->ak_pub_len, &h, NULL) < 0)
+		return NULL;
+	for (const char *s = a->id; *s; s++)
+		fnv = (fnv ^ (uint8_t)*s) * 1099511628211ull;
+	pthread_mutex_lock(&bootc_lock);
+	pp = &bootc_tab[fnv % BOOTC_BUCKETS];
+	for (c = *pp; c; c = c->next)
+		if (strcmp(c->id, a->id) == 0)
+			break;
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (c) {
+			snprintf(c->id, sizeof(c->id), "%s", a->id);
+			c->next = *pp;
+			*pp = c;
+		}
+	}
+	pthread_mutex_unlock(&bootc_lock);
+	if (!c)
+		return NULL;
+	if (memcmp(c->ak, h.bytes, sizeof(c->ak)) != 0) {	/* new or re-registered */
+		c->fetched = c->keyed = false;
+		memcpy(c->ak, h.bytes, sizeof(c->ak));
+	}
+	return c;
+}
+
+/* GET /v1/bootlog into @c. Return: 0, -1 (communication: @v). */
+static int bootc_fetch(const struct vg_store_agent *a, struct bootc *c, struct vg_attest_verdict *v)
+{
+	struct vg_attest_verdict bv;
+	char url[1024], err[512], said[161];
+	struct buf b = { 0 };
+	long code;
+	int r;
+
+	snprintf(url, sizeof(url), "%s/v1/bootlog", a->url);
+	code = fetch(url, NULL, g.max_log, &b, err, sizeof(err));
+	if (code != 200 && code != 404) {
+		if (code > 0)
+			peer_said(&b, said, sizeof(said));
+		vg_attest_fail(v, VG_AF_COMM, "boot log: %s%s", code < 0 ? err : "HTTP error: ",
+			       code < 0 ? "" : said);
+		free(b.p);
+		return -1;
+	}
+	c->fetched = true;
+	c->keyed = false;
+	c->have = code == 200;
+	c->malformed = false;
+	if (c->have) {
+		vg_attest_verdict_init(&bv);
+		r = vg_attest_boot_load(b.p ? b.p : (const uint8_t *)"", b.len, a->bank, &c->boot, &bv);
+		if (r < 0) {
+			free(b.p);
+			c->fetched = false;
+			vg_attest_fail(v, VG_AF_COMM, "verifier error: %s", strerror(-r));
+			return -1;
+		}
+		if (r == 1) {
+			c->malformed = true;
+			snprintf(c->msg, sizeof(c->msg), "%s", bv.msg);
+		}
+	}
+	free(b.p);
+	return 0;
 }
 
 /* ---- one attestation round ---- */
 
-/* Fills @v on failure. Return: 0 trusted, 1 not, -1 communication failure (@v msg). */
-static int round_evidence(const struct vg_store_agent *a, const struct vg_refpolicy *pol,
-			  struct vg_attest_state *st, bool *reboot, struct vg_attest_verdict *v)
+/*
+ * Fills @v on failure. *@requote (may be NULL) is set, with nothing
+ * judged, when a boot log appeared for a quote that did not cover PCRs 0-9.
+ * Return: 0 trusted, 1 not, -1 communication failure (@v msg).
+ */
+static int round_once(const struct vg_store_agent *a, const struct vg_refpolicy *pol,
+		      struct vg_attest_state *st, bool *reboot, struct vg_attest_verdict *v,
+		      bool *requote)
 {
-	uint8_t nonce[20], *attest = NULL, *sig = NULL;
-	char url[1024], nh[41], err[512];
-	struct vg_attest_request req = { nonce, sizeof(nonce), a->bank, a->mask };
+	struct vg_api_quote_req req = { .nonce_len = 20, .bank = a->bank, .mask = a->mask };
+	struct vg_attest_request areq = { req.nonce, req.nonce_len, a->bank, a->mask };
+	char url[1024], q[256], err[512], said[161];
 	struct vg_attest_evidence ev = { 0 };
 	struct vg_attest_ak *ak = NULL;
+	struct vg_api_quote *quote = malloc(sizeof(*quote));
 	struct vg_tpms_attest uq;
 	struct vg_diag d = { 0 };
 	struct buf qb = { 0 }, lb = { 0 };
-	json_object *o = NULL, *pcrs;
-	long al, sl, code;
+	struct bootc *bc = bootc_get(a);
+	long code;
 	int r = 1;
 
-	if (RAND_bytes(nonce, sizeof(nonce)) != 1) {
-		snprintf(v->msg, sizeof(v->msg), "no randomness");
+	if (!quote || !bc || RAND_bytes(req.nonce, (int)req.nonce_len) != 1) {
+		free(quote);
+		vg_attest_fail(v, VG_AF_COMM, "verifier error: no memory or randomness");
 		return -1;
 	}
-	vg_hex_encode(nonce, sizeof(nonce), nh);
-	snprintf(url, sizeof(url), "%s/v1/quote?nonce=%s&bank=%s&mask=%" PRIx32, a->url, nh,
-		 vg_hash_name(a->bank), a->mask);
-	code = fetch(url, NULL, &qb, err, sizeof(err));
-	if (code < 0 || code >= 500) {
-		vg_attest_fail(v, VG_AF_COMM, "quote: %s", code < 0 ? err : (char *)qb.p);
+	/* a boot log or pinned boot PCRs: quote PCRs 0-9 (or the pinned ones) as well */
+	if (!bc->fetched && bootc_fetch(a, bc, v) < 0) {
+		free(quote);
+		return -1;
+	}
+	req.mask |= vg_refpolicy_boot_mask(pol) | (bc->have ? VG_ATTEST_BOOT_MASK : 0);
+	areq.mask = req.mask;
+	if (vg_api_quote_query_build(&req, q, sizeof(q)) < 0 ||
+	    (size_t)snprintf(url, sizeof(url), "%s/v1/quote?%s", a->url, q) >= sizeof(url)) {
+		vg_attest_fail(v, VG_AF_COMM, "verifier error: agent URL too long");
 		r = -1;
 		goto out;
 	}
-	o = parse(&qb);
-	al = jb64(o, "attest", &attest);
-	sl = jb64(o, "sig", &sig);
-	if (code != 200 || al <= 0 || sl <= 0 || !json_object_object_get_ex(o, "pcrs", &pcrs) ||
-	    !json_object_is_type(pcrs, json_type_object)) {
-		vg_attest_fail(v, VG_AF_MALFORMED, "quote answer (HTTP %ld) is not a quote", code);
+	code = fetch(url, NULL, 0, &qb, err, sizeof(err));
+	if (code < 0 || code >= 500) {
+		if (code >= 500)
+			peer_said(&qb, said, sizeof(said));
+		vg_attest_fail(v, VG_AF_COMM, "quote: %s", code < 0 ? err : said);
+		r = -1;
 		goto out;
 	}
-	ev.attest = attest;
-	ev.attest_len = (size_t)al;
-	ev.sig = sig;
-	ev.sig_len = (size_t)sl;
-	json_object_object_foreach(pcrs, k, val) {
-		unsigned long i = strtoul(k, NULL, 10);
-		struct vg_digest *dg;
-
-		if (i >= 24 || !json_object_is_type(val, json_type_string))
-			continue;
-		dg = &ev.pcrs.v[a->bank][i];
-		if (vg_hex_decode(json_object_get_string(val), dg->bytes, sizeof(dg->bytes)) !=
-		    (int)vg_hash_size(a->bank))
-			continue;
-		dg->algo = (uint8_t)a->bank;
-		dg->len = (uint8_t)vg_hash_size(a->bank);
-		ev.pcrs.have[a->bank] |= 1u << i;
+	if (code != 200) {
+		peer_said(&qb, said, sizeof(said));
+		vg_attest_fail(v, VG_AF_MALFORMED, "quote answer is HTTP %ld, not a quote: %s", code,
+			       said);
+		goto out;
 	}
+	if (vg_api_quote_parse(qb.p, qb.len, a->bank, quote, &d) < 0) {
+		vg_attest_fail(v, VG_AF_MALFORMED, "%s", d.msg);
+		goto out;
+	}
+	ev.attest = quote->attest;
+	ev.attest_len = quote->attest_len;
+	ev.sig = quote->sig;
+	ev.sig_len = quote->sig_len;
+	vg_api_quote_pcrs(quote, &ev.pcrs);
 	/* where the list must start: 0 after a reboot (the signature check decides later) */
 	ev.log_offset = st->log.offset;
-	if (vg_attest_quote_decode(attest, (size_t)al, &uq, NULL) == 0 && st->clock.valid &&
-	    uq.reset_count > st->clock.reset_count)
-		ev.log_offset = 0;
+	if (vg_attest_quote_decode(ev.attest, ev.attest_len, &uq, NULL) == 0) {
+		if (st->clock.valid && uq.reset_count > st->clock.reset_count)
+			ev.log_offset = 0;
+		/* another boot (or resume): its log, replayed once */
+		if (bc->keyed && (uq.reset_count != bc->reset || uq.restart_count != bc->restart) &&
+		    bootc_fetch(a, bc, v) < 0) {
+			r = -1;
+			goto out;
+		}
+		if (!bc->keyed) {
+			bc->keyed = true;
+			bc->reset = uq.reset_count;
+			bc->restart = uq.restart_count;
+		}
+	}
+	if (bc->have && bc->malformed) {
+		vg_attest_fail(v, VG_AF_BOOT_MALFORMED, "%s", bc->msg);
+		bc->fetched = false;
+		goto out;
+	}
+	if (bc->have && (areq.mask & VG_ATTEST_BOOT_MASK) != VG_ATTEST_BOOT_MASK && requote) {
+		*requote = true;	/* a new boot brought a boot log: quote PCRs 0-9 too */
+		r = 0;
+		goto out;
+	}
+	if (bc->have && (areq.mask & VG_ATTEST_BOOT_MASK) == VG_ATTEST_BOOT_MASK)
+		ev.boot = &bc->boot;
 	if (a->mask & (1u << VG_ATTEST_PCR_IMA)) {
 		snprintf(url, sizeof(url), "%s/v1/log?offset=%" PRIu64, a->url, ev.log_offset);
-		code = fetch(url, NULL, &lb, err, sizeof(err));
+		code = fetch(url, NULL, g.max_log, &lb, err, sizeof(err));
 		if (code != 200) {
-			vg_attest_fail(v, VG_AF_COMM, "log: %s", code < 0 ? err : "HTTP error");
+			if (code > 0)
+				peer_said(&lb, said, sizeof(said));
+			vg_attest_fail(v, VG_AF_COMM, "log: %s%s%s", code < 0 ? err : "HTTP error: ",
+				       code < 0 ? "" : said, "");
 			r = -1;
 			goto out;
 		}
@@ -418,24 +647,35 @@ static int round_evidence(const struct vg_store_agent *a, const struct vg_refpol
 		vg_attest_fail(v, VG_AF_AK, "registered AK: %s", d.msg);
 		goto out;
 	}
-	r = vg_attest_evidence_check(ak, pol, &req, &ev, st, reboot, v);
+	r = vg_attest_evidence_check(ak, pol, &areq, &ev, st, reboot, v);
 	if (r < 0) {
 		vg_attest_fail(v, VG_AF_COMM, "verifier error: %s", strerror(-r));
 		r = -1;
 	}
+	if (r == 1 && v->fail >= VG_AF_BOOT_MALFORMED && v->fail <= VG_AF_BOOT_AGG)
+		bc->fetched = false;	/* look at the log again once reactivated */
 out:
 	vg_attest_ak_free(ak);
-	json_object_put(o);
-	free(attest);
-	free(sig);
+	free(quote);
 	free(qb.p);
 	free(lb.p);
 	return r;
 }
 
+static int round_evidence(const struct vg_store_agent *a, const struct vg_refpolicy *pol,
+			  struct vg_attest_state *st, bool *reboot, struct vg_attest_verdict *v)
+{
+	bool requote = false;
+	int r = round_once(a, pol, st, reboot, v, &requote);
+
+	if (requote)
+		r = round_once(a, pol, st, reboot, v, NULL);
+	return r;
+}
+
 static void attest_one(const char *id)
 {
-	struct vg_store_agent *a = malloc(sizeof(*a));
+	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = NULL;
 	struct vg_refpolicy *pol = NULL;
 	struct pcache *pc = NULL;
 	struct vg_attest_verdict v;
@@ -450,6 +690,7 @@ static void attest_one(const char *id)
 		return;
 	pthread_mutex_lock(&g.lock);
 	r = vg_store_agent_get(g.store, id, a, &d);
+	store_status(r < 0 && r != -ENOENT ? d.msg : NULL);
 	if (r == 0 && a->policy[0]) {
 		pol = policy_lookup(a->policy, err, sizeof(err));
 		if (!pol)
@@ -471,18 +712,19 @@ static void attest_one(const char *id)
 	vg_attest_verdict_init(&v);
 	r = round_evidence(a, pol, &st, &reboot, &v);
 	pthread_mutex_lock(&g.lock);
-	/* the agent may have been removed or changed meanwhile */
+	/* the agent may have been removed or changed meanwhile (operator, another verifier) */
 	{
-		struct vg_store_agent *cur = malloc(sizeof(*cur));
+		int r2;
 
-		if (!cur || vg_store_agent_get(g.store, id, cur, &d) < 0 ||
+		cur = malloc(sizeof(*cur));
+		r2 = cur ? vg_store_agent_get(g.store, id, cur, &d) : -ENOMEM;
+		if (r2 < 0 && r2 != -ENOENT)
+			store_status(d.msg);	/* the round's outcome is dropped: nothing recorded */
+		if (r2 < 0 ||
 		    memcmp(cur->ak_pub, a->ak_pub, a->ak_pub_len) != 0 ||
 		    strcmp(cur->policy, a->policy) != 0 || cur->state == VG_AGENT_FAILED ||
-		    memcmp(&cur->st, &a->st, sizeof(st)) != 0) {
-			free(cur);
+		    memcmp(&cur->st, &a->st, sizeof(st)) != 0)
 			goto unlock;
-		}
-		free(cur);
 	}
 	a->last_seen = now();
 	if (r == 0) {
@@ -501,15 +743,17 @@ static void attest_one(const char *id)
 				       ", the measurement list was verified again from entry 0",
 				       old_reset, st.clock.reset_count);
 			a->reboots++;
-			record(a, &rv);
+			if (record(a, &rv) < 0)
+				goto unlock;	/* judged again next round, recorded then */
 		}
 	} else if (r == 1) {
 		a->state = VG_AGENT_FAILED;
 		a->last_fail = v.fail;
 		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v.msg);
-		record(a, &v);
 		fprintf(stderr, "vigil-verifier: %s FAILED %s: %s\n", a->id, vg_attest_fail_id(v.fail),
 			v.msg);
+		if (record(a, &v) < 0)
+			goto unlock;	/* judged again next round, recorded then */
 	} else {
 		if (a->comm_errors++ == 0)
 			record(a, &v);
@@ -517,10 +761,15 @@ static void attest_one(const char *id)
 		a->last_fail = VG_AF_COMM;
 		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v.msg);
 	}
-	if (vg_store_agent_put(g.store, a, &d) < 0)
-		fprintf(stderr, "vigil-verifier: %s\n", d.msg);
+	/*
+	 * written only if the row is still @cur: of verifiers sharing the store
+	 * that judged the same state, the first one's result stands (-ESTALE)
+	 */
+	r = vg_store_agent_update(g.store, cur, a, &d);
+	store_status(r < 0 && r != -ESTALE ? d.msg : NULL);
 unlock:
 	pthread_mutex_unlock(&g.lock);
+	free(cur);
 release:
 	if (pc) {
 		pthread_mutex_lock(&g.lock);
@@ -555,24 +804,91 @@ static int collect(void *arg, const struct vg_store_agent *a)
 	return 0;
 }
 
+/*
+ * Rounds run on their own threads, at most ROUNDS_MAX at once and one per
+ * agent: an agent that answers slowly (up to --agent-timeout) or not at
+ * all delays only itself, not the others' rounds.
+ */
+#define ROUNDS_MAX 16
+
+static struct {
+	pthread_mutex_t lock;
+	char ids[ROUNDS_MAX][128];
+	size_t n;
+} inflight = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void *round_thread(void *arg)
+{
+	char *id = arg;
+
+	attest_one(id);
+	pthread_mutex_lock(&inflight.lock);
+	for (size_t i = 0; i < inflight.n; i++)
+		if (strcmp(inflight.ids[i], id) == 0) {
+			memmove(inflight.ids[i], inflight.ids[inflight.n - 1], sizeof(inflight.ids[i]));
+			inflight.n--;
+			break;
+		}
+	pthread_mutex_unlock(&inflight.lock);
+	free(id);
+	return NULL;
+}
+
+/* Start a round for @id unless one is running (or ROUNDS_MAX are: next time). */
+static void dispatch(const char *id)
+{
+	pthread_attr_t at;
+	pthread_t t;
+	char *copy;
+	bool busy = false;
+
+	pthread_mutex_lock(&inflight.lock);
+	for (size_t i = 0; i < inflight.n; i++)
+		busy |= strcmp(inflight.ids[i], id) == 0;
+	if (busy || inflight.n == ROUNDS_MAX || !(copy = strdup(id))) {
+		pthread_mutex_unlock(&inflight.lock);
+		return;
+	}
+	snprintf(inflight.ids[inflight.n++], sizeof(inflight.ids[0]), "%s", id);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, round_thread, copy) != 0) {
+		inflight.n--;
+		free(copy);
+	}
+	pthread_attr_destroy(&at);
+	pthread_mutex_unlock(&inflight.lock);
+}
+
 static void loop(void)
 {
 	while (!g.stop) {
 		struct idlist l = { 0 };
+		struct vg_diag sd = { 0 };
 		struct timespec t0, t1;
 		long ms;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		pthread_mutex_lock(&g.lock);
-		vg_store_agent_list(g.store, collect, &l, NULL);
+		store_status(vg_store_agent_list(g.store, collect, &l, &sd) < 0 ? sd.msg : NULL);
 		pthread_mutex_unlock(&g.lock);
 		for (size_t i = 0; i < l.n && !g.stop; i++)
-			attest_one(l.ids[i]);
+			dispatch(l.ids[i]);
 		free(l.ids);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 		for (long left = (long)g.interval_ms - ms; left > 0 && !g.stop; left -= 50)
 			usleep(left > 50 ? 50000 : (useconds_t)left * 1000);
+	}
+	/* the rounds in flight end within --agent-timeout */
+	for (;;) {
+		pthread_mutex_lock(&inflight.lock);
+		size_t n = inflight.n;
+
+		pthread_mutex_unlock(&inflight.lock);
+		if (!n)
+			break;
+		usleep(20000);
 	}
 }
 
@@ -663,133 +979,115 @@ static int hist_cb(void *arg, const struct vg_store_verdict *v)
 	return 0;
 }
 
-static bool id_ok(const char *id)
-{
-	size_t n = strlen(id);
-
-	if (!n || n >= 128)
-		return false;
-	for (const char *c = id; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-		      *c == '-' || *c == '_' || *c == '.'))
-			return false;
-	return true;
-}
-
 /* Registration: identity, EK certificate, AK, credential activation. */
 static enum MHD_Result h_register(struct MHD_Connection *c, const char *body, size_t len)
 {
-	json_tokener *tok = json_tokener_new();
-	json_object *req = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL, *idj = NULL;
-	const char *id = jstr(req, "id"), *url = jstr(req, "url"), *pol = jstr(req, "policy");
 	struct vg_store_agent *a = calloc(1, sizeof(*a)), *old = calloc(1, sizeof(*old));
-	uint8_t *ek = NULL, *cert = NULL, *akp = NULL, secret[32], idobj[512], es[512], mac[32];
-	size_t idl = sizeof(idobj), esl = sizeof(es), nl;
-	long ekl, cl, akl, code;
+	struct vg_api_identity *idn = calloc(1, sizeof(*idn));
+	struct vg_api_activate *act = calloc(1, sizeof(*act));
+	struct vg_api_register rq;
+	uint8_t secret[32], mac[32], proof[32];
+	size_t idl = sizeof(act->id_object), esl = sizeof(act->enc_secret), nl;
+	long code;
 	unsigned int ml = 0;
 	struct vg_attest_verdict v;
 	struct vg_attest_ak *ak = NULL;
 	struct vg_diag d = { 0 };
 	struct buf b = { 0 };
 	enum MHD_Result ret;
-	char u[1024], err[512], *s1 = NULL, *s2 = NULL, want[65];
+	char u[1024], err[512], said[161], *ab = NULL;
 	const uint8_t *name;
-	const char *proof;
 	int r;
 
-	json_tokener_free(tok);
 	vg_attest_verdict_init(&v);
-	if (!a || !old) {
+	if (!a || !old || !idn || !act) {
 		ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
 		goto out;
 	}
-	if (!id || !url || !id_ok(id) || strlen(url) >= sizeof(a->url) ||
-	    (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
-	    (pol && strlen(pol) >= sizeof(a->policy))) {
-		ret = error(c, MHD_HTTP_BAD_REQUEST, "register: id ([A-Za-z0-9._-]) and url (http://) needed");
+	if (vg_api_register_parse((const uint8_t *)body, len, &rq, &d) < 0) {
+		ret = error(c, d.err == -ENOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_BAD_REQUEST,
+			    d.msg);
 		goto out;
 	}
-	snprintf(u, sizeof(u), "%s/v1/identity", url);
-	code = fetch(u, NULL, &b, err, sizeof(err));
+	snprintf(u, sizeof(u), "%s/v1/identity", rq.url);
+	code = fetch(u, NULL, 0, &b, err, sizeof(err));
 	if (code != 200) {
-		ret = failure(c, MHD_HTTP_BAD_GATEWAY, VG_AF_COMM, code < 0 ? err : "identity: HTTP error");
+		if (code > 0) {
+			peer_said(&b, said, sizeof(said));
+			snprintf(err, sizeof(err), "identity: HTTP %ld: %s", code, said);
+		}
+		ret = failure(c, MHD_HTTP_BAD_GATEWAY, VG_AF_COMM, err);
 		goto out;
 	}
-	idj = parse(&b);
-	ekl = jb64(idj, "ek_pub", &ek);
-	cl = jb64(idj, "ek_cert", &cert);
-	akl = jb64(idj, "ak_pub", &akp);
-	if (ekl <= 0 || cl < 0 || akl <= 0 || (size_t)ekl > sizeof(a->ek_pub) ||
-	    (size_t)cl > sizeof(a->ek_cert) || (size_t)akl > sizeof(a->ak_pub)) {
-		ret = failure(c, MHD_HTTP_FORBIDDEN, VG_AF_MALFORMED, "identity answer malformed");
+	if (vg_api_identity_parse(b.p, b.len, idn, &d) < 0) {
+		ret = failure(c, MHD_HTTP_FORBIDDEN, VG_AF_MALFORMED, d.msg);
 		goto out;
 	}
 	/* a known id keeps its EK */
 	pthread_mutex_lock(&g.lock);
-	r = vg_store_agent_get(g.store, id, old, &d);
+	r = vg_store_agent_get(g.store, rq.id, old, &d);
 	pthread_mutex_unlock(&g.lock);
-	if (r == 0 && (old->ek_pub_len != (size_t)ekl || memcmp(old->ek_pub, ek, (size_t)ekl) != 0)) {
+	if (r == 0 && (old->ek_pub_len != idn->ek_pub_len ||
+		       memcmp(old->ek_pub, idn->ek_pub, idn->ek_pub_len) != 0)) {
 		ret = failure(c, MHD_HTTP_CONFLICT, VG_AF_EK_CHANGED, "agent id is registered with "
 			      "another EK: remove it first");
 		goto out;
 	}
-	if (cl == 0) {
+	if (idn->ek_cert_len == 0) {
 		if (g.ek_ca) {
 			ret = failure(c, MHD_HTTP_FORBIDDEN, VG_AF_EK_CERT, "the TPM has no EK "
 				      "certificate and --ek-ca requires one");
 			goto out;
 		}
-	} else if (vg_attest_ek_check(ek, (size_t)ekl, cert, (size_t)cl, g.ek_ca, &v) != 0) {
+	} else if (vg_attest_ek_check(idn->ek_pub, idn->ek_pub_len, idn->ek_cert, idn->ek_cert_len,
+				      g.ek_ca, &v) != 0) {
 		ret = failure(c, MHD_HTTP_FORBIDDEN, VG_AF_EK_CERT, v.msg);
 		goto out;
 	}
-	if (vg_attest_ak_load(akp, (size_t)akl, &ak, &d) < 0) {
+	if (vg_attest_ak_load(idn->ak_pub, idn->ak_pub_len, &ak, &d) < 0) {
 		ret = failure(c, MHD_HTTP_FORBIDDEN, VG_AF_AK, d.msg);
 		goto out;
 	}
 	name = vg_attest_ak_name(ak, &nl);
 	if (RAND_bytes(secret, sizeof(secret)) != 1 ||
-	    vg_attest_make_credential(ek, (size_t)ekl, name, nl, secret, sizeof(secret), idobj, &idl,
-				      es, &esl, &d) < 0) {
+	    vg_attest_make_credential(idn->ek_pub, idn->ek_pub_len, name, nl, secret, sizeof(secret),
+				      act->id_object, &idl, act->enc_secret, &esl, &d) < 0) {
 		ret = failure(c, MHD_HTTP_FORBIDDEN, VG_AF_EK_CERT, d.msg[0] ? d.msg : "MakeCredential");
 		goto out;
 	}
-	{
-		json_object *ar = json_object_new_object(), *ans;
-
-		vg_attest_b64_encode(idobj, idl, &s1);
-		vg_attest_b64_encode(es, esl, &s2);
-		json_object_object_add(ar, "id_object", json_object_new_string(s1 ? s1 : ""));
-		json_object_object_add(ar, "enc_secret", json_object_new_string(s2 ? s2 : ""));
-		snprintf(u, sizeof(u), "%s/v1/activate", url);
-		free(b.p);
-		code = fetch(u, json_object_to_json_string(ar), &b, err, sizeof(err));
-		json_object_put(ar);
-		ans = code == 200 ? parse(&b) : NULL;
-		proof = jstr(ans, "proof");
-		HMAC(EVP_sha256(), secret, sizeof(secret), (const uint8_t *)id, strlen(id), mac, &ml);
-		OPENSSL_cleanse(secret, sizeof(secret));
-		vg_hex_encode(mac, ml, want);
-		if (!proof || strlen(proof) != strlen(want) ||
-		    CRYPTO_memcmp(proof, want, strlen(want)) != 0) {
-			snprintf(err, sizeof(err), "the agent did not prove the AK is in the TPM of "
-				 "this EK (ActivateCredential: %s)",
-				 proof ? "wrong answer" : (b.p ? (char *)b.p : "no answer"));
-			json_object_put(ans);
-			ret = failure(c, MHD_HTTP_FORBIDDEN, VG_AF_CREDENTIAL, err);
-			goto out;
-		}
-		json_object_put(ans);
+	act->id_len = idl;
+	act->es_len = esl;
+	if (vg_api_activate_build(act, &ab) < 0) {
+		ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+		goto out;
 	}
-	snprintf(a->id, sizeof(a->id), "%s", id);
-	snprintf(a->url, sizeof(a->url), "%s", url);
-	snprintf(a->policy, sizeof(a->policy), "%s", pol ? pol : "");
-	memcpy(a->ek_pub, ek, (size_t)ekl);
-	a->ek_pub_len = (size_t)ekl;
-	memcpy(a->ek_cert, cert, (size_t)cl);
-	a->ek_cert_len = (size_t)cl;
-	memcpy(a->ak_pub, akp, (size_t)akl);
-	a->ak_pub_len = (size_t)akl;
+	snprintf(u, sizeof(u), "%s/v1/activate", rq.url);
+	free(b.p);
+	code = fetch(u, ab, 0, &b, err, sizeof(err));
+	HMAC(EVP_sha256(), secret, sizeof(secret), (const uint8_t *)rq.id, strlen(rq.id), mac, &ml);
+	OPENSSL_cleanse(secret, sizeof(secret));
+	if (code != 200 || vg_api_proof_parse(b.p, b.len, proof, &d) < 0 || ml != sizeof(mac) ||
+	    CRYPTO_memcmp(proof, mac, sizeof(mac)) != 0) {
+		if (code < 0)
+			snprintf(said, sizeof(said), "%.150s", err);
+		else if (code != 200)
+			peer_said(&b, said, sizeof(said));
+		else
+			snprintf(said, sizeof(said), "%.150s", d.msg[0] ? d.msg : "wrong answer");
+		snprintf(err, sizeof(err), "the agent did not prove the AK is in the TPM of this EK "
+			 "(ActivateCredential: %s)", said);
+		ret = failure(c, MHD_HTTP_FORBIDDEN, VG_AF_CREDENTIAL, err);
+		goto out;
+	}
+	snprintf(a->id, sizeof(a->id), "%s", rq.id);
+	snprintf(a->url, sizeof(a->url), "%s", rq.url);
+	snprintf(a->policy, sizeof(a->policy), "%s", rq.policy);
+	memcpy(a->ek_pub, idn->ek_pub, idn->ek_pub_len);
+	a->ek_pub_len = idn->ek_pub_len;
+	memcpy(a->ek_cert, idn->ek_cert, idn->ek_cert_len);
+	a->ek_cert_len = idn->ek_cert_len;
+	memcpy(a->ak_pub, idn->ak_pub, idn->ak_pub_len);
+	a->ak_pub_len = idn->ak_pub_len;
 	a->state = VG_AGENT_REGISTERED;
 	a->bank = g.bank;
 	a->mask = g.mask;
@@ -806,81 +1104,73 @@ static enum MHD_Result h_register(struct MHD_Connection *c, const char *body, si
 out:
 	OPENSSL_cleanse(secret, sizeof(secret));
 	vg_attest_ak_free(ak);
-	json_object_put(req);
-	json_object_put(idj);
-	free(ek);
-	free(cert);
-	free(akp);
-	free(s1);
-	free(s2);
+	free(ab);
 	free(b.p);
 	free(a);
 	free(old);
+	free(idn);
+	free(act);
 	return ret;
 }
 
-static enum MHD_Result h_agent(struct MHD_Connection *c, const char *method, const char *rest,
-			       const char *body, size_t len)
+static enum MHD_Result h_agent(struct MHD_Connection *c, const char *method,
+			       const struct vg_api_route *rt, const char *body, size_t len)
 {
 	struct vg_store_agent *a = malloc(sizeof(*a));
-	char id[128];
-	const char *slash = strchr(rest, '/');
-	const char *sub = slash ? slash + 1 : "";
-	size_t il = slash ? (size_t)(slash - rest) : strlen(rest);
+	const char *id = rt->id;
 	struct vg_diag d = { 0 };
 	enum MHD_Result ret;
+	char pname[VG_API_ID_MAX], err[512];
 	int r;
 
 	if (!a)
 		return MHD_NO;
-	if (il == 0 || il >= sizeof(id)) {
+	/* the body is parsed before the lock is taken */
+	if (rt->ep == VG_API_AGENT_POLICY &&
+	    vg_api_policy_assign_parse((const uint8_t *)body, len, pname, &d) < 0) {
 		free(a);
-		return error(c, MHD_HTTP_NOT_FOUND, "no such agent");
+		return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
 	}
-	memcpy(id, rest, il);
-	id[il] = 0;
 	pthread_mutex_lock(&g.lock);
 	r = vg_store_agent_get(g.store, id, a, &d);
 	if (r == -ENOENT) {
 		ret = error(c, MHD_HTTP_NOT_FOUND, "no such agent");
 	} else if (r < 0) {
 		ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
-	} else if (strcmp(method, "GET") == 0 && !*sub) {
+	} else if (rt->ep == VG_API_AGENT && strcmp(method, "GET") == 0) {
 		ret = reply(c, MHD_HTTP_OK, agent_json(a));
-	} else if (strcmp(method, "GET") == 0 && strcmp(sub, "history") == 0) {
+	} else if (rt->ep == VG_API_AGENT_HISTORY) {
 		json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
-		vg_store_verdict_list(g.store, id, HISTORY_MAX, hist_cb, arr, &d);
+		r = vg_store_verdict_list(g.store, id, HISTORY_MAX, hist_cb, arr, &d);
 		json_object_object_add(o, "id", json_object_new_string(id));
 		json_object_object_add(o, "history", arr);
-		ret = reply(c, MHD_HTTP_OK, o);
-	} else if (strcmp(method, "DELETE") == 0 && !*sub) {
-		vg_store_agent_del(g.store, id, &d);
-		ret = reply(c, MHD_HTTP_OK, json_object_new_object());
-	} else if (strcmp(method, "POST") == 0 && strcmp(sub, "reactivate") == 0) {
-		a->state = VG_AGENT_REGISTERED;
-		vg_store_agent_put(g.store, a, &d);
-		ret = reply(c, MHD_HTTP_OK, agent_json(a));
-	} else if (strcmp(method, "PUT") == 0 && strcmp(sub, "policy") == 0) {
-		json_object *o = json_tokener_parse(body);
-		const char *p = jstr(o, "policy");
-		char err[512];
-
-		if (!p || strlen(p) >= sizeof(a->policy) || (*p && !policy_lookup(p, err, sizeof(err)))) {
-			ret = error(c, MHD_HTTP_BAD_REQUEST, p ? err : "policy: name needed");
+		if (r < 0) {
+			json_object_put(o);
+			ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
 		} else {
-			snprintf(a->policy, sizeof(a->policy), "%s", p);
-			a->state = VG_AGENT_REGISTERED;
-			vg_attest_logstate_init(&a->st.log, a->bank);	/* judge the whole list */
-			vg_store_agent_put(g.store, a, &d);
-			ret = reply(c, MHD_HTTP_OK, agent_json(a));
+			ret = reply(c, MHD_HTTP_OK, o);
 		}
-		json_object_put(o);
+	} else if (rt->ep == VG_API_AGENT) {	/* DELETE */
+		ret = vg_store_agent_del(g.store, id, &d) < 0
+			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
+			: reply(c, MHD_HTTP_OK, json_object_new_object());
+	} else if (rt->ep == VG_API_AGENT_REACTIVATE) {
+		a->state = VG_AGENT_REGISTERED;
+		ret = vg_store_agent_put(g.store, a, &d) < 0
+			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
+			: reply(c, MHD_HTTP_OK, agent_json(a));
+	} else if (*pname && !policy_lookup(pname, err, sizeof(err))) {	/* VG_API_AGENT_POLICY */
+		ret = error(c, MHD_HTTP_BAD_REQUEST, err);
 	} else {
-		ret = error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
+		snprintf(a->policy, sizeof(a->policy), "%s", pname);
+		a->state = VG_AGENT_REGISTERED;
+		vg_attest_logstate_init(&a->st.log, a->bank);	/* judge the whole list */
+		ret = vg_store_agent_put(g.store, a, &d) < 0
+			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
+			: reply(c, MHD_HTTP_OK, agent_json(a));
 	}
 	pthread_mutex_unlock(&g.lock);
-	(void)len;
 	free(a);
 	return ret;
 }
@@ -893,10 +1183,8 @@ static enum MHD_Result h_policy(struct MHD_Connection *c, const char *method, co
 	enum MHD_Result ret;
 	char err[512];
 
-	if (!id_ok(name))
-		return error(c, MHD_HTTP_BAD_REQUEST, "policy name: [A-Za-z0-9._-]");
 	if (strcmp(method, "PUT") == 0) {
-		if (vg_refpolicy_load((const uint8_t *)body, len, &p, &d) < 0)
+		if (load_policy((const uint8_t *)body, len, &p, &d) < 0)
 			return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
 		vg_refpolicy_free(p);
 		pthread_mutex_lock(&g.lock);
@@ -918,6 +1206,7 @@ static enum MHD_Result h_policy(struct MHD_Connection *c, const char *method, co
 			json_object *o = json_tokener_parse(json);
 
 			ret = o ? reply(c, MHD_HTTP_OK, o) : error(c, 500, "policy serialisation");
+			err[0] = 0;
 		} else {
 			ret = error(c, MHD_HTTP_NOT_FOUND, err);
 		}
@@ -964,7 +1253,7 @@ static char *slurp(const char *path)
 
 struct upload {
 	char *buf;
-	size_t len;
+	size_t len, cap;
 	bool too_big;
 };
 
@@ -973,7 +1262,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			       size_t *data_len, void **con_cls)
 {
 	struct upload *u = *con_cls;
+	struct vg_api_route rt;
+	struct vg_diag d = { 0 };
 	const char *body;
+	int r;
 
 	(void)cls;
 	(void)version;
@@ -982,48 +1274,57 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (!u)
 			return MHD_NO;
 		*con_cls = u;
+		/* refused before a byte of the body is read (curl's Expect: 100-continue waits) */
+		if (http_guard_body_too_big(c, g.max_body)) {
+			u->too_big = true;
+			return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+		}
 		return MHD_YES;
 	}
 	if (*data_len) {
-		if (u->len + *data_len > BODY_MAX) {
-			u->too_big = true;
-		} else {
-			char *nb = realloc(u->buf, u->len + *data_len + 1);
-
-			if (!nb)
-				return MHD_NO;
-			u->buf = nb;
-			memcpy(u->buf + u->len, data, *data_len);
-			u->len += *data_len;
-			u->buf[u->len] = 0;
-		}
+		if (u->too_big || *data_len > g.max_body - u->len)
+			return MHD_NO;		/* chunked past the limit: the connection is closed */
+		if (grow((uint8_t **)&u->buf, &u->cap, u->len, *data_len) < 0)
+			return MHD_NO;
+		memcpy(u->buf + u->len, data, *data_len);
+		u->len += *data_len;
+		u->buf[u->len] = 0;
 		*data_len = 0;
 		return MHD_YES;
 	}
+	http_guard_busy(c);
 	if (u->too_big)
-		return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+		return MHD_YES;			/* 413 already queued */
 	if (g.api_need_client_cert && !client_cert_ok(c))
 		return error(c, MHD_HTTP_FORBIDDEN, "an operator certificate from the trusted CA is required");
 	body = u->buf ? u->buf : "";
-	if (strcmp(url, "/v1/agents") == 0 || strcmp(url, "/v1/agents/") == 0) {
+	r = vg_api_route(method, url, &rt, &d);
+	if (r == -ENOENT)
+		return error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
+	if (r == -EBADMSG)
+		return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+	if (r < 0)
+		return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, d.msg);
+	if (rt.ep == VG_API_AGENTS) {
 		if (strcmp(method, "POST") == 0)
 			return h_register(c, body, u->len);
-		if (strcmp(method, "GET") == 0) {
-			json_object *o = json_object_new_object(), *arr = json_object_new_array();
+		json_object *o = json_object_new_object(), *arr = json_object_new_array();
+		struct vg_diag ld = { 0 };
+		int lr;
 
-			pthread_mutex_lock(&g.lock);
-			vg_store_agent_list(g.store, list_cb, arr, NULL);
-			pthread_mutex_unlock(&g.lock);
-			json_object_object_add(o, "agents", arr);
-			return reply(c, MHD_HTTP_OK, o);
+		pthread_mutex_lock(&g.lock);
+		lr = vg_store_agent_list(g.store, list_cb, arr, &ld);
+		pthread_mutex_unlock(&g.lock);
+		json_object_object_add(o, "agents", arr);
+		if (lr < 0) {
+			json_object_put(o);
+			return error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, ld.msg);
 		}
-		return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or POST");
+		return reply(c, MHD_HTTP_OK, o);
 	}
-	if (strncmp(url, "/v1/agents/", 11) == 0)
-		return h_agent(c, method, url + 11, body, u->len);
-	if (strncmp(url, "/v1/policies/", 13) == 0)
-		return h_policy(c, method, url + 13, body, u->len);
-	return error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
+	if (rt.ep == VG_API_POLICY)
+		return h_policy(c, method, rt.id, body, u->len);
+	return h_agent(c, method, &rt, body, u->len);
 }
 
 static void done(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -1032,13 +1333,13 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct upload *u = *con_cls;
 
 	(void)cls;
-	(void)c;
 	(void)toe;
 	if (u) {
 		free(u->buf);
 		free(u);
 	}
 	*con_cls = NULL;
+	http_guard_rearm(c);
 }
 
 static void on_signal(int sig)
@@ -1083,6 +1384,12 @@ int main(int argc, char **argv)
 		{ "api-cert", required_argument, NULL, 'P' },
 		{ "api-key", required_argument, NULL, 'Q' },
 		{ "api-client-ca", required_argument, NULL, 'R' },
+		{ "api-timeout", required_argument, NULL, 'T' },
+		{ "api-max-conn", required_argument, NULL, 'N' },
+		{ "max-body", required_argument, NULL, 'M' },
+		{ "agent-timeout", required_argument, NULL, 'U' },
+		{ "max-log", required_argument, NULL, 'G' },
+		{ "policy-key", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -1090,13 +1397,19 @@ int main(int argc, char **argv)
 	char *cert_pem = NULL, *key_pem = NULL, *ca_pem = NULL;
 	struct sockaddr_in sa;
 	struct MHD_Daemon *d;
+	struct http_guard *guard = NULL;
 	struct vg_diag dg = { 0 };
 	struct sigaction act = { .sa_handler = on_signal };
+	unsigned int api_timeout = 10, api_max_conn = 64;
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	int c, b;
 
 	g.bank = VG_HASH_SHA256;
 	g.mask = 1u << VG_ATTEST_PCR_IMA;
 	g.interval_ms = 2000;
+	g.agent_timeout = 30;
+	g.max_log = 64u << 20;
+	g.max_body = 32u << 20;
 	while ((c = getopt_long(argc, argv, "L:d:i:c:w:x:b:p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'L': listen = optarg; break;
@@ -1135,6 +1448,51 @@ int main(int argc, char **argv)
 		case 'P': api_cert = optarg; break;
 		case 'Q': api_key = optarg; break;
 		case 'R': api_ca = optarg; break;
+		case 'T':
+		case 'N':
+		case 'U':
+		case 'M':
+		case 'G': {
+			char *end;
+			unsigned long long n = strtoull(optarg, &end, 10);
+
+			if (*end == 'K' || *end == 'k')
+				n <<= 10, end++;
+			else if (*end == 'M' || *end == 'm')
+				n <<= 20, end++;
+			if (end == optarg || *end || *optarg == '-' || n == 0 ||
+			    (c != 'M' && c != 'G' && n > 86400) || n > (1ull << 32)) {
+				fprintf(stderr, "vigil-verifier: %s: a positive number is needed\n", optarg);
+				return 2;
+			}
+			if (c == 'T')
+				api_timeout = (unsigned int)n;
+			else if (c == 'N')
+				api_max_conn = (unsigned int)n;
+			else if (c == 'U')
+				g.agent_timeout = (unsigned int)n;
+			else if (c == 'M')
+				g.max_body = (size_t)n;
+			else
+				g.max_log = (size_t)n;
+			break;
+		}
+		case 'Y': {
+			struct vg_diag kd = { 0 };
+			char *pem = slurp(optarg);
+			int kr;
+
+			if (!g.policy_keys && vg_dsse_keys_new(&g.policy_keys) < 0)
+				return 2;
+			kr = pem ? vg_dsse_keys_add(g.policy_keys, (const uint8_t *)pem, strlen(pem), &kd) :
+				   vg_diag_set(&kd, -errno, "%s", strerror(errno));
+			free(pem);
+			if (kr < 0) {
+				fprintf(stderr, "vigil-verifier: %s: %s\n", optarg, kd.msg);
+				return 2;
+			}
+			break;
+		}
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
 		}
@@ -1151,7 +1509,7 @@ int main(int argc, char **argv)
 	}
 	g.api_need_client_cert = ca_pem != NULL;
 	if (!listen || !db || parse_listen(listen, &sa) < 0 || !g.mask) {
-		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db PATH are required\n");
+		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db URL are required\n");
 		return 2;
 	}
 	if (vg_store_open(db, &g.store, &dg) < 0) {
@@ -1162,32 +1520,51 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &act, NULL);
 	sigaction(SIGINT, &act, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (cert_pem && ca_pem)
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_TLS,
-				     0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+	if (http_guard_start(api_timeout, &guard) < 0) {
+		fprintf(stderr, "vigil-verifier: cannot start the request reaper\n");
+		return 2;
+	}
+	if (cert_pem)
+		flags |= MHD_USE_TLS;
+	/*
+	 * Four threads: a registration waiting on a slow agent does not hold up
+	 * the API. Connections: --api-max-conn per client address, 1024 in all;
+	 * idle ones closed after --api-timeout, and incomplete requests by the
+	 * guard at the same deadline; 16 KiB of headers.
+	 */
+	{
+		struct MHD_OptionItem tls[] = {
+			{ MHD_OPTION_HTTPS_MEM_CERT, 0, cert_pem },
+			{ MHD_OPTION_HTTPS_MEM_KEY, 0, key_pem },
+			{ ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, ca_pem },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+
+		if (!cert_pem)
+			tls[0].option = MHD_OPTION_END;
+		d = MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
 				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-				     MHD_OPTION_CONNECTION_TIMEOUT, 120u,
-				     MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
-				     MHD_OPTION_HTTPS_MEM_TRUST, ca_pem, MHD_OPTION_END);
-	else if (cert_pem)
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_TLS,
-				     0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-				     MHD_OPTION_CONNECTION_TIMEOUT, 120u,
-				     MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_KEY, key_pem,
-				     MHD_OPTION_END);
-	else
-		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-				     handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-				     MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
+				     MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, guard,
+				     MHD_OPTION_THREAD_POOL_SIZE, 4u,
+				     MHD_OPTION_CONNECTION_TIMEOUT, api_timeout,
+				     MHD_OPTION_CONNECTION_LIMIT, 1024u,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, api_max_conn,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u << 10),
+				     MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+	}
 	if (!d) {
 		fprintf(stderr, "vigil-verifier: cannot listen on %s\n", listen);
 		return 2;
 	}
-	fprintf(stderr, "vigil-verifier: listening on %s, store %s\n", listen, db);
+	{
+		char safe[512];
+
+		vg_store_url_scrub(db, safe, sizeof(safe));
+		fprintf(stderr, "vigil-verifier: listening on %s, store %s\n", listen, safe);
+	}
 	loop();
 	MHD_stop_daemon(d);
+	http_guard_stop(guard);
 	while (g.policies) {
 		struct pcache *n = g.policies->next;
 
@@ -1195,6 +1572,7 @@ int main(int argc, char **argv)
 		g.policies = n;
 	}
 	vg_store_close(g.store);
+	vg_dsse_keys_free(g.policy_keys);
 	curl_global_cleanup();
 	if (key_pem)
 		OPENSSL_cleanse(key_pem, strlen(key_pem));

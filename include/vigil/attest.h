@@ -27,7 +27,10 @@
  * vg_attest_sig_decode, vg_attest_ak_load, vg_attest_pcrs_tpm2tools,
  * vg_refpolicy_load, vg_attest_evidence_check (all of the above at once).
  *
- * Not here: measured-boot event-log policies (only boot_aggregate), the
+ * Boot event logs (replay against the quoted PCRs 0-9, pinned boot PCR
+ * values, boot_aggregate against the log): attest_boot.h.
+ *
+ * Not here: measured-boot policies on events (only on PCR values), the
  * ECC-EK MakeCredential (RSA EKs only: -EOPNOTSUPP), DSSE signature checks
  * of Keylime policies (the envelope is unwrapped, not verified), and
  * Keylime's keyring learning from ima-buf entries (ima-buf entries are
@@ -79,6 +82,10 @@ enum vg_attest_fail {
 	VG_AF_BOOT_AGGREGATE,	/* policy.boot_aggregate: boot_aggregate not allowed */
 	VG_AF_REBOOT,		/* state.reboot: reboot seen (informational, not a failure) */
 	VG_AF_COMM,		/* agent.comm: agent did not answer */
+	VG_AF_BOOT_MALFORMED,	/* boot.malformed: boot event log does not decode (attest_boot.h) */
+	VG_AF_BOOT_PCR,		/* boot.pcr_mismatch: quoted PCR 0-9 is not the boot log's replay */
+	VG_AF_BOOT_VALUE,	/* boot.pcr_value: boot PCR not a value the policy pins */
+	VG_AF_BOOT_AGG,		/* boot.aggregate: IMA boot_aggregate is not the boot log's */
 	VG_AF__COUNT
 };
 
@@ -251,7 +258,12 @@ void vg_refpolicy_free(struct vg_refpolicy *p);
  *   vigil's JSON  {"vigil_refpolicy": 1, "digests": {"/path": ["sha256:hex", ...]},
  *                  "excludes": ["^/tmp/"], "keys": ["<PEM>", ...],
  *                  "boot_aggregate": ["sha256:hex"], "ima_buf": {"name": [...]},
- *                  "ignore_violations": false}
+ *                  "ignore_violations": false,
+ *                  "boot_pcrs": {"0": "sha256:hex", "7": ["hex", ...]}}
+ *   ("boot_pcrs", optional: allowed values of boot PCRs 0-23 but 10, one
+ *   string or a list each, bank by prefix or by length; a quote must cover
+ *   every pinned PCR with an allowed value in its bank: boot.pcr_value,
+ *   attest_boot.h),
  *   Keylime runtime policy v1 (digests without prefix, "excludes" as
  *   regexes, "verification-keys", "ima-buf", "digests.boot_aggregate"),
  *   also inside a DSSE envelope (payload unwrapped, NOT verified),
@@ -274,8 +286,10 @@ int vg_refpolicy_add_key(struct vg_refpolicy *p, const uint8_t *buf, size_t len,
 size_t vg_refpolicy_paths(const struct vg_refpolicy *p);
 
 /*
- * vg_refpolicy_to_json - serialise in vigil's format (sorted paths),
- * NUL-terminated, malloc'd into *@ret.
+ * vg_refpolicy_to_json - serialise in vigil's format (sorted paths,
+ * keys as PEM), NUL-terminated, malloc'd into *@ret. Loading the text
+ * gives a policy with the same verdicts, and exporting that the same
+ * text (tests/fuzz/fuzz_refpolicy.c).
  * Return: length, -ENOMEM.
  */
 long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret);
@@ -324,6 +338,8 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 
 /* ---- one round of evidence, all checks ---- */
 
+struct vg_attest_boot;
+
 struct vg_attest_evidence {
 	const uint8_t *attest;
 	size_t attest_len;
@@ -334,6 +350,8 @@ struct vg_attest_evidence {
 	size_t log_len;
 	uint64_t log_offset;
 	unsigned int log_algo;		/* template digest bank of the list (sha1) */
+	const struct vg_attest_boot *boot;	/* the agent's boot log, replayed (attest_boot.h);
+						   NULL: none */
 };
 
 struct vg_attest_state {
@@ -346,9 +364,11 @@ struct vg_attest_state {
  * reboot restarts the log state at zero, and the evidence must then carry
  * the list from offset 0), replay of PCR 10 (when the request covers it)
  * against the quoted value, policy on new entries. ev->log_offset must be
- * where the state expects the next entry (VG_AF_LOG_PCR otherwise). PCRs
- * other than 10 are only checked against pcrDigest here; judging them
- * (boot PCRs) is the caller's policy.
+ * where the state expects the next entry (VG_AF_LOG_PCR otherwise). Boot
+ * PCRs (vg_attest_boot_check, attest_boot.h): against ev->boot when the
+ * agent has a boot log, against the values @pol pins; a list starting at
+ * entry 0 must then begin with the boot log's boot_aggregate. Other PCRs
+ * are only checked against pcrDigest.
  * On 0 the state is advanced; on 1 it is unchanged. *@reboot is set when
  * a reboot was recognised.
  * Return: 0, 1 (@v), negative errno.

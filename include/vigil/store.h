@@ -6,15 +6,19 @@
  * and the verdict history.
  *
  * A backend is a struct vg_store_ops; SQLite (lib/store_sqlite.c) is the
- * default, and a PostgreSQL backend implements the same operations (the
- * schema in store_sqlite.c uses only types and statements both accept:
- * TEXT, BLOB/BYTEA, INTEGER/BIGINT, INSERT ... ON CONFLICT).
+ * default, PostgreSQL (lib/store_pg.c) serves a fleet of verifiers. Both
+ * give the same results for the same sequence of operations (one test
+ * body runs against both, tests/unit/test_store.c); what they share, the
+ * row encoding of these structs, lives in lib/store.c.
  *
  * A store handle is not thread-safe: callers serialise (the verifier
  * holds a mutex around every call). Every write is one transaction.
+ * Agent ids and policy names are ordered bytewise (agent_list).
  *
  * Errors: -ENOENT (no such agent/policy), -EBADMSG (a row that does not
- * decode), -EOPNOTSUPP (backend not built in), -EIO (the database).
+ * decode), -ESTALE (agent_update: the row changed meanwhile), -EOPNOTSUPP
+ * (backend not built in), -EIO (the database; the diag carries its
+ * message, never a password).
  */
 #ifndef VIGIL_STORE_H
 #define VIGIL_STORE_H
@@ -75,6 +79,15 @@ struct vg_store_ops {
 	int (*agent_del)(void *ctx, const char *id, struct vg_diag *diag);
 	/* calls @cb for each agent in id order; a non-zero return from @cb stops and is returned */
 	int (*agent_list)(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_diag *diag);
+	/*
+	 * write @a (a->id) only if the stored row still has @old's attestation
+	 * state: AK, policy, state, clock and counters, log position, PCR and
+	 * lag, rounds. One statement (compare-and-set), so that of several
+	 * verifiers that judged the same state only the first one's result is
+	 * kept. Return: 0, -ESTALE (changed or removed meanwhile), -EIO.
+	 */
+	int (*agent_update)(void *ctx, const struct vg_store_agent *old,
+			    const struct vg_store_agent *a, struct vg_diag *diag);
 	int (*policy_put)(void *ctx, const char *name, const char *doc, size_t len,
 			  struct vg_diag *diag);
 	/* *@ret is malloc'd and NUL-terminated */
@@ -95,9 +108,10 @@ struct vg_store {
 
 /*
  * vg_store_open - "sqlite:PATH", or a bare PATH (SQLite); "postgresql://"
- * URLs name the PostgreSQL backend (-EOPNOTSUPP until it is built).
- * Creates the schema when missing.
- * Return: 0, -EOPNOTSUPP, -EIO, -ENOMEM.
+ * and "postgres://" URLs (libpq's URI syntax, any libpq parameter in the
+ * query string: ?host=/run/postgresql&sslmode=verify-full) name the
+ * PostgreSQL backend. Creates the schema when missing.
+ * Return: 0, -EOPNOTSUPP, -EIO, -EINVAL (a postgresql: URL that is not one), -ENOMEM.
  */
 int vg_store_open(const char *url, struct vg_store **ret, struct vg_diag *diag);
 void vg_store_close(struct vg_store *s);
@@ -105,11 +119,46 @@ void vg_store_close(struct vg_store *s);
 /* The SQLite backend directly. */
 int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag *diag);
 
+/*
+ * vg_store_pg_open - the PostgreSQL backend directly: @url is a libpq URI
+ * or conninfo string. The password comes from the URL, PGPASSWORD or the
+ * password file (PGPASSFILE, ~/.pgpass). Connects (connect_timeout 10 s
+ * unless the URL says otherwise), creates the schema when missing under an
+ * advisory lock (two verifiers may start at once), prepares the statements.
+ * A connection lost later is re-established once per call (PQreset) and
+ * the statement retried once; failing that the call returns -EIO.
+ * Return: 0, -EIO (the diag names the URL with its password as ***), -EINVAL
+ * (neither a postgresql:// URL nor a conninfo string), -ENOMEM.
+ */
+int vg_store_pg_open(const char *url, struct vg_store **ret, struct vg_diag *diag);
+
+/* A byte range of a string. */
+struct vg_store_span {
+	size_t off, len;
+};
+
+/*
+ * vg_store_url_secrets - where the passwords are in a store URL: the
+ * password of a URI's user info, every `password=` of its query string,
+ * or every `password` keyword of a libpq conninfo string. Fills up to @max
+ * spans in order. Return: how many there are (may exceed @max).
+ */
+size_t vg_store_url_secrets(const char *url, struct vg_store_span *spans, size_t max);
+
+/*
+ * vg_store_url_scrub - @url with every password replaced by "***", for
+ * messages and logs; truncated to @cap - 1 bytes, always NUL-terminated
+ * when @cap > 0. Return: the length of the whole scrubbed URL (like snprintf).
+ */
+size_t vg_store_url_scrub(const char *url, char *out, size_t cap);
+
 /* Convenience wrappers over s->ops. */
 int vg_store_agent_put(struct vg_store *s, const struct vg_store_agent *a, struct vg_diag *diag);
 int vg_store_agent_get(struct vg_store *s, const char *id, struct vg_store_agent *ret,
 		       struct vg_diag *diag);
 int vg_store_agent_del(struct vg_store *s, const char *id, struct vg_diag *diag);
+int vg_store_agent_update(struct vg_store *s, const struct vg_store_agent *old,
+			  const struct vg_store_agent *a, struct vg_diag *diag);
 int vg_store_agent_list(struct vg_store *s, vg_store_agent_cb cb, void *arg, struct vg_diag *diag);
 int vg_store_policy_put(struct vg_store *s, const char *name, const char *doc, size_t len,
 			struct vg_diag *diag);

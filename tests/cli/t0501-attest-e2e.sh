@@ -32,8 +32,9 @@ check "the measured log has 4 entries" test "$("$VIGIL" log show "$T/log" | wc -
 
 : >tamper
 start_agent() {
+	# no boot log here: swtpm's PCRs 0-9 are zero (t0505 covers boot logs)
 	"$AGENT" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
-		--boot-log "$SRCDIR/tests/vectors/attest/uefi_log.bin" --tamper-file "$T/tamper" 2>>agent.err &
+		--boot-log "$T/no-boot-log" --tamper-file "$T/tamper" 2>>agent.err &
 	AGENT_PID=$!
 	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 }
@@ -75,8 +76,8 @@ wait_for() {
 }
 rounds() { field rounds; }
 
-curl -s -o bootlog "127.0.0.1:$AP/v1/bootlog"
-check "the agent serves the TCG boot event log" cmp bootlog "$SRCDIR/tests/vectors/attest/uefi_log.bin"
+check_eq "without a boot log the agent answers 404" \
+	"$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$AP/v1/bootlog")" 404
 check "policy from the known-good log" "$VIGIL" attest policy create --log "$T/log" -o good.json
 check "policy uploaded" "$VIGIL" attest policy set good good.json
 check "registration with EK certificate chain and credential activation" \

@@ -1,7 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_store.c - the SQLite backend of store.h: agents round-trip every
- * field, policies and verdict history, deletes, a reopen keeps the state.
+ * test_store.c - store.h: one test body per case, run against the SQLite
+ * backend always and against PostgreSQL when VIGIL_TEST_PG names a running
+ * server (a libpq URL of a database we may CREATE DATABASE from;
+ * tests/unit/with-pg.sh starts a throwaway cluster and sets it). Each case
+ * gets a fresh database: a new file, or a new PostgreSQL database dropped
+ * afterwards. Then, with PostgreSQL only: the same random operation
+ * sequence on both backends gives the same results, two verifiers
+ * creating the schema at once both succeed, a connection killed by the
+ * server is re-established transparently. And, without a server: a URL
+ * that cannot connect fails with -EIO and a message naming the URL with
+ * its password scrubbed.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -12,30 +21,131 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
+#include <libpq-fe.h>
 
 #include "vigil/store.h"
 
-static char dir[64];
-static char db[128];
+struct backend {
+	bool pg;
+	char dir[64];		/* sqlite: the directory of the file */
+	char dbname[64];	/* pg: the database created for this case */
+	char url[1024];
+};
+
+static struct backend be_sqlite = { .pg = false }, be_pg = { .pg = true };
+static struct backend be_diff = { .pg = true };		/* the differential test's PG half */
+
+/* ---- fresh databases ---- */
+
+static PGconn *admin(void)
+{
+	const char *u = getenv("VIGIL_TEST_PG");
+	PGconn *c;
+
+	if (!u || !*u)
+		return NULL;
+	c = PQconnectdb(u);
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("VIGIL_TEST_PG: %s", PQerrorMessage(c));
+	return c;
+}
+
+static void admin_exec(PGconn *c, const char *sql)
+{
+	PGresult *r = PQexec(c, sql);
+
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQerrorMessage(c));
+	PQclear(r);
+}
 
 static int setup(void **state)
 {
-	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/vigil-store.XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	snprintf(db, sizeof(db), "%s/v.db", dir);
+	struct backend *b = *state;
+	static int seq;
+
+	b->url[0] = 0;
+	if (!b->pg) {
+		snprintf(b->dir, sizeof(b->dir), "/tmp/vigil-store.XXXXXX");
+		if (!mkdtemp(b->dir))
+			return -1;
+		snprintf(b->url, sizeof(b->url), "%s/v.db", b->dir);
+		return 0;
+	}
+	{
+		PGconn *c = admin();
+		char sql[256];
+
+		if (!c)
+			return 0;	/* the test skips */
+		snprintf(b->dbname, sizeof(b->dbname), "vigil_test_%d_%d", (int)getpid(), seq++);
+		snprintf(sql, sizeof(sql), "CREATE DATABASE %s", b->dbname);
+		admin_exec(c, sql);
+		/* the same server, user and socket as VIGIL_TEST_PG, our database */
+		snprintf(b->url, sizeof(b->url), "postgresql:///%s?host=%s&port=%s&user=%s", b->dbname,
+			 PQhost(c), PQport(c), PQuser(c));
+		PQfinish(c);
+	}
 	return 0;
 }
 
 static int teardown(void **state)
 {
+	struct backend *b = *state;
 	char cmd[256];
 
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	if (!b->pg) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", b->dir);
+		return system(cmd) == 0 ? 0 : -1;
+	}
+	if (b->url[0]) {
+		PGconn *c = admin();
+
+		snprintf(cmd, sizeof(cmd), "DROP DATABASE IF EXISTS %s WITH (FORCE)", b->dbname);
+		admin_exec(c, cmd);
+		PQfinish(c);
+	}
+	return 0;
+}
+
+static struct vg_store *open_or_skip(struct backend *b)
+{
+	struct vg_store *s = NULL;
+	struct vg_diag d = { 0 };
+
+	if (!b->url[0])
+		skip();		/* PostgreSQL case without VIGIL_TEST_PG */
+	if (vg_store_open(b->url, &s, &d) < 0)
+		fail_msg("open %s: %s", b->url, d.msg);
+	return s;
+}
+
+/* ---- the cases both backends run ---- */
+
+static void sample_agent(struct vg_store_agent *a, const char *id)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->id, sizeof(a->id), "%s", id);
+	strcpy(a->url, "http://127.0.0.1:1");
+	strcpy(a->policy, "p");
+	a->ek_pub_len = 3;
+	memcpy(a->ek_pub, "\x01\x02\x03", 3);
+	a->ak_pub_len = 2;
+	memcpy(a->ak_pub, "\xaa\xbb", 2);
+	a->state = VG_AGENT_TRUSTED;
+	a->bank = VG_HASH_SHA256;
+	a->mask = 1u << 10;
+	a->st.clock = (struct vg_attest_clock){ true, 0x1234567890ull, 5, 6 };
+	vg_attest_logstate_init(&a->st.log, VG_HASH_SHA256);
+	a->st.log.entries = 42;
+	a->st.log.offset = 4242;
+	a->st.log.pcr.bytes[31] = 0x99;
+	a->rounds = 9;
+	a->last_fail = VG_AF_NONCE;
+	strcpy(a->last_msg, "hello");
 }
 
 static int count_cb(void *arg, const struct vg_store_agent *a)
@@ -54,9 +164,9 @@ static int verdict_cb(void *arg, const struct vg_store_verdict *v)
 	return 0;
 }
 
-static void agents_policies_verdicts_roundtrip(void **state)
+static void store_roundtrips_agents_policies_verdicts(void **state)
 {
-	struct vg_store *s;
+	struct vg_store *s = open_or_skip(*state);
 	struct vg_store_agent a, b;
 	struct vg_store_verdict v = { .time = 1234, .fail = VG_AF_DIGEST, .entry = 7 }, got = { 0 };
 	struct vg_diag d = { 0 };
@@ -64,41 +174,29 @@ static void agents_policies_verdicts_roundtrip(void **state)
 	size_t len;
 	int n = 0;
 
-	(void)state;
-	assert_int_equal(vg_store_open(db, &s, &d), 0);
-	memset(&a, 0, sizeof(a));
-	strcpy(a.id, "agent-1");
-	strcpy(a.url, "http://127.0.0.1:1");
-	strcpy(a.policy, "p");
-	a.ek_pub_len = 3;
-	memcpy(a.ek_pub, "\x01\x02\x03", 3);
-	a.ak_pub_len = 2;
-	memcpy(a.ak_pub, "\xaa\xbb", 2);
-	a.state = VG_AGENT_TRUSTED;
-	a.bank = VG_HASH_SHA256;
-	a.mask = 1u << 10;
-	a.st.clock = (struct vg_attest_clock){ true, 0x1234567890ull, 5, 6 };
-	vg_attest_logstate_init(&a.st.log, VG_HASH_SHA256);
-	a.st.log.entries = 42;
-	a.st.log.offset = 4242;
-	a.st.log.pcr.bytes[31] = 0x99;
-	a.rounds = 9;
-	a.last_fail = VG_AF_NONCE;
-	strcpy(a.last_msg, "hello");
+	sample_agent(&a, "agent-1");
 	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
 	assert_int_equal(vg_store_agent_get(s, "agent-1", &b, &d), 0);
-	assert_memory_equal(&a.st, &b.st, sizeof(a.st));
-	assert_int_equal(b.ek_pub_len, 3);
-	assert_int_equal(b.last_fail, VG_AF_NONCE);
-	assert_string_equal(b.last_msg, "hello");
+	assert_memory_equal(&a, &b, sizeof(a));		/* every field, every byte */
 	assert_int_equal(vg_store_agent_get(s, "nope", &b, &d), -ENOENT);
 	strcpy(a.id, "agent-2");
 	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	/* a put of a known id replaces it */
+	a.rounds = 10;
+	a.state = VG_AGENT_FAILED;
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	assert_int_equal(vg_store_agent_get(s, "agent-2", &b, &d), 0);
+	assert_memory_equal(&a, &b, sizeof(a));
 	assert_int_equal(vg_store_agent_list(s, count_cb, &n, &d), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(vg_store_policy_put(s, "p", "{}", 2, &d), 0);
 	assert_int_equal(vg_store_policy_get(s, "p", &doc, &len, &d), 0);
 	assert_string_equal(doc, "{}");
+	free(doc);
+	assert_int_equal(vg_store_policy_put(s, "p", "{\"a\":1}", 7, &d), 0);
+	assert_int_equal(vg_store_policy_get(s, "p", &doc, &len, &d), 0);
+	assert_int_equal(len, 7);
+	assert_string_equal(doc, "{\"a\":1}");
 	free(doc);
 	assert_int_equal(vg_store_policy_get(s, "q", &doc, &len, &d), -ENOENT);
 	strcpy(v.path, "/usr/bin/x");
@@ -112,21 +210,642 @@ static void agents_policies_verdicts_roundtrip(void **state)
 	vg_store_close(s);
 
 	/* reopen: still there; delete */
-	assert_int_equal(vg_store_open(db, &s, &d), 0);
+	s = open_or_skip(*state);
 	assert_int_equal(vg_store_agent_get(s, "agent-2", &b, &d), 0);
 	assert_int_equal(b.st.log.entries, 42);
+	assert_int_equal(b.rounds, 10);
 	assert_int_equal(vg_store_agent_del(s, "agent-2", &d), 0);
 	assert_int_equal(vg_store_agent_del(s, "agent-2", &d), -ENOENT);
 	assert_int_equal(vg_store_policy_del(s, "p", &d), 0);
+	assert_int_equal(vg_store_policy_del(s, "p", &d), -ENOENT);
 	vg_store_close(s);
-	assert_int_equal(vg_store_open("postgresql://x/y", &s, &d), -EOPNOTSUPP);
+}
+
+/* bytes a file name on the attested host may hold, limits of every field */
+static void store_keeps_bytes_and_limits(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	struct vg_store_agent a, b;
+	struct vg_store_verdict v, got = { 0 };
+	struct vg_diag d = { 0 };
+	static const char doc[] = "{\"x\": \"\xff\xfe\"}\0tail";
+	char *gd;
+	size_t len;
+
+	sample_agent(&a, "agent.limits_1");
+	memset(a.url, 'u', sizeof(a.url) - 1);
+	memcpy(a.url, "http://\xff\xfe\x80/", 11);
+	memset(a.last_msg, 0xe9, sizeof(a.last_msg) - 1);	/* Latin-1 é: not UTF-8 */
+	memset(a.ek_cert, 0x5a, sizeof(a.ek_cert));
+	a.ek_cert_len = sizeof(a.ek_cert);
+	a.ek_pub_len = sizeof(a.ek_pub);
+	memset(a.ek_pub, 0, sizeof(a.ek_pub));
+	a.st.clock.clock = UINT64_MAX;
+	a.st.clock.reset_count = UINT32_MAX;
+	a.st.clock.restart_count = 0x80000000u;
+	a.st.log.entries = UINT64_MAX - 1;
+	a.st.log.offset = (uint64_t)INT64_MAX + 5;
+	a.mask = UINT32_MAX;
+	a.registered_at = INT64_MIN;
+	a.last_ok = -1;
+	a.last_seen = INT64_MAX;
+	a.comm_errors = UINT32_MAX;
+	a.last_fail = VG_AF_COMM;
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	assert_int_equal(vg_store_agent_get(s, a.id, &b, &d), 0);
+	assert_memory_equal(&a, &b, sizeof(a));
+	/* an unknown failure value is stored as "ok" */
+	a.last_fail = 9999;
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	assert_int_equal(vg_store_agent_get(s, a.id, &b, &d), 0);
+	assert_int_equal(b.last_fail, VG_AF_NONE);
+
+	memset(&v, 0, sizeof(v));
+	v.time = -5;
+	v.fail = VG_AF_NOT_IN_POLICY;
+	v.entry = -1;
+	memset(v.path, 0xff, sizeof(v.path) - 1);
+	memcpy(v.path, "/tmp/\xc3\x28", 7);			/* invalid UTF-8 sequence */
+	strcpy(v.digest, "sha256:\xff");
+	memset(v.msg, 'm', sizeof(v.msg) - 1);
+	v.msg[3] = (char)0x80;
+	assert_int_equal(vg_store_verdict_add(s, a.id, &v, &d), 0);
+	assert_int_equal(vg_store_verdict_list(s, a.id, 1, verdict_cb, &got, &d), 0);
+	assert_memory_equal(&v, &got, sizeof(v));
+
+	assert_int_equal(vg_store_policy_put(s, "bin", doc, sizeof(doc), &d), 0);
+	assert_int_equal(vg_store_policy_get(s, "bin", &gd, &len, &d), 0);
+	assert_int_equal(len, sizeof(doc));
+	assert_memory_equal(gd, doc, sizeof(doc));
+	assert_int_equal(gd[len], 0);
+	free(gd);
+	assert_int_equal(vg_store_policy_put(s, "empty", "", 0, &d), 0);
+	assert_int_equal(vg_store_policy_get(s, "empty", &gd, &len, &d), 0);
+	assert_int_equal(len, 0);
+	assert_string_equal(gd, "");
+	free(gd);
+	vg_store_close(s);
+}
+
+/* two verifiers judged the same state: only the first result is kept */
+static void store_update_is_compare_and_set(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	struct vg_store_agent a, old, mine, theirs, got;
+	struct vg_diag d = { 0 };
+
+	sample_agent(&a, "host1");
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	old = a;
+	theirs = a;
+	theirs.rounds++;
+	theirs.st.log.entries += 3;
+	theirs.st.log.offset += 300;
+	assert_int_equal(vg_store_agent_update(s, &old, &theirs, &d), 0);
+	assert_int_equal(vg_store_agent_get(s, "host1", &got, &d), 0);
+	assert_memory_equal(&got, &theirs, sizeof(got));
+	/* the slower one, from the same old state: refused, the row stays theirs */
+	mine = a;
+	mine.rounds++;
+	mine.st.log.entries += 1;
+	assert_int_equal(vg_store_agent_update(s, &old, &mine, &d), -ESTALE);
+	assert_int_equal(vg_store_agent_get(s, "host1", &got, &d), 0);
+	assert_memory_equal(&got, &theirs, sizeof(got));
+	/* each guarded field counts: state, clock, PCR, policy, AK */
+	old = theirs;
+	theirs.state = VG_AGENT_FAILED;
+	assert_int_equal(vg_store_agent_put(s, &theirs, &d), 0);
+	assert_int_equal(vg_store_agent_update(s, &old, &mine, &d), -ESTALE);
+	theirs = old;
+	theirs.st.clock.clock++;
+	assert_int_equal(vg_store_agent_put(s, &theirs, &d), 0);
+	assert_int_equal(vg_store_agent_update(s, &old, &mine, &d), -ESTALE);
+	theirs = old;
+	theirs.st.log.pcr.bytes[0] ^= 1;
+	assert_int_equal(vg_store_agent_put(s, &theirs, &d), 0);
+	assert_int_equal(vg_store_agent_update(s, &old, &mine, &d), -ESTALE);
+	theirs = old;
+	strcpy(theirs.policy, "other");
+	assert_int_equal(vg_store_agent_put(s, &theirs, &d), 0);
+	assert_int_equal(vg_store_agent_update(s, &old, &mine, &d), -ESTALE);
+	theirs = old;
+	theirs.ak_pub[0] ^= 1;
+	assert_int_equal(vg_store_agent_put(s, &theirs, &d), 0);
+	assert_int_equal(vg_store_agent_update(s, &old, &mine, &d), -ESTALE);
+	/* an unguarded field (last_seen, a message) does not block */
+	theirs = old;
+	theirs.last_seen = 12345;
+	strcpy(theirs.last_msg, "seen");
+	assert_int_equal(vg_store_agent_put(s, &theirs, &d), 0);
+	assert_int_equal(vg_store_agent_update(s, &old, &mine, &d), 0);
+	assert_int_equal(vg_store_agent_get(s, "host1", &got, &d), 0);
+	assert_memory_equal(&got, &mine, sizeof(got));
+	/* removed meanwhile: not written back */
+	assert_int_equal(vg_store_agent_del(s, "host1", &d), 0);
+	assert_int_equal(vg_store_agent_update(s, &mine, &mine, &d), -ESTALE);
+	assert_int_equal(vg_store_agent_get(s, "host1", &got, &d), -ENOENT);
+	vg_store_close(s);
+}
+
+struct ids {
+	char list[16][128];
+	int n, stop_after;
+};
+
+static int ids_cb(void *arg, const struct vg_store_agent *a)
+{
+	struct ids *l = arg;
+
+	snprintf(l->list[l->n++], sizeof(l->list[0]), "%s", a->id);
+	return l->n == l->stop_after ? 7 : 0;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(x, y);
+}
+
+/* bytewise order whatever the database's collation (the test cluster's is ICU en-US) */
+static void store_lists_agents_in_bytewise_order(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	static const char *const ids[] = { "b", "B", "a", "_z", "-y", "A1", "a0", "a.b", "Z" };
+	const size_t n = sizeof(ids) / sizeof(ids[0]);
+	char want[16][128];
+	struct vg_store_agent a;
+	struct ids got = { .stop_after = -1 };
+	struct vg_diag d = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		sample_agent(&a, ids[i]);
+		assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+		snprintf(want[i], sizeof(want[0]), "%s", ids[i]);
+	}
+	qsort(want, n, sizeof(want[0]), cmp_str);
+	assert_int_equal(vg_store_agent_list(s, ids_cb, &got, &d), 0);
+	assert_int_equal(got.n, n);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(got.list[i], want[i]);
+	/* a callback's non-zero return stops the listing and is returned */
+	memset(&got, 0, sizeof(got));
+	got.stop_after = 2;
+	assert_int_equal(vg_store_agent_list(s, ids_cb, &got, &d), 7);
+	assert_int_equal(got.n, 2);
+	/* and the handle still works */
+	assert_int_equal(vg_store_agent_get(s, "Z", &a, &d), 0);
+	vg_store_close(s);
+}
+
+struct times {
+	int64_t t[16];
+	int n;
+};
+
+static int times_cb(void *arg, const struct vg_store_verdict *v)
+{
+	struct times *l = arg;
+
+	if (l->n < 16)
+		l->t[l->n] = v->time;
+	l->n++;
+	return 0;
+}
+
+static void store_history_newest_first_limited_deleted_with_agent(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	struct vg_store_verdict v;
+	struct vg_store_agent a;
+	struct times t;
+	struct vg_diag d = { 0 };
+
+	sample_agent(&a, "one");
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	sample_agent(&a, "two");
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	for (int i = 1; i <= 5; i++) {
+		memset(&v, 0, sizeof(v));
+		v.time = 100 + i;
+		v.fail = VG_AF_COMM;
+		assert_int_equal(vg_store_verdict_add(s, "one", &v, &d), 0);
+		v.time = 200 + i;
+		if (i <= 2)
+			assert_int_equal(vg_store_verdict_add(s, "two", &v, &d), 0);
+	}
+	v.time = 999;		/* equal times keep insertion order */
+	assert_int_equal(vg_store_verdict_add(s, "one", &v, &d), 0);
+	v.time = 105;
+	assert_int_equal(vg_store_verdict_add(s, "one", &v, &d), 0);
+	/* history of an id with no agent row is kept too */
+	assert_int_equal(vg_store_verdict_add(s, "ghost", &v, &d), 0);
+
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(vg_store_verdict_list(s, "one", 3, times_cb, &t, &d), 0);
+	assert_int_equal(t.n, 3);
+	assert_int_equal(t.t[0], 105);
+	assert_int_equal(t.t[1], 999);
+	assert_int_equal(t.t[2], 105);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(vg_store_verdict_list(s, "one", SIZE_MAX, times_cb, &t, &d), 0);
+	assert_int_equal(t.n, 7);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(vg_store_verdict_list(s, "one", 0, times_cb, &t, &d), 0);
+	assert_int_equal(t.n, 0);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(vg_store_verdict_list(s, "nobody", 10, times_cb, &t, &d), 0);
+	assert_int_equal(t.n, 0);
+
+	/* removing an agent removes its history, only its */
+	assert_int_equal(vg_store_agent_del(s, "one", &d), 0);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(vg_store_verdict_list(s, "one", 100, times_cb, &t, &d), 0);
+	assert_int_equal(t.n, 0);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(vg_store_verdict_list(s, "two", 100, times_cb, &t, &d), 0);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.t[0], 202);
+	/* no agent row: -ENOENT, and its history stays */
+	assert_int_equal(vg_store_agent_del(s, "ghost", &d), -ENOENT);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(vg_store_verdict_list(s, "ghost", 100, times_cb, &t, &d), 0);
+	assert_int_equal(t.n, 1);
+	vg_store_close(s);
+}
+
+/* ---- URLs ---- */
+
+static void url_scrub_hides_every_password(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "postgresql://vigil:hunter2@db.example:5432/fleet",
+		  "postgresql://vigil:***@db.example:5432/fleet" },
+		{ "postgres://u:p%40ss@h/d?sslmode=require", "postgres://u:***@h/d?sslmode=require" },
+		{ "postgresql://u@h/d?password=s3cr3t&sslmode=verify-full",
+		  "postgresql://u@h/d?password=***&sslmode=verify-full" },
+		{ "postgresql://a:b@h/d?x=1&password=c", "postgresql://a:***@h/d?x=1&password=***" },
+		{ "postgresql:///fleet?host=/run/postgresql", "postgresql:///fleet?host=/run/postgresql" },
+		{ "postgresql://u:@h/d", "postgresql://u:***@h/d" },
+		{ "postgresql://h/d#password=x", "postgresql://h/d#password=x" },
+		{ "host=db password=hunter2 dbname=x", "host=db password=*** dbname=x" },
+		{ "host=db password = 'hu nt\\'er' dbname=x", "host=db password = *** dbname=x" },
+		{ "sqlite:/var/lib/vigil/verifier.db", "sqlite:/var/lib/vigil/verifier.db" },
+	};
+	char out[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = vg_store_url_scrub(cases[i].in, out, sizeof(out));
+
+		assert_string_equal(out, cases[i].out);
+		assert_int_equal(n, strlen(cases[i].out));
+	}
+	/* truncation like snprintf */
+	assert_int_equal(vg_store_url_scrub("postgresql://u:pw@h/d", out, 12), 22);
+	assert_string_equal(out, "postgresql:");
+}
+
+static void open_refused_names_url_without_password(void **state)
+{
+	struct vg_store *s = NULL;
+	struct vg_diag d = { 0 };
+
+	(void)state;
+	/* port 1 on loopback: refused at once */
+	assert_int_equal(vg_store_open("postgresql://vigil:hunter2@127.0.0.1:1/fleet?connect_timeout=3",
+				       &s, &d), -EIO);
+	assert_null(s);
+	assert_non_null(strstr(d.msg, "postgresql://vigil:***@127.0.0.1:1/fleet"));
+	assert_non_null(strstr(d.msg, "refused"));
+	assert_null(strstr(d.msg, "hunter2"));
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(vg_store_open("postgres://u@127.0.0.1:1/x?password=s3cr3tpw", &s, &d), -EIO);
+	assert_null(strstr(d.msg, "s3cr3tpw"));
+	assert_non_null(strstr(d.msg, "password=***"));
+	/* libpq quotes a malformed URI part back: still no password */
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(vg_store_open("postgresql://u:ab%zzcd@127.0.0.1:1/x", &s, &d), -EIO);
+	assert_null(strstr(d.msg, "ab%zzcd"));
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(vg_store_open("postgresql:fleet", &s, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "postgresql:fleet"));
+}
+
+/* ---- PostgreSQL only ---- */
+
+/* the same random operations on both backends give the same results */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (uint32_t)(rnd_state % n);
+}
+
+static void rnd_text(char *s, size_t cap)
+{
+	size_t n = rnd((uint32_t)cap);
+
+	for (size_t i = 0; i < n; i++)
+		s[i] = (char)(1 + rnd(255));		/* any byte but NUL */
+	s[n] = 0;
+}
+
+struct dump {
+	char buf[1 << 20];
+	size_t len;
+};
+
+static void dump_add(struct dump *d, const void *p, size_t n)
+{
+	if (d->len + n <= sizeof(d->buf)) {
+		memcpy(d->buf + d->len, p, n);
+		d->len += n;
+	}
+}
+
+static int dump_agent(void *arg, const struct vg_store_agent *a)
+{
+	dump_add(arg, a, sizeof(*a));
+	return 0;
+}
+
+static int dump_verdict(void *arg, const struct vg_store_verdict *v)
+{
+	dump_add(arg, v, sizeof(*v));
+	return 0;
+}
+
+static void store_backends_agree_on_random_operations(void **state)
+{
+	struct vg_store *s[2];
+	static const char *const names[] = { "h1", "h2", "H1", "x_3", "-", "a.b" };
+	struct vg_diag d = { 0 };
+	char bytes[256];
+
+	(void)state;
+	for (int i = 0; i < 256; i++)
+		bytes[i] = (char)(255 - i);
+	s[1] = open_or_skip(&be_diff);
+	s[0] = open_or_skip(&be_sqlite);
+	for (int op = 0; op < 400; op++) {
+		uint32_t kind = rnd(10);
+		const char *id = names[rnd(6)];
+		struct vg_store_agent a;
+		struct vg_store_verdict v;
+		static struct dump out[2];
+		int r[2];
+
+		memset(&a, 0, sizeof(a));
+		memset(&v, 0, sizeof(v));
+		if (kind == 0 || kind == 1) {
+			sample_agent(&a, id);
+			rnd_text(a.url, sizeof(a.url));
+			for (int i = 0; i < 4; i++)	/* names: the verifier allows [A-Za-z0-9._-] */
+				a.policy[i] = "aZ9._-"[rnd(6)];
+			rnd_text(a.last_msg, sizeof(a.last_msg));
+			a.ek_cert_len = rnd(sizeof(a.ek_cert) + 1);
+			for (size_t i = 0; i < a.ek_cert_len; i++)
+				a.ek_cert[i] = (uint8_t)rnd(256);
+			a.state = rnd(4);
+			a.last_fail = rnd(VG_AF__COUNT + 2);
+			a.rounds = ((uint64_t)rnd(UINT32_MAX) << 32) | rnd(UINT32_MAX);
+			a.st.clock.clock = ((uint64_t)rnd(UINT32_MAX) << 32) | rnd(UINT32_MAX);
+		} else if (kind == 5 || kind == 6) {
+			v.time = (int64_t)rnd(1000) - 500;
+			v.fail = rnd(VG_AF__COUNT);
+			v.entry = (int64_t)rnd(100) - 1;
+			rnd_text(v.path, sizeof(v.path));
+			rnd_text(v.digest, sizeof(v.digest));
+			rnd_text(v.msg, sizeof(v.msg));
+		}
+		for (int k = 0; k < 2; k++) {
+			struct vg_store_agent got;
+			char *doc = NULL;
+			size_t len = 0;
+
+			memset(&out[k], 0, sizeof(out[k]));
+			memset(&got, 0, sizeof(got));
+			if (kind == 9) {	/* compare-and-set from the current row, or a stale one */
+				struct vg_store_agent cur;
+
+				if (vg_store_agent_get(s[k], id, &cur, &d) < 0 || rnd_state % 3 == 0)
+					sample_agent(&cur, id);
+				got = cur;
+				got.rounds++;
+				got.st.log.entries += op;
+				r[k] = vg_store_agent_update(s[k], &cur, &got, &d);
+				continue;
+			}
+			switch (kind) {
+			case 0: case 1: r[k] = vg_store_agent_put(s[k], &a, &d); break;
+			case 2:
+				r[k] = vg_store_agent_get(s[k], id, &got, &d);
+				dump_agent(&out[k], &got);
+				break;
+			case 3: r[k] = vg_store_agent_del(s[k], id, &d); break;
+			case 4: r[k] = vg_store_agent_list(s[k], dump_agent, &out[k], &d); break;
+			case 5: r[k] = vg_store_verdict_add(s[k], id, &v, &d); break;
+			case 6:
+				r[k] = vg_store_verdict_list(s[k], id, rnd_state % 4 ? 5 : SIZE_MAX,
+							     dump_verdict, &out[k], &d);
+				break;
+			case 7:
+				r[k] = vg_store_policy_put(s[k], id, bytes + op % 7, (size_t)op % 200, &d);
+				break;
+			default:
+				r[k] = op % 3 ? vg_store_policy_get(s[k], id, &doc, &len, &d)
+					      : vg_store_policy_del(s[k], id, &d);
+				dump_add(&out[k], &len, sizeof(len));
+				if (doc)
+					dump_add(&out[k], doc, len + 1);
+				free(doc);
+				break;
+			}
+		}
+		if (r[0] != r[1] || out[0].len != out[1].len ||
+		    memcmp(out[0].buf, out[1].buf, out[0].len) != 0)
+			fail_msg("operation %d (kind %u, id %s): sqlite %d, postgresql %d, %zu/%zu bytes "
+				 "of results differ (%s)", op, kind, id, r[0], r[1], out[0].len, out[1].len,
+				 d.msg);
+	}
+	vg_store_close(s[0]);
+	vg_store_close(s[1]);
+}
+
+/* two (here four) verifiers starting at once on an empty database */
+static void pg_schema_created_once_by_concurrent_opens(void **state)
+{
+	struct backend *b = *state;
+	int go[2], ok = 0;
+	pid_t pids[4];
+
+	if (!b->url[0])
+		skip();
+	assert_int_equal(pipe(go), 0);
+	for (int i = 0; i < 4; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			struct vg_store *s;
+			struct vg_store_agent a;
+			char c;
+			int r;
+
+			close(go[1]);
+			if (read(go[0], &c, 1) != 0)	/* EOF: everybody goes */
+				_exit(3);
+			r = vg_store_open(b->url, &s, NULL);
+			if (r == 0) {
+				char id[16];
+
+				snprintf(id, sizeof(id), "agent-%d", i);
+				sample_agent(&a, id);
+				r = vg_store_agent_put(s, &a, NULL);
+				vg_store_close(s);
+			}
+			_exit(r == 0 ? 0 : 1);
+		}
+	}
+	close(go[0]);
+	usleep(100000);
+	close(go[1]);
+	for (int i = 0; i < 4; i++) {
+		int st;
+
+		waitpid(pids[i], &st, 0);
+		ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	assert_int_equal(ok, 4);
+	{
+		struct vg_store *s = open_or_skip(b);
+		int n = 0;
+
+		assert_int_equal(vg_store_agent_list(s, count_cb, &n, NULL), 0);
+		assert_int_equal(n, 4);
+		vg_store_close(s);
+	}
+}
+
+static void kill_connections(const struct backend *b)
+{
+	PGconn *c = admin();
+	char sql[256];
+
+	snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+		 "WHERE datname = '%s' AND pid <> pg_backend_pid()", b->dbname);
+	admin_exec(c, sql);
+	PQfinish(c);
+	usleep(100000);
+}
+
+/* the server drops our connection (restart, failover, idle kill): the next call reconnects */
+static void pg_reconnects_after_the_server_drops_the_connection(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	struct vg_store_agent a, b;
+	struct vg_diag d = { 0 };
+	int n = 0;
+
+	sample_agent(&a, "agent-1");
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	kill_connections(*state);
+	assert_int_equal(vg_store_agent_get(s, "agent-1", &b, &d), 0);	/* prepared again too */
+	assert_memory_equal(&a, &b, sizeof(a));
+	kill_connections(*state);
+	a.rounds = 77;
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	kill_connections(*state);
+	assert_int_equal(vg_store_agent_list(s, count_cb, &n, &d), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(vg_store_agent_get(s, "agent-1", &b, &d), 0);
+	assert_int_equal(b.rounds, 77);
+	vg_store_close(s);
+}
+
+/* the database is gone for good: -EIO naming the operation, and the handle recovers when it is back */
+static void pg_fails_with_eio_while_database_is_gone(void **state)
+{
+	struct backend *b = *state;
+	struct vg_store *s = open_or_skip(b);
+	struct vg_store_agent a;
+	struct vg_diag d = { 0 };
+	PGconn *c;
+	char sql[256];
+
+	sample_agent(&a, "agent-1");
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	/* refuse new connections to the database, then drop ours */
+	c = admin();
+	snprintf(sql, sizeof(sql), "ALTER DATABASE %s ALLOW_CONNECTIONS false", b->dbname);
+	admin_exec(c, sql);
+	kill_connections(b);
+	assert_int_equal(vg_store_agent_get(s, "agent-1", &a, &d), -EIO);
+	assert_non_null(strstr(d.msg, "agent get"));
+	assert_non_null(strstr(d.msg, "not currently accepting connections"));
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(vg_store_agent_put(s, &a, &d), -EIO);
+	assert_non_null(strstr(d.msg, "agent put"));
+	snprintf(sql, sizeof(sql), "ALTER DATABASE %s ALLOW_CONNECTIONS true", b->dbname);
+	admin_exec(c, sql);
+	PQfinish(c);
+	assert_int_equal(vg_store_agent_get(s, "agent-1", &a, &d), 0);
+	vg_store_close(s);
+}
+
+#define BOTH(f) \
+	{ "sqlite: " #f, f, setup, teardown, &be_sqlite }, \
+	{ "postgresql: " #f, f, setup, teardown, &be_pg }
+#define PG(f) { "postgresql: " #f, f, setup, teardown, &be_pg }
+
+static int diff_setup(void **state)
+{
+	void *s = &be_sqlite;
+
+	*state = &be_diff;	/* in place of &be_pg: only there for the filter in main() */
+	if (setup(state) < 0)
+		return -1;
+	return setup(&s);
+}
+
+static int diff_teardown(void **state)
+{
+	void *s = &be_sqlite;
+
+	teardown(&s);
+	*state = &be_diff;
+	return teardown(state);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(agents_policies_verdicts_roundtrip),
+		BOTH(store_roundtrips_agents_policies_verdicts),
+		BOTH(store_keeps_bytes_and_limits),
+		BOTH(store_lists_agents_in_bytewise_order),
+		BOTH(store_history_newest_first_limited_deleted_with_agent),
+		BOTH(store_update_is_compare_and_set),
+		cmocka_unit_test(url_scrub_hides_every_password),
+		cmocka_unit_test(open_refused_names_url_without_password),
+		{ "postgresql: store_backends_agree_on_random_operations",
+		  store_backends_agree_on_random_operations, diff_setup, diff_teardown, &be_pg },
+		PG(pg_schema_created_once_by_concurrent_opens),
+		PG(pg_reconnects_after_the_server_drops_the_connection),
+		PG(pg_fails_with_eio_while_database_is_gone),
 	};
+	struct CMUnitTest run[sizeof(tests) / sizeof(tests[0])];
+	size_t n = 0;
+	const char *pg = getenv("VIGIL_TEST_PG");
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	/* without a server the PostgreSQL cases are left out (test_store_pg runs them) */
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if ((pg && *pg) || tests[i].initial_state != &be_pg)
+			run[n++] = tests[i];
+	if (!pg || !*pg)
+		printf("# VIGIL_TEST_PG unset: SQLite only (the test_store_pg test runs the "
+		       "PostgreSQL cases)\n");
+	return _cmocka_run_group_tests("test_store", run, n, NULL, NULL);
 }

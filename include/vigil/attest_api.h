@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attest_api.h - the REST messages of remote attestation as pure
+ * functions: bytes (a JSON body, a query parameter, a URL) in, a checked
+ * struct or -EBADMSG out. vigil-verifier and vigil-agent only move these
+ * between libmicrohttpd/libcurl and the library, so everything a hostile
+ * peer sends is parsed here, and fuzzed here (tests/fuzz/fuzz_http_api.c).
+ *
+ *   operator -> verifier   POST /v1/agents {id, url, policy}
+ *                          PUT /v1/agents/ID/policy {policy}
+ *                          the URL itself (vg_api_route)
+ *   verifier -> agent      GET /v1/quote?nonce=HEX&bank=ALGO&mask=HEX
+ *                          GET /v1/log?offset=N
+ *                          POST /v1/activate {id_object, enc_secret}
+ *   agent -> verifier      {id, ek_pub, ek_cert, ak_pub}      (identity)
+ *                          {proof}                            (activate)
+ *                          {attest, sig, bank, pcrs: {"N": hex}}  (quote)
+ *
+ * Every parser is strict: the whole buffer is one JSON object (trailing
+ * whitespace allowed), strings are of the right type and size, numbers
+ * are canonical decimal or hex without signs, spaces or overflow. Unknown
+ * keys are ignored (forward compatibility). Every message the agent or
+ * verifier sends has a builder here; parse(build(x)) == x.
+ *
+ * Not here: HTTP itself (methods, headers, timeouts: the daemons), the
+ * measurement list bytes (vg_attest_log_check), TPM structures inside the
+ * base64 (vg_attest_quote_decode and friends).
+ */
+#ifndef VIGIL_ATTEST_API_H
+#define VIGIL_ATTEST_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vigil/attest.h"
+#include "vigil/diag.h"
+#include "vigil/pcrbank.h"
+
+#define VG_API_ID_MAX 128		/* agent id / policy name, with the NUL */
+#define VG_API_URL_MAX 256		/* agent URL, with the NUL */
+#define VG_API_PUB_MAX 1024		/* marshalled TPM2B_PUBLIC */
+#define VG_API_CERT_MAX 4096		/* EK certificate, DER */
+#define VG_API_BLOB_MAX 512		/* credential blobs */
+#define VG_API_ATTEST_MAX 1024		/* TPMS_ATTEST */
+#define VG_API_SIG_MAX 1024		/* TPMT_SIGNATURE */
+#define VG_API_MSG_MAX (1u << 20)	/* any JSON message between the daemons */
+
+/* [A-Za-z0-9._-]{1,127}: agent ids and policy names. */
+bool vg_api_id_ok(const char *s, size_t len);
+
+/* ---- operator -> verifier ---- */
+
+enum vg_api_endpoint {
+	VG_API_AGENTS = 1,		/* GET list, POST register */
+	VG_API_AGENT,			/* GET status, DELETE */
+	VG_API_AGENT_HISTORY,		/* GET */
+	VG_API_AGENT_REACTIVATE,	/* POST */
+	VG_API_AGENT_POLICY,		/* PUT */
+	VG_API_POLICY,			/* GET, PUT */
+};
+
+struct vg_api_route {
+	enum vg_api_endpoint ep;
+	char id[VG_API_ID_MAX];		/* agent id or policy name ("" for VG_API_AGENTS) */
+};
+
+/*
+ * vg_api_route - the verifier's endpoint for @method and @url (the path,
+ * without the query).
+ * Return: 0; -ENOENT (no such endpoint: 404), -EBADMSG (an id or name
+ * that is not vg_api_id_ok: 400, diag says), -EOPNOTSUPP (method not
+ * allowed there: 405, diag names the allowed ones).
+ */
+int vg_api_route(const char *method, const char *url, struct vg_api_route *ret,
+		 struct vg_diag *diag);
+
+struct vg_api_register {
+	char id[VG_API_ID_MAX];
+	char url[VG_API_URL_MAX];	/* http:// or https://, printable, no spaces */
+	char policy[VG_API_ID_MAX];	/* "" = none */
+};
+
+/* POST /v1/agents body. Return: 0, -EBADMSG (diag names the field). */
+int vg_api_register_parse(const uint8_t *body, size_t len, struct vg_api_register *ret,
+			  struct vg_diag *diag);
+
+/* PUT /v1/agents/ID/policy body {"policy": NAME}; "" unassigns. Return: 0, -EBADMSG. */
+int vg_api_policy_assign_parse(const uint8_t *body, size_t len, char name[VG_API_ID_MAX],
+			       struct vg_diag *diag);
+
+/* ---- verifier -> agent ---- */
+
+struct vg_api_quote_req {
+	uint8_t nonce[VG_ATTEST_NONCE_MAX];
+	size_t nonce_len;		/* VG_API_NONCE_MIN..VG_ATTEST_NONCE_MAX */
+	unsigned int bank;		/* vg hash algo with a TPM algorithm id */
+	uint32_t mask;			/* 1..2^24-1 */
+};
+
+#define VG_API_NONCE_MIN 8
+
+/*
+ * vg_api_quote_query_parse - the three query parameters of GET /v1/quote
+ * (any may be NULL = missing): nonce lower/upper hex of 8..64 bytes, bank
+ * a hash name the TPM knows (sha1, sha256, sha384, sha512, sm3-256), mask
+ * hex (no 0x, no sign) of PCRs 0..23, not zero.
+ * Return: 0, -EBADMSG (diag names the parameter).
+ */
+int vg_api_quote_query_parse(const char *nonce, const char *bank, const char *mask,
+			     struct vg_api_quote_req *ret, struct vg_diag *diag);
+
+/* The query string "nonce=..&bank=..&mask=.." for @q. Return: length, -ENOSPC. */
+int vg_api_quote_query_build(const struct vg_api_quote_req *q, char *buf, size_t cap);
+
+/* GET /v1/log?offset=N: NULL is 0; else decimal digits only, <= 2^63-1. Return: 0, -EBADMSG. */
+int vg_api_log_query_parse(const char *offset, uint64_t *ret, struct vg_diag *diag);
+
+struct vg_api_activate {
+	uint8_t id_object[VG_API_BLOB_MAX];
+	size_t id_len;			/* 1..VG_API_BLOB_MAX */
+	uint8_t enc_secret[VG_API_BLOB_MAX];
+	size_t es_len;			/* 1..VG_API_BLOB_MAX */
+};
+
+/* POST /v1/activate body. Return: 0, -EBADMSG, -ENOMEM. */
+int vg_api_activate_parse(const uint8_t *body, size_t len, struct vg_api_activate *ret,
+			  struct vg_diag *diag);
+/* Return: length of the malloc'd NUL-terminated JSON in *@ret, -ENOMEM. */
+long vg_api_activate_build(const struct vg_api_activate *a, char **ret);
+
+/* ---- agent -> verifier ---- */
+
+struct vg_api_identity {
+	char id[VG_API_ID_MAX];		/* may be "" (not sent) */
+	uint8_t ek_pub[VG_API_PUB_MAX];
+	size_t ek_pub_len;		/* >= 1 */
+	uint8_t ek_cert[VG_API_CERT_MAX];
+	size_t ek_cert_len;		/* 0: the TPM has none */
+	uint8_t ak_pub[VG_API_PUB_MAX];
+	size_t ak_pub_len;		/* >= 1 */
+};
+
+/* GET /v1/identity answer. Return: 0, -EBADMSG, -ENOMEM. */
+int vg_api_identity_parse(const uint8_t *buf, size_t len, struct vg_api_identity *ret,
+			  struct vg_diag *diag);
+long vg_api_identity_build(const struct vg_api_identity *id, char **ret);
+
+/* POST /v1/activate answer {"proof": 64 hex}. Return: 0, -EBADMSG. */
+int vg_api_proof_parse(const uint8_t *buf, size_t len, uint8_t proof[32], struct vg_diag *diag);
+long vg_api_proof_build(const uint8_t proof[32], char **ret);
+
+struct vg_api_quote {
+	uint8_t attest[VG_API_ATTEST_MAX];
+	size_t attest_len;		/* >= 1 */
+	uint8_t sig[VG_API_SIG_MAX];
+	size_t sig_len;			/* >= 1 */
+	unsigned int bank;
+	uint32_t have;			/* PCRs of @bank given */
+	struct vg_digest pcr[VG_PCR_COUNT];
+};
+
+/*
+ * vg_api_quote_parse - GET /v1/quote answer for a request in @bank:
+ * attest and sig base64, "bank" (if present) the requested one, "pcrs" an
+ * object of canonical decimal PCR numbers 0..23 to hex values of the
+ * bank's size.
+ * Return: 0, -EBADMSG (diag names the field), -ENOMEM.
+ */
+int vg_api_quote_parse(const uint8_t *buf, size_t len, unsigned int bank, struct vg_api_quote *ret,
+		       struct vg_diag *diag);
+long vg_api_quote_build(const struct vg_api_quote *q, char **ret);
+
+/* The PCR values of @q into @pv (the form vg_attest_evidence_check takes). */
+void vg_api_quote_pcrs(const struct vg_api_quote *q, struct vg_pcr_values *pv);
+
+#endif

@@ -1,0 +1,692 @@
+// SPDX-License-Identifier: MIT
+/*
+ * attest_api.c - the REST messages between vigil-verifier, vigil-agent and
+ * operators (attest_api.h): strict parsers of what a peer sends and the
+ * builders of what we send, with no HTTP and no I/O, so that the daemons
+ * stay thin and every byte a hostile peer controls is parsed in one place
+ * that a fuzzer can reach.
+ *
+ * JSON goes through json-c with JSON_TOKENER_STRICT, one object per
+ * buffer, at most VG_API_MSG_MAX bytes; base64 through vg_attest_b64_decode
+ * into fixed-size fields (a value that does not fit is refused, never
+ * truncated).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+#include <openssl/crypto.h>
+
+#include "internal.h"
+#include "vigil/attest_api.h"
+
+bool vg_api_id_ok(const char *s, size_t len)
+{
+	if (!s || len == 0 || len >= VG_API_ID_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_' || c == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* ---- JSON ---- */
+
+/* One JSON object filling @buf (trailing whitespace allowed). Return: 0, -EBADMSG, -ENOMEM. */
+static int parse_object(const uint8_t *buf, size_t len, const char *what, json_object **ret,
+			struct vg_diag *diag)
+{
+	json_tokener *tok;
+	json_object *o;
+	size_t end;
+
+	if (!buf || len == 0)
+		return vg_diag_set(diag, -EBADMSG, "%s: empty body (a JSON object is expected)", what);
+	if (len > VG_API_MSG_MAX)
+		return vg_diag_set(diag, -EBADMSG, "%s: %zu bytes, more than %u", what, len,
+				   VG_API_MSG_MAX);
+	tok = json_tokener_new();
+	if (!tok)
+		return vg_diag_set(diag, -ENOMEM, "%s: out of memory", what);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
+	end = json_tokener_get_parse_end(tok);
+	if (!o) {
+		enum json_tokener_error e = json_tokener_get_error(tok);
+		int r = vg_diag_set(diag, -EBADMSG, "%s: not valid JSON at byte %zu (%s)", what, end,
+				    e == json_tokener_continue || e == json_tokener_success ?
+				    "unexpected end" : json_tokener_error_desc(e));
+
+		json_tokener_free(tok);
+		return r;
+	}
+	json_tokener_free(tok);
+	while (end < len && (buf[end] == ' ' || buf[end] == '\n' || buf[end] == '\r' ||
+			     buf[end] == '\t'))
+		end++;
+	if (end < len) {
+		json_object_put(o);
+		return vg_diag_set(diag, -EBADMSG, "%s: %zu bytes after the JSON value", what, len - end);
+	}
+	if (!json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return vg_diag_set(diag, -EBADMSG, "%s: not a JSON object", what);
+	}
+	*ret = o;
+	return 0;
+}
+
+/*
+ * String member @key into @out (cap with the NUL). Return: its length;
+ * -ENOENT missing (no diag), -EBADMSG wrong type, too long or with a NUL.
+ */
+static int get_str(json_object *o, const char *what, const char *key, char *out, size_t cap,
+		   struct vg_diag *diag)
+{
+	json_object *v;
+	const char *s;
+	int n;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return -ENOENT;
+	if (!json_object_is_type(v, json_type_string))
+		return vg_diag_set(diag, -EBADMSG, "%s: \"%s\" is not a string", what, key);
+	s = json_object_get_string(v);
+	n = json_object_get_string_len(v);
+	if (n < 0 || (size_t)n >= cap)
+		return vg_diag_set(diag, -EBADMSG, "%s: \"%s\" longer than %zu bytes", what, key,
+				   cap - 1);
+	if (memchr(s, 0, (size_t)n))
+		return vg_diag_set(diag, -EBADMSG, "%s: \"%s\" contains a NUL", what, key);
+	memcpy(out, s, (size_t)n);
+	out[n] = 0;
+	return n;
+}
+
+/* Base64 member @key into @out (at most @cap bytes). Return: length; -ENOENT, -EBADMSG, -ENOMEM. */
+static long get_b64(json_object *o, const char *what, const char *key, uint8_t *out, size_t cap,
+		    struct vg_diag *diag)
+{
+	json_object *v;
+	uint8_t *raw = NULL;
+	long n;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return -ENOENT;
+	if (!json_object_is_type(v, json_type_string))
+		return vg_diag_set(diag, -EBADMSG, "%s: \"%s\" is not a string", what, key);
+	/* 4 characters per 3 bytes: anything longer cannot fit, do not decode it */
+	if ((size_t)json_object_get_string_len(v) > 4 * ((cap + 2) / 3) + 64)
+		return vg_diag_set(diag, -EBADMSG, "%s: \"%s\" longer than %zu bytes", what, key, cap);
+	n = vg_attest_b64_decode(json_object_get_string(v), &raw);
+	if (n == -ENOMEM)
+		return vg_diag_set(diag, -ENOMEM, "%s: out of memory", what);
+	if (n < 0) {
+		free(raw);
+		return vg_diag_set(diag, -EBADMSG, "%s: \"%s\" is not base64", what, key);
+	}
+	if ((size_t)n > cap) {
+		free(raw);
+		return vg_diag_set(diag, -EBADMSG, "%s: \"%s\" is %ld bytes, more than %zu", what, key,
+				   n, cap);
+	}
+	memcpy(out, raw, (size_t)n);
+	free(raw);
+	return n;
+}
+
+/* Add a base64 string member. Return: 0, -ENOMEM. */
+static int add_b64(json_object *o, const char *key, const uint8_t *b, size_t n)
+{
+	char *s = NULL;
+	json_object *v;
+
+	if (vg_attest_b64_encode(b, n, &s) < 0)
+		return -ENOMEM;
+	v = json_object_new_string(s);
+	free(s);
+	if (!v || json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int add_str(json_object *o, const char *key, const char *s)
+{
+	json_object *v = json_object_new_string(s);
+
+	if (!v || json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Serialise @o (consumed) into a malloc'd string. Return: length, -ENOMEM. */
+static long finish(json_object *o, int r, char **ret)
+{
+	const char *s;
+	long n = -ENOMEM;
+
+	if (r == 0 && o) {
+		s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+						   JSON_C_TO_STRING_NOSLASHESCAPE);
+		if (s && (*ret = strdup(s)))
+			n = (long)strlen(s);
+	}
+	json_object_put(o);
+	return n;
+}
+
+/* ---- operator -> verifier ---- */
+
+static int id_or_400(const char *s, size_t n, const char *what, char *out, struct vg_diag *diag)
+{
+	if (!vg_api_id_ok(s, n))
+		return vg_diag_set(diag, -EBADMSG, "%s: 1 to %d characters of [A-Za-z0-9._-]", what,
+				   VG_API_ID_MAX - 1);
+	memcpy(out, s, n);
+	out[n] = 0;
+	return 0;
+}
+
+int vg_api_route(const char *method, const char *url, struct vg_api_route *rt,
+		 struct vg_diag *diag)
+{
+	const char *rest, *slash, *sub;
+	size_t il;
+	int r;
+
+	memset(rt, 0, sizeof(*rt));
+	if (!method || !url)
+		return -ENOENT;
+	if (strcmp(url, "/v1/agents") == 0 || strcmp(url, "/v1/agents/") == 0) {
+		rt->ep = VG_API_AGENTS;
+		if (strcmp(method, "GET") && strcmp(method, "POST"))
+			return vg_diag_set(diag, -EOPNOTSUPP, "GET or POST");
+		return 0;
+	}
+	if (strncmp(url, "/v1/policies/", 13) == 0) {
+		rest = url + 13;
+		r = id_or_400(rest, strlen(rest), "policy name", rt->id, diag);
+		if (r < 0)
+			return r;
+		rt->ep = VG_API_POLICY;
+		if (strcmp(method, "GET") && strcmp(method, "PUT"))
+			return vg_diag_set(diag, -EOPNOTSUPP, "GET or PUT");
+		return 0;
+	}
+	if (strncmp(url, "/v1/agents/", 11) != 0)
+		return -ENOENT;
+	rest = url + 11;
+	slash = strchr(rest, '/');
+	il = slash ? (size_t)(slash - rest) : strlen(rest);
+	sub = slash ? slash + 1 : "";
+	r = id_or_400(rest, il, "agent id", rt->id, diag);
+	if (r < 0)
+		return r;
+	if (!slash) {
+		rt->ep = VG_API_AGENT;
+		if (strcmp(method, "GET") && strcmp(method, "DELETE"))
+			return vg_diag_set(diag, -EOPNOTSUPP, "GET or DELETE");
+	} else if (strcmp(sub, "history") == 0) {
+		rt->ep = VG_API_AGENT_HISTORY;
+		if (strcmp(method, "GET"))
+			return vg_diag_set(diag, -EOPNOTSUPP, "GET");
+	} else if (strcmp(sub, "reactivate") == 0) {
+		rt->ep = VG_API_AGENT_REACTIVATE;
+		if (strcmp(method, "POST"))
+			return vg_diag_set(diag, -EOPNOTSUPP, "POST");
+	} else if (strcmp(sub, "policy") == 0) {
+		rt->ep = VG_API_AGENT_POLICY;
+		if (strcmp(method, "PUT"))
+			return vg_diag_set(diag, -EOPNOTSUPP, "PUT");
+	} else {
+		memset(rt, 0, sizeof(*rt));
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static bool url_ok(const char *u)
+{
+	const char *host;
+
+	if (strncmp(u, "http://", 7) == 0)
+		host = u + 7;
+	else if (strncmp(u, "https://", 8) == 0)
+		host = u + 8;
+	else
+		return false;
+	if (!*host || *host == '/' || *host == ':')
+		return false;
+	for (const char *c = u; *c; c++)
+		if (*c <= 0x20 || *c >= 0x7f || *c == '?' || *c == '#' || *c == '\\')
+			return false;
+	return true;
+}
+
+int vg_api_register_parse(const uint8_t *body, size_t len, struct vg_api_register *ret,
+			  struct vg_diag *diag)
+{
+	static const char what[] = "register";
+	struct vg_api_register a;
+	json_object *o = NULL;
+	int pr = parse_object(body, len, what, &o, diag);
+	int r;
+
+	if (pr < 0)
+		return pr;
+	memset(&a, 0, sizeof(a));
+	r = get_str(o, what, "id", a.id, sizeof(a.id), diag);
+	if (r == -ENOENT)
+		r = vg_diag_set(diag, -EBADMSG, "register: \"id\" is required");
+	if (r >= 0 && !vg_api_id_ok(a.id, (size_t)r))
+		r = vg_diag_set(diag, -EBADMSG, "register: id: 1 to %d characters of [A-Za-z0-9._-]",
+				VG_API_ID_MAX - 1);
+	if (r >= 0) {
+		r = get_str(o, what, "url", a.url, sizeof(a.url), diag);
+		if (r == -ENOENT)
+			r = vg_diag_set(diag, -EBADMSG, "register: \"url\" is required");
+		else if (r >= 0 && !url_ok(a.url))
+			r = vg_diag_set(diag, -EBADMSG, "register: url: http://HOST[:PORT] or https://, "
+					"printable, without spaces, query or fragment");
+	}
+	if (r >= 0) {
+		r = get_str(o, what, "policy", a.policy, sizeof(a.policy), diag);
+		if (r == -ENOENT)
+			r = 0;
+		else if (r > 0 && !vg_api_id_ok(a.policy, (size_t)r))
+			r = vg_diag_set(diag, -EBADMSG, "register: policy: a name of [A-Za-z0-9._-]");
+	}
+	json_object_put(o);
+	if (r < 0)
+		return r;
+	*ret = a;
+	return 0;
+}
+
+int vg_api_policy_assign_parse(const uint8_t *body, size_t len, char name[VG_API_ID_MAX],
+			       struct vg_diag *diag)
+{
+	char n[VG_API_ID_MAX];
+	json_object *o = NULL;
+	int pr = parse_object(body, len, "policy", &o, diag);
+	int r;
+
+	if (pr < 0)
+		return pr;
+	r = get_str(o, "policy", "policy", n, sizeof(n), diag);
+	json_object_put(o);
+	if (r == -ENOENT)
+		return vg_diag_set(diag, -EBADMSG, "policy: \"policy\": a name is required");
+	if (r < 0)
+		return r;
+	if (r > 0 && !vg_api_id_ok(n, (size_t)r))
+		return vg_diag_set(diag, -EBADMSG, "policy: a name of [A-Za-z0-9._-]");
+	memcpy(name, n, (size_t)r + 1);
+	return 0;
+}
+
+/* ---- verifier -> agent ---- */
+
+static int nib(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int vg_api_quote_query_parse(const char *nonce, const char *bank, const char *mask,
+			     struct vg_api_quote_req *ret, struct vg_diag *diag)
+{
+	struct vg_api_quote_req q;
+	size_t nl, ml;
+	int b;
+
+	if (!nonce || !bank || !mask)
+		return vg_diag_set(diag, -EBADMSG, "quote: nonce, bank and mask are required");
+	memset(&q, 0, sizeof(q));
+	nl = strlen(nonce);
+	if (nl % 2 || nl / 2 < VG_API_NONCE_MIN || nl / 2 > VG_ATTEST_NONCE_MAX)
+		return vg_diag_set(diag, -EBADMSG, "quote: nonce must be %d to %d bytes in hex",
+				   VG_API_NONCE_MIN, VG_ATTEST_NONCE_MAX);
+	for (size_t i = 0; i < nl / 2; i++) {
+		int hi = nib(nonce[2 * i]), lo = nib(nonce[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return vg_diag_set(diag, -EBADMSG, "quote: nonce is not hex");
+		q.nonce[i] = (uint8_t)(hi << 4 | lo);
+	}
+	q.nonce_len = nl / 2;
+	b = vg_hash_by_name(bank);
+	if (b < 0 || !vg_attest_tpm_alg((unsigned int)b))
+		return vg_diag_set(diag, -EBADMSG, "quote: bank: sha1, sha256, sha384, sha512 or sm3-256");
+	q.bank = (unsigned int)b;
+	ml = strlen(mask);
+	if (ml == 0 || ml > 6)
+		return vg_diag_set(diag, -EBADMSG, "quote: mask: 1 to 6 hex digits (PCRs 0-23)");
+	for (size_t i = 0; i < ml; i++) {
+		int v = nib(mask[i]);
+
+		if (v < 0)
+			return vg_diag_set(diag, -EBADMSG, "quote: mask is not hex");
+		q.mask = q.mask << 4 | (uint32_t)v;
+	}
+	if (!q.mask)
+		return vg_diag_set(diag, -EBADMSG, "quote: mask selects no PCR");
+	*ret = q;
+	return 0;
+}
+
+int vg_api_quote_query_build(const struct vg_api_quote_req *q, char *buf, size_t cap)
+{
+	char hex[2 * VG_ATTEST_NONCE_MAX + 1];
+	int n;
+
+	if (q->nonce_len > VG_ATTEST_NONCE_MAX)
+		return -ENOSPC;
+	vg_hex_encode(q->nonce, q->nonce_len, hex);
+	n = snprintf(buf, cap, "nonce=%s&bank=%s&mask=%" PRIx32, hex, vg_hash_name(q->bank),
+		     q->mask);
+	return n < 0 || (size_t)n >= cap ? -ENOSPC : n;
+}
+
+int vg_api_log_query_parse(const char *s, uint64_t *ret, struct vg_diag *diag)
+{
+	uint64_t v = 0;
+
+	if (!s) {
+		*ret = 0;
+		return 0;
+	}
+	if (!*s)
+		return vg_diag_set(diag, -EBADMSG, "log: offset is empty");
+	for (const char *c = s; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return vg_diag_set(diag, -EBADMSG, "log: offset must be decimal digits");
+		if (v > (UINT64_C(0x7fffffffffffffff) - (uint64_t)(*c - '0')) / 10)
+			return vg_diag_set(diag, -EBADMSG, "log: offset larger than 2^63-1");
+		v = v * 10 + (uint64_t)(*c - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+int vg_api_activate_parse(const uint8_t *body, size_t len, struct vg_api_activate *ret,
+			  struct vg_diag *diag)
+{
+	static const char what[] = "activate";
+	json_object *o = NULL;
+	int pr = parse_object(body, len, what, &o, diag);
+	struct vg_api_activate a;
+	long n;
+
+	if (pr < 0)
+		return pr;
+	memset(&a, 0, sizeof(a));
+	n = get_b64(o, what, "id_object", a.id_object, sizeof(a.id_object), diag);
+	if (n == 0 || n == -ENOENT)
+		n = vg_diag_set(diag, -EBADMSG, "activate: \"id_object\" (base64) is required");
+	if (n > 0) {
+		a.id_len = (size_t)n;
+		n = get_b64(o, what, "enc_secret", a.enc_secret, sizeof(a.enc_secret), diag);
+		if (n == 0 || n == -ENOENT)
+			n = vg_diag_set(diag, -EBADMSG, "activate: \"enc_secret\" (base64) is required");
+		a.es_len = n > 0 ? (size_t)n : 0;
+	}
+	json_object_put(o);
+	if (n < 0)
+		return (int)n;
+	*ret = a;
+	return 0;
+}
+
+long vg_api_activate_build(const struct vg_api_activate *a, char **ret)
+{
+	json_object *o = json_object_new_object();
+	int r = o ? 0 : -ENOMEM;
+
+	if (!r)
+		r = add_b64(o, "id_object", a->id_object, a->id_len);
+	if (!r)
+		r = add_b64(o, "enc_secret", a->enc_secret, a->es_len);
+	return finish(o, r, ret);
+}
+
+/* ---- agent -> verifier ---- */
+
+int vg_api_identity_parse(const uint8_t *buf, size_t len, struct vg_api_identity *ret,
+			  struct vg_diag *diag)
+{
+	static const char what[] = "identity";
+	struct vg_api_identity *a = calloc(1, sizeof(*a));
+	json_object *o = NULL;
+	long n;
+	int r;
+
+	if (!a)
+		return -ENOMEM;
+	r = parse_object(buf, len, what, &o, diag);
+	if (r < 0) {
+		free(a);
+		return r;
+	}
+	r = get_str(o, what, "id", a->id, sizeof(a->id), diag);
+	if (r == -ENOENT)
+		r = 0;
+	n = r < 0 ? r : get_b64(o, what, "ek_pub", a->ek_pub, sizeof(a->ek_pub), diag);
+	if (n == 0 || n == -ENOENT)
+		n = vg_diag_set(diag, -EBADMSG, "identity: \"ek_pub\" (base64) is required");
+	if (n > 0) {
+		a->ek_pub_len = (size_t)n;
+		n = get_b64(o, what, "ek_cert", a->ek_cert, sizeof(a->ek_cert), diag);
+		if (n == -ENOENT)
+			n = 0;
+	}
+	if (n >= 0) {
+		a->ek_cert_len = (size_t)n;
+		n = get_b64(o, what, "ak_pub", a->ak_pub, sizeof(a->ak_pub), diag);
+		if (n == 0 || n == -ENOENT)
+			n = vg_diag_set(diag, -EBADMSG, "identity: \"ak_pub\" (base64) is required");
+		a->ak_pub_len = n > 0 ? (size_t)n : 0;
+	}
+	json_object_put(o);
+	if (n >= 0)
+		*ret = *a;
+	free(a);
+	return n < 0 ? (int)n : 0;
+}
+
+long vg_api_identity_build(const struct vg_api_identity *id, char **ret)
+{
+	json_object *o = json_object_new_object();
+	int r = o ? 0 : -ENOMEM;
+
+	if (!r && id->id[0])
+		r = add_str(o, "id", id->id);
+	if (!r)
+		r = add_b64(o, "ek_pub", id->ek_pub, id->ek_pub_len);
+	if (!r)
+		r = add_b64(o, "ek_cert", id->ek_cert, id->ek_cert_len);
+	if (!r)
+		r = add_b64(o, "ak_pub", id->ak_pub, id->ak_pub_len);
+	return finish(o, r, ret);
+}
+
+int vg_api_proof_parse(const uint8_t *buf, size_t len, uint8_t proof[32], struct vg_diag *diag)
+{
+	char hex[2 * 32 + 1];
+	json_object *o = NULL;
+	int pr = parse_object(buf, len, "activate answer", &o, diag);
+	int r;
+
+	if (pr < 0)
+		return pr;
+	r = get_str(o, "activate answer", "proof", hex, sizeof(hex), diag);
+	json_object_put(o);
+	if (r == -ENOENT)
+		return vg_diag_set(diag, -EBADMSG, "activate answer: no \"proof\"");
+	if (r < 0)
+		return r;
+	if (r != 64 || vg_hex_decode(hex, proof, 32) != 32)
+		return vg_diag_set(diag, -EBADMSG, "activate answer: proof is not 32 bytes of hex");
+	return 0;
+}
+
+long vg_api_proof_build(const uint8_t proof[32], char **ret)
+{
+	json_object *o = json_object_new_object();
+	char hex[2 * 32 + 1];
+	int r = o ? 0 : -ENOMEM;
+
+	vg_hex_encode(proof, 32, hex);
+	if (!r)
+		r = add_str(o, "proof", hex);
+	return finish(o, r, ret);
+}
+
+/* "0".."23", no sign, no leading zero. Return: the PCR, -1. */
+static int pcr_key(const char *k)
+{
+	if (k[0] < '0' || k[0] > '9')
+		return -1;
+	if (!k[1])
+		return k[0] - '0';
+	if (k[0] == '0' || k[1] < '0' || k[1] > '9' || k[2])
+		return -1;
+	int n = (k[0] - '0') * 10 + (k[1] - '0');
+
+	return n < VG_PCR_COUNT ? n : -1;
+}
+
+int vg_api_quote_parse(const uint8_t *buf, size_t len, unsigned int bank, struct vg_api_quote *ret,
+		       struct vg_diag *diag)
+{
+	static const char what[] = "quote answer";
+	struct vg_api_quote *q;
+	json_object *o = NULL, *pcrs;
+	size_t hs = vg_hash_size(bank);
+	char bn[32];
+	long n;
+	int r = 0;
+
+	if (!hs || !vg_attest_tpm_alg(bank))
+		return vg_diag_set(diag, -EINVAL, "quote answer: bank %u", bank);
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	r = parse_object(buf, len, what, &o, diag);
+	if (r < 0) {
+		free(q);
+		return r;
+	}
+	q->bank = bank;
+	n = get_b64(o, what, "attest", q->attest, sizeof(q->attest), diag);
+	if (n == 0 || n == -ENOENT)
+		n = vg_diag_set(diag, -EBADMSG, "quote answer: \"attest\" (base64) is required");
+	if (n > 0) {
+		q->attest_len = (size_t)n;
+		n = get_b64(o, what, "sig", q->sig, sizeof(q->sig), diag);
+		if (n == 0 || n == -ENOENT)
+			n = vg_diag_set(diag, -EBADMSG, "quote answer: \"sig\" (base64) is required");
+		q->sig_len = n > 0 ? (size_t)n : 0;
+	}
+	if (n < 0) {
+		r = (int)n;
+		goto out;
+	}
+	r = get_str(o, what, "bank", bn, sizeof(bn), diag);
+	if (r == -ENOENT)
+		r = 0;
+	else if (r >= 0 && vg_hash_by_name(bn) != (int)bank)
+		r = vg_diag_set(diag, -EBADMSG, "quote answer: bank \"%s\", %s was asked for", bn,
+				vg_hash_name(bank));
+	if (r < 0)
+		goto out;
+	r = 0;
+	if (!json_object_object_get_ex(o, "pcrs", &pcrs) || !json_object_is_type(pcrs, json_type_object)) {
+		r = vg_diag_set(diag, -EBADMSG, "quote answer: \"pcrs\" (an object) is required");
+		goto out;
+	}
+	json_object_object_foreach(pcrs, k, val) {
+		int i = pcr_key(k);
+		struct vg_digest *d;
+
+		if (i < 0) {
+			r = vg_diag_set(diag, -EBADMSG, "quote answer: PCR \"%.8s\" is not 0-23", k);
+			goto out;
+		}
+		if (!json_object_is_type(val, json_type_string) ||
+		    (size_t)json_object_get_string_len(val) != 2 * hs) {
+			r = vg_diag_set(diag, -EBADMSG, "quote answer: PCR %d is not %zu bytes of hex", i,
+					hs);
+			goto out;
+		}
+		d = &q->pcr[i];
+		if (vg_hex_decode(json_object_get_string(val), d->bytes, sizeof(d->bytes)) != (int)hs) {
+			r = vg_diag_set(diag, -EBADMSG, "quote answer: PCR %d is not hex", i);
+			goto out;
+		}
+		d->algo = (uint8_t)bank;
+		d->len = (uint8_t)hs;
+		q->have |= 1u << i;
+	}
+	*ret = *q;
+out:
+	json_object_put(o);
+	free(q);
+	return r < 0 ? r : 0;
+}
+
+long vg_api_quote_build(const struct vg_api_quote *q, char **ret)
+{
+	json_object *o = json_object_new_object(), *pcrs = json_object_new_object();
+	int r = o && pcrs ? 0 : -ENOMEM;
+
+	if (!r)
+		r = add_b64(o, "attest", q->attest, q->attest_len);
+	if (!r)
+		r = add_b64(o, "sig", q->sig, q->sig_len);
+	if (!r)
+		r = add_str(o, "bank", vg_hash_name(q->bank));
+	for (unsigned int i = 0; !r && i < VG_PCR_COUNT; i++) {
+		char k[4], hex[2 * VG_HASH_MAX_DIGEST + 1];
+
+		if (!(q->have & (1u << i)))
+			continue;
+		snprintf(k, sizeof(k), "%u", i);
+		vg_hex_encode(q->pcr[i].bytes, q->pcr[i].len, hex);
+		r = add_str(pcrs, k, hex);
+	}
+	if (!r) {
+		if (json_object_object_add(o, "pcrs", pcrs) < 0)
+			r = -ENOMEM;
+		else
+			pcrs = NULL;
+	}
+	json_object_put(pcrs);
+	return finish(o, r, ret);
+}
+
+void vg_api_quote_pcrs(const struct vg_api_quote *q, struct vg_pcr_values *pv)
+{
+	for (unsigned int i = 0; i < VG_PCR_COUNT; i++) {
+		if (!(q->have & (1u << i)))
+			continue;
+		pv->v[q->bank][i] = q->pcr[i];
+		pv->have[q->bank] |= 1u << i;
+	}
+}

@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: MIT
+/*
+ * store_pg.c - the PostgreSQL backend of store.h, on libpq.
+ *
+ * The same three tables as the SQLite backend, with the same columns and
+ * the same row encoding (store.c): identifiers (agent ids, policy names)
+ * and our own failure ids are TEXT COLLATE "C", so that agents list in
+ * bytewise order as in SQLite whatever the database's locale; every other
+ * string (URLs, paths, digests, messages, policy documents) is BYTEA,
+ * because a file name on the attested host need not be UTF-8 and a
+ * failure naming it must still be recorded. Integers are BIGINT, the
+ * history's sequence a GENERATED ALWAYS AS IDENTITY column.
+ *
+ * Every statement is prepared once per connection (PQprepare) and run with
+ * PQexecPrepared-style binary parameters and results (PQsendQueryPrepared
+ * in single-row mode, so listing a fleet's agents does not hold every row
+ * in memory). Every write is one statement, hence one transaction; an
+ * agent and its history are deleted by one statement. agent_put is an
+ * INSERT ... ON CONFLICT DO UPDATE, so verifiers sharing the database
+ * never see a half-written agent.
+ *
+ * A lost connection is re-established (PQreset, statements prepared
+ * again) once per call and the statement retried once, unless rows were
+ * already handed to the caller; otherwise the call fails with -EIO and
+ * the server's (or libpq's) message. No message carries the password.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+#include <openssl/crypto.h>
+
+#include "store_internal.h"
+#include "internal.h"
+
+enum {
+	S_AGENT_PUT,
+	S_AGENT_GET,
+	S_AGENT_DEL,
+	S_AGENT_LIST,
+	S_AGENT_UPDATE,
+	S_POLICY_PUT,
+	S_POLICY_GET,
+	S_POLICY_DEL,
+	S_VERDICT_ADD,
+	S_VERDICT_LIST,
+	S__COUNT
+};
+
+static const char *const stmt_names[S__COUNT] = {
+	"vg_agent_put", "vg_agent_get", "vg_agent_del", "vg_agent_list", "vg_agent_update",
+	"vg_policy_put",
+	"vg_policy_get", "vg_policy_del", "vg_verdict_add", "vg_verdict_list",
+};
+
+/* serialises schema creation between verifiers starting at once ("vigilsto") */
+#define SCHEMA_LOCK "8532464671518848111"
+
+static const char schema_present[] =
+	"SELECT to_regclass('agents') IS NOT NULL AND to_regclass('policies') IS NOT NULL"
+	" AND to_regclass('verdicts') IS NOT NULL";
+
+static const char schema[] =
+	"BEGIN;"
+	"SELECT pg_advisory_xact_lock(" SCHEMA_LOCK ");"
+	"CREATE TABLE IF NOT EXISTS agents ("
+	" id TEXT COLLATE \"C\" PRIMARY KEY, url BYTEA NOT NULL, policy TEXT COLLATE \"C\" NOT NULL,"
+	" ek_pub BYTEA, ek_cert BYTEA, ak_pub BYTEA,"
+	" state BIGINT NOT NULL, bank BIGINT NOT NULL, mask BIGINT NOT NULL,"
+	" clock_valid BIGINT NOT NULL, clock BIGINT NOT NULL, reset_count BIGINT NOT NULL,"
+	" restart_count BIGINT NOT NULL,"
+	" log_entries BIGINT NOT NULL, log_offset BIGINT NOT NULL, log_pcr_algo BIGINT NOT NULL,"
+	" log_pcr BYTEA, log_lag BIGINT NOT NULL,"
+	" rounds BIGINT NOT NULL, reboots BIGINT NOT NULL, comm_errors BIGINT NOT NULL,"
+	" registered_at BIGINT NOT NULL, last_ok BIGINT NOT NULL, last_seen BIGINT NOT NULL,"
+	" last_fail TEXT NOT NULL, last_msg BYTEA NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS policies (name TEXT COLLATE \"C\" PRIMARY KEY, doc BYTEA NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS verdicts ("
+	" seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, agent TEXT COLLATE \"C\" NOT NULL,"
+	" time BIGINT NOT NULL, fail TEXT NOT NULL, entry BIGINT NOT NULL,"
+	" path BYTEA NOT NULL, digest BYTEA NOT NULL, msg BYTEA NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS verdicts_agent ON verdicts (agent, seq);"
+	"COMMIT";
+
+#define SECRETS_MAX 8
+
+struct pg {
+	PGconn *c;
+	bool prepared;			/* the statements exist on this connection */
+	char url[512];			/* scrubbed, for messages */
+	char secret[SECRETS_MAX][256];	/* passwords of the URL, raw and decoded: never in a message */
+	size_t nsecret;
+	char sql[S__COUNT][2048];
+	struct vg_store_agent row;	/* agent_list's row */
+};
+
+static void no_notices(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+/* @in's message on one line, every password replaced by "***" */
+static void clean_msg(const struct pg *q, const char *in, char *out, size_t cap)
+{
+	char line[1024];
+	size_t n = 0, o = 0;
+
+	for (const char *p = in ? in : ""; *p && n + 3 < sizeof(line); p++) {
+		if (*p == '\n' || *p == '\r') {
+			while (p[1] == '\n' || p[1] == '\r' || p[1] == '\t' || p[1] == ' ')
+				p++;
+			if (p[1]) {
+				line[n++] = ';';
+				line[n++] = ' ';
+			}
+			continue;
+		}
+		line[n++] = *p == '\t' ? ' ' : *p;
+	}
+	line[n] = 0;
+	for (size_t i = 0; i < n && o + 1 < cap; ) {
+		size_t hit = 0;
+
+		for (size_t k = 0; k < q->nsecret; k++) {	/* the longest that matches here */
+			size_t sl = strlen(q->secret[k]);
+
+			if (sl > hit && strncmp(line + i, q->secret[k], sl) == 0)
+				hit = sl;
+		}
+		if (!hit) {
+			out[o++] = line[i++];
+			continue;
+		}
+		for (const char *m = "***"; *m && o + 1 < cap; m++)
+			out[o++] = *m;
+		i += hit;
+	}
+	if (cap)
+		out[o] = 0;
+	OPENSSL_cleanse(line, sizeof(line));
+}
+
+static int conn_err(struct pg *q, struct vg_diag *diag, const char *what)
+{
+	char m[512];
+
+	clean_msg(q, PQerrorMessage(q->c), m, sizeof(m));
+	return vg_diag_set(diag, -EIO, "store: %s: %s: %s", q->url, what, m);
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static void add_secret(struct pg *q, const char *p, size_t len, bool decode)
+{
+	char *s;
+	size_t n = 0;
+
+	if (q->nsecret == SECRETS_MAX || len == 0 || len >= sizeof(q->secret[0]))
+		return;
+	s = q->secret[q->nsecret++];
+	for (size_t i = 0; i < len; i++) {
+		if (decode && p[i] == '%' && i + 2 < len && hexval(p[i + 1]) >= 0 &&
+		    hexval(p[i + 2]) >= 0) {
+			s[n++] = (char)(hexval(p[i + 1]) << 4 | hexval(p[i + 2]));
+			i += 2;
+		} else if (decode && p[i] == '\'' && (i == 0 || i == len - 1)) {
+			continue;	/* conninfo quotes */
+		} else {
+			s[n++] = p[i];
+		}
+	}
+	s[n] = 0;
+}
+
+static void remember_secrets(struct pg *q, const char *url)
+{
+	struct vg_store_span sp[4];
+	size_t n = vg_store_url_secrets(url, sp, VG_ARRAY_SIZE(sp));
+
+	if (n > VG_ARRAY_SIZE(sp))
+		n = VG_ARRAY_SIZE(sp);
+	for (size_t i = 0; i < n; i++) {
+		add_secret(q, url + sp[i].off, sp[i].len, false);
+		add_secret(q, url + sp[i].off, sp[i].len, true);
+	}
+}
+
+static int build_sql(struct pg *q)
+{
+	char *s;
+	int r = 0;
+
+	s = q->sql[S_AGENT_PUT];
+	snprintf(s, sizeof(q->sql[0]), "INSERT INTO agents (");
+	r |= store_sql_list(s, sizeof(q->sql[0]), store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	strcat(s, ") VALUES (");
+	for (int i = 0; i < STORE_AGENT_NCOLS; i++)
+		snprintf(s + strlen(s), sizeof(q->sql[0]) - strlen(s), "%s$%d", i ? "," : "", i + 1);
+	strcat(s, ") ON CONFLICT (id) DO UPDATE SET ");
+	r |= store_sql_list(s, sizeof(q->sql[0]), store_agent_cols + 1, STORE_AGENT_NCOLS - 1,
+			    "%s = EXCLUDED.%s");
+
+	s = q->sql[S_AGENT_GET];
+	snprintf(s, sizeof(q->sql[0]), "SELECT ");
+	r |= store_sql_list(s, sizeof(q->sql[0]), store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	strcat(s, " FROM agents WHERE id = $1");
+
+	s = q->sql[S_AGENT_LIST];
+	snprintf(s, sizeof(q->sql[0]), "SELECT ");
+	r |= store_sql_list(s, sizeof(q->sql[0]), store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	strcat(s, " FROM agents ORDER BY id COLLATE \"C\"");
+
+	s = q->sql[S_AGENT_UPDATE];
+	snprintf(s, sizeof(q->sql[0]), "UPDATE agents SET ");
+	for (int i = 1; i < STORE_AGENT_NCOLS; i++)
+		snprintf(s + strlen(s), sizeof(q->sql[0]) - strlen(s), "%s%s = $%d", i > 1 ? ", " : "",
+			 store_agent_cols[i].name, i + 1);
+	strcat(s, " WHERE id = $1");
+	for (int k = 0; k < STORE_GUARD_NCOLS; k++)
+		snprintf(s + strlen(s), sizeof(q->sql[0]) - strlen(s), " AND %s IS NOT DISTINCT FROM $%d",
+			 store_agent_cols[store_agent_guard[k]].name, STORE_AGENT_NCOLS + 1 + k);
+	if (strlen(s) + 1 >= sizeof(q->sql[0]))
+		r = -1;
+
+	snprintf(q->sql[S_AGENT_DEL], sizeof(q->sql[0]),
+		 "WITH a AS (DELETE FROM agents WHERE id = $1 RETURNING id),"
+		 " v AS (DELETE FROM verdicts WHERE agent IN (SELECT id FROM a))"
+		 " SELECT id FROM a");
+	snprintf(q->sql[S_POLICY_PUT], sizeof(q->sql[0]),
+		 "INSERT INTO policies (name, doc) VALUES ($1, $2)"
+		 " ON CONFLICT (name) DO UPDATE SET doc = EXCLUDED.doc");
+	snprintf(q->sql[S_POLICY_GET], sizeof(q->sql[0]), "SELECT doc FROM policies WHERE name = $1");
+	snprintf(q->sql[S_POLICY_DEL], sizeof(q->sql[0]), "DELETE FROM policies WHERE name = $1");
+	snprintf(q->sql[S_VERDICT_ADD], sizeof(q->sql[0]),
+		 "INSERT INTO verdicts (agent, time, fail, entry, path, digest, msg)"
+		 " VALUES ($1, $2, $3, $4, $5, $6, $7)");
+	s = q->sql[S_VERDICT_LIST];
+	snprintf(s, sizeof(q->sql[0]), "SELECT ");
+	r |= store_sql_list(s, sizeof(q->sql[0]), store_verdict_cols, STORE_VERDICT_NCOLS, "%s");
+	strcat(s, " FROM verdicts WHERE agent = $1 ORDER BY seq DESC LIMIT $2");
+	return r ? -ENAMETOOLONG : 0;
+}
+
+/* Return: 0, or -EIO with @msg. */
+static int prepare_all(struct pg *q, char *msg, size_t cap)
+{
+	PGresult *res = PQexec(q->c, "DEALLOCATE ALL");
+
+	PQclear(res);
+	for (int i = 0; i < S__COUNT; i++) {
+		res = PQprepare(q->c, stmt_names[i], q->sql[i], 0, NULL);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+			const char *pm = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+			char m[400];
+
+			clean_msg(q, pm ? pm : PQerrorMessage(q->c), m, sizeof(m));
+			snprintf(msg, cap, "prepare %s: %s", stmt_names[i], m);
+			PQclear(res);
+			return -EIO;
+		}
+		PQclear(res);
+	}
+	q->prepared = true;
+	return 0;
+}
+
+/* Return: 0, or -EIO with @msg. */
+static int reconnect(struct pg *q, char *msg, size_t cap)
+{
+	q->prepared = false;
+	PQreset(q->c);
+	if (PQstatus(q->c) != CONNECTION_OK) {
+		clean_msg(q, PQerrorMessage(q->c), msg, cap);
+		return -EIO;
+	}
+	return prepare_all(q, msg, cap);
+}
+
+/* called for each row; non-zero stops the calls (the rest is drained) and is returned */
+typedef int (*row_fn)(void *arg, const PGresult *res);
+
+#define PARAMS_MAX (STORE_AGENT_NCOLS + STORE_GUARD_NCOLS)
+
+struct params {
+	int n;
+	const char *vals[PARAMS_MAX];
+	int lens[PARAMS_MAX];
+	int fmts[PARAMS_MAX];
+	uint8_t ints[PARAMS_MAX][8];
+};
+
+static void p_bytes(struct params *p, const void *b, size_t len)
+{
+	p->vals[p->n] = b ? b : "";
+	p->lens[p->n] = (int)len;
+	p->fmts[p->n++] = 1;
+}
+
+static void p_int(struct params *p, int64_t v)
+{
+	uint64_t u = (uint64_t)v;
+
+	for (int i = 0; i < 8; i++)
+		p->ints[p->n][i] = (uint8_t)(u >> (56 - 8 * i));
+	p_bytes(p, p->ints[p->n], 8);
+}
+
+static void p_null(struct params *p)
+{
+	p->vals[p->n] = NULL;
+	p->lens[p->n] = 0;
+	p->fmts[p->n++] = 1;
+}
+
+static void p_vals(struct params *p, const struct store_col *cols, const struct store_val *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (cols[i].type == STORE_INT)
+			p_int(p, v[i].i);
+		else
+			p_bytes(p, v[i].p, v[i].len);
+}
+
+/*
+ * run - statement @stmt with @p; @fn (may be NULL) for each row. *@rows:
+ * rows returned or affected. Reconnects and retries once on a lost
+ * connection when no row was handed out yet.
+ * Return: @fn's non-zero value, 0, or -EIO (diag: "store: @what: message").
+ */
+static int run(struct pg *q, int stmt, const struct params *p, row_fn fn, void *arg, long *rows,
+	       const char *what, struct vg_diag *diag)
+{
+	bool retried = false;
+	char msg[512];
+
+	for (;;) {
+		long n = 0, affected = 0;
+		bool failed = false;
+		PGresult *res;
+		int ret = 0;
+
+		msg[0] = 0;
+		if (PQstatus(q->c) != CONNECTION_OK || !q->prepared) {
+			/* lost during an earlier call: this call's one reconnection */
+			retried = true;
+			if (reconnect(q, msg, sizeof(msg)) < 0)
+				return vg_diag_set(diag, -EIO, "store: %s: no connection to the database: %s",
+						   what, msg);
+		}
+		if (!PQsendQueryPrepared(q->c, stmt_names[stmt], p ? p->n : 0, p ? p->vals : NULL,
+					 p ? p->lens : NULL, p ? p->fmts : NULL, 1)) {
+			clean_msg(q, PQerrorMessage(q->c), msg, sizeof(msg));
+			failed = true;
+		} else {
+			PQsetSingleRowMode(q->c);
+			while ((res = PQgetResult(q->c))) {
+				switch (PQresultStatus(res)) {
+				case PGRES_SINGLE_TUPLE:
+					n++;
+					if (!ret && fn)
+						ret = fn(arg, res);
+					break;
+				case PGRES_TUPLES_OK:
+					break;
+				case PGRES_COMMAND_OK:
+					affected = strtol(PQcmdTuples(res), NULL, 10);
+					break;
+				default:
+					if (!failed) {
+						const char *pm = PQresultErrorField(res,
+									PG_DIAG_MESSAGE_PRIMARY);
+
+						clean_msg(q, pm ? pm : PQerrorMessage(q->c), msg, sizeof(msg));
+						failed = true;
+					}
+					break;
+				}
+				PQclear(res);
+			}
+		}
+		if (!failed) {
+			if (rows)
+				*rows = n ? n : affected;
+			return ret;
+		}
+		if (PQstatus(q->c) != CONNECTION_BAD || retried || n > 0)
+			return vg_diag_set(diag, -EIO, "store: %s: %s", what, msg);
+		retried = true;
+		{
+			char rm[256];
+
+			/* what reconnecting says comes first: the diag holds 255 bytes */
+			if (reconnect(q, rm, sizeof(rm)) < 0)
+				return vg_diag_set(diag, -EIO, "store: %s: connection lost, reconnecting "
+						   "failed: %s (%s)", what, rm, msg);
+		}
+	}
+}
+
+/* the values of the row of @res, checked against @cols. Return: 0, -EBADMSG. */
+static int row_vals(const PGresult *res, const struct store_col *cols, struct store_val *v, int n)
+{
+	if (PQnfields(res) != n)
+		return -EBADMSG;
+	for (int i = 0; i < n; i++) {
+		const uint8_t *b = (const uint8_t *)PQgetvalue(res, 0, i);
+		int len = PQgetlength(res, 0, i);
+
+		memset(&v[i], 0, sizeof(v[i]));
+		if (PQgetisnull(res, 0, i))
+			continue;
+		if (cols[i].type != STORE_INT) {
+			v[i].p = b;
+			v[i].len = (size_t)len;
+			continue;
+		}
+		if (len != 8)
+			return -EBADMSG;
+		for (int k = 0; k < 8; k++)
+			v[i].i = (int64_t)((uint64_t)v[i].i << 8 | b[k]);
+	}
+	return 0;
+}
+
+static int pg_agent_put(void *ctx, const struct vg_store_agent *a, struct vg_diag *diag)
+{
+	struct store_val v[STORE_AGENT_NCOLS];
+	struct params p = { 0 };
+	int r;
+
+	store_agent_encode(a, v);
+	p_vals(&p, store_agent_cols, v, STORE_AGENT_NCOLS);
+	r = run(ctx, S_AGENT_PUT, &p, NULL, NULL, NULL, "agent put", diag);
+	return r < 0 ? r : 0;
+}
+
+static int pg_agent_update(void *ctx, const struct vg_store_agent *old,
+			   const struct vg_store_agent *a, struct vg_diag *diag)
+{
+	struct store_val v[STORE_AGENT_NCOLS], ov[STORE_AGENT_NCOLS];
+	struct params p = { 0 };
+	long n = 0;
+	int r;
+
+	store_agent_encode(a, v);
+	store_agent_encode(old, ov);
+	p_vals(&p, store_agent_cols, v, STORE_AGENT_NCOLS);
+	for (int k = 0; k < STORE_GUARD_NCOLS; k++)
+		p_vals(&p, &store_agent_cols[store_agent_guard[k]], &ov[store_agent_guard[k]], 1);
+	r = run(ctx, S_AGENT_UPDATE, &p, NULL, NULL, &n, "agent update", diag);
+	return r < 0 ? r : n == 1 ? 0 : -ESTALE;
+}
+
+struct get_arg {
+	struct vg_store_agent *a;
+	int r;				/* 0 or -EBADMSG */
+};
+
+static int get_row(void *arg, const PGresult *res)
+{
+	struct get_arg *g = arg;
+	struct store_val v[STORE_AGENT_NCOLS];
+
+	g->r = row_vals(res, store_agent_cols, v, STORE_AGENT_NCOLS);
+	if (g->r == 0)
+		g->r = store_agent_decode(v, g->a);
+	return 0;
+}
+
+static int pg_agent_get(void *ctx, const char *id, struct vg_store_agent *ret, struct vg_diag *diag)
+{
+	struct get_arg g = { ret, 0 };
+	struct params p = { 0 };
+	long n = 0;
+	int r;
+
+	p_bytes(&p, id, strlen(id));
+	r = run(ctx, S_AGENT_GET, &p, get_row, &g, &n, "agent get", diag);
+	if (r < 0)
+		return r;
+	if (n == 0)
+		return -ENOENT;
+	return g.r < 0 ? vg_diag_set(diag, -EBADMSG, "store: agent %s: bad row", id) : 0;
+}
+
+static int pg_agent_del(void *ctx, const char *id, struct vg_diag *diag)
+{
+	struct params p = { 0 };
+	long n = 0;
+	int r;
+
+	p_bytes(&p, id, strlen(id));
+	r = run(ctx, S_AGENT_DEL, &p, NULL, NULL, &n, "agent delete", diag);
+	return r < 0 ? r : n == 0 ? -ENOENT : 0;
+}
+
+struct list_arg {
+	struct pg *q;
+	vg_store_agent_cb cb;
+	void *arg;
+};
+
+static int list_row(void *arg, const PGresult *res)
+{
+	struct list_arg *l = arg;
+	struct store_val v[STORE_AGENT_NCOLS];
+
+	if (row_vals(res, store_agent_cols, v, STORE_AGENT_NCOLS) < 0 ||
+	    store_agent_decode(v, &l->q->row) < 0)
+		return 0;	/* a row that does not decode is skipped, not fatal (as in SQLite) */
+	return l->cb(l->arg, &l->q->row);
+}
+
+static int pg_agent_list(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_diag *diag)
+{
+	struct list_arg l = { ctx, cb, arg };
+
+	return run(ctx, S_AGENT_LIST, NULL, list_row, &l, NULL, "agent list", diag);
+}
+
+static int pg_policy_put(void *ctx, const char *name, const char *doc, size_t len,
+			 struct vg_diag *diag)
+{
+	struct params p = { 0 };
+	int r;
+
+	if (len > INT32_MAX)
+		return vg_diag_set(diag, -EIO, "store: policy %s: too large", name);
+	p_bytes(&p, name, strlen(name));
+	p_bytes(&p, doc, len);
+	r = run(ctx, S_POLICY_PUT, &p, NULL, NULL, NULL, "policy put", diag);
+	return r < 0 ? r : 0;
+}
+
+struct doc_arg {
+	char *s;
+	size_t len;
+};
+
+static int doc_row(void *arg, const PGresult *res)
+{
+	struct doc_arg *d = arg;
+	size_t n;
+
+	if (PQnfields(res) != 1 || d->s)
+		return 0;
+	n = (size_t)PQgetlength(res, 0, 0);
+	d->s = malloc(n + 1);
+	if (!d->s)
+		return -ENOMEM;
+	memcpy(d->s, PQgetvalue(res, 0, 0), n);
+	d->s[n] = 0;
+	d->len = n;
+	return 0;
+}
+
+static int pg_policy_get(void *ctx, const char *name, char **ret, size_t *len,
+			 struct vg_diag *diag)
+{
+	struct doc_arg d = { 0 };
+	struct params p = { 0 };
+	long n = 0;
+	int r;
+
+	p_bytes(&p, name, strlen(name));
+	r = run(ctx, S_POLICY_GET, &p, doc_row, &d, &n, "policy get", diag);
+	if (r < 0) {
+		free(d.s);
+		return r;
+	}
+	if (n == 0 || !d.s)
+		return -ENOENT;
+	*ret = d.s;
+	*len = d.len;
+	return 0;
+}
+
+static int pg_policy_del(void *ctx, const char *name, struct vg_diag *diag)
+{
+	struct params p = { 0 };
+	long n = 0;
+	int r;
+
+	p_bytes(&p, name, strlen(name));
+	r = run(ctx, S_POLICY_DEL, &p, NULL, NULL, &n, "policy delete", diag);
+	return r < 0 ? r : n == 0 ? -ENOENT : 0;
+}
+
+static int pg_verdict_add(void *ctx, const char *id, const struct vg_store_verdict *v,
+			  struct vg_diag *diag)
+{
+	struct store_val vals[STORE_VERDICT_NCOLS];
+	struct params p = { 0 };
+	int r;
+
+	p_bytes(&p, id, strlen(id));
+	store_verdict_encode(v, vals);
+	p_vals(&p, store_verdict_cols, vals, STORE_VERDICT_NCOLS);
+	r = run(ctx, S_VERDICT_ADD, &p, NULL, NULL, NULL, "verdict add", diag);
+	return r < 0 ? r : 0;
+}
+
+struct vlist_arg {
+	vg_store_verdict_cb cb;
+	void *arg;
+};
+
+static int verdict_row(void *arg, const PGresult *res)
+{
+	struct vlist_arg *l = arg;
+	struct store_val vals[STORE_VERDICT_NCOLS];
+	struct vg_store_verdict v;
+
+	if (row_vals(res, store_verdict_cols, vals, STORE_VERDICT_NCOLS) < 0)
+		memset(vals, 0, sizeof(vals));	/* SQLite reads a mistyped column as 0 / "" */
+	store_verdict_decode(vals, &v);
+	return l->cb(l->arg, &v);
+}
+
+static int pg_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdict_cb cb,
+			   void *arg, struct vg_diag *diag)
+{
+	struct vlist_arg l = { cb, arg };
+	struct params p = { 0 };
+
+	p_bytes(&p, id, strlen(id));
+	if (max > INT64_MAX)
+		p_null(&p);		/* LIMIT NULL: all, as SQLite's negative LIMIT */
+	else
+		p_int(&p, (int64_t)max);
+	return run(ctx, S_VERDICT_LIST, &p, verdict_row, &l, NULL, "verdict list", diag);
+}
+
+static void pg_close(void *ctx)
+{
+	struct pg *q = ctx;
+
+	PQfinish(q->c);
+	OPENSSL_cleanse(q->secret, sizeof(q->secret));
+	free(q);
+}
+
+static const struct vg_store_ops pg_ops = {
+	.agent_put = pg_agent_put,
+	.agent_get = pg_agent_get,
+	.agent_del = pg_agent_del,
+	.agent_list = pg_agent_list,
+	.agent_update = pg_agent_update,
+	.policy_put = pg_policy_put,
+	.policy_get = pg_policy_get,
+	.policy_del = pg_policy_del,
+	.verdict_add = pg_verdict_add,
+	.verdict_list = pg_verdict_list,
+	.close = pg_close,
+};
+
+/* Return: 0, or -EIO with @msg. */
+static int create_schema(struct pg *q, char *msg, size_t cap)
+{
+	PGresult *res = PQexec(q->c, schema_present);
+	bool present = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+		       strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	int r = 0;
+
+	PQclear(res);
+	if (present)
+		return 0;	/* nothing to create: a role without CREATE rights can use it */
+	res = PQexec(q->c, schema);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		const char *pm = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+		clean_msg(q, pm ? pm : PQerrorMessage(q->c), msg, cap);
+		r = -EIO;
+	}
+	PQclear(res);
+	if (r < 0)
+		PQclear(PQexec(q->c, "ROLLBACK"));
+	return r;
+}
+
+int vg_store_pg_open(const char *url, struct vg_store **ret, struct vg_diag *diag)
+{
+	static const char *const kw[] = { "connect_timeout", "fallback_application_name", "dbname",
+					  NULL };
+	const char *vals[] = { "10", "vigil", url, NULL };
+	struct vg_store *s = calloc(1, sizeof(*s));
+	struct pg *q = calloc(1, sizeof(*q));
+	char msg[512];
+	int r;
+
+	if (!s || !q) {
+		free(s);
+		free(q);
+		return -ENOMEM;
+	}
+	vg_store_url_scrub(url, q->url, sizeof(q->url));
+	remember_secrets(q, url);
+	if (strncmp(url, "postgresql://", 13) != 0 && strncmp(url, "postgres://", 11) != 0 &&
+	    !strchr(url, '=')) {
+		r = vg_diag_set(diag, -EINVAL, "store: %s: not a postgresql:// URL or a libpq "
+				"conninfo string", q->url);
+		goto fail;
+	}
+	r = build_sql(q);
+	if (r < 0) {
+		vg_diag_set(diag, r, "store: statements too long");
+		goto fail;
+	}
+	/* later keywords override: the URL's own connect_timeout wins over ours */
+	q->c = PQconnectdbParams(kw, vals, 1);
+	if (!q->c) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (PQstatus(q->c) != CONNECTION_OK) {
+		r = conn_err(q, diag, "connect");
+		goto fail;
+	}
+	PQsetNoticeProcessor(q->c, no_notices, NULL);
+	if (create_schema(q, msg, sizeof(msg)) < 0) {
+		r = vg_diag_set(diag, -EIO, "store: %s: schema: %s", q->url, msg);
+		goto fail;
+	}
+	if (prepare_all(q, msg, sizeof(msg)) < 0) {
+		r = vg_diag_set(diag, -EIO, "store: %s: %s", q->url, msg);
+		goto fail;
+	}
+	s->ops = &pg_ops;
+	s->ctx = q;
+	*ret = s;
+	return 0;
+fail:
+	PQfinish(q->c);
+	OPENSSL_cleanse(q->secret, sizeof(q->secret));
+	free(q);
+	free(s);
+	return r;
+}
