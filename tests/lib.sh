@@ -112,6 +112,12 @@ flip_last_byte() {
 		dd of="$f" bs=1 seek=$((size - 1)) conv=notrunc status=none
 }
 
+# flip every bit of the byte at OFFSET of FILE in place: always a change
+# (writing a fixed value leaves the byte as it was 1 time in 256)
+flip_byte() {
+	python3 -c 'import sys; f = open(sys.argv[1], "r+b"); o = int(sys.argv[2]); f.seek(o); b = f.read(1)[0]; f.seek(o); f.write(bytes([b ^ 0xff]))' "$1" "$2"
+}
+
 # flip the last byte of xattr NAME on FILE
 flip_xattr() {
 	local f=$1 x=$2 v n last

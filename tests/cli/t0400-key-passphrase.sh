@@ -70,7 +70,7 @@ head -c 40 p.key >short.key
 run "$VIGIL" appraise --hmac-key short.key --passphrase-file pass f
 check_eq "truncated key file" "$RC" 2
 check "... named" said "short.key: "
-cp p.key salt.key; printf '\xff' | dd of=salt.key bs=1 seek=30 conv=notrunc status=none
+cp p.key salt.key; flip_byte salt.key 30
 run "$VIGIL" appraise --hmac-key salt.key --passphrase-file pass f
 check_eq "changed salt: the passphrase no longer checks" "$RC" 2
 check "... reported as a wrong passphrase" said "wrong passphrase"

@@ -110,7 +110,7 @@ check "... unseals" "$VIGIL" key unseal s1.key
 size=$(stat -c %s ahead.key)
 for off in 30 100 200 $((size - 1)); do
 	cp ahead.key bad.key
-	printf '\x5a' | dd of=bad.key bs=1 seek=$off conv=notrunc status=none
+	flip_byte bad.key $off
 	run "$VIGIL" key unseal bad.key
 	check_eq "a byte changed at $off: exit 2" "$RC" 2
 	check_eq "... one clean message" "$(wc -l <<<"$OUT")" 1

@@ -37,7 +37,7 @@ for alg in ecc rsa; do
 	check "$alg: vigil prints the clock" grep -q "^OK clock=.* safe=1" "$T/.qc"
 	agree "$alg wrong nonce" 1 q.msg q.sig q.pcrs "$(openssl rand -hex 20)" sha256:0,7,10
 	cp q.msg bad.msg
-	printf '\x55' | dd of=bad.msg bs=1 seek=60 conv=notrunc status=none
+	flip_byte bad.msg 60
 	agree "$alg signed bytes altered" 1 bad.msg q.sig q.pcrs "$nonce" sha256:0,7,10
 	cp q.pcrs bad.pcrs
 	# the first value (PCR 0) starts at 132 + 4 + 4 + 2
