@@ -209,56 +209,19 @@ const void *vg_hasher_md(struct vg_hasher *h, unsigned int algo)
 	return h->md[algo];
 }
 
-int vg_hasher_fd(struct vg_hasher *h, int fd, unsigned int algo,
-		 struct vg_digest *ret, uint64_t *nbytes, struct vg_diag *diag)
+/*
+ * The one hashing loop: @from_start reads with pread from offset 0 (a
+ * pipe falls back to read from where it is), else read from the current
+ * offset; @st, if given, lets a short read ending at st_size end it.
+ */
+static int hash_fd(struct vg_hasher *h, int fd, const struct stat *st, bool from_start,
+		   unsigned int algo, struct vg_digest *ret, uint64_t *nbytes,
+		   struct vg_diag *diag)
 {
 	const EVP_MD *md = vg_hasher_md(h, algo);
 	uint64_t total = 0;
 	unsigned int n = 0;
-	bool advised = false;
-
-	if (!md && vg__md_known(algo))
-		return vg_diag_set(diag, -ENOMEM, "out of memory fetching %s", vg_hash_name(algo));
-	if (!md)
-		return vg_diag_set(diag, -EOPNOTSUPP, "hash algorithm %s is not available",
-				   vg_hash_name(algo) ? vg_hash_name(algo) : "(unknown)");
-	if (!EVP_DigestInit_ex(h->ctx, md, NULL))
-		return vg_diag_ssl(diag, -ENOMEM, "digest init");
-	for (;;) {
-		ssize_t got = read(fd, h->buf, HASHER_BUF);
-
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			return vg_diag_set(diag, -errno, "read: %s", strerror(errno));
-		}
-		if (got == 0)
-			break;
-		if (!EVP_DigestUpdate(h->ctx, h->buf, (size_t)got))
-			return vg_diag_ssl(diag, -EIO, "digest update");
-		total += (uint64_t)got;
-		if (!advised && (size_t)got == HASHER_BUF) {
-			/* Large file: let readahead run ahead of the hash. */
-			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-			advised = true;
-		}
-	}
-	if (!EVP_DigestFinal_ex(h->ctx, ret->bytes, &n))
-		return vg_diag_ssl(diag, -EIO, "digest final");
-	ret->algo = (uint8_t)algo;
-	ret->len = (uint8_t)n;
-	if (nbytes)
-		*nbytes = total;
-	return 0;
-}
-
-int vg_hasher_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned int algo,
-		   struct vg_digest *ret, uint64_t *nbytes, struct vg_diag *diag)
-{
-	const EVP_MD *md = vg_hasher_md(h, algo);
-	uint64_t total = 0;
-	unsigned int n = 0;
-	bool advised = false, seekable = true;
+	bool advised = false, seekable = from_start;
 
 	if (!md && vg__md_known(algo))
 		return vg_diag_set(diag, -ENOMEM, "out of memory fetching %s", vg_hash_name(algo));
@@ -295,6 +258,7 @@ int vg_hasher_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned 
 		    total == (uint64_t)st->st_size)
 			break;
 		if (!advised && (size_t)got == HASHER_BUF) {
+			/* Large file: let readahead run ahead of the hash. */
 			(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 			advised = true;
 		}
@@ -306,6 +270,18 @@ int vg_hasher_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned 
 	if (nbytes)
 		*nbytes = total;
 	return 0;
+}
+
+int vg_hasher_fd(struct vg_hasher *h, int fd, unsigned int algo,
+		 struct vg_digest *ret, uint64_t *nbytes, struct vg_diag *diag)
+{
+	return hash_fd(h, fd, NULL, false, algo, ret, nbytes, diag);
+}
+
+int vg_hasher_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned int algo,
+		   struct vg_digest *ret, uint64_t *nbytes, struct vg_diag *diag)
+{
+	return hash_fd(h, fd, st, true, algo, ret, nbytes, diag);
 }
 
 void vg_hex_encode(const uint8_t *in, size_t len, char *out)
