@@ -54,7 +54,11 @@ for n in "${names[@]}"; do
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	# slow-unit-* are reports, not failures (a paused or busy machine makes them)
 	crashes=$(find "$art" -type f ! -name 'slow-unit-*' | wc -l)
-	if [ $rc -ne 0 ] || [ "$crashes" -ne 0 ]; then
+	if [ $rc -eq 72 ] && [ "$crashes" -eq 0 ]; then
+		# libFuzzer's exit status when a signal stopped the run: not a finding
+		failed=1
+		summary+=("$n: INTERRUPTED after ${execs:-?} execs (see $log)")
+	elif [ $rc -ne 0 ] || [ "$crashes" -ne 0 ]; then
 		failed=1
 		summary+=("$n: CRASH (exit $rc, $crashes artifacts in $art; see $log)")
 	else
