@@ -105,13 +105,13 @@ static int handle(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
 	int r = 0;
 
 	if (!s->check) {
+		/* the error may be about another record of the batch: d.msg names it */
 		r = vg_scan_db_add(s->db, rec, &d);
 		if (r < 0) {
-			tree_file_err(t, rec->path, "%s", d.msg);
-			if (r != -EEXIST)
-				return -ECANCELED;
-			tree_count(t, TREE_ERROR, "duplicate");
-			return 0;
+			tree_lock(t);
+			cli_err("%s", d.msg);
+			tree_unlock(t);
+			return -ECANCELED;
 		}
 		tree_count(t, TREE_OK, NULL);
 		return 0;

@@ -316,10 +316,17 @@ int vg_scan_xattr_diff(const struct vg_scan_rec *a, const struct vg_scan_rec *b,
 	return count;
 }
 
+/* Records waiting to be inserted; inserted in path order, SCAN_BATCH at a time. */
+#define SCAN_BATCH 4096
+
 struct vg_scan_db {
 	sqlite3 *db;
 	sqlite3_stmt *insert;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;		/* pending, npending */
+	pthread_mutex_t insert_lock;	/* insert, the connection, dup */
+	struct vg_scan_rec *pending;	/* SCAN_BATCH slots */
+	size_t npending;
+	char *dup;			/* first path recorded twice */
 	char *path, *tmp;
 	unsigned int algo;
 	char **roots;
@@ -358,54 +365,124 @@ static int derive_key(struct vg_scan_db *db, const uint8_t *key, size_t keylen,
 	return r;
 }
 
-static int mac_put(EVP_MAC_CTX *ctx, const void *p, size_t len)
-{
-	uint8_t l[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
-			 (uint8_t)len };
+/*
+ * The MAC: over the header, then every record in path order, then the
+ * count; each field is a u64 or a u32-length-prefixed string, big-endian.
+ * Fields are gathered into a buffer: one EVP_MAC_update per 64 KiB, not
+ * a dozen per record.
+ */
+struct mac {
+	EVP_MAC_CTX *ctx;
+	bool ok;
+	size_t n;
+	uint8_t buf[65536];
+};
 
-	return EVP_MAC_update(ctx, l, 4) && (len == 0 || EVP_MAC_update(ctx, p, len));
+static void mac_flush(struct mac *m)
+{
+	if (m->n && m->ok)
+		m->ok = EVP_MAC_update(m->ctx, m->buf, m->n);
+	m->n = 0;
 }
 
-static int mac_u64(EVP_MAC_CTX *ctx, uint64_t v)
+static void mac_bytes(struct mac *m, const void *p, size_t len)
+{
+	if (len > sizeof(m->buf) - m->n) {
+		mac_flush(m);
+		if (len > sizeof(m->buf)) {
+			m->ok = m->ok && EVP_MAC_update(m->ctx, p, len);
+			return;
+		}
+	}
+	if (len)
+		memcpy(m->buf + m->n, p, len);
+	m->n += len;
+}
+
+static void mac_u64(struct mac *m, uint64_t v)
 {
 	uint8_t b[8];
 
 	for (int i = 0; i < 8; i++)
 		b[i] = (uint8_t)(v >> (56 - 8 * i));
-	return EVP_MAC_update(ctx, b, 8);
+	mac_bytes(m, b, 8);
 }
 
-/* The MAC over the header and db->recs (in path order). */
-static int compute_mac(struct vg_scan_db *db, uint8_t out[32], struct vg_diag *diag)
+static void mac_put(struct mac *m, const void *p, size_t len)
 {
-	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	uint8_t l[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
+			 (uint8_t)len };
+
+	mac_bytes(m, l, 4);
+	mac_bytes(m, p, len);
+}
+
+/* A keyed context with the header in it; NULL when out of memory. */
+static struct mac *mac_begin(const struct vg_scan_db *db)
+{
+	struct mac *m = malloc(sizeof(*m));
+	EVP_MAC *mac = m ? EVP_MAC_fetch(NULL, "HMAC", NULL) : NULL;
 	OSSL_PARAM params[] = {
 		OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
 		OSSL_PARAM_construct_end(),
 	};
+
+	if (!m)
+		return NULL;
+	m->ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	EVP_MAC_free(mac);	/* the context holds its own reference */
+	m->n = 0;
+	m->ok = m->ctx && EVP_MAC_init(m->ctx, db->mackey, sizeof(db->mackey), params);
+	mac_put(m, "vigil-scan", 10);
+	mac_u64(m, SCAN_FORMAT);
+	mac_u64(m, db->algo);
+	mac_u64(m, db->nroots);
+	for (size_t i = 0; i < db->nroots; i++)
+		mac_put(m, db->roots[i], strlen(db->roots[i]));
+	return m;
+}
+
+static void mac_rec(struct mac *m, const struct vg_scan_rec *r)
+{
+	mac_put(m, r->path, r->path_len);
+	mac_u64(m, r->mode);
+	mac_u64(m, r->uid);
+	mac_u64(m, r->gid);
+	mac_u64(m, r->size);
+	mac_u64(m, r->ino);
+	mac_u64(m, (uint64_t)r->mtime_ns);
+	mac_u64(m, (uint64_t)r->ctime_ns);
+	mac_put(m, r->xattrs, r->xattrs_len);
+	mac_put(m, r->target, r->target_len);
+	mac_u64(m, r->digest.algo);
+	mac_put(m, r->digest.bytes, r->digest.len);
+}
+
+/* Finish into @out and free @m. Return: 0, or -ENOMEM (diag filled). */
+static int mac_end(struct mac *m, uint64_t n, uint8_t out[32], struct vg_diag *diag)
+{
 	size_t outlen = 0;
 	bool ok;
 
-	ok = ctx && EVP_MAC_init(ctx, db->mackey, sizeof(db->mackey), params) &&
-	     mac_put(ctx, "vigil-scan", 10) && mac_u64(ctx, SCAN_FORMAT) &&
-	     mac_u64(ctx, db->algo) && mac_u64(ctx, db->nroots);
-	for (size_t i = 0; ok && i < db->nroots; i++)
-		ok = mac_put(ctx, db->roots[i], strlen(db->roots[i]));
-	for (size_t i = 0; ok && i < db->n; i++) {
-		const struct vg_scan_rec *r = &db->recs[i];
-
-		ok = mac_put(ctx, r->path, r->path_len) && mac_u64(ctx, r->mode) &&
-		     mac_u64(ctx, r->uid) && mac_u64(ctx, r->gid) && mac_u64(ctx, r->size) &&
-		     mac_u64(ctx, r->ino) && mac_u64(ctx, (uint64_t)r->mtime_ns) &&
-		     mac_u64(ctx, (uint64_t)r->ctime_ns) && mac_put(ctx, r->xattrs, r->xattrs_len) &&
-		     mac_put(ctx, r->target, r->target_len) && mac_u64(ctx, r->digest.algo) &&
-		     mac_put(ctx, r->digest.bytes, r->digest.len);
-	}
-	ok = ok && mac_u64(ctx, db->n) && EVP_MAC_final(ctx, out, &outlen, 32);
-	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(mac);
+	if (!m)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	mac_u64(m, n);
+	mac_flush(m);
+	ok = m->ok && EVP_MAC_final(m->ctx, out, &outlen, 32);
+	EVP_MAC_CTX_free(m->ctx);
+	OPENSSL_cleanse(m->buf, sizeof(m->buf));
+	free(m);
 	return ok ? 0 : vg_diag_ssl(diag, -ENOMEM, "HMAC-SHA256");
+}
+
+/* The MAC over the header and db->recs (loaded in path order). */
+static int compute_mac(struct vg_scan_db *db, uint8_t out[32], struct vg_diag *diag)
+{
+	struct mac *m = mac_begin(db);
+
+	for (size_t i = 0; m && i < db->n; i++)
+		mac_rec(m, &db->recs[i]);
+	return mac_end(m, db->n, out, diag);
 }
 
 static int exec_sql(struct vg_scan_db *db, const char *sql, struct vg_diag *diag)
@@ -443,6 +520,7 @@ static struct vg_scan_db *db_alloc(const char *path)
 		return NULL;
 	}
 	pthread_mutex_init(&db->lock, NULL);
+	pthread_mutex_init(&db->insert_lock, NULL);
 	return db;
 }
 
@@ -451,7 +529,8 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 		      struct vg_diag *diag)
 {
 	static const char schema[] =
-		"PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;"
+		"PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+		"PRAGMA cache_size=-262144;"
 		"CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);"
 		"CREATE TABLE files(path BLOB PRIMARY KEY, mode INTEGER, uid INTEGER,"
 		" gid INTEGER, size INTEGER, ino INTEGER, mtime INTEGER, ctime INTEGER,"
@@ -475,8 +554,9 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 		goto fail;
 	}
 	(void)unlink(db->tmp);
+	/* every use of the connection is under insert_lock, or single-threaded */
 	if (sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		r = vg_diag_set(diag, -EIO, "%s: cannot create: %s", db->tmp,
 				db->db ? sqlite3_errmsg(db->db) : "out of memory");
 		goto fail;
@@ -524,6 +604,11 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 		r = db_err(db, diag, -EIO, "database");
 		goto fail;
 	}
+	db->pending = malloc(SCAN_BATCH * sizeof(*db->pending));
+	if (!db->pending) {
+		r = vg_diag_set(diag, -ENOMEM, "out of memory");
+		goto fail;
+	}
 	*ret = db;
 	return 0;
 fail:
@@ -531,13 +616,25 @@ fail:
 	return r;
 }
 
-int vg_scan_db_add(struct vg_scan_db *db, const struct vg_scan_rec *r, struct vg_diag *diag)
+/* SQLite orders BLOBs by memcmp, the shorter first on a tie. */
+static int path_cmp(const struct vg_scan_rec *a, const struct vg_scan_rec *b)
+{
+	int c = memcmp(a->path, b->path, a->path_len < b->path_len ? a->path_len : b->path_len);
+
+	return c ? c : (a->path_len > b->path_len) - (a->path_len < b->path_len);
+}
+
+static int cmp_rec_ptr(const void *a, const void *b)
+{
+	return path_cmp(*(const struct vg_scan_rec *const *)a,
+			*(const struct vg_scan_rec *const *)b);
+}
+
+static int insert_one(struct vg_scan_db *db, const struct vg_scan_rec *r, struct vg_diag *diag)
 {
 	sqlite3_stmt *st = db->insert;
-	int ret = 0, rc;
+	int rc, ret = 0;
 
-	pthread_mutex_lock(&db->lock);
-	sqlite3_reset(st);
 	sqlite3_bind_blob(st, 1, r->path, (int)r->path_len, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, r->mode);
 	sqlite3_bind_int64(st, 3, r->uid);
@@ -553,12 +650,69 @@ int vg_scan_db_add(struct vg_scan_db *db, const struct vg_scan_rec *r, struct vg
 	sqlite3_bind_int64(st, 11, r->digest.algo);
 	sqlite3_bind_blob(st, 12, r->digest.bytes, r->digest.len, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_CONSTRAINT)
-		ret = vg_diag_set(diag, -EEXIST, "recorded twice");
-	else if (rc != SQLITE_DONE)
+	if (rc == SQLITE_CONSTRAINT) {
+		if (!db->dup)
+			db->dup = strdup(r->path);
+	} else if (rc != SQLITE_DONE) {
 		ret = db_err(db, diag, -EIO, "adding a record");
-	sqlite3_clear_bindings(st);
+	}
+	sqlite3_reset(st);
+	return ret;
+}
+
+/*
+ * Insert @n records in path order (B-tree appends, not random inserts)
+ * and release them. Called with insert_lock held, not db->lock: other
+ * threads go on filling the next batch meanwhile.
+ */
+static int insert_batch(struct vg_scan_db *db, struct vg_scan_rec *recs, size_t n,
+			struct vg_diag *diag)
+{
+	struct vg_scan_rec *sorted[SCAN_BATCH];
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = &recs[i];
+	qsort(sorted, n, sizeof(*sorted), cmp_rec_ptr);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = insert_one(db, sorted[i], diag);
+	for (size_t i = 0; i < n; i++)
+		vg_scan_rec_release(&recs[i]);
+	if (r == 0 && db->dup)
+		r = vg_diag_set(diag, -EEXIST, "%s: recorded twice", db->dup);
+	return r;
+}
+
+int vg_scan_db_add(struct vg_scan_db *db, struct vg_scan_rec *r, struct vg_diag *diag)
+{
+	struct vg_scan_rec *full = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&db->lock);
+	db->pending[db->npending++] = *r;
+	if (db->npending == SCAN_BATCH) {
+		full = db->pending;
+		db->pending = malloc(SCAN_BATCH * sizeof(*db->pending));
+		if (!db->pending) {
+			db->pending = full;	/* inserted below, then reused */
+			db->npending = 0;
+			pthread_mutex_lock(&db->insert_lock);
+			ret = insert_batch(db, full, SCAN_BATCH, diag);
+			pthread_mutex_unlock(&db->insert_lock);
+			pthread_mutex_unlock(&db->lock);
+			memset(r, 0, sizeof(*r));
+			return ret;
+		}
+		db->npending = 0;
+	}
 	pthread_mutex_unlock(&db->lock);
+	memset(r, 0, sizeof(*r));
+	if (full) {
+		pthread_mutex_lock(&db->insert_lock);
+		ret = insert_batch(db, full, SCAN_BATCH, diag);
+		pthread_mutex_unlock(&db->insert_lock);
+		free(full);
+	}
 	return ret;
 }
 
@@ -651,6 +805,68 @@ static int load_rows(struct vg_scan_db *db, struct vg_diag *diag)
 	return r;
 }
 
+/*
+ * The MAC of a database being created, over its rows as stored (read back
+ * in path order, straight from SQLite's pages, nothing copied).
+ */
+static int stream_mac(struct vg_scan_db *db, uint8_t out[32], struct vg_diag *diag)
+{
+	struct mac *m = mac_begin(db);
+	sqlite3_stmt *st = NULL;
+	uint64_t n = 0;
+	bool ok = true;
+	int rc = SQLITE_DONE, r;
+
+	if (!m)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	if (sqlite3_prepare_v2(db->db,
+				     "SELECT path, mode, uid, gid, size, ino, mtime, ctime, xattrs,"
+				     " target, algo, digest FROM files ORDER BY path", -1, &st,
+				     NULL) != SQLITE_OK) {
+		(void)mac_end(m, 0, out, NULL);
+		return db_err(db, diag, -EIO, "reading back");
+	}
+	while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct vg_scan_rec rec = {
+			.path = (char *)sqlite3_column_blob(st, 0),
+			.path_len = (size_t)sqlite3_column_bytes(st, 0),
+			.mode = (uint32_t)sqlite3_column_int64(st, 1),
+			.uid = (uint32_t)sqlite3_column_int64(st, 2),
+			.gid = (uint32_t)sqlite3_column_int64(st, 3),
+			.size = (uint64_t)sqlite3_column_int64(st, 4),
+			.ino = (uint64_t)sqlite3_column_int64(st, 5),
+			.mtime_ns = sqlite3_column_int64(st, 6),
+			.ctime_ns = sqlite3_column_int64(st, 7),
+			.xattrs = (uint8_t *)sqlite3_column_blob(st, 8),
+			.xattrs_len = (size_t)sqlite3_column_bytes(st, 8),
+			.target = (uint8_t *)sqlite3_column_blob(st, 9),
+			.target_len = (size_t)sqlite3_column_bytes(st, 9),
+			.digest.algo = (uint8_t)sqlite3_column_int64(st, 10),
+		};
+		const void *dig = sqlite3_column_blob(st, 11);
+		size_t dlen = (size_t)sqlite3_column_bytes(st, 11);
+
+		if (dlen > sizeof(rec.digest.bytes)) {
+			ok = false;
+			break;
+		}
+		rec.digest.len = (uint8_t)dlen;
+		if (dlen)
+			memcpy(rec.digest.bytes, dig, dlen);
+		mac_rec(m, &rec);
+		n++;
+	}
+	if (!ok || rc != SQLITE_DONE) {
+		r = ok ? db_err(db, diag, -EIO, "reading back") :
+			 vg_diag_set(diag, -EIO, "%s: reading back: a digest too long", db->path);
+		sqlite3_finalize(st);
+		(void)mac_end(m, 0, out, NULL);
+		return r;
+	}
+	sqlite3_finalize(st);
+	return mac_end(m, n, out, diag);
+}
+
 static int fsync_path(const char *path, int flags)
 {
 	int fd = open(path, flags | O_CLOEXEC), r = 0;
@@ -669,12 +885,15 @@ int vg_scan_db_commit(struct vg_scan_db *db, struct vg_diag *diag)
 	char *dir, *slash;
 	int r;
 
-	sqlite3_finalize(db->insert);
-	db->insert = NULL;
-	r = load_rows(db, diag);
+	pthread_mutex_lock(&db->insert_lock);
+	r = insert_batch(db, db->pending, db->npending, diag);
+	db->npending = 0;
+	pthread_mutex_unlock(&db->insert_lock);
 	if (r < 0)
 		return r;
-	r = compute_mac(db, mac, diag);
+	sqlite3_finalize(db->insert);
+	db->insert = NULL;
+	r = stream_mac(db, mac, diag);
 	if (r == 0)
 		r = put_meta(db, "mac", mac, sizeof(mac), diag);
 	if (r == 0)
@@ -900,6 +1119,11 @@ void vg_scan_db_free(struct vg_scan_db *db)
 	for (size_t i = 0; i < db->n; i++)
 		vg_scan_rec_release(&db->recs[i]);
 	free(db->recs);
+	for (size_t i = 0; i < db->npending; i++)
+		vg_scan_rec_release(&db->pending[i]);
+	free(db->pending);
+	free(db->dup);
+	pthread_mutex_destroy(&db->insert_lock);
 	free(db->index);
 	for (size_t i = 0; i < db->nroots; i++)
 		free(db->roots[i]);

@@ -96,10 +96,19 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 		      const uint8_t *key, size_t keylen, struct vg_scan_db **ret,
 		      struct vg_diag *diag);
 
-/* Add one record (thread-safe). Return: 0, -EEXIST (path twice), -EIO. */
-int vg_scan_db_add(struct vg_scan_db *db, const struct vg_scan_rec *r, struct vg_diag *diag);
+/*
+ * vg_scan_db_add - add one record, taking over what it holds (@r is left
+ * empty). Thread-safe. Records are inserted in batches, sorted by path, so
+ * an error may concern an earlier record: -EEXIST names the path recorded
+ * twice; it is also returned by vg_scan_db_commit() if found at the end.
+ * Return: 0, -EEXIST, -EIO, -ENOMEM (diag filled).
+ */
+int vg_scan_db_add(struct vg_scan_db *db, struct vg_scan_rec *r, struct vg_diag *diag);
 
-/* Compute the MAC, write it, make the file durable and rename it into place. */
+/*
+ * Insert what is pending, compute the MAC, write it, make the file durable
+ * and rename it into place.
+ */
 int vg_scan_db_commit(struct vg_scan_db *db, struct vg_diag *diag);
 
 /*
