@@ -57,13 +57,14 @@ static ssize_t get_xattr(int fd, const char *name, uint8_t *small, size_t cap, u
 	return n < 0 ? -errno : n;
 }
 
-static int meta_for(int fd, const struct stat *st, const struct vg_evm_config *cfg, uint8_t type,
+static int meta_for(struct vg_hasher *h, int fd, const struct stat *st,
+		    const struct vg_evm_config *cfg, uint8_t type,
 		    enum vg_uuid_mode mode, const uint8_t uuid[16], const struct vg_meta_override *ov,
 		    struct vg_evm_meta *m, struct vg_diag *diag)
 {
 	bool need_uuid = cfg->fsuuid && type != VG_EVM_XATTR_PORTABLE_DIGSIG;
 	bool from_fs = need_uuid && mode == VG_UUID_FROM_FS;
-	int r = st ? vg__evm_meta_from_stat(fd, st, from_fs, m, diag) :
+	int r = st ? vg__evm_meta_from_stat(h, fd, st, from_fs, m, diag) :
 		     vg_evm_meta_from_fd(fd, from_fs, m, diag);
 
 	if (r < 0) {
@@ -157,7 +158,7 @@ static int evm_check(struct vg_hasher *h, int fd, const struct stat *st,
 	}
 
 	if (ex.type == VG_EVM_XATTR_HMAC) {
-		r = meta_for(fd, st, cfg, ex.type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
+		r = meta_for(h, fd, st, cfg, ex.type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
 		if (r < 0)
 			goto out;
 		r = vg__evm_digest(h, cfg, xs, &meta, VG_EVM_XATTR_HMAC, VG_HASH_SHA1, o->hmac_key,
@@ -179,7 +180,7 @@ static int evm_check(struct vg_hasher *h, int fd, const struct stat *st,
 	/* 03 or 05: the decoder admits nothing else */
 	imm = ex.type == VG_EVM_XATTR_PORTABLE_DIGSIG;
 	ret->keyid = ex.sig.keyid;
-	r = meta_for(fd, st, cfg, ex.type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
+	r = meta_for(h, fd, st, cfg, ex.type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
 	if (r < 0)
 		goto out;
 	r = vg_evm_digest(cfg, xs, &meta, ex.type, ex.sig.hash_algo, NULL, 0, &d, &ret->detail);
@@ -525,7 +526,7 @@ int vg_label_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned i
 	r = vg_evm_xattrs_set(xs, evm->evm, VG_XATTR_IMA, val, (size_t)len);
 	if (r < 0 && r != -ENOENT)
 		return vg_diag_set(diag, r, "security.ima: %s", strerror(-r));
-	r = meta_for(fd, &after, evm->evm, evm->type, evm->uuid_mode, evm->uuid, &evm->meta, &meta,
+	r = meta_for(h, fd, &after, evm->evm, evm->type, evm->uuid_mode, evm->uuid, &evm->meta, &meta,
 		     diag);
 	if (r < 0)
 		return r;
@@ -548,7 +549,7 @@ int vg_label_evm_fd(int fd, const struct vg_evm_label_opts *o, struct vg_diag *d
 	int len, r;
 
 	vg_evm_xattrs_init(&xs);
-	r = meta_for(fd, NULL, o->evm, o->type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
+	r = meta_for(NULL, fd, NULL, o->evm, o->type, o->uuid_mode, o->uuid, &o->meta, &meta, diag);
 	if (r < 0)
 		goto out;
 	r = vg_evm_xattrs_read(fd, o->evm, &xs, diag);

@@ -138,7 +138,7 @@ int vg_fs_uuid(int fd, uint8_t uuid[16], struct vg_diag *diag)
 	return r < 0 ? -ENODATA : 0;
 }
 
-int vg__evm_meta_from_stat(int fd, const struct stat *st, bool want_uuid,
+int vg__evm_meta_from_stat(struct vg_hasher *h, int fd, const struct stat *st, bool want_uuid,
 			   struct vg_evm_meta *ret, struct vg_diag *diag)
 {
 	struct vg_evm_meta m = { 0 };
@@ -149,9 +149,13 @@ int vg__evm_meta_from_stat(int fd, const struct stat *st, bool want_uuid,
 	m.uid = st->st_uid;
 	m.gid = st->st_gid;
 	m.mode = (uint16_t)st->st_mode;
-	if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
-		m.generation = gen;
-		m.generation_known = true;
+	if (!h || !vg__hasher_nogen(h, st->st_dev)) {
+		if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
+			m.generation = gen;
+			m.generation_known = true;
+		} else if (h && (errno == ENOTTY || errno == EOPNOTSUPP || errno == EINVAL)) {
+			vg__hasher_set_nogen(h, st->st_dev);
+		}
 	}
 	if (want_uuid) {
 		r = vg_fs_uuid(fd, m.uuid, diag);
@@ -169,7 +173,7 @@ int vg_evm_meta_from_fd(int fd, bool want_uuid, struct vg_evm_meta *ret, struct 
 
 	if (fstat(fd, &st) < 0)
 		return vg_diag_set(diag, -errno, "fstat: %s", strerror(errno));
-	return vg__evm_meta_from_stat(fd, &st, want_uuid, ret, diag);
+	return vg__evm_meta_from_stat(NULL, fd, &st, want_uuid, ret, diag);
 }
 
 void vg_evm_xattrs_init(struct vg_evm_xattrs *xs)

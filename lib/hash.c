@@ -130,6 +130,9 @@ struct vg_hasher {
 	uint8_t hkey[VG_EVM_KEY_MAX];
 	bool hkey_set;
 	struct vg_evm_xattrs xs;
+	/* the last filesystem found without FS_IOC_GETVERSION (tmpfs, ...) */
+	dev_t nogen_dev;
+	bool nogen_set;
 };
 
 int vg_hasher_new(struct vg_hasher **ret)
@@ -194,6 +197,17 @@ EVP_MAC_CTX *vg__hasher_hmac(struct vg_hasher *h, const uint8_t key[VG_EVM_KEY_M
 struct vg_evm_xattrs *vg__hasher_xattrs(struct vg_hasher *h)
 {
 	return &h->xs;
+}
+
+bool vg__hasher_nogen(const struct vg_hasher *h, dev_t dev)
+{
+	return h->nogen_set && h->nogen_dev == dev;
+}
+
+void vg__hasher_set_nogen(struct vg_hasher *h, dev_t dev)
+{
+	h->nogen_dev = dev;
+	h->nogen_set = true;
 }
 
 const void *vg_hasher_md(struct vg_hasher *h, unsigned int algo)

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <openssl/evp.h>
 
@@ -32,13 +33,23 @@ struct vg_hasher;
 struct vg_evm_xattrs;
 EVP_MAC_CTX *vg__hasher_hmac(struct vg_hasher *h, const uint8_t key[128]);
 struct vg_evm_xattrs *vg__hasher_xattrs(struct vg_hasher *h);
+/*
+ * Whether filesystem @dev was found to have no FS_IOC_GETVERSION (a
+ * filesystem answers that for all its inodes alike): one failing ioctl
+ * per filesystem and thread, not per file.
+ */
+_Bool vg__hasher_nogen(const struct vg_hasher *h, dev_t dev);
+void vg__hasher_set_nogen(struct vg_hasher *h, dev_t dev);
 
 /* lib/evm.c, for lib/appraise.c */
 struct stat;
 struct vg_evm_config;
 struct vg_evm_meta;
-/* vg_evm_meta_from_fd() with the fd's fstat() already at hand */
-int vg__evm_meta_from_stat(int fd, const struct stat *st, _Bool want_uuid,
+/*
+ * vg_evm_meta_from_fd() with the fd's fstat() already at hand; @h (may be
+ * NULL) remembers filesystems without i_generation.
+ */
+int vg__evm_meta_from_stat(struct vg_hasher *h, int fd, const struct stat *st, _Bool want_uuid,
 			   struct vg_evm_meta *ret, struct vg_diag *diag);
 /*
  * vg_evm_xattrs_read(), except that protected xattr @name (if not NULL)
