@@ -532,17 +532,22 @@ static void finish(struct vd *d, int i, struct result *r)
 		audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);
 	if (!deny && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX)
 		ignore_inode(d, e);
+	/*
+	 * The record is written before the answer: once the access goes on (or
+	 * fails), its audit line is there, and the subject is still alive to
+	 * be named by /proc/PID/exe.
+	 */
 	if (deny && d->mode == MODE_ENFORCE) {
-		answer(d, e, false);
 		count_reason(d, reason);
 		audit(d, e, "deny", reason, rule);
+		answer(d, e, false);
 	} else {
-		answer(d, e, true);
 		if (deny) {
 			d->st.would_deny++;
 			count_reason(d, reason);
 			audit(d, e, "would-deny", reason, rule);
 		}
+		answer(d, e, true);
 	}
 	ev_release(d, i);
 }
@@ -569,10 +574,10 @@ static void fail_group(struct vd *d, int leader, const char *why)
 		int next = e->next_waiter;
 		bool allow = d->fail_open || d->mode != MODE_ENFORCE;
 
-		answer(d, e, allow);
 		count_reason(d, why);
 		audit(d, e, allow ? "allow-on-failure" : "deny-on-failure", why,
 		      e->dec.rule[VG_CLASS_APPRAISE]);
+		answer(d, e, allow);
 		ev_release(d, i);
 		i = next;
 	}

@@ -12,7 +12,10 @@
 VIGILD=${VIGILD:-$(dirname "$VIGIL")/../daemon/vigild}
 
 vd_start() {
+	# emptied here, not by the redirection below: that runs in the background
+	# child, and the loop could meet the last instance's 'ready' line first
 	: >"$T/audit"
+	: >"$T/vigild.err"
 	timeout -s KILL 300 "$VIGILD" --control "$T/ctl" --audit "$T/audit" --foreground "$@" \
 		2>"$T/vigild.err" &
 	VD_TIMEOUT=$!
