@@ -60,6 +60,7 @@
 #include "vigil/imalog.h"
 #include "vigil/tpm_attest.h"
 #include "http_guard.h"
+#include "http_util.h"
 
 #define BODY_MAX (64 * 1024)
 
@@ -514,39 +515,6 @@ static enum MHD_Result h_log(struct MHD_Connection *c)
 	return ret;
 }
 
-/* mutual TLS: the peer's certificate chains to --tls-client-ca (GnuTLS verifies it). */
-static bool client_cert_ok(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-	unsigned int status = 0, n = 0;
-	gnutls_session_t s;
-
-	if (!ci || !ci->tls_session)
-		return false;
-	s = (gnutls_session_t)ci->tls_session;
-	if (!gnutls_certificate_get_peers(s, &n) || n == 0)
-		return false;
-	return gnutls_certificate_verify_peers2(s, &status) == 0 && status == 0;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0, n;
-
-	if (!f)
-		return NULL;
-	n = getdelim(&buf, &cap, '\0', f);
-	fclose(f);
-	if ((ssize_t)n <= 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 static enum MHD_Result h_bootlog(struct MHD_Connection *c)
 {
 	struct MHD_Response *r;
@@ -626,7 +594,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	http_guard_busy(c);
 	if (u->too_big)
 		return MHD_YES;			/* 413 already queued */
-	if (g.need_client_cert && !client_cert_ok(c))
+	if (g.need_client_cert && !http_client_cert_ok(c))
 		return error(c, MHD_HTTP_FORBIDDEN, "a client certificate from the trusted CA is required");
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/identity") == 0)
 		return h_identity(c);
@@ -675,25 +643,6 @@ static int write_atomic(const char *path, const uint8_t *b, size_t n)
 	}
 	close(fd);
 	return rename(tmp, path);
-}
-
-static int parse_listen(const char *s, struct sockaddr_in *sa)
-{
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	unsigned long port;
-
-	if (!colon || (size_t)(colon - s) >= sizeof(host))
-		return -1;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = 0;
-	port = strtoul(colon + 1, NULL, 10);
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons((uint16_t)port);
-	if (port == 0 || port > 65535 || inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-		return -1;
-	return 0;
 }
 
 /* The TPM process's start: keys, then the identity to the network side. Return: 0 or -1. */
@@ -810,7 +759,7 @@ int main(int argc, char **argv)
 		default: fputs(help, stderr); return 2;
 		}
 	}
-	if (!listen || !state || parse_listen(listen, &sa) < 0) {
+	if (!listen || !state || http_parse_listen(listen, &sa) < 0) {
 		fprintf(stderr, "vigil-agent: --listen ADDR:PORT and --state DIR are required\n");
 		return 2;
 	}
@@ -818,8 +767,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigil-agent: --tls-cert and --tls-key go together; --tls-client-ca needs them\n");
 		return 2;
 	}
-	if (tls_cert && (!(cert_pem = slurp(tls_cert)) || !(key_pem = slurp(tls_key)) ||
-			 (tls_ca && !(ca_pem = slurp(tls_ca))))) {
+	if (tls_cert && (!(cert_pem = http_slurp(tls_cert)) || !(key_pem = http_slurp(tls_key)) ||
+			 (tls_ca && !(ca_pem = http_slurp(tls_ca))))) {
 		fprintf(stderr, "vigil-agent: cannot read the TLS certificate, key or CA\n");
 		return 2;
 	}

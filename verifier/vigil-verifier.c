@@ -64,6 +64,7 @@
 #include "vigil/attest_boot.h"
 #include "vigil/store.h"
 #include "http_guard.h"
+#include "http_util.h"
 
 #define HISTORY_MAX 100
 
@@ -1217,40 +1218,6 @@ static enum MHD_Result h_policy(struct MHD_Connection *c, const char *method, co
 	return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or PUT");
 }
 
-/* mutual TLS on the API: the operator's certificate chains to --api-client-ca */
-static bool client_cert_ok(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-	unsigned int status = 0, n = 0;
-	gnutls_session_t s;
-
-	if (!ci || !ci->tls_session)
-		return false;
-	s = (gnutls_session_t)ci->tls_session;
-	if (!gnutls_certificate_get_peers(s, &n) || n == 0)
-		return false;
-	return gnutls_certificate_verify_peers2(s, &status) == 0 && status == 0;
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
-	if (!f)
-		return NULL;
-	n = getdelim(&buf, &cap, '\0', f);
-	fclose(f);
-	if (n <= 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 struct upload {
 	char *buf;
 	size_t len, cap;
@@ -1295,7 +1262,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	http_guard_busy(c);
 	if (u->too_big)
 		return MHD_YES;			/* 413 already queued */
-	if (g.api_need_client_cert && !client_cert_ok(c))
+	if (g.api_need_client_cert && !http_client_cert_ok(c))
 		return error(c, MHD_HTTP_FORBIDDEN, "an operator certificate from the trusted CA is required");
 	body = u->buf ? u->buf : "";
 	r = vg_api_route(method, url, &rt, &d);
@@ -1346,25 +1313,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	g.stop = 1;
-}
-
-static int parse_listen(const char *s, struct sockaddr_in *sa)
-{
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	unsigned long port;
-
-	if (!colon || (size_t)(colon - s) >= sizeof(host))
-		return -1;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = 0;
-	port = strtoul(colon + 1, NULL, 10);
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons((uint16_t)port);
-	if (port == 0 || port > 65535 || inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-		return -1;
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -1479,7 +1427,7 @@ int main(int argc, char **argv)
 		}
 		case 'Y': {
 			struct vg_diag kd = { 0 };
-			char *pem = slurp(optarg);
+			char *pem = http_slurp(optarg);
 			int kr;
 
 			if (!g.policy_keys && vg_dsse_keys_new(&g.policy_keys) < 0)
@@ -1502,13 +1450,13 @@ int main(int argc, char **argv)
 			"together; --api-client-ca needs --api-cert\n");
 		return 2;
 	}
-	if (api_cert && (!(cert_pem = slurp(api_cert)) || !(key_pem = slurp(api_key)) ||
-			 (api_ca && !(ca_pem = slurp(api_ca))))) {
+	if (api_cert && (!(cert_pem = http_slurp(api_cert)) || !(key_pem = http_slurp(api_key)) ||
+			 (api_ca && !(ca_pem = http_slurp(api_ca))))) {
 		fprintf(stderr, "vigil-verifier: cannot read the API certificate, key or CA\n");
 		return 2;
 	}
 	g.api_need_client_cert = ca_pem != NULL;
-	if (!listen || !db || parse_listen(listen, &sa) < 0 || !g.mask) {
+	if (!listen || !db || http_parse_listen(listen, &sa) < 0 || !g.mask) {
 		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db URL are required\n");
 		return 2;
 	}

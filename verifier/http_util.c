@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/*
+ * http_util.c - listen address, PEM files and the mutual-TLS check for the
+ * two HTTP daemons (http_util.h).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <arpa/inet.h>
+
+#include <gnutls/gnutls.h>
+
+#include "http_util.h"
+
+int http_parse_listen(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	unsigned long port;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(host))
+		return -1;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = 0;
+	port = strtoul(colon + 1, NULL, 10);
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	if (port == 0 || port > 65535 || inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		return -1;
+	return 0;
+}
+
+char *http_slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (!f)
+		return NULL;
+	n = getdelim(&buf, &cap, '\0', f);
+	fclose(f);
+	if (n <= 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+bool http_client_cert_ok(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	unsigned int status = 0, n = 0;
+	gnutls_session_t s;
+
+	if (!ci || !ci->tls_session)
+		return false;
+	s = (gnutls_session_t)ci->tls_session;
+	if (!gnutls_certificate_get_peers(s, &n) || n == 0)
+		return false;
+	return gnutls_certificate_verify_peers2(s, &status) == 0 && status == 0;
+}
