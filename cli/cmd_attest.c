@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
@@ -717,6 +718,74 @@ done:
 
 /* ---- REST client ---- */
 
+/*
+ * libcurl is loaded by the commands that talk to the verifier, not linked:
+ * with it every vigil command loaded some thirty libraries (GnuTLS,
+ * Kerberos, LDAP ...) before main(), which more than doubled the time of
+ * `vigil hash FILE`. systemd loads its heavy optional libraries the same way.
+ */
+static struct {
+	void *dl;
+	CURLcode (*global_init)(long flags);
+	void (*global_cleanup)(void);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
+	CURLcode (*easy_perform)(CURL *c);
+	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
+	const char *(*easy_strerror)(CURLcode code);
+	void (*easy_cleanup)(CURL *c);
+	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
+	void (*slist_free_all)(struct curl_slist *l);
+} curl;
+
+/* Load libcurl and initialise it. Return: 0, or -1 (reported). */
+static int curl_open(void)
+{
+	static const char *const names[] = {
+		"curl_global_init", "curl_global_cleanup", "curl_easy_init", "curl_easy_setopt",
+		"curl_easy_perform", "curl_easy_getinfo", "curl_easy_strerror",
+		"curl_easy_cleanup", "curl_slist_append", "curl_slist_free_all",
+	};
+	void **slots[] = {
+		(void **)&curl.global_init, (void **)&curl.global_cleanup,
+		(void **)&curl.easy_init, (void **)&curl.easy_setopt, (void **)&curl.easy_perform,
+		(void **)&curl.easy_getinfo, (void **)&curl.easy_strerror,
+		(void **)&curl.easy_cleanup, (void **)&curl.slist_append,
+		(void **)&curl.slist_free_all,
+	};
+
+	curl.dl = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!curl.dl) {
+		cli_err("cannot load libcurl (the libcurl4 package): %s", dlerror());
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		*slots[i] = dlsym(curl.dl, names[i]);
+		if (!*slots[i]) {
+			cli_err("libcurl.so.4 has no %s", names[i]);
+			dlclose(curl.dl);
+			curl.dl = NULL;
+			return -1;
+		}
+	}
+	if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		cli_err("cannot initialise libcurl");
+		dlclose(curl.dl);
+		curl.dl = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void curl_close(void)
+{
+	if (!curl.dl)
+		return;
+	curl.global_cleanup();
+	dlclose(curl.dl);
+	curl.dl = NULL;
+}
+
 struct resp {
 	char *body;
 	size_t len;
@@ -742,7 +811,7 @@ static const char *verifier_url;
 static long http(const char *method, const char *path, const char *body, size_t blen,
 		 json_object **ret_json)
 {
-	CURL *c = curl_easy_init();
+	CURL *c = curl.easy_init();
 	struct curl_slist *hdr = NULL;
 	struct resp r = { 0 };
 	char url[1024];
@@ -754,36 +823,36 @@ static long http(const char *method, const char *path, const char *body, size_t 
 		return -1;
 	}
 	snprintf(url, sizeof(url), "%s%s", verifier_url, path);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl.easy_setopt(c, CURLOPT_URL, url);
+	curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl.easy_setopt(c, CURLOPT_WRITEDATA, &r);
+	curl.easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	/* HTTPS to the verifier: its CA, and our operator certificate (mutual TLS) */
 	if (getenv("VIGIL_VERIFIER_CACERT"))
-		curl_easy_setopt(c, CURLOPT_CAINFO, getenv("VIGIL_VERIFIER_CACERT"));
+		curl.easy_setopt(c, CURLOPT_CAINFO, getenv("VIGIL_VERIFIER_CACERT"));
 	if (getenv("VIGIL_VERIFIER_CERT")) {
-		curl_easy_setopt(c, CURLOPT_SSLCERT, getenv("VIGIL_VERIFIER_CERT"));
+		curl.easy_setopt(c, CURLOPT_SSLCERT, getenv("VIGIL_VERIFIER_CERT"));
 		if (getenv("VIGIL_VERIFIER_KEY"))
-			curl_easy_setopt(c, CURLOPT_SSLKEY, getenv("VIGIL_VERIFIER_KEY"));
+			curl.easy_setopt(c, CURLOPT_SSLKEY, getenv("VIGIL_VERIFIER_KEY"));
 	}
 	if (body) {
-		hdr = curl_slist_append(hdr, "Content-Type: application/json");
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
+		hdr = curl.slist_append(hdr, "Content-Type: application/json");
+		curl.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+		curl.easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
 	}
-	cr = curl_easy_perform(c);
+	cr = curl.easy_perform(c);
 	if (cr != CURLE_OK) {
-		cli_err("verifier %s: %s", verifier_url, curl_easy_strerror(cr));
+		cli_err("verifier %s: %s", verifier_url, curl.easy_strerror(cr));
 	} else {
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+		curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 		if (ret_json)
 			*ret_json = r.body ? json_tokener_parse(r.body) : NULL;
 	}
-	curl_slist_free_all(hdr);
-	curl_easy_cleanup(c);
+	curl.slist_free_all(hdr);
+	curl.easy_cleanup(c);
 	free(r.body);
 	return code;
 }
@@ -1065,9 +1134,10 @@ int cmd_attest(int argc, char **argv)
 			return policy_import(argc - 1, argv + 1);
 		if (strcmp(argv[1], "set") == 0 || strcmp(argv[1], "get") == 0 ||
 		    strcmp(argv[1], "assign") == 0) {
-			curl_global_init(CURL_GLOBAL_DEFAULT);
+			if (curl_open() < 0)
+				return EXIT_ERROR;
 			rc = cmd_policy_remote(argc, argv);
-			curl_global_cleanup();
+			curl_close();
 			return rc;
 		}
 		if (strcmp(argv[1], "--help") == 0) {
@@ -1077,7 +1147,8 @@ int cmd_attest(int argc, char **argv)
 		cli_err("unknown policy subcommand '%s'", argv[1]);
 		return EXIT_ERROR;
 	}
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (curl_open() < 0)
+		return EXIT_ERROR;
 	if (strcmp(sub, "add") == 0) {
 		rc = attest_add(argc, argv);
 	} else if (strcmp(sub, "status") == 0) {
@@ -1100,6 +1171,6 @@ int cmd_attest(int argc, char **argv)
 		cli_err("unknown subcommand '%s' (see vigil attest --help)", sub);
 		rc = EXIT_ERROR;
 	}
-	curl_global_cleanup();
+	curl_close();
 	return rc;
 }

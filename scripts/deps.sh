@@ -9,6 +9,8 @@ pkgs=(
 	meson ninja-build pkgconf gcc clang libclang-rt-14-dev
 	libssl-dev libtss2-dev libmicrohttpd-dev libjson-c-dev
 	libsqlite3-dev libpq-dev libcmocka-dev libblkid-dev libseccomp-dev
+	libcurl4-openssl-dev	# headers; `vigil attest` dlopen()s libcurl.so.4 (libcurl4)
+	libgnutls28-dev		# TLS of the two HTTP daemons (libmicrohttpd)
 	# test and demo: the real tools vigil is checked against
 	openssl attr ima-evm-utils tpm2-tools swtpm swtpm-tools
 	util-linux e2fsprogs python3 sqlite3

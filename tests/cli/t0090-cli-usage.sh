@@ -58,3 +58,13 @@ check_rc 2 "appraise: an error beats a pass" "$VIGIL" appraise ok no-such-file
 printf y >nolabel
 check_rc 1 "appraise: a file without label fails with 1" "$VIGIL" appraise nolabel
 check_rc 2 "appraise: an error beats a failure" "$VIGIL" appraise nolabel no-such-file
+
+# libcurl is loaded only by the commands that talk to the verifier
+check_eq "libcurl is not linked (loaded before main by every command)" \
+	"$(ldd "$VIGIL" | grep -c libcurl)" 0
+check_eq "file commands do not load it" \
+	"$(LD_DEBUG=libs "$VIGIL" hash ok 2>&1 >/dev/null | grep -c 'calling init: .*libcurl')" 0
+"$VIGIL" attest status --verifier http://127.0.0.1:9 2>err; rc=$?
+check_eq "attest loads it: a closed port is reported by curl, exit 2" "$rc" 2
+check "attest loads it: curl's message" grep -q 'verifier http://127.0.0.1:9: ' err
+check_eq "and loaded it" "$(LD_DEBUG=libs "$VIGIL" attest status --verifier http://127.0.0.1:9 2>&1 | grep -c 'calling init: .*libcurl')" 1
