@@ -333,6 +333,11 @@ void vg_store_close(struct vg_store *s)
 	free(s);
 }
 
+void vg_store_set_timeout(struct vg_store *s, unsigned int ms)
+{
+	s->ops->set_timeout(s->ctx, ms);
+}
+
 int vg_store_agent_put(struct vg_store *s, const struct vg_store_agent *a, struct vg_diag *diag)
 {
 	return s->ops->agent_put(s->ctx, a, diag);

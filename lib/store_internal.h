@@ -33,6 +33,9 @@ struct store_val {
 	int64_t i;
 };
 
+/* vg_store_set_timeout()'s default */
+#define STORE_TIMEOUT_MS 10000
+
 #define STORE_AGENT_NCOLS 26
 #define STORE_VERDICT_NCOLS 6		/* as read back: the agent id is not a column of the row */
 

@@ -23,11 +23,19 @@
  * again) once per call and the statement retried once, unless rows were
  * already handed to the caller; otherwise the call fails with -EIO and
  * the server's (or libpq's) message. No message carries the password.
+ *
+ * The connection is non-blocking and every statement has a deadline
+ * (vg_store_set_timeout): a server that accepts but never answers (hung,
+ * stopped, a lock held for ever) fails the call with -ETIMEDOUT instead of
+ * holding the verifier; the connection, with its statement still pending,
+ * is dropped and the next call makes a new one.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 #include <openssl/crypto.h>
@@ -94,6 +102,7 @@ struct pg {
 	size_t nsecret;
 	char sql[S__COUNT][2048];
 	struct vg_store_agent row;	/* agent_list's row */
+	unsigned int timeout_ms;	/* per statement */
 };
 
 static void no_notices(void *arg, const char *msg)
@@ -276,11 +285,73 @@ static int reconnect(struct pg *q, char *msg, size_t cap)
 {
 	q->prepared = false;
 	PQreset(q->c);
-	if (PQstatus(q->c) != CONNECTION_OK) {
+	if (PQstatus(q->c) != CONNECTION_OK || PQsetnonblocking(q->c, 1) != 0) {
 		clean_msg(q, PQerrorMessage(q->c), msg, cap);
 		return -EIO;
 	}
 	return prepare_all(q, msg, cap);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Wait for @events on the connection until @deadline. Return: 0, -ETIMEDOUT, -EIO. */
+static int wait_conn(struct pg *q, short events, int64_t deadline)
+{
+	struct pollfd p = { .fd = PQsocket(q->c), .events = events };
+
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		int n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -EIO;
+	}
+}
+
+/*
+ * Send what libpq holds and wait until a result can be read without
+ * blocking. Return: 0 (PQgetResult will not block; it may carry an
+ * error), -ETIMEDOUT.
+ */
+static int pump(struct pg *q, int64_t deadline)
+{
+	int f;
+
+	while ((f = PQflush(q->c)) == 1) {
+		if (wait_conn(q, POLLIN | POLLOUT, deadline) == -ETIMEDOUT)
+			return -ETIMEDOUT;
+		if (!PQconsumeInput(q->c))
+			return 0;
+	}
+	if (f < 0)
+		return 0;
+	while (PQisBusy(q->c)) {
+		if (wait_conn(q, POLLIN, deadline) == -ETIMEDOUT)
+			return -ETIMEDOUT;
+		if (!PQconsumeInput(q->c))
+			return 0;
+	}
+	return 0;
+}
+
+static void pg_set_timeout(void *ctx, unsigned int ms)
+{
+	struct pg *q = ctx;
+
+	q->timeout_ms = ms ? ms : 1;
 }
 
 /* called for each row; non-zero stops the calls (the rest is drained) and is returned */
@@ -342,6 +413,7 @@ static int run(struct pg *q, int stmt, const struct params *p, row_fn fn, void *
 
 	for (;;) {
 		long n = 0, affected = 0;
+		int64_t deadline = now_ms() + q->timeout_ms;
 		bool failed = false;
 		PGresult *res;
 		int ret = 0;
@@ -360,7 +432,17 @@ static int run(struct pg *q, int stmt, const struct params *p, row_fn fn, void *
 			failed = true;
 		} else {
 			PQsetSingleRowMode(q->c);
-			while ((res = PQgetResult(q->c))) {
+			for (;;) {
+				if (pump(q, deadline) == -ETIMEDOUT) {
+					/* the statement is still pending there: this connection is done */
+					q->prepared = false;
+					return vg_diag_set(diag, -ETIMEDOUT, "store: %s: the database did "
+							   "not answer within %u ms", what,
+							   q->timeout_ms);
+				}
+				res = PQgetResult(q->c);
+				if (!res)
+					break;
 				switch (PQresultStatus(res)) {
 				case PGRES_SINGLE_TUPLE:
 					n++;
@@ -659,6 +741,7 @@ static const struct vg_store_ops pg_ops = {
 	.verdict_add = pg_verdict_add,
 	.verdict_list = pg_verdict_list,
 	.close = pg_close,
+	.set_timeout = pg_set_timeout,
 };
 
 /* Return: 0, or -EIO with @msg. */
@@ -724,12 +807,17 @@ int vg_store_pg_open(const char *url, struct vg_store **ret, struct vg_diag *dia
 		goto fail;
 	}
 	PQsetNoticeProcessor(q->c, no_notices, NULL);
+	q->timeout_ms = STORE_TIMEOUT_MS;
 	if (create_schema(q, msg, sizeof(msg)) < 0) {
 		r = vg_diag_set(diag, -EIO, "store: %s: schema: %s", q->url, msg);
 		goto fail;
 	}
 	if (prepare_all(q, msg, sizeof(msg)) < 0) {
 		r = vg_diag_set(diag, -EIO, "store: %s: %s", q->url, msg);
+		goto fail;
+	}
+	if (PQsetnonblocking(q->c, 1) != 0) {
+		r = conn_err(q, diag, "non-blocking mode");
 		goto fail;
 	}
 	s->ops = &pg_ops;

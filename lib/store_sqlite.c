@@ -41,6 +41,13 @@ struct sq {
 	sqlite3_stmt *put, *get, *update;	/* the per-round statements, prepared once */
 };
 
+static void sq_set_timeout(void *ctx, unsigned int ms)
+{
+	struct sq *q = ctx;
+
+	sqlite3_busy_timeout(q->db, ms > INT32_MAX ? INT32_MAX : (int)ms);
+}
+
 static int db_err(struct sq *q, struct vg_diag *diag, const char *what)
 {
 	return vg_diag_set(diag, -EIO, "store: %s: %s", what, sqlite3_errmsg(q->db));
@@ -410,6 +417,7 @@ static const struct vg_store_ops sqlite_ops = {
 	.verdict_add = sq_verdict_add,
 	.verdict_list = sq_verdict_list,
 	.close = sq_close,
+	.set_timeout = sq_set_timeout,
 };
 
 int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag *diag)
@@ -431,7 +439,7 @@ int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag
 		free(s);
 		return -EIO;
 	}
-	sqlite3_busy_timeout(q->db, 5000);
+	sqlite3_busy_timeout(q->db, STORE_TIMEOUT_MS);
 	if (sqlite3_exec(q->db, schema, NULL, NULL, &err) != SQLITE_OK) {
 		vg_diag_set(diag, -EIO, "store: %s: schema: %s", path, err ? err : "?");
 		sqlite3_free(err);

@@ -128,6 +128,8 @@ static const char help[] =
 	"      --api-max-conn N    connections per client address (default 64)\n"
 	"      --max-body BYTES    largest API request body, e.g. a policy (default 32M)\n"
 	"      --agent-timeout S   whole exchange with an agent or the webhook (default 30)\n"
+	"      --db-timeout S      one database call: SQLite's busy wait, PostgreSQL's answer\n"
+	"                          (default 10; a hung server fails the call, not the verifier)\n"
 	"      --max-log BYTES     largest measurement-list answer of one round (default 64M)\n";
 
 static int64_t now(void)
@@ -1336,6 +1338,7 @@ int main(int argc, char **argv)
 		{ "api-max-conn", required_argument, NULL, 'N' },
 		{ "max-body", required_argument, NULL, 'M' },
 		{ "agent-timeout", required_argument, NULL, 'U' },
+		{ "db-timeout", required_argument, NULL, 'D' },
 		{ "max-log", required_argument, NULL, 'G' },
 		{ "policy-key", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1348,7 +1351,7 @@ int main(int argc, char **argv)
 	struct http_guard *guard = NULL;
 	struct vg_diag dg = { 0 };
 	struct sigaction act = { .sa_handler = on_signal };
-	unsigned int api_timeout = 10, api_max_conn = 64;
+	unsigned int api_timeout = 10, api_max_conn = 64, db_timeout = 10;
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	int c, b;
 
@@ -1399,6 +1402,7 @@ int main(int argc, char **argv)
 		case 'T':
 		case 'N':
 		case 'U':
+		case 'D':
 		case 'M':
 		case 'G': {
 			char *end;
@@ -1419,6 +1423,8 @@ int main(int argc, char **argv)
 				api_max_conn = (unsigned int)n;
 			else if (c == 'U')
 				g.agent_timeout = (unsigned int)n;
+			else if (c == 'D')
+				db_timeout = (unsigned int)n;
 			else if (c == 'M')
 				g.max_body = (size_t)n;
 			else
@@ -1464,6 +1470,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigil-verifier: %s\n", dg.msg);
 		return 2;
 	}
+	vg_store_set_timeout(g.store, db_timeout * 1000);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	sigaction(SIGTERM, &act, NULL);
 	sigaction(SIGINT, &act, NULL);

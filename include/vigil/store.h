@@ -99,6 +99,7 @@ struct vg_store_ops {
 	int (*verdict_list)(void *ctx, const char *id, size_t max, vg_store_verdict_cb cb, void *arg,
 			    struct vg_diag *diag);
 	void (*close)(void *ctx);
+	void (*set_timeout)(void *ctx, unsigned int ms);
 };
 
 struct vg_store {
@@ -115,6 +116,14 @@ struct vg_store {
  */
 int vg_store_open(const char *url, struct vg_store **ret, struct vg_diag *diag);
 void vg_store_close(struct vg_store *s);
+
+/*
+ * vg_store_set_timeout - how long one call may wait for the database:
+ * SQLite's busy timeout (another process holds the lock), PostgreSQL's
+ * answer to a statement (a server that hangs: the call fails with
+ * -ETIMEDOUT and the next one reconnects). Default 10 s for both.
+ */
+void vg_store_set_timeout(struct vg_store *s, unsigned int ms);
 
 /* The SQLite backend directly. */
 int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag *diag);

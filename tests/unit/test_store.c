@@ -14,12 +14,14 @@
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -796,6 +798,56 @@ static void pg_fails_with_eio_while_database_is_gone(void **state)
 	vg_store_close(s);
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * The server accepts but never answers (our backend stopped, as a hung
+ * server or a lock held for ever would look): -ETIMEDOUT at the deadline,
+ * and the next call has a connection of its own.
+ */
+static void pg_times_out_when_the_server_hangs(void **state)
+{
+	struct backend *b = *state;
+	struct vg_store *s = open_or_skip(b);
+	struct vg_store_agent a, got;
+	struct vg_diag d = { 0 }, d2 = { 0 };
+	PGconn *c = admin();
+	int64_t t0, waited;
+	char sql[256];
+	PGresult *res;
+	int r1, r2;
+	pid_t pid;
+
+	sample_agent(&a, "agent-1");
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	snprintf(sql, sizeof(sql), "SELECT pid FROM pg_stat_activity WHERE datname = '%s' "
+		 "AND pid <> pg_backend_pid()", b->dbname);
+	res = PQexec(c, sql);
+	assert_int_equal(PQntuples(res), 1);
+	pid = (pid_t)atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	vg_store_set_timeout(s, 300);
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	t0 = mono_ms();
+	r1 = vg_store_agent_get(s, "agent-1", &got, &d);
+	waited = mono_ms() - t0;
+	r2 = vg_store_agent_get(s, "agent-1", &got, &d2);	/* the old backend still stopped */
+	kill(pid, SIGCONT);
+	PQfinish(c);
+	assert_int_equal(r1, -ETIMEDOUT);
+	assert_true(waited >= 290 && waited < 3000);
+	assert_non_null(strstr(d.msg, "agent get: the database did not answer within 300 ms"));
+	assert_int_equal(r2, 0);
+	assert_memory_equal(&a, &got, sizeof(a));
+	vg_store_close(s);
+}
+
 #define BOTH(f) \
 	{ "sqlite: " #f, f, setup, teardown, &be_sqlite }, \
 	{ "postgresql: " #f, f, setup, teardown, &be_pg }
@@ -835,6 +887,7 @@ int main(void)
 		PG(pg_schema_created_once_by_concurrent_opens),
 		PG(pg_reconnects_after_the_server_drops_the_connection),
 		PG(pg_fails_with_eio_while_database_is_gone),
+		PG(pg_times_out_when_the_server_hangs),
 	};
 	struct CMUnitTest run[sizeof(tests) / sizeof(tests[0])];
 	size_t n = 0;
