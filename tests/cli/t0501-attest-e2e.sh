@@ -166,6 +166,8 @@ check_eq "no entry verified twice" "$(field log_entries)" 17
 # reboot: the agent stops, the TPM resets (orderly), a new boot writes a
 # new log, the agent starts again; the verifier starts the replay over
 kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
+check "an agent that stops answering is flagged: unreachable, agent.comm" \
+	wait_for unreachable agent.comm
 rm -f "$T/log"
 check "orderly TPM reset" bash "$SRCDIR/scripts/swtpm.sh" reset "$TPMDIR"
 start_agent

@@ -348,3 +348,30 @@ check_eq "and answers the next good quote request" \
 check "... with a quote" grep -q '"attest"' body
 check "the honest agent is still trusted by the verifier" wait_for host1 trusted
 check "the verifier logged no crash" sh -c "! grep -qi 'sanitizer\|runtime error' '$T/verifier.err' '$T/agent.err'"
+
+# What else a verifier could get signed: nothing but quotes. The agent has
+# no other operation with the AK (unknown routes: 404 above), and the AK is
+# a restricted key: even a process that holds the TPM cannot make it sign
+# a forged TPMS_ATTEST. Loaded from the agent's own blob under the EK:
+kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
+python3 - st/ak.blob <<'PY'
+import sys
+b = open(sys.argv[1], "rb").read()
+n = int.from_bytes(b[:2], "big")
+open("ak.pub", "wb").write(b[:2 + n])
+open("ak.priv", "wb").write(b[2 + n:])
+PY
+tpm2_createek -c ek.ctx -G rsa >/dev/null 2>&1
+tpm2_startauthsession --policy-session -S ps.ctx >/dev/null 2>&1
+tpm2_policysecret -S ps.ctx -c e >/dev/null 2>&1
+check "the agent's AK loads under the EK (tpm2_load)" \
+	tpm2_load -C ek.ctx -u ak.pub -r ak.priv -c ak.ctx -P session:ps.ctx
+tpm2_flushcontext ps.ctx >/dev/null 2>&1; tpm2_flushcontext -t >/dev/null 2>&1
+printf 'any other message' >plain.msg
+check "it signs a message that is not a TPM structure (tpm2_sign)" \
+	tpm2_sign -c ak.ctx -g sha256 -o plain.sig plain.msg
+printf '\377TCG\200\030a forged quote body' >forged.msg	# TPM_GENERATED_VALUE, TPM_ST_ATTEST_QUOTE
+tpm2_sign -c ak.ctx -g sha256 -o forged.sig forged.msg 2>err; rc=$?
+check "it refuses a forged TPMS_ATTEST" test $rc -ne 0
+check "... the TPM's reason: no valid hash ticket (TPM_RC_TICKET)" grep -q "invalid ticket" err
+check "... and nothing was written" test ! -s forged.sig

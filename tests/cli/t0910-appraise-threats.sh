@@ -99,3 +99,18 @@ check_eq "rollback: version 1's content under version 2's labels fails" \
 setfattr -n security.ima -v "0x$v1i" a/r; setfattr -n security.evm -v "0x$v1e" a/r
 check_eq "limit: version 1 restored in place with its own labels appraises" \
 	"$("$VIGIL" appraise "${KR[@]}" a/r)" "a/r: ok"
+# ... what catches it: attestation against a reference policy made when
+# version 2 was current (the verifier judges each entry with this code)
+mkdir -p pol
+printf 'version 2 (fixed)\n' >pol/r
+"$VIGIL" measure --log v2.log "$PWD/pol/r" >/dev/null
+"$VIGIL" attest policy create --log v2.log -o v2.json >/dev/null
+cp v1.content pol/r
+"$VIGIL" measure --log v1.log "$PWD/pol/r" >/dev/null
+"$VIGIL" attest policy check --policy v2.json v1.log >out 2>&1; rc=$?
+check_eq "rollback caught: version 1 measured fails the version-2 policy (exit 1)" "$rc" 1
+check "... naming the file and the digest the policy does not allow" \
+	grep -q "FAIL policy.digest entry=1 path=$PWD/pol/r digest=sha256:$(sha256sum <v1.content | cut -c1-64)" out
+"$VIGIL" attest policy create --log v1.log -o v1.json >/dev/null
+check "... while a policy that still lists version 1 lets it pass" \
+	"$VIGIL" attest policy check --policy v1.json v1.log
