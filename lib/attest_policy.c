@@ -224,12 +224,113 @@ int vg_refpolicy_allow(struct vg_refpolicy *p, const char *path, const struct vg
 	return t_add(&p->files, path, &d);
 }
 
+/*
+ * What an exclude may cost to compile. glibc's regcomp() expands every
+ * repetition into copies of the repeated tree (x+ is xx*, x{3} is xxx),
+ * so stacked or nested quantifiers grow it exponentially: "a*0" followed
+ * by thirty '+' took 2 GB (found by fuzz_refpolicy). The estimate counts
+ * the tree's atoms with each repetition's copies; real excludes (paths,
+ * alternations, a few ".*") cost about their length.
+ */
+#define EXCLUDE_MAX_LEN 4096
+#define EXCLUDE_MAX_COST 20000
+#define EXCLUDE_MAX_DEPTH 32
+
+/* Return: NULL if @re is within bounds, else why not. */
+static const char *exclude_too_costly(const char *re)
+{
+	uint64_t cost[EXCLUDE_MAX_DEPTH + 1] = { 0 }, last = 0;
+	unsigned int depth = 0;
+	bool after_quant = false, have_atom = false;
+	size_t n = strlen(re);
+
+	if (n > EXCLUDE_MAX_LEN)
+		return "longer than 4096 bytes";
+	for (size_t i = 0; i < n; i++) {
+		uint64_t factor = 0;
+		char c = re[i];
+
+		if (c == '{') {
+			char *end;
+			unsigned long lo = strtoul(re + i + 1, &end, 10), hi = lo;
+
+			if (end != re + i + 1 && *end == ',')
+				hi = end[1] == '}' ? lo : strtoul(end + 1, &end, 10);
+			if (*end == ',')	/* "{m,}" */
+				end++;
+			if (end != re + i + 1 && *end == '}') {
+				if (lo > 255 || hi > 255)
+					return "a repetition bound above 255";
+				factor = (lo > hi ? lo : hi) + 1;
+				i = (size_t)(end - re);
+			}
+		} else if (c == '*' || c == '+' || c == '?') {
+			factor = 2;
+		}
+		if (factor) {
+			if (after_quant)
+				return "a quantifier on a quantifier";
+			if (have_atom)
+				cost[depth] += last * (factor - 1);
+			after_quant = true;
+		} else if (c == '(') {
+			if (depth == EXCLUDE_MAX_DEPTH)
+				return "groups nested deeper than 32";
+			cost[++depth] = 0;
+			after_quant = have_atom = false;
+		} else if (c == ')' && depth > 0) {
+			last = cost[depth--];
+			cost[depth] += last;
+			have_atom = true;
+			after_quant = false;
+		} else if (c == '|' || c == '^' || c == '$') {
+			after_quant = have_atom = false;
+		} else {
+			if (c == '\\' && i + 1 < n) {
+				if (re[i + 1] >= '1' && re[i + 1] <= '9')
+					return "a back-reference";
+				i++;
+			} else if (c == '[') {	/* a bracket expression is one atom */
+				size_t j = i + 1;
+
+				if (j < n && re[j] == '^')
+					j++;
+				if (j < n && re[j] == ']')
+					j++;
+				while (j < n && re[j] != ']') {
+					if (re[j] == '[' && j + 1 < n &&
+					    (re[j + 1] == ':' || re[j + 1] == '.' || re[j + 1] == '=')) {
+						const char *close = strchr(re + j + 2, re[j + 1]);
+
+						j = close && close[1] == ']' ? (size_t)(close - re) + 2 : n;
+						continue;
+					}
+					j++;
+				}
+				i = j < n ? j : n - 1;
+			}
+			last = 1;
+			cost[depth] += 1;
+			have_atom = true;
+			after_quant = false;
+		}
+		for (unsigned int d = 0; d <= depth; d++)
+			if (cost[d] > EXCLUDE_MAX_COST)
+				return "too large once its repetitions are expanded";
+	}
+	return NULL;
+}
+
 int vg_refpolicy_exclude(struct vg_refpolicy *p, const char *regex, struct vg_diag *diag)
 {
-	regex_t *ex = realloc(p->ex, (p->nex + 1) * sizeof(*ex));
+	const char *why = exclude_too_costly(regex);
+	regex_t *ex;
 	char **src;
 	int r;
 
+	if (why)
+		return vg_diag_set(diag, -EINVAL, "exclude \"%.100s\" is refused: %s", regex, why);
+	ex = realloc(p->ex, (p->nex + 1) * sizeof(*ex));
 	if (!ex)
 		return -ENOMEM;
 	p->ex = ex;

@@ -502,6 +502,62 @@ static void policy_formats_roundtrip(void **state)
 	free(signed_);
 }
 
+/*
+ * Excludes that glibc's regcomp() would expand without bound are refused
+ * with the reason (fuzz_refpolicy: thirty stacked '+' took 2 GB); real
+ * ones compile.
+ */
+static void excludes_have_bounded_cost(void **state)
+{
+	static const char *const ok[] = {
+		"^/tmp/.*", "^/(proc|sys|dev|run)(/.*)?$", "/var/log/[^/]+\\.log$",
+		"^/usr/lib/python3\\.[0-9]+/.*\\.pyc$", "a{2,5}b{255}c{3,}", "[[:alpha:]]+[]x*+]*",
+		"(a{100}){100}", "\\+\\*\\{", "^$", "boot_aggregate",
+	};
+	static const struct {
+		const char *re, *why;
+	} bad[] = {
+		{ "m*0++++++++++++++++++++++++++++++", "a quantifier on a quantifier" },
+		{ "a**", "a quantifier on a quantifier" },
+		{ "a{2}{3}", "a quantifier on a quantifier" },
+		{ "((((((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+)+", "too large once" },
+		{ "((a{100}){100}){100}", "too large once" },
+		{ "a{256}", "above 255" },
+		{ "a{1,300}", "above 255" },
+		{ "(a)\\1", "a back-reference" },
+	};
+	struct vg_refpolicy *p;
+	struct vg_diag d = { 0 };
+	char deep[80], *longre;
+
+	(void)state;
+	assert_int_equal(vg_refpolicy_new(&p), 0);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		if (vg_refpolicy_exclude(p, ok[i], &d) != 0)
+			fail_msg("%s: %s", ok[i], d.msg);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&d, 0, sizeof(d));
+		assert_int_equal(vg_refpolicy_exclude(p, bad[i].re, &d), -EINVAL);
+		if (!strstr(d.msg, bad[i].why) || !strstr(d.msg, "is refused"))
+			fail_msg("%s: %s", bad[i].re, d.msg);
+	}
+	memset(deep, '(', 33);
+	deep[33] = 'a';
+	memset(deep + 34, ')', 33);
+	deep[67] = 0;
+	assert_int_equal(vg_refpolicy_exclude(p, deep, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "deeper than 32"));
+	longre = malloc(4098);
+	assert_non_null(longre);
+	memset(longre, 'a', 4097);
+	longre[4097] = 0;
+	assert_int_equal(vg_refpolicy_exclude(p, longre, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "longer than 4096"));
+	free(longre);
+	vg_refpolicy_free(p);
+}
+
 /* A policy built from the rust-keylime 826-entry log accepts it; a removed path is named. */
 static void policy_from_log_accepts_it(void **state)
 {
@@ -646,6 +702,7 @@ int main(void)
 		cmocka_unit_test(keylime_verdicts_agree),
 		cmocka_unit_test(keylime_generated_policies_accept_their_logs),
 		cmocka_unit_test(policy_formats_roundtrip),
+		cmocka_unit_test(excludes_have_bounded_cost),
 		cmocka_unit_test(policy_from_log_accepts_it),
 		cmocka_unit_test(fail_ids_are_unique),
 		cmocka_unit_test(survives_allocation_failures),
