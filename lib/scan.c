@@ -28,6 +28,12 @@
 #include "internal.h"
 
 #define SCAN_FORMAT 1
+/* the schema, word for word as SQLite keeps it in sqlite_schema */
+#define SQL_META "CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB)"
+#define SQL_FILES \
+	"CREATE TABLE files(path BLOB PRIMARY KEY, mode INTEGER, uid INTEGER, gid INTEGER," \
+	" size INTEGER, ino INTEGER, mtime INTEGER, ctime INTEGER, xattrs BLOB, target BLOB," \
+	" algo INTEGER, digest BLOB) WITHOUT ROWID"
 #define SCAN_MAC_LABEL "vigil scan database v1"
 #define SCAN_XATTR_MAX (1u << 20)
 
@@ -530,12 +536,7 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 {
 	static const char schema[] =
 		"PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-		"PRAGMA cache_size=-262144;"
-		"CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);"
-		"CREATE TABLE files(path BLOB PRIMARY KEY, mode INTEGER, uid INTEGER,"
-		" gid INTEGER, size INTEGER, ino INTEGER, mtime INTEGER, ctime INTEGER,"
-		" xattrs BLOB, target BLOB, algo INTEGER, digest BLOB) WITHOUT ROWID;"
-		"BEGIN;";
+		"PRAGMA cache_size=-262144;" SQL_META ";" SQL_FILES ";BEGIN;";
 	struct vg_scan_db *db = db_alloc(path);
 	uint8_t fmt = SCAN_FORMAT, a = (uint8_t)algo;
 	size_t rlen = 0;
@@ -966,6 +967,54 @@ static int get_meta(struct vg_scan_db *db, const char *key, uint8_t **val, size_
 	return r;
 }
 
+/*
+ * The database is the attacker's to edit, and is read before its MAC can
+ * be checked: it must hold our two tables and nothing else. A view in
+ * place of a table could yield rows for ever (a recursive CTE); triggers,
+ * views and functions are not run anyway (SQLITE_DBCONFIG_DEFENSIVE,
+ * trusted_schema off).
+ */
+static int check_schema(struct vg_scan_db *db, struct vg_diag *diag)
+{
+	static const char *const want[][4] = {
+		{ "table", "files", "files", SQL_FILES },
+		{ "table", "meta", "meta", SQL_META },
+		{ "index", "sqlite_autoindex_meta_1", "meta", NULL },
+	};
+	sqlite3_stmt *st = NULL;
+	size_t n = 0;
+	bool ok = true;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT type, name, tbl_name, sql FROM sqlite_schema "
+			       "ORDER BY type DESC, name", -1, &st, NULL) != SQLITE_OK)
+		return vg_diag_set(diag, -EBADMSG, "%s: not a vigil scan database (%s)", db->path,
+				   sqlite3_errmsg(db->db));
+	while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == sizeof(want) / sizeof(want[0])) {
+			ok = false;
+			break;
+		}
+		for (int c = 0; c < 4 && ok; c++) {
+			const char *v = (const char *)sqlite3_column_text(st, c);
+
+			ok = want[n][c] ? v && strcmp(v, want[n][c]) == 0 :
+					  sqlite3_column_type(st, c) == SQLITE_NULL;
+		}
+		n++;
+	}
+	if (ok && rc != SQLITE_DONE) {
+		sqlite3_finalize(st);
+		return vg_diag_set(diag, -EBADMSG, "%s: not a vigil scan database (%s)", db->path,
+				   sqlite3_errmsg(db->db));
+	}
+	sqlite3_finalize(st);
+	if (!ok || n != sizeof(want) / sizeof(want[0]))
+		return vg_diag_set(diag, -EBADMSG, "%s: not a vigil scan database: its schema is "
+				   "not the two tables vigil makes (altered?)", db->path);
+	return 0;
+}
+
 static int read_header(struct vg_scan_db *db, struct vg_diag *diag)
 {
 	uint8_t *v = NULL;
@@ -1024,11 +1073,17 @@ int vg_scan_db_open(const char *path, const uint8_t *key, size_t keylen,
 		r = vg_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
-	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
 		r = db_err(db, diag, -EIO, "cannot open");
 		goto fail;
 	}
+	sqlite3_db_config(db->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(db->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	(void)sqlite3_exec(db->db, "PRAGMA cell_size_check=ON", NULL, NULL, NULL);
 	r = derive_key(db, key, keylen, diag);
+	if (r == 0)
+		r = check_schema(db, diag);
 	if (r == 0)
 		r = read_header(db, diag);
 	if (r == 0)

@@ -81,6 +81,21 @@ check_eq "altered: a root changed" "$(alter "UPDATE meta SET value = CAST('/etc'
 check_eq "altered: the MAC removed" "$(alter "DELETE FROM meta WHERE key = 'mac'")" 2
 check "the MAC removed: said so" grep -q 'has no MAC' err
 check_eq "altered: xattrs of a row edited" "$(alter "UPDATE files SET xattrs = X'00' WHERE path = CAST('$R/a/f1' AS BLOB)")" 2
+# the schema is the attacker's too, and is read before the MAC: a view
+# yielding rows for ever, a trigger, an extra table: refused at once
+schema_alter() {
+	cp db db.alt
+	sqlite3 db.alt "$1"
+	timeout 20 "$VIGIL" scan --check db.alt --hmac-key "$HK" >/dev/null 2>err
+	echo $?
+}
+check_eq "altered: files replaced by an endless view" "$(schema_alter "DROP TABLE files;
+	CREATE VIEW files AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)
+	SELECT CAST(x AS BLOB) AS path, 0 AS mode, 0 AS uid, 0 AS gid, 0 AS size, 0 AS ino,
+	0 AS mtime, 0 AS ctime, X'' AS xattrs, X'' AS target, 4 AS algo, X'' AS digest FROM c")" 2
+check "... the schema named" grep -q "db.alt: not a vigil scan database: its schema" err
+check_eq "altered: a trigger added" "$(schema_alter "CREATE TRIGGER t AFTER INSERT ON meta BEGIN SELECT 1; END")" 2
+check_eq "altered: a table added" "$(schema_alter "CREATE TABLE extra(x)")" 2
 head -c 3000 /dev/urandom >garbage.db
 check_rc 2 "garbage: refused" "$VIGIL" scan --check garbage.db --hmac-key "$HK"
 "$VIGIL" scan --check garbage.db --hmac-key "$HK" 2>err
