@@ -11,6 +11,8 @@
 #define VIGIL_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "vigil/appraise.h"
@@ -33,6 +35,19 @@ extern const char *cli_cmdname;
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "vigil CMD: FILE: <message>\n" on stderr, the path shown escaped. */
 void cli_file_err(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * cli_read_file - the whole of @path ("-": stdin), regular file or not
+ * (pipes, devices, /proc), into a new buffer with a NUL after the last
+ * byte. Return: 0, -EFBIG (more than @max bytes: /dev/zero ends), -errno.
+ */
+int cli_read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_len);
+/* cli_file_err() for cli_read_file()'s @err: "larger than N MiB", or strerror. */
+void cli_read_err(const char *path, int err, size_t max);
+/* The limits of what commands read whole. */
+#define CLI_LOG_MAX ((size_t)1 << 30)		/* measurement lists */
+#define CLI_DOC_MAX ((size_t)256 << 20)		/* reference policies, quotes, keys */
+#define CLI_SMALL_MAX ((size_t)1 << 20)		/* PCR value files */
 
 /* Print @path with control characters and backslashes escaped (\n, \xHH). */
 void cli_put_path(FILE *f, const char *path);

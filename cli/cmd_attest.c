@@ -76,53 +76,15 @@ static const char help[] =
 
 /* ---- files ---- */
 
+/* Return: 0, or -1 (reported). */
 static int read_file(const char *path, uint8_t **ret, size_t *len)
 {
-	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	size_t n = 0, cap = 1 << 16;
-	uint8_t *buf;
+	int r = cli_read_file(path, CLI_DOC_MAX, ret, len);
 
-	if (fd < 0) {
-		cli_file_err(path, "%s", strerror(errno));
+	if (r < 0) {
+		cli_read_err(path, r, CLI_DOC_MAX);
 		return -1;
 	}
-	buf = malloc(cap + 1);
-	for (;;) {
-		ssize_t r;
-
-		if (!buf) {
-			cli_file_err(path, "out of memory");
-			break;
-		}
-		if (n == cap) {
-			uint8_t *nb = realloc(buf, cap * 2 + 1);
-
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				continue;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0) {
-			cli_file_err(path, "%s", strerror(errno));
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	if (fd)
-		close(fd);
-	if (!buf)
-		return -1;
-	buf[n] = 0;
-	*ret = buf;
-	*len = n;
 	return 0;
 }
 

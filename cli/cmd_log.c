@@ -78,61 +78,6 @@ struct input {
 	bool ascii;
 };
 
-static int read_all(const char *path, uint8_t **ret, size_t *ret_len)
-{
-	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0, cap = 1 << 16;
-	uint8_t *buf;
-	struct stat st;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-		cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
-	if (!buf) {
-		if (fd)
-			close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			uint8_t *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				if (fd)
-					close(fd);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = -errno;
-
-			free(buf);
-			if (fd)
-				close(fd);
-			return e;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (fd)
-		close(fd);
-	/* the loop above ends with len < cap: room for a terminating NUL */
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 /*
  * A regular, non-empty file is mapped read-only (large lists: no copy, no
  * zeroed pages). Return: 0, -ENODEV (not mappable: read it), or -errno.
@@ -185,9 +130,9 @@ static int load(const char *path, struct input *in)
 	if (r == 0)
 		in->mapped = true;
 	else if (r == -ENODEV)
-		r = read_all(path, &in->raw, &in->raw_len);
+		r = cli_read_file(path, CLI_LOG_MAX, &in->raw, &in->raw_len);
 	if (r < 0) {
-		cli_file_err(path, "%s", strerror(-r));
+		cli_read_err(path, r, CLI_LOG_MAX);
 		return EXIT_ERROR;
 	}
 	in->ascii = vg_imalog_is_ascii(in->raw, in->raw_len);
@@ -455,9 +400,9 @@ static int add_pcrs(struct expect *x, const char *arg)
 		if (algo >= 0)
 			path = comma + 1;
 	}
-	r = read_all(path, &text, &len);
+	r = cli_read_file(path, CLI_SMALL_MAX, &text, &len);
 	if (r < 0) {
-		cli_file_err(path, "%s", strerror(-r));
+		cli_read_err(path, r, CLI_SMALL_MAX);
 		return -1;
 	}
 	r = vg_pcr_values_parse(&x->pv, (const char *)text, len, algo, &d);
@@ -518,13 +463,13 @@ static int load_state(const char *path, struct vg_pcr_values *st, size_t *off, u
 	uint8_t *text;
 	size_t len;
 	char *s;
-	int r = read_all(path, &text, &len);
+	int r = cli_read_file(path, CLI_SMALL_MAX, &text, &len);
 	bool have_off = false, have_n = false;
 
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0) {
-		cli_file_err(path, "%s", strerror(-r));
+		cli_read_err(path, r, CLI_SMALL_MAX);
 		return -1;
 	}
 	r = vg_pcr_values_parse(st, (const char *)text, len, -1, &d);

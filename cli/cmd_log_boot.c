@@ -45,63 +45,16 @@ static const char help[] =
 	"                        that differs\n"
 	"Exit status: 0 ok / matches, 1 PCR mismatch, 2 malformed log or error.\n";
 
-static int read_file(const char *path, uint8_t **ret, size_t *ret_len)
-{
-	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0, cap = 1 << 16;
-	uint8_t *buf;
-	int e = 0;
-
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	while (buf) {
-		ssize_t n;
-
-		if (len == cap) {
-			uint8_t *nb = cap > VG_EVENTLOG_SIZE_MAX ? NULL : realloc(buf, cap * 2);
-
-			if (!nb) {
-				e = cap > VG_EVENTLOG_SIZE_MAX ? -EFBIG : -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			e = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (fd)
-		close(fd);
-	if (!buf)
-		return -ENOMEM;
-	if (e < 0) {
-		free(buf);
-		return e;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 /* Return: 0, or EXIT_ERROR (reported). */
 static int load(const char *path, struct vg_eventlog **ret)
 {
 	struct vg_diag d = { 0 };
 	uint8_t *buf;
 	size_t len;
-	int r = read_file(path, &buf, &len);
+	int r = cli_read_file(path, VG_EVENTLOG_SIZE_MAX, &buf, &len);
 
 	if (r < 0) {
-		cli_file_err(path, "%s", r == -EFBIG ? "larger than any event log" : strerror(-r));
+		cli_read_err(path, r, VG_EVENTLOG_SIZE_MAX);
 		return EXIT_ERROR;
 	}
 	r = vg_eventlog_parse(buf, len, ret, &d);
@@ -302,9 +255,9 @@ static int add_pcrs(struct vg_pcr_values *pv, const char *arg)
 		if (algo >= 0)
 			path = comma + 1;
 	}
-	r = read_file(path, &buf, &len);
+	r = cli_read_file(path, CLI_SMALL_MAX, &buf, &len);
 	if (r < 0) {
-		cli_file_err(path, "%s", strerror(-r));
+		cli_read_err(path, r, CLI_SMALL_MAX);
 		return -1;
 	}
 	r = vg_pcr_values_parse(pv, (const char *)buf, len, algo, &d);

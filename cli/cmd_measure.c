@@ -231,7 +231,7 @@ int cmd_measure(int argc, char **argv)
 		mo.pcr_sync = NULL;
 	} else {
 		if (vg_pcrbank_open(bankpath, banks, &bank, &d) < 0) {
-			cli_file_err(bankpath, "%s", d.msg);
+			cli_err("%s", d.msg);	/* it names the file */
 			goto out;
 		}
 		mo.ops_ctx = bank;

@@ -27,6 +27,9 @@
 #include "vigil/hash.h"
 #include "vigil/policy.h"
 
+/* an IMA policy read whole: the size lib/policy.c accepts from a file */
+#define POLICY_MAX ((size_t)64 << 20)
+
 static const char help[] =
 	"usage: vigil policy check [--kernel] (FILE | --builtin NAMES)\n"
 	"       vigil policy show [--kernel] (FILE | --builtin NAMES)\n"
@@ -88,51 +91,6 @@ struct src {
 	unsigned int flags;
 	char *label;		/* what messages call it */
 };
-
-static int read_text(const char *path, char **ret, size_t *ret_len)
-{
-	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0, cap = 65536;
-	char *buf, *grown;
-
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	while (buf) {
-		ssize_t n = read(fd, buf + len, cap - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = -errno;
-
-			free(buf);
-			if (fd)
-				close(fd);
-			return e;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == cap) {
-			grown = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-			if (!grown) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = grown;
-			cap *= 2;
-		}
-	}
-	if (fd)
-		close(fd);
-	if (!buf)
-		return -ENOMEM;
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
 
 static void pos_err(const char *label, unsigned int line, unsigned int col, const char *kind,
 		    const char *msg)
@@ -196,9 +154,9 @@ static struct vg_policy *load(const struct src *s, bool all_errors)
 		}
 		return p;
 	}
-	r = read_text(s->file, &text, &len);
+	r = cli_read_file(s->file, POLICY_MAX, (uint8_t **)&text, &len);
 	if (r < 0) {
-		cli_file_err(s->label, "%s", strerror(-r));
+		cli_read_err(s->label, r, POLICY_MAX);
 		return NULL;
 	}
 	if (vg_policy_parse(text, len, s->flags, &p, &e) < 0) {

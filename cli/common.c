@@ -4,11 +4,14 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <json-c/json.h>
 
@@ -133,6 +136,79 @@ struct json_object *cli_json_path(const char *path)
 	if (buf != small)
 		free(buf);
 	return o;
+}
+
+int cli_read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_len)
+{
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0, cap = 1 << 16;
+	uint8_t *buf;
+	struct stat st;
+	int e = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		if ((uint64_t)st.st_size > max) {
+			if (fd)
+				close(fd);
+			return -EFBIG;
+		}
+		cap = (size_t)st.st_size + 1;	/* one read, and the EOF */
+	}
+	buf = malloc(cap);
+	while (buf) {
+		ssize_t n;
+
+		if (len == cap) {
+			/* pipes, devices and /proc files have no size: grow, to @max + 1 */
+			size_t ncap = cap > max / 2 ? max + 1 : cap * 2;
+			uint8_t *nb = len > max ? NULL : realloc(buf, ncap);
+
+			if (!nb) {
+				e = len > max ? -EFBIG : -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (fd)
+		close(fd);
+	if (!buf)
+		return -ENOMEM;
+	if (e == 0 && len > max)
+		e = -EFBIG;
+	if (e < 0) {
+		free(buf);
+		return e;
+	}
+	buf[len] = 0;	/* the loop ends with len < cap */
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+void cli_read_err(const char *path, int err, size_t max)
+{
+	if (err == -EFBIG && max % (1u << 30) == 0)
+		cli_file_err(path, "larger than %zu GiB", max >> 30);
+	else if (err == -EFBIG && max % (1u << 20) == 0)
+		cli_file_err(path, "larger than %zu MiB", max >> 20);
+	else if (err == -EFBIG)
+		cli_file_err(path, "larger than %zu bytes", max);
+	else
+		cli_file_err(path, "%s", strerror(-err));
 }
 
 void cli_file_err(const char *path, const char *fmt, ...)

@@ -274,6 +274,7 @@ int vg_mlog_open(const char *path, const struct vg_mlog_opts *opts, struct vg_ml
 	struct vg_mlog *l;
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	struct stat st;
 	uint32_t have;
 	int r;
 
@@ -288,6 +289,11 @@ int vg_mlog_open(const char *path, const struct vg_mlog_opts *opts, struct vg_ml
 	l->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (l->fd < 0) {
 		r = vg_diag_set(diag, -errno, "%s", strerror(errno));
+		goto fail;
+	}
+	if (fstat(l->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = vg_diag_set(diag, -EINVAL, "not a regular file: a log is appended to and "
+				"synced, and read back after a crash");
 		goto fail;
 	}
 	if (flock(l->fd, LOCK_EX | LOCK_NB) != 0) {

@@ -270,7 +270,8 @@ int vg_pcrbank_open(const char *path, uint32_t banks, struct vg_pcrbank **ret,
 		r = read_all(fd, &text, &len);
 		close(fd);
 		if (r < 0) {
-			r = vg_diag_set(diag, r, "%s: %s", path, strerror(-r));
+			r = vg_diag_set(diag, r, "%s: %s", path,
+					r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
 			goto fail;
 		}
 		r = vg_pcr_values_parse(&b->pv, text, len, -1, &pd);

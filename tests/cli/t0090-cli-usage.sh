@@ -68,3 +68,25 @@ check_eq "file commands do not load it" \
 check_eq "attest loads it: a closed port is reported by curl, exit 2" "$rc" 2
 check "attest loads it: curl's message" grep -q 'verifier http://127.0.0.1:9: ' err
 check_eq "and loaded it" "$(LD_DEBUG=libs "$VIGIL" attest status --verifier http://127.0.0.1:9 2>&1 | grep -c 'calling init: .*libcurl')" 1
+
+# inputs without an end (/dev/zero, as a pipe or device would be): every
+# reader stops at its limit, names the file and the limit, exits 2
+endless() {	# WANT-MESSAGE COMMAND...
+	local want=$1 rc
+	shift
+	timeout 60 "$VIGIL" "$@" >/dev/null 2>err; rc=$?
+	check_eq "endless input: $1 $2: exit 2" "$rc" 2
+	check "... says '$want'" grep -q "/dev/zero: $want" err
+}
+echo x >f
+endless "larger than 1 GiB" log show /dev/zero
+endless "larger than 1 MiB" log replay --pcrs /dev/zero f
+endless "larger than 64 MiB" log boot show /dev/zero
+endless "larger than 64 MiB" policy check /dev/zero
+endless "larger than 256 MiB" attest policy check --policy /dev/zero f
+endless "larger than 256 MiB" attest policy import /dev/zero
+endless "larger than 16 MiB" appraise --keyring /dev/zero f
+endless "larger than 1 MiB" appraise --config /dev/zero f
+endless "not a regular file" measure --log /dev/zero f
+endless "larger than 1 MiB" measure --log m.log --pcrs /dev/zero f
+endless "not a vigil scan database" scan --check /dev/zero --hmac-key "$VECTORS/evmctl/keys/evm-key-plain.bin"
