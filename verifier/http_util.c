@@ -3,6 +3,7 @@
  * http_util.c - listen address, PEM files and the mutual-TLS check for the
  * two HTTP daemons (http_util.h).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,18 +37,32 @@ int http_parse_listen(const char *s, struct sockaddr_in *sa)
 char *http_slurp(const char *path)
 {
 	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char *buf = f ? malloc(HTTP_PEM_MAX + 1) : NULL;
+	size_t n = 0;
 
-	if (!f)
-		return NULL;
-	n = getdelim(&buf, &cap, '\0', f);
-	fclose(f);
-	if (n <= 0) {
-		free(buf);
+	if (!buf) {
+		if (f)
+			fclose(f);
 		return NULL;
 	}
+	/* one byte past the limit tells a file that is too large (or endless) */
+	while (n <= HTTP_PEM_MAX) {
+		size_t got = fread(buf + n, 1, HTTP_PEM_MAX + 1 - n, f);
+
+		if (got == 0)
+			break;
+		n += got;
+	}
+	if (ferror(f) || n == 0 || n > HTTP_PEM_MAX || memchr(buf, 0, n)) {
+		int e = ferror(f) ? EIO : n == 0 ? ENODATA : n > HTTP_PEM_MAX ? EFBIG : EINVAL;
+
+		fclose(f);
+		free(buf);
+		errno = e;
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = 0;
 	return buf;
 }
 

@@ -15,7 +15,13 @@
 /* "ADDR:PORT" (IPv4, port 1-65535) into @sa. Return: 0, or -1 if malformed. */
 int http_parse_listen(const char *s, struct sockaddr_in *sa);
 
-/* The whole of a text file (a PEM). Return: a string to free, or NULL (missing or empty). */
+#define HTTP_PEM_MAX (1u << 20)
+
+/*
+ * The whole of a text file (a PEM, at most HTTP_PEM_MAX bytes, no NUL).
+ * Return: a string to free, or NULL with errno (ENODATA empty, EFBIG too
+ * large, EINVAL a NUL byte: not text).
+ */
 char *http_slurp(const char *path);
 
 /*

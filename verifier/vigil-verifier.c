@@ -1439,7 +1439,9 @@ int main(int argc, char **argv)
 			if (!g.policy_keys && vg_dsse_keys_new(&g.policy_keys) < 0)
 				return 2;
 			kr = pem ? vg_dsse_keys_add(g.policy_keys, (const uint8_t *)pem, strlen(pem), &kd) :
-				   vg_diag_set(&kd, -errno, "%s", strerror(errno));
+				   vg_diag_set(&kd, -errno, "%s", errno == EFBIG ? "larger than 1 MiB" :
+							  errno == EINVAL ? "not text (a NUL byte)" :
+							  strerror(errno));
 			free(pem);
 			if (kr < 0) {
 				fprintf(stderr, "vigil-verifier: %s: %s\n", optarg, kd.msg);
