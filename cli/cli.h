@@ -42,6 +42,8 @@ void cli_file_err(const char *path, const char *fmt, ...) __attribute__((format(
  * byte. Return: 0, -EFBIG (more than @max bytes: /dev/zero ends), -errno.
  */
 int cli_read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_len);
+/* Open a regular file to read its content. Return: the fd, or -1 (reported). */
+int cli_open_regular(const char *path);
 /* cli_file_err() for cli_read_file()'s @err: "larger than N MiB", or strerror. */
 void cli_read_err(const char *path, int err, size_t max);
 /* The limits of what commands read whole. */

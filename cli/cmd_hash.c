@@ -70,10 +70,12 @@ int cmd_hash(int argc, char **argv)
 		struct vg_diag d = { 0 };
 		struct vg_digest dg;
 		char hex[2 * VG_HASH_MAX_DIGEST + 1];
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* printing a digest takes any file, as sha256sum; labeling only regular ones */
+		int fd = write ? cli_open_regular(path) : open(path, O_RDONLY | O_CLOEXEC);
 
 		if (fd < 0) {
-			cli_file_err(path, "%s", strerror(errno));
+			if (!write)
+				cli_file_err(path, "%s", strerror(errno));
 			rc = EXIT_ERROR;
 			continue;
 		}

@@ -259,10 +259,9 @@ int cmd_measure(int argc, char **argv)
 		uint8_t sigbuf[VG_XATTR_SIZE_MAX];
 		char real[PATH_MAX];
 		ssize_t sl = 0;
-		int fd = open(argv[i], O_RDONLY | O_CLOEXEC);
+		int fd = cli_open_regular(argv[i]);
 
 		if (fd < 0) {
-			cli_file_err(argv[i], "%s", strerror(errno));
 			rc = EXIT_ERROR;
 			continue;
 		}

@@ -77,10 +77,9 @@ int cmd_sign(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++) {
 		struct vg_diag d = { 0 };
-		int fd = open(argv[i], O_RDONLY | O_CLOEXEC);
+		int fd = cli_open_regular(argv[i]);
 
 		if (fd < 0) {
-			cli_file_err(argv[i], "%s", strerror(errno));
 			rc = EXIT_ERROR;
 			continue;
 		}

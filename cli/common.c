@@ -199,6 +199,25 @@ int cli_read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_len)
 	return 0;
 }
 
+int cli_open_regular(const char *path)
+{
+	/* O_NONBLOCK: a fifo must not hold open() up; cleared once it is known regular */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0) {
+		cli_file_err(path, "%s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		cli_file_err(path, "not a regular file (IMA measures and labels file content only)");
+		close(fd);
+		return -1;
+	}
+	(void)fcntl(fd, F_SETFL, 0);
+	return fd;
+}
+
 void cli_read_err(const char *path, int err, size_t max)
 {
 	if (err == -EFBIG && max % (1u << 30) == 0)

@@ -90,3 +90,8 @@ endless "larger than 1 MiB" appraise --config /dev/zero f
 endless "not a regular file" measure --log /dev/zero f
 endless "larger than 1 MiB" measure --log m.log --pcrs /dev/zero f
 endless "not a vigil scan database" scan --check /dev/zero --hmac-key "$VECTORS/evmctl/keys/evm-key-plain.bin"
+mkfifo fifo
+endless "not a regular file" measure --log m.log /dev/zero
+endless "not a regular file" sign --key "$VECTORS/evmctl/keys/rsa2048.key.pem" /dev/zero
+endless "not a regular file" hash -w /dev/zero
+check_rc 2 "hash -w of a fifo: refused at once, not waiting for a writer" timeout 10 "$VIGIL" hash -w fifo
