@@ -3,7 +3,8 @@
 
 Usage (from the bench scripts):
   runner.py --rounds N --warmup W --ref NAME [--prep 'CMD'] [--units FILES:BYTES]
-            [--prep-for NAME='CMD' ...] NAME='command' [NAME='command' ...]
+            [--prep-for NAME='CMD' ...] [--pair NAME/PEER ...]
+            NAME='command' [NAME='command' ...]
 
 Every round runs each command once, in the given order rotated by one per
 round, so slow drift and cache state hit all commands alike. A --prep
@@ -13,6 +14,8 @@ each run of that one command only (neither is timed). Per run it records the wal
 time and the child's user+sys CPU (wait4 rusage). It prints, per command,
 the median wall time (min-max), throughput, CPU and the median of the
 per-round ratios to the reference command (ratio < 1: faster than ref).
+Each --pair NAME/PEER adds a line: the median over rounds of PEER's wall
+time divided by NAME's (how many times faster NAME is than PEER).
 """
 import argparse
 import os
@@ -49,6 +52,7 @@ def main():
     ap.add_argument("--files", type=int, default=0)
     ap.add_argument("--bytes", type=int, default=0)
     ap.add_argument("--title", default="")
+    ap.add_argument("--pair", action="append", default=[])
     ap.add_argument("cmds", nargs="+")
     a = ap.parse_args()
     cmds = []
@@ -62,6 +66,10 @@ def main():
         if name not in names:
             sys.exit(f"bench: --prep-for {name}: no such command")
         prep_for[name] = cmd
+    pairs = [p.split("/", 1) for p in a.pair]
+    for p in pairs:
+        if len(p) != 2 or p[0] not in names or p[1] not in names:
+            sys.exit(f"bench: --pair {'/'.join(p)}: not NAME/PEER of two commands")
     if a.ref not in names:
         sys.exit(f"bench: reference {a.ref} is not one of {names}")
     res = {n: [] for n in names}
@@ -79,7 +87,7 @@ def main():
             this[name] = run(cmd)
         if r >= a.warmup:
             for n in names:
-                res[n].append(this[n] + (this[n][0] / this[a.ref][0],))
+                res[n].append(this[n] + (this[n][0] / this[a.ref][0],) + (this,))
     if a.title:
         print(f"\n### {a.title}")
     print(f"{a.rounds} rounds (+{a.warmup} warm-up), interleaved; "
@@ -106,6 +114,9 @@ def main():
         if bad:
             line += f" ({bad} runs failed)"
         print(line)
+    for n, peer in pairs:
+        x = statistics.median(r[4][peer][0] / r[4][n][0] for r in res[n])
+        print(f"{n} is {x:.2f}x as fast as {peer} (median of per-round ratios)")
     sys.stdout.flush()
 
 
