@@ -8,13 +8,14 @@
 # reboot are each recognised with their typed failure, and the command and
 # webhook actions fire.
 . "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 vg_init
 vg_tpm_start
 
 AGENT=${VIGIL_AGENT_BIN:?}
 VERIFIER=${VIGIL_VERIFIER_BIN:?}
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port() { vg_port; }
 AP=$(port); VP=$(port); WP=$(port); AP2=$(port)
 export VIGIL_VERIFIER=http://127.0.0.1:$VP
 PIDS=
@@ -60,20 +61,8 @@ for i in $(seq 50); do
 done
 
 # field NAME of `vigil attest status --json host1`
-field() { "$VIGIL" attest status --json host1 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-# wait_for STATE [FAILURE]: up to 15 s
-wait_for() {
-	local i s
-	for i in $(seq 150); do
-		s=$(field state)
-		if [ "$s" = "$1" ] && { [ -z "${2:-}" ] || [ "$(field last_failure)" = "$2" ]; }; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	echo "state $s, last failure $(field last_failure): $(field last_message)"
-	return 1
-}
+field() { att_field "$1"; }
+wait_for() { att_wait host1 "$@"; }	# STATE [FAILURE]: up to 15 s
 rounds() { field rounds; }
 
 check_eq "without a boot log the agent answers 404" \

@@ -6,11 +6,12 @@
 # certificate, one from another CA, plain HTTP and an untrusted agent
 # certificate are refused.
 . "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 vg_init
 vg_tpm_start
 
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port() { vg_port; }
 AP=$(port); VP=$(port); VP2=$(port)
 PIDS=
 trap '_rc=$?; for p in $PIDS; do kill $p 2>/dev/null; done; wait 2>/dev/null;

@@ -12,6 +12,7 @@
 # is reported, the API answers 500, nothing is marked trusted, a file run
 # meanwhile is detected and recorded when the database is back).
 . "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 . "$SRCDIR/tests/lib-pg.sh"
 vg_init
@@ -19,7 +20,7 @@ vg_tpm_start
 
 AGENT=${VIGIL_AGENT_BIN:?}
 VERIFIER=${VIGIL_VERIFIER_BIN:?}
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port() { vg_port; }
 AP=$(port); VP=$(port); VP2=$(port)
 export VIGIL_VERIFIER=http://127.0.0.1:$VP
 AGENT_PID= VA= VB=
@@ -83,22 +84,8 @@ check "its start message names the store without the password" \
 check_eq "the schema was created" "$(sql "SELECT string_agg(tablename, ' ' ORDER BY tablename) FROM pg_tables WHERE tableowner = 'vigil'")" \
 	"agents policies verdicts"
 
-field() {	# NAME [VERIFIER_URL]: field of `vigil attest status --json host1`
-	VIGIL_VERIFIER=${2:-$VIGIL_VERIFIER} "$VIGIL" attest status --json host1 2>/dev/null |
-		python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"
-}
-wait_for() {	# STATE [FAILURE [VERIFIER_URL]]: up to 15 s
-	local i s
-	for i in $(seq 150); do
-		s=$(field state "${3:-}")
-		if [ "$s" = "$1" ] && { [ -z "${2:-}" ] || [ "$(field last_failure "${3:-}")" = "$2" ]; }; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	echo "state $s, last failure $(field last_failure "${3:-}"): $(field last_message "${3:-}")"
-	return 1
-}
+field() { att_field "$1" host1 "${2:-}"; }	# NAME [VERIFIER_URL]
+wait_for() { att_wait host1 "$@"; }	# STATE [FAILURE [VERIFIER_URL]]: up to 15 s
 entries() { "$VIGIL" log show "$T/log" | wc -l; }
 
 check "policy from the known-good log" "$VIGIL" attest policy create --log "$T/log" -o good.json

@@ -11,6 +11,7 @@
 # whose boot_aggregate is not the boot log's with boot.aggregate; without a
 # boot log everything is as before.
 . "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 vg_init
 vg_tpm_start
@@ -18,7 +19,7 @@ vg_tpm_start
 AGENT=${VIGIL_AGENT_BIN:?}
 VERIFIER=${VIGIL_VERIFIER_BIN:?}
 L=$VECTORS/eventlog/tpm2-tools__event-arch-linux.bin
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port() { vg_port; }
 AP=$(port); VP=$(port)
 export VIGIL_VERIFIER=http://127.0.0.1:$VP
 VPID=
@@ -54,19 +55,8 @@ start_verifier() {
 	VPID=$!
 	for i in $(seq 50); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
 }
-field() { "$VIGIL" attest status --json host1 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-wait_for() {	# STATE [FAILURE]: up to 15 s
-	local i s
-	for i in $(seq 150); do
-		s=$(field state)
-		if [ "$s" = "$1" ] && { [ -z "${2:-}" ] || [ "$(field last_failure)" = "$2" ]; }; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	echo "state $s, last failure $(field last_failure): $(field last_message)"
-	return 1
-}
+field() { att_field "$1"; }
+wait_for() { att_wait host1 "$@"; }	# STATE [FAILURE]: up to 15 s
 rounds() { field rounds; }
 
 check "the log's records extended into PCRs 0-9" boot_extend "$L"

@@ -12,13 +12,14 @@
 # banks, absurd masks and offsets, garbage and huge bodies: 400/413, and
 # the agent's TPM process stays up and answers the next good request.
 . "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 vg_init
 vg_tpm_start
 
 AGENT=${VIGIL_AGENT_BIN:?}
 VERIFIER=${VIGIL_VERIFIER_BIN:?}
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port() { vg_port; }
 AP=$(port); VP=$(port); FP=$(port); AP2=$(port)
 V=http://127.0.0.1:$VP
 export VIGIL_VERIFIER=$V
@@ -48,20 +49,8 @@ for i in $(seq 100); do
 done
 
 # status FIELD [ID]
-field() { "$VIGIL" attest status --json "${2:-host1}" 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-# wait_for ID STATE [FAILURE]: up to 10 s
-wait_for() {
-	local i s
-	for i in $(seq 100); do
-		s=$(field state "$1")
-		if [ "$s" = "$2" ] && { [ -z "${3:-}" ] || [ "$(field last_failure "$1")" = "$3" ]; }; then
-			return 0
-		fi
-		sleep 0.1
-	done
-	echo "$1: state $s, last failure $(field last_failure "$1"): $(field last_message "$1")"
-	return 1
-}
+field() { att_field "$1" "${2:-host1}"; }
+wait_for() { ATT_WAIT=100 att_wait "$@"; }	# ID STATE [FAILURE]: up to 10 s
 hwm() { awk '/^VmHWM/ {print $2}' /proc/$VPID/status; }	# KiB
 # code METHOD URL [curl args]: the HTTP status; the body in $T/${OUT:-body}
 code() { local m=$1 u=$2; shift 2; $C -o "$T/${OUT:-body}" -w '%{http_code}' -X "$m" "$u" "$@"; }

@@ -6,6 +6,7 @@
 # here with openssl (ECDSA and RSA, PAE per the DSSE spec) verify and
 # give the same verdicts as the policy they wrap.
 . "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-attest.sh"
 vg_init
 A=$VECTORS/attest
 K=$VECTORS/evmctl/keys
@@ -86,7 +87,7 @@ check "... naming it" grep -q "FAIL policy.digest entry=3 path=.*root/usr/bin/b"
 # the verifier with --policy-key: only signed policies upload, and a stored
 # policy is checked again when loaded
 VERIFIER=${VIGIL_VERIFIER_BIN:?}
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port() { vg_port; }
 VP=$(port)
 export VIGIL_VERIFIER=http://127.0.0.1:$VP ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 "$VERIFIER" --listen 127.0.0.1:$VP --db "sqlite:$T/v.db" --policy-key "$K/ecp256.cert.pem" 2>verifier.err &

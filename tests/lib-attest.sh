@@ -1,0 +1,37 @@
+# tests/lib-attest.sh - what the attestation tests (t050x) share; source
+# after tests/lib.sh.
+#   vg_port                       a free TCP port on 127.0.0.1
+#   att_field NAME [ID [URL]]     field NAME of `vigil attest status --json ID`
+#                                 (default host1; URL: another verifier than
+#                                 $VIGIL_VERIFIER)
+#   att_wait ID STATE [FAILURE [URL]]  until the agent is in STATE (with
+#                                 last_failure FAILURE), up to $ATT_WAIT
+#                                 tenths of a second (default 150); else
+#                                 prints where it is and returns 1
+
+vg_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+att_field() {
+	if [ -n "${3:-}" ]; then
+		VIGIL_VERIFIER=$3 "$VIGIL" attest status --json "${2:-host1}"
+	else
+		"$VIGIL" attest status --json "${2:-host1}"
+	fi 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"
+}
+
+att_wait() {
+	local id=$1 state=$2 failure=${3:-} url=${4:-} i s
+	for i in $(seq "${ATT_WAIT:-150}"); do
+		s=$(att_field state "$id" "$url")
+		if [ "$s" = "$state" ] &&
+			{ [ -z "$failure" ] || [ "$(att_field last_failure "$id" "$url")" = "$failure" ]; }; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "$id: state $s, last failure $(att_field last_failure "$id" "$url"):" \
+		"$(att_field last_message "$id" "$url")"
+	return 1
+}
