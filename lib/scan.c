@@ -958,6 +958,8 @@ static int get_meta(struct vg_scan_db *db, const char *key, uint8_t **val, size_
 	sqlite3_stmt *st = NULL;
 	int r = -EBADMSG;
 
+	*val = NULL;	/* a missing row must not leave the caller's last (freed) value */
+	*len = 0;
 	if (sqlite3_prepare_v2(db->db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) ==
 		    SQLITE_OK &&
 	    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
