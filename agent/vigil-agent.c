@@ -176,8 +176,11 @@ static int tpm_serve(struct vg_atpm *tpm, int fd)
 	struct ipc_resp *rs = malloc(sizeof(*rs));
 	int rc = 0;
 
-	if (!rq || !rs)
+	if (!rq || !rs) {
+		free(rq);
+		free(rs);
 		return 2;
+	}
 	while (!tpm_stop) {
 		ssize_t n = recv(fd, rq, sizeof(*rq), 0);
 		struct vg_diag d = { 0 };

@@ -64,9 +64,9 @@ static json_object *result_json(const char *path, const struct vg_appraise_resul
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "file", cli_json_path(path));
-	if (err) {
+	if (err || !r) {
 		json_object_object_add(o, "result", json_object_new_string("error"));
-		json_object_object_add(o, "error", json_object_new_string(err));
+		json_object_object_add(o, "error", json_object_new_string(err ? err : "unknown"));
 		return o;
 	}
 	json_object_object_add(o, "result",

@@ -175,9 +175,11 @@ static void add_secret(struct pg *q, const char *p, size_t len, bool decode)
 		return;
 	s = q->secret[q->nsecret++];
 	for (size_t i = 0; i < len; i++) {
-		if (decode && p[i] == '%' && i + 2 < len && hexval(p[i + 1]) >= 0 &&
-		    hexval(p[i + 2]) >= 0) {
-			s[n++] = (char)(hexval(p[i + 1]) << 4 | hexval(p[i + 2]));
+		int hi = decode && p[i] == '%' && i + 2 < len ? hexval(p[i + 1]) : -1;
+		int lo = hi >= 0 ? hexval(p[i + 2]) : -1;
+
+		if (lo >= 0) {
+			s[n++] = (char)(hi << 4 | lo);
 			i += 2;
 		} else if (decode && p[i] == '\'' && (i == 0 || i == len - 1)) {
 			continue;	/* conninfo quotes */

@@ -1123,7 +1123,7 @@ static enum MHD_Result h_agent(struct MHD_Connection *c, const char *method,
 	const char *id = rt->id;
 	struct vg_diag d = { 0 };
 	enum MHD_Result ret;
-	char pname[VG_API_ID_MAX], err[512];
+	char pname[VG_API_ID_MAX] = "", err[512];
 	int r;
 
 	if (!a)
