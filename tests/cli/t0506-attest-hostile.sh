@@ -350,6 +350,8 @@ n = int.from_bytes(b[:2], "big")
 open("ak.pub", "wb").write(b[:2 + n])
 open("ak.priv", "wb").write(b[2 + n:])
 PY
+tpm2_flushcontext -t >/dev/null 2>&1	# whatever the agent left loaded
+tpm2_flushcontext -s >/dev/null 2>&1
 tpm2_createek -c ek.ctx -G rsa >/dev/null 2>&1
 tpm2_startauthsession --policy-session -S ps.ctx >/dev/null 2>&1
 tpm2_policysecret -S ps.ctx -c e >/dev/null 2>&1
