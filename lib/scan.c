@@ -686,33 +686,32 @@ static int insert_batch(struct vg_scan_db *db, struct vg_scan_rec *recs, size_t 
 
 int vg_scan_db_add(struct vg_scan_db *db, struct vg_scan_rec *r, struct vg_diag *diag)
 {
-	struct vg_scan_rec *full = NULL;
-	int ret = 0;
+	struct vg_scan_rec *full, *next;
+	int ret;
 
 	pthread_mutex_lock(&db->lock);
 	db->pending[db->npending++] = *r;
-	if (db->npending == SCAN_BATCH) {
-		full = db->pending;
-		db->pending = malloc(SCAN_BATCH * sizeof(*db->pending));
-		if (!db->pending) {
-			db->pending = full;	/* inserted below, then reused */
-			db->npending = 0;
-			pthread_mutex_lock(&db->insert_lock);
-			ret = insert_batch(db, full, SCAN_BATCH, diag);
-			pthread_mutex_unlock(&db->insert_lock);
-			pthread_mutex_unlock(&db->lock);
-			memset(r, 0, sizeof(*r));
-			return ret;
-		}
-		db->npending = 0;
-	}
-	pthread_mutex_unlock(&db->lock);
 	memset(r, 0, sizeof(*r));
-	if (full) {
-		pthread_mutex_lock(&db->insert_lock);
-		ret = insert_batch(db, full, SCAN_BATCH, diag);
-		pthread_mutex_unlock(&db->insert_lock);
+	if (db->npending < SCAN_BATCH) {
+		pthread_mutex_unlock(&db->lock);
+		return 0;
+	}
+	/* a fresh buffer lets the others go on while this batch is inserted */
+	full = db->pending;
+	next = malloc(SCAN_BATCH * sizeof(*next));
+	if (next) {
+		db->pending = next;
+		db->npending = 0;
+		pthread_mutex_unlock(&db->lock);
+	}
+	pthread_mutex_lock(&db->insert_lock);
+	ret = insert_batch(db, full, SCAN_BATCH, diag);
+	pthread_mutex_unlock(&db->insert_lock);
+	if (next) {
 		free(full);
+	} else {	/* out of memory: inserted under the lock, the buffer is kept */
+		db->npending = 0;
+		pthread_mutex_unlock(&db->lock);
 	}
 	return ret;
 }
