@@ -3,14 +3,18 @@
  * cmd_policy.c - `vigil policy check|show|explain`: the policy language
  * (the kernel's IMA grammar plus vigil's access rules, docs/policy.md).
  *
- *   check   [--kernel] (FILE | --builtin NAMES)
+ *   check   [--kernel | --accept-unenforced] (FILE | --builtin NAMES)
  *   show    [--kernel] (FILE | --builtin NAMES)
  *   explain --func F [--mask M] [--uid U] [--path P] [--fowner O] ... (FILE | --builtin NAMES)
  *
  * Errors are printed as FILE:LINE:COL: message, one per bad rule (check
  * reads on after the first, so that one run lists them all); as in the
- * kernel, one bad rule makes the whole file invalid. Exit: 0 valid / done,
- * 1 explain: the access would be denied, 2 invalid policy or usage.
+ * kernel, one bad rule makes the whole file invalid. check judges for
+ * vigild unless --kernel: a rule vigild cannot enforce (it names what a
+ * fanotify enforcer cannot observe; lib/policy_enforce.c) is an error,
+ * or with --accept-unenforced a warning. Exit: 0 valid / done, 1 explain:
+ * the access would be denied, 2 invalid policy (or one vigild cannot
+ * enforce) or usage.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +35,7 @@
 #define POLICY_MAX ((size_t)64 << 20)
 
 static const char help[] =
-	"usage: vigil policy check [--kernel] (FILE | --builtin NAMES)\n"
+	"usage: vigil policy check [--kernel | --accept-unenforced] (FILE | --builtin NAMES)\n"
 	"       vigil policy show [--kernel] (FILE | --builtin NAMES)\n"
 	"       vigil policy explain --func F [--mask M] [--uid U] [--path P] [--fowner O]\n"
 	"                            [ACCESS OPTIONS] [-v] (FILE | --builtin NAMES)\n"
@@ -41,11 +45,15 @@ static const char help[] =
 	"appraisal=, subj_appraisal=, attr=). See docs/policy.md.\n"
 	"\n"
 	"check    parse FILE as the kernel would; print every bad rule as\n"
-	"         FILE:LINE:COL: message, and warnings for rules vigil cannot enforce\n"
+	"         FILE:LINE:COL: message; then, unless --kernel, every rule vigild\n"
+	"         cannot enforce (it names what vigild cannot observe), with the reason\n"
 	"show     print the policy in canonical form (no comments, fixed order)\n"
 	"explain  for one access, print which rule decides each action class\n"
 	"         (measure, appraise, audit, hash, access) and why\n"
-	"  -k, --kernel          the kernel's grammar only: vigil extensions are errors\n"
+	"  -k, --kernel          the kernel's grammar only: vigil extensions are errors;\n"
+	"                        a policy for a kernel, so vigild's limits are not judged\n"
+	"  -A, --accept-unenforced  (check) rules vigild cannot enforce are warnings,\n"
+	"                        not errors (as `vigild --accept-unenforced`)\n"
 	"  -b, --builtin NAMES   a built-in policy instead of FILE: tcb, ima_tcb,\n"
 	"                        appraise_tcb, secure_boot, critical_data ('|'-joined)\n"
 	"explain's access (defaults in brackets):\n"
@@ -74,9 +82,9 @@ static const char help[] =
 	"  -v, --verbose         also list the rules of each class that did not match,\n"
 	"                        with the first condition that failed\n"
 	"Exit status: 0 valid / done, 1 (explain) the access would be denied,\n"
-	"2 invalid policy, usage or operational error.\n";
+	"2 invalid policy (or a rule vigild cannot enforce), usage or operational error.\n";
 
-enum { O_BUILTIN = 'b', O_KERNEL = 'k', O_EUID = 256, O_SUID, O_GID, O_EGID, O_SGID, O_CAPU, O_CAPG,
+enum { O_BUILTIN = 'b', O_KERNEL = 'k', O_ACCEPT = 'A', O_EUID = 256, O_SUID, O_GID, O_EGID, O_SGID, O_CAPU, O_CAPG,
        O_FGROUP, O_FSMAGIC, O_FSNAME, O_FSUUID, O_OBJ, O_SUBJ, O_DATA, O_SUBJAPP, O_ATTR };
 
 /* What --file gives; strings owned here. */
@@ -199,18 +207,34 @@ static int src_init(struct src *s, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Rules vigild cannot enforce: errors, or with @accept warnings.
+ * Return: the number of such rules.
+ */
+static size_t unenforced_rules(const struct src *s, const struct vg_policy *p, bool accept)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < vg_policy_count(p); i++) {
+		const struct vg_policy_rule *r = vg_policy_rule(p, i);
+		char msg[512];
+
+		if (!r->unenforced)
+			continue;
+		n++;
+		snprintf(msg, sizeof(msg), "%s; %s", r->unenforced,
+			 accept ? "accepted, not enforced by vigild" :
+			 "vigild cannot enforce this rule (--accept-unenforced keeps it as documentation)");
+		pos_err(s->label, r->line, r->unenforced_col, accept ? "warning: " : "", msg);
+	}
+	return n;
+}
+
 static void warn_rules(const struct src *s, const struct vg_policy *p)
 {
 	for (size_t i = 0; i < vg_policy_count(p); i++) {
 		const struct vg_policy_rule *r = vg_policy_rule(p, i);
-		char msg[256];
 
-		if ((r->flags & VG_POLF_FUNC) && !vg_policy_func_observable(r->func)) {
-			snprintf(msg, sizeof(msg),
-				 "func=%s: vigil cannot observe this hook (only BPRM_CHECK, FILE_CHECK, MMAP_CHECK); the rule is kept but vigil cannot enforce it",
-				 vg_policy_func_name(r->func));
-			pos_err(s->label, r->line, r->func_col, "warning: ", msg);
-		}
 		if (r->appraise_flag)
 			pos_err(s->label, r->line, r->col, "warning: ",
 				"appraise_flag= is accepted and ignored, as by the kernel");
@@ -235,23 +259,34 @@ static int policy_check_show(int argc, char **argv, bool show)
 	static const struct option opts[] = {
 		{ "kernel", no_argument, NULL, O_KERNEL },
 		{ "builtin", required_argument, NULL, O_BUILTIN },
+		{ "accept-unenforced", no_argument, NULL, O_ACCEPT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct src s = { 0 };
 	struct vg_policy *p = NULL;
+	bool accept = false;
+	size_t unenforced = 0;
 	int c, rc = EXIT_ERROR;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "kb:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, show ? "kb:h" : "kb:Ah", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(help, stdout);
 			return EXIT_OK;
+		}
+		if (c == O_ACCEPT && !show) {
+			accept = true;
+			continue;
 		}
 		if (parse_common(c, &s) < 0) {
 			fputs(help, stderr);
 			return EXIT_ERROR;
 		}
+	}
+	if (accept && (s.flags & VG_POLICY_KERNEL)) {
+		cli_err("--kernel checks a policy for a kernel, --accept-unenforced one for vigild: give one");
+		return EXIT_ERROR;
 	}
 	if (src_init(&s, argc, argv) < 0)
 		goto out;
@@ -276,10 +311,18 @@ static int policy_check_show(int argc, char **argv, bool show)
 		unsigned int uses = vg_policy_uses(p);
 
 		warn_rules(&s, p);
+		if (!(s.flags & VG_POLICY_KERNEL)) {
+			unenforced = unenforced_rules(&s, p, accept);
+			if (unenforced && !accept)
+				goto out;
+		}
 		cli_put_path(stdout, s.label);
-		printf(": ok, %zu rule%s%s\n", vg_policy_count(p), vg_policy_count(p) == 1 ? "" : "s",
+		printf(": ok, %zu rule%s%s", vg_policy_count(p), vg_policy_count(p) == 1 ? "" : "s",
 		       (uses & VG_POLICY_USES_EXTENSIONS) ?
 		       "; uses vigil extensions (a kernel would refuse it)" : "");
+		if (unenforced)
+			printf("; %zu not enforced by vigild (accepted)", unenforced);
+		putchar('\n');
 	}
 	rc = EXIT_OK;
 out:

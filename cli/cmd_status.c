@@ -3,7 +3,8 @@
  * cmd_status.c - `vigil status [--control SOCKET] [--json] [--mode MODE | --reload]`
  *
  * Asks a running vigild over its control socket for its mode, policy
- * digest, marks and counters, or switches its mode or reloads its policy.
+ * digest, the policy rules it was told to keep although it cannot enforce
+ * them (--accept-unenforced), marks and counters, or switches its mode or reloads its policy.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,7 +20,8 @@
 static const char help[] =
 	"usage: vigil status [--control SOCKET] [--json] [--mode enforce|permissive|fix | --reload]\n"
 	"\n"
-	"Show what a running vigild does: mode, policy digest, marks, counters\n"
+	"Show what a running vigild does: mode, policy digest, rules it keeps but\n"
+	"cannot enforce (--accept-unenforced), marks, counters\n"
 	"(events, allowed, denied by reason, cache hits, bytes hashed, decision\n"
 	"latency p50/p99); or switch its mode, or make it reload its policy.\n"
 	"  -s, --control SOCKET   vigild's control socket (default /run/vigild.sock)\n"
@@ -38,6 +40,21 @@ static void print_human(json_object *o)
 		printf("policy: sha256 %s", json_object_get_string(v));
 	if (json_object_object_get_ex(o, "policy_rules", &v))
 		printf(" (%d rules)\n", json_object_get_int(v));
+	if (json_object_object_get_ex(o, "unenforced_rules", &v) &&
+	    json_object_get_int(json_object_object_get(v, "total")) > 0) {
+		json_object *rules = json_object_object_get(v, "rules");
+
+		printf("unenforced rules (accepted with --accept-unenforced): %d\n",
+		       json_object_get_int(json_object_object_get(v, "total")));
+		for (size_t i = 0; rules && i < json_object_array_length(rules); i++) {
+			json_object *r = json_object_array_get_idx(rules, i);
+
+			printf("  line %d: %s\n    %s\n",
+			       json_object_get_int(json_object_object_get(r, "line")),
+			       json_object_get_string(json_object_object_get(r, "rule")),
+			       json_object_get_string(json_object_object_get(r, "why")));
+		}
+	}
 	if (json_object_object_get_ex(o, "marks", &marks)) {
 		fputs("marks:", stdout);
 		for (size_t i = 0; i < json_object_array_length(marks); i++)

@@ -136,6 +136,9 @@ struct vd {
 	const char *keyrings[16];
 	size_t nkeyrings;
 	bool no_tpm, foreground, fail_open;
+	bool accept_unenforced;	/* keep rules vigild cannot enforce (unenforced.c) */
+	const char *loader_paths[8];	/* --loader */
+	size_t nloader_paths;
 	enum mode mode;
 	unsigned int nworkers, timeout_ms, algo;
 	char **worker_args;	/* options handed to appraisers */
@@ -145,6 +148,8 @@ struct vd {
 	struct vg_policy *policy;
 	bool policy_uses_subject, policy_uses_uid, policy_access;
 	bool ignore_ok;		/* verdicts depend on the inode alone: kernel ignore marks may cache them */
+	bool ignore_open_ok;	/* ... for opens too: no rule can match an exec (loader.c) */
+	struct vd_loaders loaders;
 	int notif;		/* FAN_ATTRIB notifications: chmod, chown, setxattr drop ignore marks */
 	char policy_digest[65];
 	int fan, sigfd, ctl, audit;
@@ -475,6 +480,10 @@ static void ignore_inode(struct vd *d, const struct ev *e)
 {
 	uint64_t mask = e->mask & (FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM);
 
+	if (!d->ignore_open_ok)	/* the loader's open of this inode must still be seen */
+		mask &= ~(uint64_t)FAN_OPEN_PERM;
+	if (!mask)
+		return;
 	if (fanotify_mark(d->fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_EVICTABLE, mask,
 			  e->fd, NULL) == 0)
 		d->st.ignore_marks++;
@@ -719,6 +728,7 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 	}
 	e->acc.func = m->mask & FAN_OPEN_EXEC_PERM ? VG_FUNC_BPRM_CHECK : VG_FUNC_FILE_CHECK;
 	e->acc.mask = m->mask & FAN_OPEN_EXEC_PERM ? VG_MAY_EXEC : VG_MAY_READ;
+	vd_loader_access(&d->loaders, m->pid, m->mask & FAN_OPEN_EXEC_PERM, &e->acc);
 	e->acc.path = e->path;
 	e->acc.fsmagic = fsmagic_of(d, m->fd, st.st_dev);
 	e->acc.fowner = st.st_uid;
@@ -971,6 +981,7 @@ static void policy_facts(struct vd *d, struct vg_policy *p)
 	/* a path is not a property of the inode (hard links, renames), nor is the subject */
 	d->ignore_ok = !d->policy_uses_uid && !d->policy_uses_subject &&
 		       !(uses & (VG_POLICY_USES_PATH | VG_POLICY_USES_SUBJ_LSM));
+	d->ignore_open_ok = vd_loader_open_cacheable(p);
 }
 
 static void policy_digest(struct vg_policy *p, char out[65])
@@ -985,7 +996,8 @@ static void policy_digest(struct vg_policy *p, char out[65])
 	free(text);
 }
 
-static int load_policy(const char *path, struct vg_policy **ret, char *msg, size_t cap)
+static int load_policy(const char *path, bool accept_unenforced, struct vg_policy **ret, char *msg,
+		       size_t cap)
 {
 	struct vg_policy_error err = { 0 };
 	int r = vg_policy_load_file(path, 0, ret, &err);
@@ -995,13 +1007,19 @@ static int load_policy(const char *path, struct vg_policy **ret, char *msg, size
 			snprintf(msg, cap, "%s:%u:%u: %s", path, err.line, err.col, err.msg);
 		else
 			snprintf(msg, cap, "%s: %s", path, err.msg[0] ? err.msg : strerror(-r));
+		return r;
+	}
+	r = vd_policy_enforceable(*ret, path, accept_unenforced, msg, cap);
+	if (r < 0) {
+		vg_policy_unref(*ret);
+		*ret = NULL;
 	}
 	return r;
 }
 
 struct reload_msg {
 	struct vg_policy *p;
-	char msg[320];
+	char msg[640];
 };
 
 static void *reload_main(void *arg)
@@ -1009,7 +1027,7 @@ static void *reload_main(void *arg)
 	struct vd *d = arg;
 	struct reload_msg m = { 0 };
 
-	if (load_policy(d->policy_path, &m.p, m.msg, sizeof(m.msg)) < 0)
+	if (load_policy(d->policy_path, d->accept_unenforced, &m.p, m.msg, sizeof(m.msg)) < 0)
 		m.p = NULL;
 	if (write(d->reload_pipe[1], &m, sizeof(m)) != (ssize_t)sizeof(m))
 		vg_policy_unref(m.p);
@@ -1045,6 +1063,7 @@ static void reload_done(struct vd *d)
 		(void)fanotify_mark(d->fan, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL);
 	logmsg("policy reloaded (%zu rules, sha256 %.16s)", vg_policy_count(d->policy),
 	       d->policy_digest);
+	vd_policy_unenforced_log(d->policy, d->policy_path, logmsg);
 }
 
 /* ---- control ---- */
@@ -1058,6 +1077,7 @@ static json_object *status_json(struct vd *d)
 	json_object_object_add(o, "policy_sha256", json_object_new_string(d->policy_digest));
 	json_object_object_add(o, "policy_rules",
 			       json_object_new_int64((int64_t)vg_policy_count(d->policy)));
+	json_object_object_add(o, "unenforced_rules", vd_policy_unenforced_json(d->policy));
 	for (size_t i = 0; i < d->nwatch; i++)
 		json_object_array_add(marks, json_object_new_string(d->watch[i]));
 	json_object_object_add(o, "marks", marks);
@@ -1176,6 +1196,11 @@ static const char help[] =
 	"  -T, --timeout-ms N     decision deadline (default 5000), then the fail action\n"
 	"      --fail-open        on timeout or appraiser failure allow (default: deny\n"
 	"                         in enforce mode)\n"
+	"      --accept-unenforced  keep policy rules vigild cannot enforce (mmap, open\n"
+	"                         flags, kernel hooks, ...; refused by default), listed\n"
+	"                         by `vigil status`\n"
+	"      --loader PATH      also a dynamic loader (its opens count as execs);\n"
+	"                         the system's are found (repeatable)\n"
 	"  -f, --foreground       print 'vigild: ready' on stderr when the marks are set\n";
 
 static int add_worker_arg(struct vd *d, const char *a, const char *b)
@@ -1194,7 +1219,7 @@ static int add_worker_arg(struct vd *d, const char *a, const char *b)
 
 static int parse_args(struct vd *d, int argc, char **argv)
 {
-	enum { OPT_NOTPM = 256, OPT_FAILOPEN };
+	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_ACCEPT, OPT_LOADER };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' },
@@ -1210,6 +1235,8 @@ static int parse_args(struct vd *d, int argc, char **argv)
 		{ "workers", required_argument, NULL, 'j' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "fail-open", no_argument, NULL, OPT_FAILOPEN },
+		{ "accept-unenforced", no_argument, NULL, OPT_ACCEPT },
+		{ "loader", required_argument, NULL, OPT_LOADER },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -1279,6 +1306,23 @@ static int parse_args(struct vd *d, int argc, char **argv)
 		case OPT_FAILOPEN:
 			d->fail_open = true;
 			break;
+		case OPT_ACCEPT:
+			d->accept_unenforced = true;
+			break;
+		case OPT_LOADER: {
+			struct stat st;
+
+			if (stat(optarg, &st) < 0 || !S_ISREG(st.st_mode)) {
+				logmsg("--loader %s: not a file", optarg);
+				return -1;
+			}
+			if (d->nloader_paths == 8) {
+				logmsg("at most 8 --loader");
+				return -1;
+			}
+			d->loader_paths[d->nloader_paths++] = optarg;
+			break;
+		}
 		case 'f':
 			d->foreground = true;
 			break;
@@ -1497,7 +1541,7 @@ int main(int argc, char **argv)
 	static struct vd vd;
 	struct vd *d = &vd;
 	struct vg_diag dg = { 0 };
-	char msg[320];
+	char msg[640];
 	sigset_t mask;
 	int rc;
 
@@ -1522,10 +1566,12 @@ int main(int argc, char **argv)
 		logmsg("--log needs a TPM (--tcti, tpm.tcti or $VIGIL_TCTI) or --no-tpm");
 		return 2;
 	}
-	if (load_policy(d->policy_path, &d->policy, msg, sizeof(msg)) < 0) {
+	if (load_policy(d->policy_path, d->accept_unenforced, &d->policy, msg, sizeof(msg)) < 0) {
 		logmsg("policy refused: %s", msg);
 		return 2;
 	}
+	vd_policy_unenforced_log(d->policy, d->policy_path, logmsg);
+	vd_loaders_init(&d->loaders, d->loader_paths, d->nloader_paths);	/* --loader checked above */
 	policy_facts(d, d->policy);
 	policy_digest(d->policy, d->policy_digest);
 	d->cache = calloc(CACHE_CAP, sizeof(*d->cache));

@@ -15,9 +15,14 @@
 #ifndef VIGILD_H
 #define VIGILD_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
 
 #include "vigil/hash.h"
+#include "vigil/policy.h"
 
 #define VD_MAGIC_INIT 0x76643031u	/* "vd01" */
 #define VD_MAGIC_REQ 0x76643032u
@@ -61,5 +66,53 @@ struct vd_rep {
 
 /* The appraiser's main: @sock is its end of the socketpair. */
 int vd_worker_main(int sock, int argc, char **argv);
+
+/* ---- the dynamic loader (loader.c) ---- */
+
+#define VD_MAX_LOADERS 16
+
+/* The system's loaders, by inode. */
+struct vd_loaders {
+	size_t n;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} id[VD_MAX_LOADERS];
+};
+
+/*
+ * vd_loaders_init - the loaders: vigild's own PT_INTERP, the common glibc
+ * and musl loaders that exist, and @extra (--loader PATH, each must exist).
+ * Call before the marks are set. Return: how many, or -errno for an @extra.
+ */
+int vd_loaders_init(struct vd_loaders *l, const char *const *extra, size_t nextra);
+/* Is @pid's executable (/proc/PID/exe) one of them? */
+bool vd_loader_is(const struct vd_loaders *l, pid_t pid);
+/*
+ * vd_loader_access - an open (not @exec) by a loader is also the exec of
+ * the file: sets @a->also_func BPRM_CHECK, MAY_EXEC.
+ */
+void vd_loader_access(const struct vd_loaders *l, pid_t pid, bool exec, struct vg_access *a);
+/*
+ * vd_loader_open_cacheable - may an open's allow be cached as a kernel
+ * ignore mark? Not when a rule of @p can match an exec: the same inode
+ * opened by the loader must still raise its event.
+ */
+bool vd_loader_open_cacheable(const struct vg_policy *p);
+
+/* ---- rules vigild cannot enforce (unenforced.c) ---- */
+
+/*
+ * vd_policy_enforceable - refuse @p (read from @path) when a rule names
+ * what vigild cannot observe, unless @accept.
+ * Return: 0, or -EOPNOTSUPP with FILE:LINE:COL: reason in @msg.
+ */
+int vd_policy_enforceable(const struct vg_policy *p, const char *path, bool accept, char *msg,
+			  size_t cap);
+/* Log each accepted unenforced rule of @p with @log. */
+void vd_policy_unenforced_log(const struct vg_policy *p, const char *path,
+			      void (*log)(const char *fmt, ...));
+/* {"total": N, "rules": [{"line", "col", "rule", "why"}, ... at most 32]} */
+json_object *vd_policy_unenforced_json(const struct vg_policy *p);
 
 #endif

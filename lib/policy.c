@@ -196,11 +196,6 @@ int vg_policy_func_by_name(const char *name)
 	return -ENOENT;
 }
 
-bool vg_policy_func_observable(enum vg_func f)
-{
-	return f == VG_FUNC_FILE_CHECK || f == VG_FUNC_MMAP_CHECK || f == VG_FUNC_BPRM_CHECK;
-}
-
 const char *vg_policy_action_name(unsigned int action)
 {
 	for (size_t i = 0; i < VG_ARRAY_SIZE(action_tokens); i++)
@@ -1177,7 +1172,13 @@ static int parse_rule(char *buf, unsigned int line, unsigned int col0, unsigned 
 		if (e < 0)
 			return e;
 	}
-	return validate_vigil(&ps);
+	e = validate_vigil(&ps);
+	if (e == 0) {
+		struct vg__policy_cols c = { ps.flagcol, ps.xcol, ps.lsmcol, ps.tmplcol, ps.actcol };
+
+		vg__policy_unenforced(r, &c);
+	}
+	return e;
 }
 
 static void policy_free(struct vg_policy *p)

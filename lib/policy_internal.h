@@ -62,6 +62,16 @@ int vg__policy_strtou64(const char *s, size_t len, unsigned int base, uint64_t *
 /* attr= level names (untrusted 0 .. system 4). Return: 0 or -ENOENT. */
 int vg__policy_level(const char *s, size_t len, uint64_t *ret);
 
+/* The columns of a rule's tokens, as the parser saw them (policy.c). */
+struct vg__policy_cols {
+	const unsigned int *flagcol;	/* by VG_POLF_ bit number */
+	const unsigned int *xcol;	/* by VG_POLX_ bit number */
+	const unsigned int *lsmcol;	/* by enum vg_policy_lsm */
+	unsigned int tmplcol, actcol;
+};
+/* Set r->unenforced and r->unenforced_col (policy_enforce.c). */
+void vg__policy_unenforced(struct vg_policy_rule *r, const struct vg__policy_cols *c);
+
 /* path patterns (policy_match.c). Return: 0, or -EINVAL for an unclosed '['. */
 int vg__glob_valid(const char *pat);
 bool vg__glob_match(const char *pat, const char *path);

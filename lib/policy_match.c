@@ -17,6 +17,10 @@
  * three fields of the file's context, subj_* those of the task's; a
  * context without ':' is a Smack label, matched whole by *_user only.
  *
+ * An access that is two hooks at once (vg_access.also_func: an open by
+ * the dynamic loader is FILE_CHECK and the exec of the program) is
+ * matched as two hook calls and the decisions are merged (merge()).
+ *
  * Nothing here allocates: patterns are matched with a bounded dynamic
  * programme on the stack, paths longer than PATH_MAX never match.
  */
@@ -348,14 +352,13 @@ bool vg_policy_rule_matches(const struct vg_policy_rule *r, const struct vg_acce
 	return rule_matches(r, a, &obj, &subj, ret_why);
 }
 
-int vg_policy_match(const struct vg_policy *p, const struct vg_access *a, unsigned int classes,
-		    struct vg_decision *ret)
+/* One hook call: ima_match_policy(). */
+static void match_one(const struct vg_policy *p, const struct vg_access *a, unsigned int classes,
+		      struct vg_decision *ret)
 {
 	struct lsm_ctx obj, subj;
 	unsigned int want;
 
-	if (!p || !a || !ret)
-		return -EINVAL;
 	memset(ret, 0, sizeof(*ret));
 	ret->pcr = VG_POLICY_DEFAULT_PCR;
 	ret->verdict = VG_VERDICT_ALLOW;
@@ -406,5 +409,62 @@ int vg_policy_match(const struct vg_policy *p, const struct vg_access *a, unsign
 		if (r->template_name)
 			ret->template_name = r->template_name;
 	}
+}
+
+static int verdict_rank(enum vg_verdict v)
+{
+	return v == VG_VERDICT_DENY ? 2 : v == VG_VERDICT_AUDIT ? 1 : 0;
+}
+
+/*
+ * Merge @x, the decision of the access's second hook (vg_access.also_func),
+ * into @d: what the kernel does when one operation calls two hooks, each
+ * deciding on its own. One measurement is made: @x's PCR and template
+ * when @x measures (the exec), else @d's.
+ */
+static void merge(struct vg_decision *d, const struct vg_decision *x)
+{
+	bool *dv[] = { &d->measure, &d->appraise, &d->audit, &d->hash };
+	const bool xv[] = { x->measure, x->appraise, x->audit, x->hash };
+
+	for (int c = VG_CLASS_MEASURE; c <= VG_CLASS_HASH; c++) {
+		if (xv[c] && !*dv[c])
+			d->rule[c] = x->rule[c];
+		else if (!*dv[c] && d->rule[c] < 0)
+			d->rule[c] = x->rule[c];
+		*dv[c] = *dv[c] || xv[c];
+	}
+	if (x->measure) {
+		d->rule[VG_CLASS_MEASURE] = x->rule[VG_CLASS_MEASURE];
+		d->pcr = x->pcr;
+		d->template_name = x->template_name;
+	}
+	if (x->appraise && x->allowed_algos)
+		d->allowed_algos = d->allowed_algos ? d->allowed_algos & x->allowed_algos : x->allowed_algos;
+	d->flags |= x->flags;
+	if (verdict_rank(x->verdict) > verdict_rank(d->verdict) ||
+	    (d->rule[VG_CLASS_ACCESS] < 0 && x->verdict == d->verdict)) {
+		d->verdict = x->verdict;
+		d->rule[VG_CLASS_ACCESS] = x->rule[VG_CLASS_ACCESS];
+	}
+}
+
+int vg_policy_match(const struct vg_policy *p, const struct vg_access *a, unsigned int classes,
+		    struct vg_decision *ret)
+{
+	struct vg_access b;
+	struct vg_decision x;
+
+	if (!p || !a || !ret)
+		return -EINVAL;
+	match_one(p, a, classes, ret);
+	if (a->also_func == VG_FUNC_NONE)
+		return 0;
+	b = *a;
+	b.func = a->also_func;
+	b.mask = a->also_mask;
+	b.also_func = VG_FUNC_NONE;
+	match_one(p, &b, classes, &x);
+	merge(ret, &x);
 	return 0;
 }

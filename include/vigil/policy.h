@@ -182,6 +182,13 @@ struct vg_policy_rule {
 	bool subj_appraisal_neg;
 	struct vg_policy_attr_cond *attrs;
 	size_t nattrs;
+	/*
+	 * Why vigild (a fanotify enforcer) cannot enforce this rule, one
+	 * sentence naming the first condition it cannot observe, and that
+	 * token's column; NULL / 0 when it can (policy_enforce.c).
+	 */
+	const char *unenforced;
+	unsigned int unenforced_col;
 };
 
 struct vg_policy;
@@ -271,8 +278,24 @@ int vg_policy_func_by_name(const char *name);		/* aliases too; -ENOENT */
 const char *vg_policy_action_name(unsigned int action);	/* "measure"; NULL unknown */
 const char *vg_policy_integrity_name(enum vg_integrity i);	/* "pass" */
 int vg_policy_integrity_by_name(const char *name);	/* -ENOENT */
-/* Hooks a userspace enforcer (fanotify) can observe: FILE_CHECK, MMAP_CHECK, BPRM_CHECK. */
+/* Hooks a userspace enforcer (fanotify) observes: FILE_CHECK (open), BPRM_CHECK (exec). */
 bool vg_policy_func_observable(enum vg_func f);
+
+/*
+ * vg_policy_check_enforceable - can vigild enforce every rule of @p? A
+ * rule that names what vigild cannot observe (mmap, a kernel-internal
+ * hook, the open flags MAY_WRITE / MAY_APPEND, LSM contexts, fsname=,
+ * fsuuid=, ...; docs/policy.md has the table) would never match, or match
+ * on a value vigild never fills: each such rule carries the reason in
+ * vg_policy_rule.unenforced. A caller refuses the policy, or accepts it
+ * knowingly and reports those rules.
+ * Return: 0 when every rule is enforced; -EOPNOTSUPP with @err (line,
+ * column, the sentence) naming the first rule that is not.
+ */
+int vg_policy_check_enforceable(const struct vg_policy *p, struct vg_policy_error *err);
+
+/* The number of rules of @p vigild cannot enforce. */
+size_t vg_policy_unenforced_count(const struct vg_policy *p);
 
 /* ---- matching ---- */
 
@@ -310,6 +333,16 @@ struct vg_access {
 	enum vg_integrity appraisal;	/* of this file (access rules) */
 	const struct vg_access_attr *attrs;	/* the file's security.* xattrs (access rules) */
 	size_t nattrs;
+	/*
+	 * A second hook this one access also is (VG_FUNC_NONE: none), with
+	 * its mask: an open by the dynamic loader (`ld.so PROG`) is an open
+	 * (FILE_CHECK) and the exec of PROG (BPRM_CHECK, MAY_EXEC). Each class
+	 * is decided for both as two separate hook calls and the decisions
+	 * are merged: any measure / appraise / audit holds, deny over audit
+	 * over allow (vg_policy_match).
+	 */
+	enum vg_func also_func;
+	unsigned int also_mask;
 };
 
 /* Action classes, each decided by its first matching rule. */
