@@ -82,6 +82,15 @@ check_eq "builtin tcb: ... MMAP_CHECK, MODULE_CHECK, FIRMWARE_CHECK, POLICY_CHEC
 	"$(cut -d: -f3,5 err | tr '\n' ' ')" "14: func=MMAP_CHECK 18: func=MODULE_CHECK 19: func=FIRMWARE_CHECK 20: func=POLICY_CHECK "
 check "builtin tcb: the vigild variant in docs/policy.md is accepted" \
 	"$VIGIL" policy check "$VECTORS/policy/vigild-tcb.policy"
+check "builtin tcb: ... and vigild runs it" vd_start --policy "$VECTORS/policy/vigild-tcb.policy" \
+	--watch "$T/ext4" --no-tpm --log "$T/log.tcb"
+vd_stop
+check "the IBAC example of docs/policy.md: vigild runs it (every rule enforced)" \
+	vd_start --policy "$VECTORS/policy/ibac-vigild.policy" --watch "$T/ext4" --hmac-key hk --no-tpm \
+	--log "$T/log.ibac"
+check_eq "... with nothing left unenforced" \
+	"$("$VIGIL" status --control "$T/ctl" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["unenforced_rules"]["total"])')" 0
+vd_stop
 
 # ---- enforced: a program run through the dynamic loader ----
 printf 'appraise func=BPRM_CHECK\n' >bprm.pol

@@ -1048,6 +1048,130 @@ static void attr_comparisons(void **state)
 	}
 }
 
+/* Each condition vigild cannot observe is named, at its column; the rest is enforced. */
+static void check_enforceable_names_each_unobservable_condition(void **state)
+{
+	static const struct {
+		const char *rule;
+		unsigned int col;	/* 0: enforced */
+		const char *why;	/* prefix */
+	} cases[] = {
+		{ "appraise func=BPRM_CHECK", 0, NULL },
+		{ "measure func=FILE_CHECK mask=^MAY_READ uid=0", 0, NULL },
+		{ "measure func=FILE_CHECK mask=MAY_READ fowner=0 fsmagic=0xef53 pcr=11 template=ima-sig", 0, NULL },
+		{ "appraise fowner=0", 0, NULL },
+		{ "dont_measure fsmagic=0x9fa0", 0, NULL },
+		{ "deny func=BPRM_CHECK appraisal!=pass path=/usr/** subj_exe=/bin/*", 0, NULL },
+		{ "dont_hash", 0, NULL },
+		{ "measure func=BPRM_CHECK mask=MAY_EXEC", 0, NULL },
+		{ "appraise func=MMAP_CHECK", 10, "func=MMAP_CHECK: vigild cannot see mmap(PROT_EXEC)" },
+		{ "measure func=FILE_MMAP mask=MAY_EXEC", 9, "func=MMAP_CHECK:" },
+		{ "appraise  func=MMAP_CHECK_REQPROT", 11, "func=MMAP_CHECK_REQPROT:" },
+		{ "measure func=MODULE_CHECK", 9, "func=MODULE_CHECK: a hook inside the kernel" },
+		{ "measure func=CREDS_CHECK", 9, "func=CREDS_CHECK:" },
+		{ "measure func=KEY_CHECK keyrings=.ima", 9, "func=KEY_CHECK:" },
+		{ "deny func=FILE_CHECK mask=^MAY_WRITE", 22, "mask=^MAY_WRITE: a permission event does not carry the open flags" },
+		{ "appraise func=FILE_CHECK mask=MAY_WRITE", 26, "mask=MAY_WRITE:" },
+		{ "measure mask=MAY_APPEND func=FILE_CHECK", 9, "mask=MAY_APPEND:" },
+		{ "measure func=FILE_CHECK mask=^MAY_APPEND", 25, "mask=^MAY_APPEND:" },
+		{ "measure mask=MAY_EXEC", 9, "mask=MAY_EXEC without func=" },
+		{ "measure mask=^MAY_EXEC", 9, "mask=^MAY_EXEC without func=" },
+		{ "dont_measure obj_type=var_log_t", 14, "obj_type=: vigild does not read LSM contexts" },
+		{ "measure func=BPRM_CHECK subj_role=r", 25, "subj_role=:" },
+		{ "measure fsname=tmpfs", 9, "fsname=:" },
+		{ "measure fsuuid=12345678-1234-1234-1234-123456789abc", 9, "fsuuid=:" },
+		{ "appraise func=BPRM_CHECK digest_type=verity appraise_type=sigv3", 26, "digest_type=verity:" },
+		{ "measure func=BPRM_CHECK template=ima-ngv2", 25, "template=: vigild writes ima-ng and ima-sig" },
+		{ "audit_access func=FILE_CHECK subj_appraisal!=pass", 30, "subj_appraisal:" },
+		{ "deny func=BPRM_CHECK attr=security.vigil.integrity<high", 22, "attr=:" },
+		{ "hash func=FILE_CHECK", 1, "hash: vigild does not update security.ima" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vg_policy *p = parse_ok(cases[i].rule, 0);
+		const struct vg_policy_rule *r = vg_policy_rule(p, 0);
+		struct vg_policy_error e = { 0 };
+		int rc = vg_policy_check_enforceable(p, &e);
+
+		if (!cases[i].col) {
+			if (r->unenforced)
+				print_error("'%s': %s\n", cases[i].rule, r->unenforced);
+			assert_null(r->unenforced);
+			assert_int_equal(rc, 0);
+			assert_int_equal(vg_policy_unenforced_count(p), 0);
+		} else {
+			assert_non_null(r->unenforced);
+			if (strncmp(r->unenforced, cases[i].why, strlen(cases[i].why)) != 0 ||
+			    r->unenforced_col != cases[i].col)
+				print_error("'%s': col %u: %s\n", cases[i].rule, r->unenforced_col,
+					    r->unenforced);
+			assert_int_equal(strncmp(r->unenforced, cases[i].why, strlen(cases[i].why)), 0);
+			assert_int_equal(r->unenforced_col, cases[i].col);
+			assert_int_equal(rc, -EOPNOTSUPP);
+			assert_int_equal(e.err, -EOPNOTSUPP);
+			assert_int_equal(e.line, 1);
+			assert_int_equal(e.col, cases[i].col);
+			assert_string_equal(e.msg, r->unenforced);
+			assert_int_equal(vg_policy_unenforced_count(p), 1);
+		}
+		vg_policy_unref(p);
+	}
+}
+
+/* The kernel's tcb is refused for its MMAP_CHECK and kernel-hook rules; appraise_tcb is enforced. */
+static void check_enforceable_builtins(void **state)
+{
+	struct vg_policy *p = NULL;
+	struct vg_policy_error e = { 0 };
+
+	(void)state;
+	assert_int_equal(vg_policy_builtin("tcb", &p, NULL), 0);
+	assert_int_equal(vg_policy_check_enforceable(p, &e), -EOPNOTSUPP);
+	assert_int_equal(e.line, 14);
+	assert_int_equal(vg_policy_unenforced_count(p), 4);
+	vg_policy_unref(p);
+	assert_int_equal(vg_policy_builtin("appraise_tcb", &p, NULL), 0);
+	assert_int_equal(vg_policy_check_enforceable(p, NULL), 0);
+	vg_policy_unref(p);
+}
+
+/* An open by the loader is decided as an open and as an exec, merged. */
+static void match_also_func_merges_two_hooks(void **state)
+{
+	struct vg_policy *p = parse_ok("dont_appraise func=FILE_CHECK\n"
+				       "appraise func=BPRM_CHECK appraise_type=imasig\n"
+				       "measure func=FILE_CHECK mask=MAY_READ pcr=11\n"
+				       "measure func=BPRM_CHECK pcr=12\n"
+				       "audit_access func=FILE_CHECK\n"
+				       "deny func=BPRM_CHECK appraisal!=pass\n", 0);
+	struct vg_access a = { .func = VG_FUNC_FILE_CHECK, .mask = VG_MAY_READ };
+	struct vg_decision d;
+
+	(void)state;
+	assert_int_equal(vg_policy_match(p, &a, VG_CLASSES_ALL, &d), 0);
+	assert_false(d.appraise);
+	assert_true(d.measure);
+	assert_int_equal(d.pcr, 11);
+	assert_int_equal(d.verdict, VG_VERDICT_AUDIT);
+	a.also_func = VG_FUNC_BPRM_CHECK;
+	a.also_mask = VG_MAY_EXEC;
+	assert_int_equal(vg_policy_match(p, &a, VG_CLASSES_ALL, &d), 0);
+	assert_true(d.appraise);	/* the exec's rule, though dont_appraise decided the open */
+	assert_int_equal(d.rule[VG_CLASS_APPRAISE], 1);
+	assert_true(d.flags & VG_POLF_DIGSIG_REQUIRED);
+	assert_true(d.measure);
+	assert_int_equal(d.pcr, 12);	/* the exec's measurement */
+	assert_int_equal(d.rule[VG_CLASS_MEASURE], 3);
+	assert_int_equal(d.verdict, VG_VERDICT_DENY);	/* deny over audit */
+	assert_int_equal(d.rule[VG_CLASS_ACCESS], 5);
+	a.appraisal = VG_INTEGRITY_PASS;
+	assert_int_equal(vg_policy_match(p, &a, 1u << VG_CLASS_ACCESS, &d), 0);
+	assert_int_equal(d.verdict, VG_VERDICT_AUDIT);
+	assert_int_equal(d.rule[VG_CLASS_ACCESS], 4);
+	vg_policy_unref(p);
+}
+
 static void names_round_trip(void **state)
 {
 	(void)state;
@@ -1060,7 +1184,7 @@ static void names_round_trip(void **state)
 	assert_null(vg_policy_func_name(VG_FUNC__MAX));
 	assert_true(vg_policy_func_observable(VG_FUNC_BPRM_CHECK));
 	assert_true(vg_policy_func_observable(VG_FUNC_FILE_CHECK));
-	assert_true(vg_policy_func_observable(VG_FUNC_MMAP_CHECK));
+	assert_false(vg_policy_func_observable(VG_FUNC_MMAP_CHECK));
 	assert_false(vg_policy_func_observable(VG_FUNC_MODULE_CHECK));
 	assert_false(vg_policy_func_observable(VG_FUNC_KEY_CHECK));
 	for (int i = 0; i < VG_INTEGRITY__MAX; i++)
@@ -1156,6 +1280,9 @@ int main(void)
 		cmocka_unit_test(rule_matches_names_the_failing_condition),
 		cmocka_unit_test(path_patterns),
 		cmocka_unit_test(attr_comparisons),
+		cmocka_unit_test(check_enforceable_names_each_unobservable_condition),
+		cmocka_unit_test(check_enforceable_builtins),
+		cmocka_unit_test(match_also_func_merges_two_hooks),
 		cmocka_unit_test(names_round_trip),
 		cmocka_unit_test(format_truncates_like_snprintf),
 		cmocka_unit_test(references_keep_the_policy),
