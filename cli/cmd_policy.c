@@ -76,6 +76,9 @@ static const char help[] =
 	"      --subj-ctx C      the task's LSM context\n"
 	"      --data D          KEY_CHECK keyring / CRITICAL_DATA label\n"
 	"  -e, --exe P           the task's executable (subj_exe=)\n"
+	"      --loader          the task is the dynamic loader (ld.so PROG): a FILE_CHECK\n"
+	"                        open is also the exec of the file (BPRM_CHECK), as in\n"
+	"                        vigild; both decisions count (-v lists the open's)\n"
 	"      --subj-appraisal S  pass, fail, nolabel, unknown [unknown]\n"
 	"  -a, --appraisal S     the file's appraisal result [unknown]\n"
 	"      --attr NAME=VALUE an EVM-verified xattr of the file (repeatable)\n"
@@ -85,7 +88,7 @@ static const char help[] =
 	"2 invalid policy (or a rule vigild cannot enforce), usage or operational error.\n";
 
 enum { O_BUILTIN = 'b', O_KERNEL = 'k', O_ACCEPT = 'A', O_EUID = 256, O_SUID, O_GID, O_EGID, O_SGID, O_CAPU, O_CAPG,
-       O_FGROUP, O_FSMAGIC, O_FSNAME, O_FSUUID, O_OBJ, O_SUBJ, O_DATA, O_SUBJAPP, O_ATTR };
+       O_FGROUP, O_FSMAGIC, O_FSNAME, O_FSUUID, O_OBJ, O_SUBJ, O_DATA, O_SUBJAPP, O_ATTR, O_LOADER };
 
 /* What --file gives; strings owned here. */
 struct from_file {
@@ -484,6 +487,8 @@ static void print_access(const struct vg_access *a)
 	printf("access: func=%s mask=%s uid=%u euid=%u gid=%u egid=%u fowner=%u fgroup=%u fsmagic=0x%llx",
 	       vg_policy_func_name(a->func), mask_text(a->mask, m, sizeof(m)), a->uid, a->euid, a->gid,
 	       a->egid, a->fowner, a->fgroup, (unsigned long long)a->fsmagic);
+	if (a->also_func)
+		printf(" also=%s", vg_policy_func_name(a->also_func));
 	if (a->fsname)
 		printf(" fsname=%s", a->fsname);
 	if (a->path) {
@@ -602,6 +607,7 @@ static int policy_explain(int argc, char **argv)
 		{ "subj-ctx", required_argument, NULL, O_SUBJ },
 		{ "data", required_argument, NULL, O_DATA },
 		{ "exe", required_argument, NULL, 'e' },
+		{ "loader", no_argument, NULL, O_LOADER },
 		{ "subj-appraisal", required_argument, NULL, O_SUBJAPP },
 		{ "appraisal", required_argument, NULL, 'a' },
 		{ "attr", required_argument, NULL, O_ATTR },
@@ -617,7 +623,7 @@ static int policy_explain(int argc, char **argv)
 	struct src s = { 0 };
 	struct vg_policy *p = NULL;
 	struct vg_decision d;
-	bool have_func = false, have_mask = false, verbose = false;
+	bool have_func = false, have_mask = false, verbose = false, loader = false;
 	bool have_euid = false, have_suid = false, have_egid = false, have_sgid = false;
 	int c, f, rc = EXIT_ERROR;
 
@@ -720,6 +726,9 @@ static int policy_explain(int argc, char **argv)
 		case 'e':
 			a.subj_exe = optarg;
 			break;
+		case O_LOADER:
+			loader = true;
+			break;
 		case O_SUBJAPP:
 			if (parse_integrity("subj-appraisal", optarg, &a.subj_appraisal) < 0)
 				goto out;
@@ -768,6 +777,14 @@ static int policy_explain(int argc, char **argv)
 	if (!have_mask)
 		a.mask = (a.func == VG_FUNC_BPRM_CHECK || a.func == VG_FUNC_MMAP_CHECK) ? VG_MAY_EXEC :
 			 a.func == VG_FUNC_FILE_CHECK ? VG_MAY_READ : 0;
+	if (loader) {
+		if (a.func != VG_FUNC_FILE_CHECK) {
+			cli_err("--loader is for an open (--func FILE_CHECK): the loader's opens are what vigild sees");
+			goto out;
+		}
+		a.also_func = VG_FUNC_BPRM_CHECK;
+		a.also_mask = VG_MAY_EXEC;
+	}
 	if (!have_euid)
 		a.euid = a.uid;
 	if (!have_suid)

@@ -60,6 +60,16 @@ check "explain: an unappraised program reading /etc is audited" \
 	grep -qx "access    audit line 19: audit_access func=FILE_CHECK path=/etc/ subj_appraisal!=pass" <<<"$out"
 out=$($X --func MMAP_CHECK --path /usr/lib/libx.so --attr security.vigil.integrity=medium "$E"; echo "rc=$?")
 check "explain: integrity medium below high is denied for exec mmap" grep -qx "rc=1" <<<"$out"
+# the dynamic loader's open (ld.so PROG) is also the exec of PROG, as vigild matches it
+printf 'appraise func=BPRM_CHECK\nmeasure func=FILE_CHECK mask=MAY_READ\n' >loader.policy
+check "explain: a plain open is not appraised by a BPRM_CHECK rule" \
+	grep -qx "appraise  no    no rule matched" <<<"$($X --func FILE_CHECK --path /mnt/prog loader.policy)"
+out=$($X --func FILE_CHECK --loader --path /mnt/prog loader.policy)
+check "explain --loader: the loader's open is appraised as an exec" \
+	grep -qx "appraise  yes   line 1: appraise func=BPRM_CHECK" <<<"$out"
+check "explain --loader: ... and still measured as an open" \
+	grep -qx "measure   yes   line 2: measure func=FILE_CHECK mask=MAY_READ" <<<"$out"
+check_rc 2 "explain --loader: only with --func FILE_CHECK" $X --func BPRM_CHECK --loader loader.policy
 printf 'measure func=KEY_CHECK keyrings=.ima|.evm pcr=11\n' >keys.policy
 check "explain: KEY_CHECK with a keyring of the rule" \
 	grep -qx "measure   yes   line 1: measure func=KEY_CHECK keyrings=.ima|.evm pcr=11" \
