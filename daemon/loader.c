@@ -117,7 +117,7 @@ bool vd_loader_is(const struct vd_loaders *l, pid_t pid)
 
 void vd_loader_access(const struct vd_loaders *l, pid_t pid, bool exec, struct vg_access *a)
 {
-	if (exec || !vd_loader_is(l, pid))
+	if (exec || !l->policy_execs || !vd_loader_is(l, pid))
 		return;
 	a->also_func = VG_FUNC_BPRM_CHECK;
 	a->also_mask = VG_MAY_EXEC;
@@ -140,10 +140,11 @@ static bool rule_may_match_exec(const struct vg_policy_rule *r)
 	return true;
 }
 
-bool vd_loader_open_cacheable(const struct vg_policy *p)
+bool vd_loader_policy(struct vd_loaders *l, const struct vg_policy *p)
 {
+	l->policy_execs = false;
 	for (size_t i = 0; i < vg_policy_count(p); i++)
 		if (rule_may_match_exec(vg_policy_rule(p, i)))
-			return false;
-	return true;
+			l->policy_execs = true;
+	return !l->policy_execs;
 }

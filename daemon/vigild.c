@@ -981,7 +981,7 @@ static void policy_facts(struct vd *d, struct vg_policy *p)
 	/* a path is not a property of the inode (hard links, renames), nor is the subject */
 	d->ignore_ok = !d->policy_uses_uid && !d->policy_uses_subject &&
 		       !(uses & (VG_POLICY_USES_PATH | VG_POLICY_USES_SUBJ_LSM));
-	d->ignore_open_ok = vd_loader_open_cacheable(p);
+	d->ignore_open_ok = vd_loader_policy(&d->loaders, p);
 }
 
 static void policy_digest(struct vg_policy *p, char out[65])

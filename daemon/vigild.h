@@ -73,6 +73,7 @@ int vd_worker_main(int sock, int argc, char **argv);
 
 /* The system's loaders, by inode. */
 struct vd_loaders {
+	bool policy_execs;	/* a rule of the policy can match an exec (vd_loader_policy) */
 	size_t n;
 	struct {
 		dev_t dev;
@@ -94,11 +95,13 @@ bool vd_loader_is(const struct vd_loaders *l, pid_t pid);
  */
 void vd_loader_access(const struct vd_loaders *l, pid_t pid, bool exec, struct vg_access *a);
 /*
- * vd_loader_open_cacheable - may an open's allow be cached as a kernel
- * ignore mark? Not when a rule of @p can match an exec: the same inode
- * opened by the loader must still raise its event.
+ * vd_loader_policy - note whether a rule of @p can match an exec (when
+ * none can, the loader's opens are plain opens and /proc is not asked).
+ * Return: whether an open's allow may be cached as a kernel ignore mark:
+ * not when a rule can match an exec, for the same inode opened by the
+ * loader must still raise its event.
  */
-bool vd_loader_open_cacheable(const struct vg_policy *p);
+bool vd_loader_policy(struct vd_loaders *l, const struct vg_policy *p);
 
 /* ---- rules vigild cannot enforce (unenforced.c) ---- */
 
