@@ -150,6 +150,7 @@ struct vd {
 	bool ignore_ok;		/* verdicts depend on the inode alone: kernel ignore marks may cache them */
 	bool ignore_open_ok;	/* ... for opens too: no rule can match an exec (loader.c) */
 	struct vd_loaders loaders;
+	struct vd_fsinfo fsinfo;	/* fsname=, fsuuid= */
 	int notif;		/* FAN_ATTRIB notifications: chmod, chown, setxattr drop ignore marks */
 	char policy_digest[65];
 	int fan, sigfd, ctl, audit;
@@ -729,6 +730,7 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 	e->acc.func = m->mask & FAN_OPEN_EXEC_PERM ? VG_FUNC_BPRM_CHECK : VG_FUNC_FILE_CHECK;
 	e->acc.mask = m->mask & FAN_OPEN_EXEC_PERM ? VG_MAY_EXEC : VG_MAY_READ;
 	vd_loader_access(&d->loaders, m->pid, m->mask & FAN_OPEN_EXEC_PERM, &e->acc);
+	vd_fsinfo_access(&d->fsinfo, m->fd, st.st_dev, &e->acc);
 	e->acc.path = e->path;
 	e->acc.fsmagic = fsmagic_of(d, m->fd, st.st_dev);
 	e->acc.fowner = st.st_uid;
@@ -982,6 +984,7 @@ static void policy_facts(struct vd *d, struct vg_policy *p)
 	d->ignore_ok = !d->policy_uses_uid && !d->policy_uses_subject &&
 		       !(uses & (VG_POLICY_USES_PATH | VG_POLICY_USES_SUBJ_LSM));
 	d->ignore_open_ok = vd_loader_policy(&d->loaders, p);
+	vd_fsinfo_policy(&d->fsinfo, p);
 }
 
 static void policy_digest(struct vg_policy *p, char out[65])

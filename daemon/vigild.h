@@ -103,6 +103,32 @@ void vd_loader_access(const struct vd_loaders *l, pid_t pid, bool exec, struct v
  */
 bool vd_loader_policy(struct vd_loaders *l, const struct vg_policy *p);
 
+/* ---- filesystem facts for fsname= and fsuuid= (fsinfo.c) ---- */
+
+#define VD_MAX_FS 64
+
+struct vd_fs {
+	dev_t dev;
+	char name[32];		/* sb->s_type->name; "" unknown */
+	bool has_uuid;
+	uint8_t uuid[16];
+};
+
+struct vd_fsinfo {
+	bool want_name, want_uuid;	/* the policy names fsname= / fsuuid= */
+	size_t n;
+	struct vd_fs fs[VD_MAX_FS];	/* entries never move or change */
+};
+
+/* Note what the policy @p asks for (call at every load). */
+void vd_fsinfo_policy(struct vd_fsinfo *fi, const struct vg_policy *p);
+/*
+ * vd_fsinfo_access - fill @a's fsname and fsuuid for the file @fd on
+ * device @dev, looked up at the first event from @dev; @a->fsname points
+ * into @fi, valid as long as @fi.
+ */
+void vd_fsinfo_access(struct vd_fsinfo *fi, int fd, dev_t dev, struct vg_access *a);
+
 /* ---- rules vigild cannot enforce (unenforced.c) ---- */
 
 /*

@@ -9,11 +9,12 @@
  * by the dynamic loader (`ld.so PROG`) is matched as both an open and an
  * exec (vg_access.also_func). Of the task it reads the pid, the
  * credentials and /proc/PID/exe; of the file the inode (owner, group,
- * filesystem magic), its path and, for access rules, its appraisal.
+ * filesystem magic, name and UUID), its path and, for access rules, its
+ * appraisal.
  *
  * A rule whose conditions name anything else (mmap, a kernel-internal
- * hook, the open flags, LSM contexts, the filesystem's name or UUID, ...)
- * would never match in vigild, or match on a value vigild never filled:
+ * hook, the open flags, LSM contexts, ...)
+ * would never match in vigild, or match on a value vigild never fills:
  * the parser records the first such condition of each rule
  * (vg_policy_rule.unenforced, .unenforced_col), so that `vigil policy
  * check` and vigild can refuse the rule instead of keeping a rule that
@@ -106,14 +107,6 @@ void vg__policy_unenforced(struct vg_policy_rule *r, const struct vg__policy_col
 		      "mask=MAY_EXEC without func=: a kernel matches mmap(PROT_EXEC) with it too, which "
 		      "vigild cannot see (write func=BPRM_CHECK)";
 		col = c->flagcol[__builtin_ctz(r->flags & VG_POLF_MASK ? VG_POLF_MASK : VG_POLF_INMASK)];
-	} else if (r->flags & VG_POLF_FSNAME) {
-		why = "fsname=: vigild does not look up the filesystem's type name (use fsmagic=), so the "
-		      "condition never holds";
-		col = c->flagcol[__builtin_ctz(VG_POLF_FSNAME)];
-	} else if (r->flags & VG_POLF_FSUUID) {
-		why = "fsuuid=: vigild does not look up the filesystem's UUID for matching (use fsmagic= "
-		      "or path=), so the condition never holds";
-		col = c->flagcol[__builtin_ctz(VG_POLF_FSUUID)];
 	} else if (r->flags & VG_POLF_VERITY_REQUIRED) {
 		why = "digest_type=verity: vigild does not require fs-verity, so a file-hash signature "
 		      "would pass";

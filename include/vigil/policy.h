@@ -284,8 +284,8 @@ bool vg_policy_func_observable(enum vg_func f);
 /*
  * vg_policy_check_enforceable - can vigild enforce every rule of @p? A
  * rule that names what vigild cannot observe (mmap, a kernel-internal
- * hook, the open flags MAY_WRITE / MAY_APPEND, LSM contexts, fsname=,
- * fsuuid=, ...; docs/policy.md has the table) would never match, or match
+ * hook, the open flags MAY_WRITE / MAY_APPEND, LSM contexts, ...;
+ * docs/policy.md has the table) would never match, or match
  * on a value vigild never fills: each such rule carries the reason in
  * vg_policy_rule.unenforced. A caller refuses the policy, or accepts it
  * knowingly and reports those rules.

@@ -9,7 +9,7 @@
 # unprivileged user (nobody) on a marked loop-mounted ext4 and on a marked
 # tmpfs; LD_PRELOAD and mmap(PROT_EXEC) are shown for what they are (the
 # rule that would cover them, func=MMAP_CHECK, is refused), with the
-# FILE_CHECK rule that does stop them.
+# FILE_CHECK rule that does stop them; fsname= and fsuuid= are enforced.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-vigild.sh"
 vg_init
@@ -134,6 +134,22 @@ for F in "$T/ext4" "$T/tmpfs"; do
 	check_rc 127 "$fs: loader: still denied with both rules" nb "$LD" "$F/unlabeled3"
 	check "$fs: vigild stops" vd_stop
 done
+
+# ---- enforced: fsname= and fsuuid= (vigild looks them up per filesystem) ----
+uuid=$(blkid -s UUID -o value "$(findmnt -n -o SOURCE "$T/ext4")")
+printf 'dont_appraise fsname=tmpfs\nappraise func=BPRM_CHECK\n' >fsname.pol
+check "fsname=: vigild takes it" vd_start --policy fsname.pol --watch "$T/ext4" --watch "$T/tmpfs" \
+	--hmac-key hk --no-tpm
+check "fsname=: an unlabeled program on the tmpfs runs (dont_appraise fsname=tmpfs)" nb "$T/tmpfs/unlabeled"
+check_rc 126 "fsname=: ... on the ext4 it does not" nb "$T/ext4/unlabeled"
+vd_stop
+printf 'appraise func=BPRM_CHECK fsuuid=%s\n' "$uuid" >fsuuid.pol
+check "fsuuid=: vigild takes it" vd_start --policy fsuuid.pol --watch "$T/ext4" --watch "$T/tmpfs" \
+	--hmac-key hk --no-tpm
+check_rc 126 "fsuuid=: an unlabeled program on the ext4 of that UUID is denied" nb "$T/ext4/unlabeled"
+check_rc 127 "fsuuid=: ... through the loader too" nb "$LD" "$T/ext4/unlabeled"
+check "fsuuid=: ... on the tmpfs (another filesystem) it runs" nb "$T/tmpfs/unlabeled"
+vd_stop
 
 # ---- reload: a policy vigild cannot enforce is refused, the old one stays ----
 F=$T/ext4
