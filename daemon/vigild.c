@@ -13,11 +13,16 @@
  *
  * Per event: the file's version (dev, ino, size, mtime, ctime: a write,
  * chmod, chown or setxattr changes ctime) is looked up in the verdict
- * cache; a hit costs an fstat and a policy match. A miss goes to an
- * appraiser with the event's descriptor; two events for one version wait
- * for one appraisal. An event not answered within the deadline (hung or
- * killed appraiser) gets the fail action, and a dead appraiser is
- * replaced. Measurements go to the log (and the PCR) once per version.
+ * cache; a hit costs an fstat and a policy match. A verdict is cached only
+ * while the monitor holds a read lease on the inode (see "leases"): no
+ * write of any kind, shared mappings included, can reach cached content.
+ * A miss is queued per opener's uid and dispatched round-robin to the
+ * appraisers with the event's descriptor; a large file never takes the
+ * last free appraiser, so one user's huge files cannot stall everyone
+ * else's small ones. Two events for one version wait for one appraisal.
+ * An event not answered within the deadline gets the fail action, and
+ * the appraiser that overran is killed and replaced. Measurements go to
+ * the log (and the PCR) once per version.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -61,6 +68,10 @@
 #define MAX_PENDING 4096
 #define MAX_WORKERS 8
 #define CACHE_CAP 65536		/* power of two */
+#define LEASE_CAP 65536		/* power of two */
+#define UQ_CAP 64		/* per-uid queues (a uid hashes to one) */
+#define WORKER_DEPTH 2		/* small requests in flight per appraiser */
+#define LARGE_FILE ((off_t)16 << 20)	/* takes an appraiser for itself */
 
 enum mode { MODE_ENFORCE, MODE_PERMISSIVE, MODE_FIX };
 static const char *const mode_names[] = { "enforce", "permissive", "fix" };
@@ -74,6 +85,7 @@ struct vkey {
 
 struct result {
 	bool valid, appraised;
+	uint32_t lease_gen;	/* valid while this lease generation is held */
 	struct vkey key;
 	int err;
 	uint32_t status;
@@ -86,6 +98,7 @@ struct result {
 /* PCRs a file version was measured into: kept across policy reloads, as IMA keeps IMA_MEASURED */
 struct measured {
 	bool valid;
+	uint32_t lease_gen;
 	struct vkey key;
 	uint32_t pcrs;
 };
@@ -106,19 +119,41 @@ struct ev {
 	struct vg_access acc;
 	char *subj_exe;
 	bool need_appraise;
+	bool leased;		/* a lease was held from before the content was read */
+	uint32_t lease_gen;
+	bool large, queued;	/* queued: waiting in its uid's queue for an appraiser */
+	int qnext;
+	bool counted;		/* in its uid queue's pending count */
+	uid_t uid;		/* the opener's, for fair dispatch */
+};
+
+/* The monitor's read lease on an inode: what keeps its cached verdicts true. */
+struct lease {
+	bool held, ignored;	/* ignored: a kernel ignore mark depends on it */
+	dev_t dev;
+	ino_t ino;
+	int fd;
+	uint32_t gen;		/* bumped on take and on drop: old verdicts never match */
+};
+
+struct uqueue {
+	int head, tail;		/* events waiting for an appraiser, FIFO */
+	unsigned int pending;	/* events of this queue's uids not yet answered */
+	unsigned int large_inflight;
 };
 
 struct worker {
 	pid_t pid;
 	int sock;
 	unsigned int inflight;
-	bool dead;
+	bool dead, large;	/* large: hashing a large file, takes nothing else */
 };
 
 struct stats {
 	uint64_t events, allowed, denied, would_deny, own, cache_hits, cache_misses, hashed_bytes;
 	uint64_t timeouts, worker_restarts, overflows, measured, fixed, errors;
 	uint64_t ignore_marks, ignore_flushes, measure_failures;
+	uint64_t lease_breaks, lease_writers, lease_errors, too_large, appraiser_kills, worker_spawns;
 	uint64_t lat[32];	/* log2 buckets of microseconds */
 	struct {
 		char reason[40];
@@ -141,6 +176,7 @@ struct vd {
 	size_t nloader_paths;
 	enum mode mode;
 	unsigned int nworkers, timeout_ms, algo;
+	uint64_t max_size;	/* 0: none */
 	char **worker_args;	/* options handed to appraisers */
 	size_t nworker_args;
 	/* state */
@@ -166,6 +202,13 @@ struct vd {
 	unsigned int npending;
 	struct result *cache;
 	struct measured *measured;
+	struct lease *lease;
+	unsigned int nleases, lease_max;
+	int lease_sig;		/* 0: leases unavailable, nothing is cached */
+	bool lease_warned;
+	struct result uncached;	/* a verdict that may not be kept */
+	struct uqueue uq[UQ_CAP];
+	unsigned int rr;
 	struct stats st;
 	pid_t self;
 	bool stopping;
@@ -220,15 +263,18 @@ static void cache_clear(struct vd *d)
 	}
 }
 
-/* Direct-mapped: a collision replaces the older version (it is only a cache). */
-static struct result *cache_get(struct vd *d, const struct vkey *k)
+/*
+ * Direct-mapped: a collision replaces the older version (it is only a
+ * cache). A verdict counts only under the lease generation it was made in.
+ */
+static struct result *cache_get(struct vd *d, const struct vkey *k, uint32_t lease_gen)
 {
 	struct result *r = &d->cache[key_slot(k)];
 
-	return r->valid && key_eq(&r->key, k) ? r : NULL;
+	return r->valid && key_eq(&r->key, k) && r->lease_gen == lease_gen ? r : NULL;
 }
 
-static struct result *cache_put(struct vd *d, const struct vkey *k)
+static struct result *cache_put(struct vd *d, const struct vkey *k, uint32_t lease_gen)
 {
 	struct result *r = &d->cache[key_slot(k)];
 
@@ -236,7 +282,160 @@ static struct result *cache_put(struct vd *d, const struct vkey *k)
 	memset(r, 0, sizeof(*r));
 	r->valid = true;
 	r->key = *k;
+	r->lease_gen = lease_gen;
 	return r;
+}
+
+/* ---- leases ---- */
+
+/*
+ * Every cached verdict (the table above, a kernel ignore mark, a
+ * "measured" bit) is kept only while the monitor holds a read lease
+ * (F_SETLEASE F_RDLCK) on the inode, taken before an appraiser reads the
+ * content. The kernel refuses the lease while any descriptor or shared
+ * mapping has the file open for writing, and breaks it before any new
+ * open for writing or truncate proceeds: the writer waits in open() until
+ * the monitor has dropped the inode's ignore mark and invalidated its
+ * verdicts (the lease generation moves on), and released the lease. So no
+ * write, write(2), a MAP_SHARED mapping or truncate, can change content
+ * whose verdict is cached, and nothing races: the writer waits. This is
+ * the kernel IMA's last-writer rule turned around. A file open for writing
+ * by anyone gets no lease, and so a fresh appraisal at every access. The
+ * break arrives as a real-time signal carrying the lease's descriptor
+ * (F_SETSIG); if the signal queue overflows the kernel sends SIGIO and
+ * every lease is checked.
+ */
+static size_t lease_slot(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4full;
+
+	return (size_t)(h ^ (h >> 31)) & (LEASE_CAP - 1);
+}
+
+static struct lease *lease_get(struct vd *d, dev_t dev, ino_t ino)
+{
+	struct lease *l = &d->lease[lease_slot(dev, ino)];
+
+	return l->held && l->dev == dev && l->ino == ino ? l : NULL;
+}
+
+/* Invalidate what depends on @l, then let the writer (if any) go on. */
+static void lease_drop(struct vd *d, struct lease *l)
+{
+	l->gen++;
+	if (l->ignored)
+		(void)fanotify_mark(d->fan, FAN_MARK_REMOVE | FAN_MARK_IGNORED_MASK,
+				    FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM, l->fd, NULL);
+	/* explicitly: the appraiser may still hold the same open file */
+	(void)fcntl(l->fd, F_SETLEASE, F_UNLCK);
+	close(l->fd);
+	l->held = l->ignored = false;
+	l->fd = -1;
+	d->nleases--;
+}
+
+/*
+ * A lease on the inode of @fd (an event's descriptor), held from now on.
+ * Return: 0 with *@ret_gen; -EAGAIN the file is open for writing (its
+ * content may change under any verdict: do not cache); another -errno
+ * when leases cannot be had (then nothing is cached either).
+ */
+static int lease_take(struct vd *d, int fd, dev_t dev, ino_t ino, uint32_t *ret_gen)
+{
+	struct lease *l = &d->lease[lease_slot(dev, ino)];
+	int nfd, r;
+
+	if (l->held && l->dev == dev && l->ino == ino) {
+		*ret_gen = l->gen;
+		return 0;
+	}
+	if (!d->lease_sig)
+		return -EOPNOTSUPP;
+	if (l->held)
+		lease_drop(d, l);	/* another inode's: the older one goes */
+	else if (d->nleases >= d->lease_max)
+		return -EMFILE;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (nfd < 0)
+		return -errno;
+	if (fcntl(nfd, F_SETSIG, d->lease_sig) < 0 || fcntl(nfd, F_SETLEASE, F_RDLCK) < 0) {
+		r = -errno;
+		close(nfd);
+		if (r == -EAGAIN) {
+			d->st.lease_writers++;
+		} else {
+			d->st.lease_errors++;
+			if (!d->lease_warned)
+				logmsg("no read lease (%s): verdicts on this filesystem are not cached, "
+				       "every access is appraised", strerror(-r));
+			d->lease_warned = true;
+		}
+		return r;
+	}
+	l->held = true;
+	l->ignored = false;
+	l->dev = dev;
+	l->ino = ino;
+	l->fd = nfd;
+	l->gen++;
+	d->nleases++;
+	*ret_gen = l->gen;
+	return 0;
+}
+
+/* The kernel is breaking the lease on @fd: someone opens the file for writing. */
+static void lease_broken(struct vd *d, int fd)
+{
+	struct stat st;
+	struct lease *l;
+
+	if (fd < 0 || fcntl(fd, F_GETLEASE) == F_RDLCK || fstat(fd, &st) < 0)
+		return;		/* stale signal: that descriptor was dropped already */
+	l = lease_get(d, st.st_dev, st.st_ino);
+	if (l && l->fd == fd) {
+		d->st.lease_breaks++;
+		lease_drop(d, l);
+	}
+}
+
+/* SIGIO: the signal queue overflowed, a break may have gone unnamed. */
+static void lease_rescan(struct vd *d)
+{
+	for (size_t i = 0; i < LEASE_CAP; i++)
+		if (d->lease[i].held && fcntl(d->lease[i].fd, F_GETLEASE) != F_RDLCK) {
+			d->st.lease_breaks++;
+			lease_drop(d, &d->lease[i]);
+		}
+}
+
+static void lease_setup(struct vd *d)
+{
+	struct rlimit rl;
+
+	d->lease = calloc(LEASE_CAP, sizeof(*d->lease));
+	if (!d->lease)
+		return;
+	/* one descriptor per leased inode: take what the hard limit allows */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 1024 + 64)
+		d->lease_max = (unsigned int)(rl.rlim_cur - 1024 < LEASE_CAP ? rl.rlim_cur - 1024 : LEASE_CAP);
+	d->lease_sig = d->lease_max ? SIGRTMIN : 0;
+	if (!d->lease_sig)
+		logmsg("too few descriptors for read leases (RLIMIT_NOFILE): nothing is cached");
+}
+
+/* The event's verdict may be kept: its lease is still the one it was made under. */
+static bool ev_lease_valid(struct vd *d, const struct ev *e)
+{
+	struct lease *l;
+
+	if (!e->leased)
+		return false;
+	l = lease_get(d, e->key.dev, e->key.ino);
+	return l && l->gen == e->lease_gen;
 }
 
 /* ---- stats ---- */
@@ -385,10 +584,18 @@ static void audit(struct vd *d, const struct ev *e, const char *action, const ch
 
 /* ---- events ---- */
 
+static struct uqueue *uq_of(struct vd *d, uid_t uid)
+{
+	return &d->uq[(uint32_t)uid % UQ_CAP];
+}
+
 static void ev_release(struct vd *d, int i)
 {
 	struct ev *e = &d->ev[i];
 
+	if (e->counted && uq_of(d, e->uid)->pending)
+		uq_of(d, e->uid)->pending--;
+	e->counted = false;
 	if (e->fd >= 0)
 		close(e->fd);
 	free(e->path);
@@ -433,9 +640,15 @@ static bool measure(struct vd *d, struct ev *e, struct result *r)
 	bool sig = e->dec.template_name && strcmp(e->dec.template_name, "ima-sig") == 0;
 
 	struct measured *m = &d->measured[key_slot(&e->key)];
+	bool keep = ev_lease_valid(d, e);
 
-	if (!m->valid || !key_eq(&m->key, &e->key))
-		*m = (struct measured){ .valid = true, .key = e->key };
+	/*
+	 * "Measured" is remembered only under a lease: a file open for
+	 * writing is measured at every access, and after any writer (a shared
+	 * mapping changes content without changing the version) again.
+	 */
+	if (!keep || !m->valid || !key_eq(&m->key, &e->key) || m->lease_gen != e->lease_gen)
+		*m = (struct measured){ .valid = keep, .key = e->key, .lease_gen = e->lease_gen };
 	if (!d->mlog || (m->pcrs & (1u << pcr)))
 		return true;
 	if (!r->digest.len || vg_mlog_append_file(d->mlog, pcr, &r->digest, e->path ? e->path : "?",
@@ -447,7 +660,8 @@ static bool measure(struct vd *d, struct ev *e, struct result *r)
 		       dg.msg[0] ? dg.msg : "no digest");
 		return false;
 	}
-	m->pcrs |= 1u << pcr;
+	if (m->valid)
+		m->pcrs |= 1u << pcr;
 	d->st.measured++;
 	return true;
 }
@@ -473,21 +687,26 @@ static enum vg_integrity integrity_of(const struct result *r)
 
 /*
  * A clean allow that depends on the inode alone: let the kernel skip this
- * inode's events of this kind from now on. The kernel drops the mark when
- * the file is written or truncated; FAN_ATTRIB (chmod, chown, setxattr)
- * flushes every mark (flush_ignores); evictable, so it pins no inode.
+ * inode's events of this kind from now on. Only under the inode's lease:
+ * an open for writing (even one whose own event the mark hides) breaks
+ * the lease, and the mark is removed before that open returns. The kernel
+ * also drops the mark on write(2) and truncate; FAN_ATTRIB (chmod, chown,
+ * setxattr) flushes every mark (flush_ignores).
  */
 static void ignore_inode(struct vd *d, const struct ev *e)
 {
 	uint64_t mask = e->mask & (FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM);
+	struct lease *l = lease_get(d, e->key.dev, e->key.ino);
 
 	if (!d->ignore_open_ok)	/* the loader's open of this inode must still be seen */
 		mask &= ~(uint64_t)FAN_OPEN_PERM;
-	if (!mask)
+	if (!mask || !e->leased || !l || l->gen != e->lease_gen)
 		return;
 	if (fanotify_mark(d->fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_EVICTABLE, mask,
-			  e->fd, NULL) == 0)
+			  e->fd, NULL) == 0) {
+		l->ignored = true;
 		d->st.ignore_marks++;
+	}
 }
 
 static void flush_ignores(struct vd *d)
@@ -574,11 +793,70 @@ static void finish_group(struct vd *d, int leader, struct result *r)
 	}
 }
 
+/* Leader @i leaves its uid's queue. */
+static void uq_remove(struct vd *d, int i)
+{
+	struct ev *e = &d->ev[i];
+	struct uqueue *q = uq_of(d, e->uid);
+	int prev = -1;
+
+	if (!e->queued)
+		return;
+	for (int j = q->head; j >= 0; prev = j, j = d->ev[j].qnext)
+		if (j == i) {
+			if (prev < 0)
+				q->head = e->qnext;
+			else
+				d->ev[prev].qnext = e->qnext;
+			if (q->tail == i)
+				q->tail = prev;
+			break;
+		}
+	e->queued = false;
+	e->qnext = -1;
+}
+
+static void uq_push(struct vd *d, int i)
+{
+	struct ev *e = &d->ev[i];
+	struct uqueue *q = uq_of(d, e->uid);
+
+	e->qnext = -1;
+	e->queued = true;
+	if (q->tail >= 0)
+		d->ev[q->tail].qnext = i;
+	else
+		q->head = i;
+	q->tail = i;
+}
+
+/* Leader @e's appraiser no longer works for it (answered, overran, died). */
+static void req_done(struct vd *d, struct ev *e)
+{
+	struct worker *w;
+
+	if (e->worker < 0)
+		return;
+	w = &d->w[e->worker];
+	if (w->inflight)
+		w->inflight--;
+	if (e->large) {
+		struct uqueue *q = uq_of(d, e->uid);
+
+		w->large = false;
+		if (q->large_inflight)
+			q->large_inflight--;
+	}
+	e->worker = -1;
+}
+
 /* No answer in time, or the appraiser died: the fail action. */
 static void fail_group(struct vd *d, int leader, const char *why)
 {
 	int i = leader;
 
+	uq_remove(d, leader);
+	req_done(d, &d->ev[leader]);
 	while (i >= 0) {
 		struct ev *e = &d->ev[i];
 		int next = e->next_waiter;
@@ -624,26 +902,103 @@ static int send_req(struct vd *d, int w, int i)
 		return -errno;
 	e->worker = w;
 	d->w[w].inflight++;
+	if (e->large) {
+		d->w[w].large = true;
+		uq_of(d, e->uid)->large_inflight++;
+	}
 	return 0;
 }
 
-static int pick_worker(struct vd *d)
+/*
+ * An appraiser for leader @e, or -1 (it waits in its queue). A large file
+ * takes an idle appraiser for itself, one per uid queue at a time, and
+ * never the last appraiser not hashing a large file: small files always
+ * have one, whoever floods the others with huge ones.
+ */
+static int pick_worker(struct vd *d, const struct ev *e)
 {
+	unsigned int live = 0, nlarge = 0;
 	int best = -1;
 
 	for (unsigned int i = 0; i < d->nworkers; i++)
-		if (!d->w[i].dead && (best < 0 || d->w[i].inflight < d->w[best].inflight))
+		if (!d->w[i].dead) {
+			live++;
+			nlarge += d->w[i].large;
+		}
+	if (e->large) {
+		if (uq_of(d, e->uid)->large_inflight || (live > 1 && nlarge + 1 >= live))
+			return -1;
+		for (unsigned int i = 0; i < d->nworkers; i++)
+			if (!d->w[i].dead && !d->w[i].inflight)
+				return (int)i;
+		return -1;
+	}
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (!d->w[i].dead && !d->w[i].large && d->w[i].inflight < WORKER_DEPTH &&
+		    (best < 0 || d->w[i].inflight < d->w[best].inflight))
 			best = (int)i;
 	return best;
+}
+
+/* Send queued leaders to appraisers, one uid queue after the other. */
+static int spawn_worker(struct vd *d, int w);
+
+static void dispatch(struct vd *d)
+{
+	bool progress = true;
+
+	while (progress) {
+		progress = false;
+		for (unsigned int n = 0; n < UQ_CAP; n++) {
+			unsigned int b = (d->rr + n) % UQ_CAP;
+			int i = d->uq[b].head, w;
+
+			if (i < 0)
+				continue;
+			w = pick_worker(d, &d->ev[i]);
+			if (w < 0 && d->ev[i].large && !d->uq[b].large_inflight && d->nworkers < MAX_WORKERS &&
+			    !d->stopping) {
+				/*
+				 * Every appraiser that may take a large file is busy with
+				 * other users' large files: one more appraiser (up to
+				 * MAX_WORKERS), so a user's large file does not wait on
+				 * another user's deadline.
+				 */
+				if (spawn_worker(d, (int)d->nworkers) == 0) {
+					d->nworkers++;
+					d->st.worker_spawns++;
+					w = pick_worker(d, &d->ev[i]);
+				}
+			}
+			if (w < 0)
+				continue;
+			uq_remove(d, i);
+			d->rr = (b + 1) % UQ_CAP;
+			if (send_req(d, w, i) < 0)
+				fail_group(d, i, "no-appraiser");
+			progress = true;
+			break;
+		}
+	}
 }
 
 static int find_leader(struct vd *d, const struct vkey *k, bool need_appraise)
 {
 	for (int i = 0; i < MAX_PENDING; i++)
-		if (d->ev[i].used && d->ev[i].worker >= 0 && key_eq(&d->ev[i].key, k) &&
-		    (d->ev[i].need_appraise || !need_appraise))
+		if (d->ev[i].used && d->ev[i].leader < 0 && (d->ev[i].worker >= 0 || d->ev[i].queued) &&
+		    key_eq(&d->ev[i].key, k) && (d->ev[i].need_appraise || !need_appraise))
 			return i;
 	return -1;
+}
+
+/* The opener's effective uid: the owner of /proc/PID (one stat, no parsing). */
+static uid_t opener_uid(pid_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
 }
 
 static int ev_alloc(struct vd *d)
@@ -675,6 +1030,7 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 {
 	struct stat st;
 	struct result *r;
+	struct lease *l;
 	struct ev *e;
 	int i, leader;
 	double t0 = now_s();
@@ -717,6 +1073,7 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 	e->worker = -1;
 	e->leader = -1;
 	e->next_waiter = -1;
+	e->qnext = -1;
 	e->key = (struct vkey){ st.st_dev, st.st_ino, st.st_size,
 				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
 				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec };
@@ -755,14 +1112,27 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 		finish(d, i, NULL);
 		return;
 	}
-	r = cache_get(d, &e->key);
+	l = lease_get(d, st.st_dev, st.st_ino);
+	r = l ? cache_get(d, &e->key, l->gen) : NULL;
+	if (r) {
+		e->leased = true;
+		e->lease_gen = l->gen;
+	}
 	if (!r && st.st_size == 0 && fgetxattr(m->fd, "security.ima", NULL, 0) < 0 && errno == ENODATA) {
 		/*
 		 * An empty file without a label: most likely being created (the
 		 * event does not say O_CREAT). The kernel passes IMA_NEW_FILE;
-		 * empty content can neither leak nor run anything.
+		 * empty content can neither leak nor run anything. Kept only
+		 * under a lease: its creator usually still has it open.
 		 */
-		r = cache_put(d, &e->key);
+		e->leased = lease_take(d, m->fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
+		if (e->leased) {
+			r = cache_put(d, &e->key, e->lease_gen);
+		} else {
+			free(d->uncached.sig);
+			r = memset(&d->uncached, 0, sizeof(d->uncached));
+			r->key = e->key;
+		}
 		r->appraised = true;
 		r->status = VG_ST_PASS;
 		vg_hash_buf(d->algo, "", 0, &r->digest, NULL);
@@ -773,21 +1143,34 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 		return;
 	}
 	d->st.cache_misses++;
+	if (d->max_size && (uint64_t)st.st_size > d->max_size) {
+		d->st.too_large++;
+		fail_group(d, i, "file-too-large");
+		return;
+	}
+	e->uid = opener_uid(m->pid);
+	if (uq_of(d, e->uid)->pending >= MAX_PENDING / 4) {
+		/* one user's flood must not fill the table for everyone */
+		d->st.overflows++;
+		fail_group(d, i, "overflow");
+		return;
+	}
+	uq_of(d, e->uid)->pending++;
+	e->counted = true;
 	leader = find_leader(d, &e->key, e->need_appraise);
 	if (leader >= 0) {	/* one appraisal for every opener of this version */
+		e->leased = d->ev[leader].leased;
+		e->lease_gen = d->ev[leader].lease_gen;
 		e->leader = leader;
 		e->next_waiter = d->ev[leader].next_waiter;
 		d->ev[leader].next_waiter = i;
 		return;
 	}
-	{
-		int w = pick_worker(d);
-
-		if (w < 0 || send_req(d, w, i) < 0) {
-			e->next_waiter = -1;
-			fail_group(d, i, "no-appraiser");
-		}
-	}
+	/* the lease is taken before any content is read: a writer since then voids the verdict */
+	e->leased = lease_take(d, m->fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
+	e->large = st.st_size >= LARGE_FILE;
+	uq_push(d, i);
+	dispatch(d);
 }
 
 static void read_events(struct vd *d)
@@ -879,18 +1262,32 @@ static int spawn_worker(struct vd *d, int w)
 	return 0;
 }
 
-static void worker_died(struct vd *d, int w, const char *why)
+/*
+ * Appraiser @w is gone (or is killed here). Its events get the fail
+ * action, or with @requeue (it was killed for overrunning another
+ * event's deadline) go back to their queues for another appraiser.
+ */
+static void worker_died(struct vd *d, int w, const char *why, bool requeue)
 {
 	if (d->w[w].dead)
 		return;
-	logmsg("appraiser %d (pid %d) %s; answering its events with the fail action", w,
-	       (int)d->w[w].pid, why);
+	logmsg("appraiser %d (pid %d) %s; %s", w, (int)d->w[w].pid, why,
+	       requeue ? "its other events go to another appraiser"
+		       : "answering its events with the fail action");
 	d->w[w].dead = true;
 	close(d->w[w].sock);
 	kill(d->w[w].pid, SIGKILL);
 	for (int i = 0; i < MAX_PENDING; i++)
-		if (d->ev[i].used && d->ev[i].worker == w && d->ev[i].leader < 0)
-			fail_group(d, i, "appraiser-died");
+		if (d->ev[i].used && d->ev[i].worker == w && d->ev[i].leader < 0) {
+			if (requeue) {
+				req_done(d, &d->ev[i]);
+				uq_push(d, i);
+			} else {
+				fail_group(d, i, "appraiser-died");
+			}
+		}
+	d->w[w].inflight = 0;
+	d->w[w].large = false;
 	if (!d->stopping) {
 		d->st.worker_restarts++;
 		if (spawn_worker(d, w) < 0)
@@ -905,22 +1302,22 @@ static void on_reply(struct vd *d, int w)
 	unsigned int idx;
 	struct result *r;
 	struct ev *e;
+	bool keep;
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n != (ssize_t)sizeof(p) || p.magic != VD_MAGIC_REP ||
 	    p.digest_len > VG_HASH_MAX_DIGEST || p.siglen > sizeof(p.sig)) {
-		worker_died(d, w, n == 0 ? "exited" : "sent a malformed reply");
+		worker_died(d, w, n == 0 ? "exited" : "sent a malformed reply", false);
 		return;
 	}
 	idx = p.id & 0xffff;
-	if (d->w[w].inflight)
-		d->w[w].inflight--;
 	if (idx >= MAX_PENDING)
 		return;
 	e = &d->ev[idx];
 	if (!e->used || e->gen != (uint16_t)(p.id >> 16) || e->worker != w)
-		return;	/* answered already (timeout) */
+		return;	/* answered already */
+	req_done(d, e);
 	p.cause[sizeof(p.cause) - 1] = 0;
 	p.detail[sizeof(p.detail) - 1] = 0;
 	d->st.hashed_bytes += p.size;
@@ -928,7 +1325,14 @@ static void on_reply(struct vd *d, int w)
 		d->st.fixed++;
 		audit(d, e, "fixed", "label-written", e->dec.rule[VG_CLASS_APPRAISE]);
 	}
-	r = cache_put(d, &e->key);
+	keep = ev_lease_valid(d, e);
+	if (keep) {
+		r = cache_put(d, &e->key, e->lease_gen);
+	} else {	/* a writer came (or was there): this verdict is for this access only */
+		free(d->uncached.sig);
+		r = memset(&d->uncached, 0, sizeof(d->uncached));
+		r->key = e->key;
+	}
 	r->appraised = p.appraised;
 	r->err = p.err;
 	r->status = p.status;
@@ -948,22 +1352,31 @@ static void on_reply(struct vd *d, int w)
 		snprintf(r->cause, sizeof(r->cause), "appraisal-error");
 	}
 	finish_group(d, (int)idx, r);
-	if (r->err)	/* do not keep an error: the next open retries */
+	if (keep && r->err)	/* do not keep an error: the next open retries */
 		r->valid = false;
 }
 
+/*
+ * Deadlines: a leader still queued gets the fail action; one being
+ * appraised too, and its appraiser, hung or hashing something endless
+ * (a 500 GB sparse file), is killed and replaced: nobody can keep an
+ * appraiser for longer than the deadline.
+ */
 static void check_timeouts(struct vd *d)
 {
 	double now = now_s(), limit = d->timeout_ms / 1000.0;
 
 	for (int i = 0; i < MAX_PENDING; i++) {
 		struct ev *e = &d->ev[i];
+		int w = e->worker;
 
-		if (e->used && e->leader < 0 && e->worker >= 0 && now - e->t0 > limit) {
-			d->st.timeouts++;
-			if (d->w[e->worker].inflight)
-				d->w[e->worker].inflight--;
-			fail_group(d, i, "timeout");
+		if (!e->used || e->leader >= 0 || (w < 0 && !e->queued) || now - e->t0 <= limit)
+			continue;
+		d->st.timeouts++;
+		fail_group(d, i, "timeout");
+		if (w >= 0 && !d->w[w].dead) {
+			d->st.appraiser_kills++;
+			worker_died(d, w, "overran the deadline: killed", true);
 		}
 	}
 }
@@ -1105,7 +1518,15 @@ static json_object *status_json(struct vd *d)
 	C(ignore_marks);
 	C(ignore_flushes);
 	C(measure_failures);
+	C(lease_breaks);
+	C(lease_writers);
+	C(lease_errors);
+	C(too_large);
+	C(appraiser_kills);
+	C(worker_spawns);
+	json_object_object_add(c, "appraisers", json_object_new_int64((int64_t)d->nworkers));
 #undef C
+	json_object_object_add(c, "leases", json_object_new_int64((int64_t)d->nleases));
 	for (unsigned int i = 0; i < d->st.nreasons; i++)
 		json_object_object_add(reasons, d->st.reasons[i].reason,
 				       json_object_new_int64((int64_t)d->st.reasons[i].n));
@@ -1156,7 +1577,7 @@ static void on_control(struct vd *d)
 			logmsg("mode %s", mode_names[m]);
 			if (restart)	/* fix mode changes what the appraisers may do */
 				for (unsigned int w = 0; w < d->nworkers; w++)
-					worker_died(d, (int)w, "restarted for the new mode");
+					worker_died(d, (int)w, "restarted for the new mode", false);
 			json_object_object_add(o, "mode", json_object_new_string(mode_names[m]));
 		}
 	} else if (strcmp(req, "reload") == 0) {
@@ -1196,7 +1617,10 @@ static const char help[] =
 	"  -s, --control SOCKET   control socket for `vigil status` (default /run/vigild.sock)\n"
 	"  -a, --audit FILE       audit records, JSON lines (default: none)\n"
 	"  -j, --workers N        appraiser processes (default 2)\n"
-	"  -T, --timeout-ms N     decision deadline (default 5000), then the fail action\n"
+	"  -T, --timeout-ms N     decision deadline (default 5000), then the fail action;\n"
+	"                         an appraiser still hashing then is killed and replaced\n"
+	"      --max-file-size SIZE  files larger than SIZE (bytes, or with K, M, G, T)\n"
+	"                         are not hashed: the fail action (default: no limit)\n"
 	"      --fail-open        on timeout or appraiser failure allow (default: deny\n"
 	"                         in enforce mode)\n"
 	"      --accept-unenforced  keep policy rules vigild cannot enforce (mmap, open\n"
@@ -1220,9 +1644,36 @@ static int add_worker_arg(struct vd *d, const char *a, const char *b)
 	return 0;
 }
 
+/* "123", "64K", "1G" (powers of 1024) */
+static int parse_size(const char *s, uint64_t *ret)
+{
+	static const char units[] = "KMGT";
+	char *end;
+	unsigned long long v;
+	const char *u;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end) {
+		if (end[1] || !(u = strchr(units, *end)))
+			return -EINVAL;
+		for (long k = 0; k <= u - units; k++) {
+			if (v > UINT64_MAX / 1024)
+				return -EINVAL;
+			v *= 1024;
+		}
+	}
+	*ret = v;
+	return 0;
+}
+
 static int parse_args(struct vd *d, int argc, char **argv)
 {
-	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_ACCEPT, OPT_LOADER };
+	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_MAXSIZE, OPT_ACCEPT, OPT_LOADER };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' },
@@ -1238,6 +1689,7 @@ static int parse_args(struct vd *d, int argc, char **argv)
 		{ "workers", required_argument, NULL, 'j' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "fail-open", no_argument, NULL, OPT_FAILOPEN },
+		{ "max-file-size", required_argument, NULL, OPT_MAXSIZE },
 		{ "accept-unenforced", no_argument, NULL, OPT_ACCEPT },
 		{ "loader", required_argument, NULL, OPT_LOADER },
 		{ "foreground", no_argument, NULL, 'f' },
@@ -1308,6 +1760,13 @@ static int parse_args(struct vd *d, int argc, char **argv)
 			break;
 		case OPT_FAILOPEN:
 			d->fail_open = true;
+			break;
+		case OPT_MAXSIZE:
+			if (parse_size(optarg, &d->max_size) < 0 || !d->max_size) {
+				logmsg("--max-file-size: '%s' is not a size (bytes, or a number with K, M, G or T)",
+				       optarg);
+				return -1;
+			}
 			break;
 		case OPT_ACCEPT:
 			d->accept_unenforced = true;
@@ -1472,6 +1931,7 @@ static void drain(struct vd *d)
 	while (d->npending && now_s() < until) {
 		struct pollfd p[MAX_WORKERS];
 
+		dispatch(d);
 		for (unsigned int i = 0; i < d->nworkers; i++)
 			p[i] = (struct pollfd){ .fd = d->w[i].dead ? -1 : d->w[i].sock, .events = POLLIN };
 		if (poll(p, d->nworkers, 100) > 0)
@@ -1504,16 +1964,16 @@ static int run(struct vd *d)
 		/* attribute changes first: no event may be skipped on a stale mark */
 		if (p[n - 1].revents & POLLIN)
 			flush_ignores(d);
-		if (p[0].revents & POLLIN)
-			read_events(d);
-		for (unsigned int i = 0; i < d->nworkers; i++)
-			if (p[4 + i].revents)
-				on_reply(d, (int)i);
+		/* lease breaks before events: a writer waits on each */
 		if (p[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
 			while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo == SIGHUP) {
+				if (d->lease_sig && si.ssi_signo == (uint32_t)d->lease_sig) {
+					lease_broken(d, si.ssi_fd);
+				} else if (si.ssi_signo == SIGIO) {
+					lease_rescan(d);
+				} else if (si.ssi_signo == SIGHUP) {
 					start_reload(d);
 				} else if (si.ssi_signo == SIGCHLD) {
 					pid_t pid;
@@ -1521,7 +1981,7 @@ static int run(struct vd *d)
 					while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
 						for (unsigned int i = 0; i < d->nworkers; i++)
 							if (d->w[i].pid == pid && !d->w[i].dead)
-								worker_died(d, (int)i, "exited");
+								worker_died(d, (int)i, "exited", false);
 				} else {
 					logmsg("signal %d: draining and exiting", (int)si.ssi_signo);
 					d->stopping = true;
@@ -1530,12 +1990,18 @@ static int run(struct vd *d)
 				}
 			}
 		}
+		if (p[0].revents & POLLIN)
+			read_events(d);
+		for (unsigned int i = 0; i < d->nworkers; i++)
+			if (p[4 + i].revents)
+				on_reply(d, (int)i);
 		if (p[2].revents & POLLIN)
 			on_control(d);
 		if (p[3].revents & POLLIN)
 			reload_done(d);
 		if (d->npending)
 			check_timeouts(d);
+		dispatch(d);
 	}
 }
 
@@ -1579,7 +2045,10 @@ int main(int argc, char **argv)
 	policy_digest(d->policy, d->policy_digest);
 	d->cache = calloc(CACHE_CAP, sizeof(*d->cache));
 	d->measured = calloc(CACHE_CAP, sizeof(*d->measured));
-	if (!d->cache || !d->measured) {
+	for (size_t i = 0; i < UQ_CAP; i++)
+		d->uq[i].head = d->uq[i].tail = -1;
+	lease_setup(d);
+	if (!d->cache || !d->measured || !d->lease) {
 		logmsg("out of memory");
 		return 2;
 	}
@@ -1606,6 +2075,9 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGIO);
+	if (d->lease_sig)
+		sigaddset(&mask, d->lease_sig);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
@@ -1614,7 +2086,15 @@ int main(int argc, char **argv)
 			logmsg("cannot start appraiser: %s", strerror(errno));
 			return 2;
 		}
-	vg_hmac_key_wipe(&d->key);	/* the appraisers have it; the monitor keeps none */
+	/*
+	 * The monitor keeps the key (locked in memory, out of core dumps) for
+	 * the appraisers it starts later: one that replaces a dead or killed
+	 * appraiser, anyone can provoke that, must not come up without it and
+	 * let HMAC labels go unchecked. The monitor is root and holds the TPM
+	 * that unseals it anyway; it never reads file content.
+	 */
+	(void)mlock(&d->key, sizeof(d->key));
+	(void)madvise((void *)((uintptr_t)&d->key & ~(uintptr_t)4095), 4096, MADV_DONTDUMP);
 	d->fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
 			       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
 	if (d->fan < 0) {
@@ -1646,6 +2126,7 @@ int main(int argc, char **argv)
 			waitpid(d->w[i].pid, NULL, 0);
 		}
 	close(d->fan);
+	vg_hmac_key_wipe(&d->key);
 	vg_mlog_free(d->mlog);
 	vg_pcrbank_free(d->bank);
 	vg_tpm_close(d->tpm);

@@ -76,7 +76,12 @@ check "... with a denial (fail-closed)" test $rc -eq 1
 ms=$(((t1 - t0) / 1000000))
 check "... at the deadline (1.5 s), not before, not much after ($ms ms)" test $ms -ge 1400 -a $ms -lt 6000
 check_eq "... audited as a timeout" "$(vd_audit_reason /h1 deny-on-failure)" timeout
-# killed in the middle of a decision: answered at once, replaced
+js=$("$VIGIL" status --control "$T/ctl" --json)
+check "... and the appraiser that overran was killed and replaced" python3 -c '
+import json,sys; c=json.loads(sys.argv[1])["counters"]; assert c["appraiser_kills"]>=1, c' "$js"
+# killed in the middle of a decision (held stopped, then killed): answered at once, replaced
+apids=$(ps -o pid= --ppid "$VD_PID" | tr '\n' ' ')
+kill -STOP $apids
 ( sleep 0.5; kill -KILL $apids ) &
 killer=$!
 t0=$(date +%s%N)
