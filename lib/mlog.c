@@ -225,13 +225,18 @@ static int reconcile(struct vg_mlog *l, const uint8_t *buf, size_t len, bool nee
 				n, pc, vg_hash_name(a), got, want);
 		goto out;
 	}
-	if (need_match && n > 0 && k == 0) {
-		/* PCRs at their reset values: this boot's list never extended, or another boot's */
-		r = vg_diag_set(diag, -ESTALE, "the TPM's PCRs have seen none of the list's %" PRIu64
-				" entries (they are at their reset values) and no boot record says "
-				"which boot the list was started in: it is an earlier boot's; move it "
-				"aside (the writer does not rename or delete it), a new list is then "
-				"started at this path", n);
+	/*
+	 * The first commit of a list is its boot_aggregate alone, extended
+	 * before anything else is written: a list of two or more entries of
+	 * which the PCRs have seen none was extended into PCRs that were reset
+	 * since (a reboot, or a TPM Restart), never into these.
+	 */
+	if (need_match && n >= 2 && k == 0) {
+		r = vg_diag_set(diag, -ESTALE, "the list belongs to an earlier boot: the TPM's PCRs "
+				"have seen none of its %" PRIu64 " entries (they are at their reset "
+				"values: the TPM was reset since it was written); move it aside (the "
+				"writer does not rename or delete it), a new list is then started at "
+				"this path", n);
 		goto out;
 	}
 	if (valid < len) {
@@ -397,8 +402,11 @@ static int boot_record_write(const char *bpath, uint32_t count, struct vg_diag *
 
 /*
  * A list kept across a TPM reset would be replayed into the fresh PCRs as
- * if measured in this boot: refuse it. Return: 1 (a boot record matched),
- * 0 (no record: reconcile() must see a non-empty prefix in the PCRs),
+ * if measured in this boot: refuse it. A boot record with this resetCount
+ * settles it: this boot's (PCRs 0-9 extended since the list began do not
+ * make it another's). Without one (a list of an older vigil) its
+ * boot_aggregate must be this boot's. Return: 1 (a boot record matched),
+ * 0 (no record, the boot_aggregate matched or is not there to compare),
  * -ESTALE, or another error.
  */
 static int boot_check(struct vg_mlog *l, const char *bpath, const uint8_t *buf, size_t len,
@@ -415,13 +423,9 @@ static int boot_check(struct vg_mlog *l, const char *bpath, const uint8_t *buf, 
 				   PRIu32 " now; move the list and its boot record aside (the writer "
 				   "does not rename or delete them), a new list is then started at "
 				   "this path", was, bpath, l->reset_count);
-	{
-		int a = aggregate_check(l, buf, len, diag);
-
-		if (a < 0)
-			return a;
-	}
-	return r;
+	if (r == 1)
+		return 1;
+	return aggregate_check(l, buf, len, diag);
 }
 
 int vg_mlog_open(const char *path, const struct vg_mlog_opts *opts, struct vg_mlog **ret,
@@ -491,7 +495,7 @@ int vg_mlog_open(const char *path, const struct vg_mlog_opts *opts, struct vg_ml
 		}
 		recorded = r == 1;
 	}
-	r = reconcile(l, buf, len, l->have_reset && !recorded, rec, diag);
+	r = reconcile(l, buf, len, l->have_reset, rec, diag);
 	free(buf);
 	if (r < 0)
 		goto fail;

@@ -36,11 +36,13 @@
  * first (LOG.boot, "resetCount N", written atomically), and opening a
  * non-empty log refuses it (-ESTALE) as an earlier boot's, before
  * anything is extended, when: the record's resetCount is not the TPM's;
- * or its first entry is a boot_aggregate other than that of the TPM's
- * PCRs 0-9 now; or there is no record (a list of an older vigil) and the
- * PCRs have seen none of its entries. The writer never renames or deletes
- * such a list: the operator moves it aside. A software bank has no reset
- * counter: none of this applies to it.
+ * or there is no record (a list of an older vigil) and its first entry is
+ * a boot_aggregate other than that of the TPM's PCRs 0-9 now; or the PCRs
+ * have seen none of its entries although it has two or more (its first
+ * commit, the boot_aggregate alone, was extended before anything else was
+ * written: these PCRs were reset since, by a reboot or a TPM Restart). The
+ * writer never renames or deletes such a list: the operator moves it
+ * aside. A software bank has no reset counter: none of this applies to it.
  *
  * After a failed commit its entries are dropped (never acknowledged) and
  * the next vg_mlog_append() or vg_mlog_commit() first recovers

@@ -93,7 +93,7 @@ check_eq "... nothing replayed into PCR 10" "$(tpmpcr sha256 10)" "$zeros"
 vg_tpm_reset >/dev/null; boot_pcrs
 run "$VIGIL" measure --tpm --log "$L2" d/f3
 check "no record, the same boot_aggregate, PCR 10 at its reset value: refused (exit 2)" \
-	test $RC = 2 -a -n "$(grep "$L2: the TPM's PCRs have seen none of the list's 3 entries" <<<"$OUT")"
+	test $RC = 2 -a -n "$(grep "$L2: the list belongs to an earlier boot: the TPM's PCRs have seen none of its 3 entries" <<<"$OUT")"
 check_eq "... nothing replayed into PCR 10" "$(tpmpcr sha256 10)" "$zeros"
 check "... the list is untouched" cmp "$L2" l2.before
 # vigild refuses it too (before marking anything)
@@ -110,6 +110,23 @@ run "$VIGIL" measure --tpm --log "$L2" d/f3
 check_eq "moved aside by the operator: a new list starts at the path" "$RC" 0
 check "... and replays to the TPM" "$VIGIL" log replay --tpm "$L2"
 check_eq "... recorded at this boot's resetCount" "$(sed -n 's/^resetCount //p' "$L2.boot")" "$(resetcount)"
+
+# a TPM Restart (Shutdown(STATE), Startup(CLEAR): PCRs reset, resetCount kept)
+rc3=$(resetcount)
+tpm2_shutdown; swtpm_ioctl --unix "$TPMDIR/sock.ctrl" -i >/dev/null; tpm2_startup -c; boot_pcrs
+check_eq "TPM Restart: the resetCount is kept" "$(resetcount)" "$rc3"
+cp "$L2" l2.before
+run "$VIGIL" measure --tpm --log "$L2" d/f1
+check "... the list (record matching) is refused: its PCRs were reset (exit 2)" \
+	test $RC = 2 -a -n "$(grep "$L2: the list belongs to an earlier boot: the TPM's PCRs have seen none of its 2 entries" <<<"$OUT")"
+check "... untouched" cmp "$L2" l2.before
+L4=$T/fs/log4
+run "$VIGIL" measure --tpm --log "$L4" d/f1
+check_eq "a new list after the restart" "$RC" 0
+tpm2_pcrextend "9:sha1=$(printf late | sha1sum | cut -c1-40),sha256=$(printf late | sha256sum | cut -c1-64)"
+run "$VIGIL" measure --tpm --log "$L4" d/f2
+check_eq "PCR 9 extended after the list began: still this boot's list (its record says so)" "$RC" 0
+check "... and it replays to the TPM" "$VIGIL" log replay --tpm "$L4"
 
 # crash loop against the TPM (fresh PCR 10: reboot the TPM, new log)
 vg_tpm_reset >/dev/null
