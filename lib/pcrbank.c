@@ -3,8 +3,10 @@
  * pcrbank.c - the software PCR store and the text form of PCR values.
  *
  * Extends are computed like the TPM's (new = H_bank(old || digest)) in
- * memory; vg_pcrbank_sync() replaces the file atomically (temp file,
- * fdatasync, rename, directory fsync). Nothing here is attestable.
+ * memory; vg_pcrbank_sync() replaces the file atomically (outfile.h:
+ * locked temporary, fsync, rename, directory fsync; a bank path that is a
+ * symbolic link or not a regular file is refused). Nothing here is
+ * attestable.
  */
 #include <errno.h>
 #include <fcntl.h>
