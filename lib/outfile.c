@@ -130,9 +130,11 @@ static int make_tmp(int dfd, const char *prefix, mode_t mode, char *name, size_t
 		/*
 		 * Another writer's clean_stale() may have opened it between our
 		 * create and our lock: it then holds the lock or has removed the
-		 * name. Either way, this one is lost; take another.
+		 * name. Either way, this one is lost; take another. A filesystem
+		 * without flock: unlocked, and then no clean_stale() removes it.
 		 */
-		if (flock(fd, LOCK_EX | LOCK_NB) != 0 || fstat(fd, &st) != 0 || st.st_nlink == 0) {
+		if ((flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) ||
+		    fstat(fd, &st) != 0 || st.st_nlink == 0) {
 			close(fd);
 			continue;
 		}
