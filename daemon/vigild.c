@@ -623,15 +623,17 @@ static void answer(struct vd *d, struct ev *e, bool allow)
 
 /*
  * Log, then PCR (mlog). Return: false when the measurement could not be
- * made (log write or sync failed, disk full, TPM gone): the writer then
- * refuses further work, and in enforce mode the access is denied, so that
- * nothing runs that the log, and so the attestation, does not show.
+ * made (log write or sync failed, disk full, TPM gone): in enforce mode
+ * the access is denied, so that nothing runs that the log, and so the
+ * attestation, does not show. The writer recovers by itself at a later
+ * measurement, once the disk has room or the TPM answers again (mlog.h).
  */
 static bool measure(struct vd *d, struct ev *e, struct result *r)
 {
 	struct vg_diag dg = { 0 };
 	unsigned int pcr = e->dec.pcr >= 0 ? (unsigned int)e->dec.pcr : VG_POLICY_DEFAULT_PCR;
 	bool sig = e->dec.template_name && strcmp(e->dec.template_name, "ima-sig") == 0;
+	bool was_failed;
 
 	struct measured *m = &d->measured[key_slot(&e->key)];
 	bool keep = ev_lease_valid(d, e);
@@ -645,6 +647,7 @@ static bool measure(struct vd *d, struct ev *e, struct result *r)
 		*m = (struct measured){ .valid = keep, .key = e->key, .lease_gen = e->lease_gen };
 	if (!d->mlog || (m->pcrs & (1u << pcr)))
 		return true;
+	was_failed = vg_mlog_failed(d->mlog);
 	if (!r->digest.len || vg_mlog_append_file(d->mlog, pcr, &r->digest, e->path ? e->path : "?",
 						  sig ? r->sig : NULL, sig ? r->siglen : 0, &dg) < 0 ||
 	    vg_mlog_commit(d->mlog, &dg) < 0) {
@@ -654,6 +657,8 @@ static bool measure(struct vd *d, struct ev *e, struct result *r)
 		       dg.msg[0] ? dg.msg : "no digest");
 		return false;
 	}
+	if (was_failed)
+		logmsg("measurement log %s recovered: measuring again", d->log_path);
 	if (m->valid)
 		m->pcrs |= 1u << pcr;
 	d->st.measured++;
