@@ -58,6 +58,7 @@
 #include "vigil/attest.h"
 #include "vigil/attest_api.h"
 #include "vigil/imalog.h"
+#include "vigil/outfile.h"
 #include "vigil/tpm_attest.h"
 #include "http_guard.h"
 #include "http_util.h"
@@ -627,27 +628,6 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
 	http_guard_rearm(c);
 }
 
-static int write_atomic(const char *path, const uint8_t *b, size_t n)
-{
-	char tmp[4200];
-	int fd;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	if (write(fd, b, n) != (ssize_t)n || fsync(fd) < 0) {
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	close(fd);
-	return rename(tmp, path);
-}
-
 /* The TPM process's start: keys, then the identity to the network side. Return: 0 or -1. */
 static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, bool rsa, int fd)
 {
@@ -686,8 +666,8 @@ static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, 
 			fprintf(stderr, "vigil-agent: AK: %s\n", dg.msg);
 			goto fail;
 		}
-		if (write_atomic(path, blob, bl) < 0) {
-			fprintf(stderr, "vigil-agent: %s: %s\n", path, strerror(errno));
+		if (vg_outfile_put(path, blob, bl, 0600, 0, &dg) < 0) {
+			fprintf(stderr, "vigil-agent: %s: %s\n", path, dg.msg);
 			goto fail;
 		}
 	}

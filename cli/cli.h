@@ -51,6 +51,18 @@ void cli_read_err(const char *path, int err, size_t max);
 #define CLI_DOC_MAX ((size_t)256 << 20)		/* reference policies, quotes, keys */
 #define CLI_SMALL_MAX ((size_t)1 << 20)		/* PCR value files */
 
+/*
+ * cli_write_out - @len bytes as the whole content of @path, the one way
+ * commands write an output file (vigil/outfile.h: a temporary renamed over
+ * a regular file; symbolic links, directories, sockets and block devices
+ * refused; a character device or fifo written in place with
+ * VG_OUTFILE_STREAM, else refused). With VG_OUTFILE_STREAM, @path NULL,
+ * "-" or "/dev/stdout" is standard output. Return: 0, or -1 (reported,
+ * naming the file; nothing written).
+ */
+int cli_write_out(const char *path, const void *data, size_t len, unsigned int mode,
+		  unsigned int flags);
+
 /* Print @path with control characters and backslashes escaped (\n, \xHH). */
 void cli_put_path(FILE *f, const char *path);
 /* @path as a JSON string (json-c); escaped as above only if it is not valid UTF-8. */

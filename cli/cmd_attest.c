@@ -38,6 +38,7 @@
 #include "vigil/eventlog.h"
 #include "vigil/hash.h"
 #include "vigil/imalog.h"
+#include "vigil/outfile.h"
 #include "vigil/store.h"
 
 static const char help[] =
@@ -88,31 +89,10 @@ static int read_file(const char *path, uint8_t **ret, size_t *len)
 	return 0;
 }
 
-/* Write atomically: OUT.tmp, fsync, rename. "-" or NULL: stdout. */
+/* NULL, "-", /dev/stdout: standard output; a fifo or device in place (cli_write_out) */
 static int write_out(const char *path, const char *data, size_t len)
 {
-	char tmp[4200];
-	int fd;
-
-	if (!path || strcmp(path, "-") == 0)
-		return fwrite(data, 1, len, stdout) == len ? 0 : -1;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		cli_file_err(tmp, "%s", strerror(errno));
-		return -1;
-	}
-	if (write(fd, data, len) != (ssize_t)len || fsync(fd) < 0 || close(fd) < 0) {
-		cli_file_err(tmp, "%s", strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	if (rename(tmp, path) < 0) {
-		cli_file_err(path, "%s", strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return cli_write_out(path, data, len, 0644, VG_OUTFILE_STREAM);
 }
 
 /* ---- quote-check ---- */

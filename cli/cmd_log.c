@@ -27,6 +27,7 @@
 
 #include "cli.h"
 #include "vigil/imalog.h"
+#include "vigil/outfile.h"
 #include "vigil/pcrbank.h"
 #include "vigil/tpm.h"
 
@@ -146,60 +147,10 @@ static int load(const char *path, struct input *in)
 }
 
 
+/* NULL, "-", /dev/stdout: standard output; a fifo or device in place (cli_write_out) */
 static int write_out(const char *out, const uint8_t *data, size_t len)
 {
-	char *tmp;
-	int fd;
-	size_t done = 0;
-
-	if (!out) {
-		if (len && fwrite(data, 1, len, stdout) != len)
-			goto err_stdout;
-		if (fflush(stdout) != 0)
-			goto err_stdout;
-		return 0;
-	}
-	if (asprintf(&tmp, "%s.tmp.%d", out, (int)getpid()) < 0) {
-		cli_err("out of memory");
-		return EXIT_ERROR;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		cli_file_err(tmp, "%s", strerror(errno));
-		free(tmp);
-		return EXIT_ERROR;
-	}
-	while (done < len) {
-		ssize_t w = write(fd, data + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			goto err_file;
-		done += (size_t)w;
-	}
-	if (fsync(fd) != 0)
-		goto err_file;
-	if (close(fd) != 0) {
-		fd = -1;
-		goto err_file;
-	}
-	if (rename(tmp, out) != 0) {
-		fd = -1;
-		goto err_file;
-	}
-	free(tmp);
-	return 0;
-err_file:
-	cli_file_err(out, "%s", strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	return EXIT_ERROR;
-err_stdout:
-	cli_err("writing output: %s", strerror(errno));
-	return EXIT_ERROR;
+	return cli_write_out(out, data, len, 0644, VG_OUTFILE_STREAM) < 0 ? EXIT_ERROR : 0;
 }
 
 static json_object *hexstr(const uint8_t *p, size_t n)
@@ -537,7 +488,8 @@ static int save_state(const char *path, const struct vg_imalog_replay *rp, uint3
 			b.len += (size_t)n;
 		}
 	}
-	rc = write_out(path, b.data, b.len);
+	/* read back by the next replay: a regular file */
+	rc = cli_write_out(path, b.data, b.len, 0644, 0) < 0 ? EXIT_ERROR : 0;
 	free(b.data);
 	return rc;
 nomem:

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "vigil/hash.h"
+#include "vigil/outfile.h"
 
 const char *cli_cmdname = "";
 
@@ -216,6 +217,30 @@ int cli_open_regular(const char *path)
 	}
 	(void)fcntl(fd, F_SETFL, 0);
 	return fd;
+}
+
+int cli_write_out(const char *path, const void *data, size_t len, unsigned int mode,
+		  unsigned int flags)
+{
+	struct vg_diag d = { 0 };
+
+	if ((flags & VG_OUTFILE_STREAM) &&
+	    (!path || strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0)) {
+		if ((len && fwrite(data, 1, len, stdout) != len) || fflush(stdout) != 0) {
+			cli_err("writing output: %s", strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (!path) {
+		cli_err("no output file");
+		return -1;
+	}
+	if (vg_outfile_put(path, data, len, (mode_t)mode, flags, &d) < 0) {
+		cli_file_err(path, "%s", d.msg);
+		return -1;
+	}
+	return 0;
 }
 
 void cli_read_err(const char *path, int err, size_t max)

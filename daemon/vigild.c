@@ -629,15 +629,17 @@ static void answer(struct vd *d, struct ev *e, bool allow)
 
 /*
  * Log, then PCR (mlog). Return: false when the measurement could not be
- * made (log write or sync failed, disk full, TPM gone): the writer then
- * refuses further work, and in enforce mode the access is denied, so that
- * nothing runs that the log, and so the attestation, does not show.
+ * made (log write or sync failed, disk full, TPM gone): in enforce mode
+ * the access is denied, so that nothing runs that the log, and so the
+ * attestation, does not show. The writer recovers by itself at a later
+ * measurement, once the disk has room or the TPM answers again (mlog.h).
  */
 static bool measure(struct vd *d, struct ev *e, struct result *r)
 {
 	struct vg_diag dg = { 0 };
 	unsigned int pcr = e->dec.pcr >= 0 ? (unsigned int)e->dec.pcr : VG_POLICY_DEFAULT_PCR;
 	bool sig = e->dec.template_name && strcmp(e->dec.template_name, "ima-sig") == 0;
+	bool was_failed;
 
 	struct measured *m = &d->measured[key_slot(&e->key)];
 	bool keep = ev_lease_valid(d, e);
@@ -651,6 +653,7 @@ static bool measure(struct vd *d, struct ev *e, struct result *r)
 		*m = (struct measured){ .valid = keep, .key = e->key, .lease_gen = e->lease_gen };
 	if (!d->mlog || (m->pcrs & (1u << pcr)))
 		return true;
+	was_failed = vg_mlog_failed(d->mlog);
 	if (!r->digest.len || vg_mlog_append_file(d->mlog, pcr, &r->digest, e->path ? e->path : "?",
 						  sig ? r->sig : NULL, sig ? r->siglen : 0, &dg) < 0 ||
 	    vg_mlog_commit(d->mlog, &dg) < 0) {
@@ -660,6 +663,8 @@ static bool measure(struct vd *d, struct ev *e, struct result *r)
 		       dg.msg[0] ? dg.msg : "no digest");
 		return false;
 	}
+	if (was_failed)
+		logmsg("measurement log %s recovered: measuring again", d->log_path);
 	if (m->valid)
 		m->pcrs |= 1u << pcr;
 	d->st.measured++;
@@ -1224,10 +1229,15 @@ static int spawn_worker(struct vd *d, int w)
 		char fdarg[16];
 		char **argv = calloc(d->nworker_args + 4, sizeof(*argv));
 
+		sigset_t none;
+
 		if (!argv)
 			_exit(2);
 		if (dup2(sv[1], 3) < 0)
 			_exit(2);
+		/* the monitor's blocked signals are for its signalfd, not the appraiser's */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		{
 			/* sanitizer builds: LeakSanitizer needs /proc, which Landlock denies */
 			const char *asan = getenv("ASAN_OPTIONS");
@@ -1362,15 +1372,28 @@ static void on_reply(struct vd *d, int w)
  * (a 500 GB sparse file), is killed and replaced: nobody can keep an
  * appraiser for longer than the deadline.
  */
+static double deadline_s(const struct vd *d, const struct ev *e)
+{
+	double base = d->timeout_ms / 1000.0, extra = 0;
+
+	/* large files: 200 MB/s is granted on top, at most 11 deadlines more */
+	if (e->large) {
+		extra = (double)e->key.size / 200e6;
+		if (extra > 11 * base)
+			extra = 11 * base;
+	}
+	return base + extra;
+}
+
 static void check_timeouts(struct vd *d)
 {
-	double now = now_s(), limit = d->timeout_ms / 1000.0;
+	double now = now_s();
 
 	for (int i = 0; i < MAX_PENDING; i++) {
 		struct ev *e = &d->ev[i];
 		int w = e->worker;
 
-		if (!e->used || e->leader >= 0 || (w < 0 && !e->queued) || now - e->t0 <= limit)
+		if (!e->used || e->leader >= 0 || (w < 0 && !e->queued) || now - e->t0 <= deadline_s(d, e))
 			continue;
 		d->st.timeouts++;
 		fail_group(d, i, "timeout");
@@ -1618,7 +1641,9 @@ static const char help[] =
 	"  -a, --audit FILE       audit records, JSON lines (default: none)\n"
 	"  -j, --workers N        appraiser processes (default 2)\n"
 	"  -T, --timeout-ms N     decision deadline (default 5000), then the fail action;\n"
-	"                         an appraiser still hashing then is killed and replaced\n"
+	"                         an appraiser still hashing then is killed and replaced;\n"
+	"                         files of 16 MiB or more get 1 s per 200 MB on top, at\n"
+	"                         most 12 deadlines in all\n"
 	"      --max-file-size SIZE  files larger than SIZE (bytes, or with K, M, G, T)\n"
 	"                         are not hashed: the fail action (default: no limit)\n"
 	"      --fail-open        on timeout or appraiser failure allow (default: deny\n"
@@ -2119,10 +2144,11 @@ int main(int argc, char **argv)
 		}
 	notify_ready(d);
 	rc = run(d);
+	/* an appraiser may be in the middle of a long hash: it holds nothing to save */
 	for (unsigned int i = 0; i < d->nworkers; i++)
 		if (!d->w[i].dead) {
 			close(d->w[i].sock);
-			kill(d->w[i].pid, SIGTERM);
+			kill(d->w[i].pid, SIGKILL);
 			waitpid(d->w[i].pid, NULL, 0);
 		}
 	close(d->fan);

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <openssl/rand.h>
 
 #include "vigil/hmac_key.h"
+#include "vigil/outfile.h"
 #include "internal.h"
 
 int vg_hmac_key_load_raw(const char *path, struct vg_hmac_key *ret, struct vg_diag *diag)
@@ -340,58 +340,17 @@ out:
 int vg_key_file_write(const char *path, const struct vg_key_file *kf, struct vg_diag *diag)
 {
 	uint8_t buf[VG_KEY_FILE_MAX];
-	char *tmp = NULL, *dcopy = NULL;
-	int n = vg_key_file_encode(kf, buf, sizeof(buf), diag), fd = -1, r;
+	struct vg_diag d = { 0 };
+	int n = vg_key_file_encode(kf, buf, sizeof(buf), diag), r;
 
 	if (n < 0)
 		return n;
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-		return vg_diag_set(diag, -ENOMEM, "out of memory");
-	fd = mkostemp(tmp, O_CLOEXEC);	/* mode 0600 */
-	if (fd < 0) {
-		r = vg_diag_set(diag, -errno, "%s: %s", tmp, strerror(errno));
-		free(tmp);
-		return r;
-	}
-	for (size_t off = 0; off < (size_t)n;) {
-		ssize_t w = write(fd, buf + off, (size_t)n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			r = vg_diag_set(diag, -errno, "%s: write: %s", tmp, strerror(errno));
-			goto fail;
-		}
-		off += (size_t)w;
-	}
-	if (fsync(fd) < 0) {
-		r = vg_diag_set(diag, -errno, "%s: fsync: %s", tmp, strerror(errno));
-		goto fail;
-	}
-	close(fd);
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		r = vg_diag_set(diag, -errno, "%s: rename: %s", path, strerror(errno));
-		goto fail;
-	}
-	dcopy = strdup(path);
-	if (dcopy) {
-		int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dcopy);
-	}
-	free(tmp);
+	/* a key file is read back by path: a regular file, never a device */
+	r = vg_outfile_put(path, buf, (size_t)n, 0600, 0, &d);
+	OPENSSL_cleanse(buf, sizeof(buf));
+	if (r < 0)
+		return vg_diag_set(diag, r, "%s: %s", path, d.msg);
 	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	return r;
 }
 
 int vg_hmac_key_generate(struct vg_tpm *tpm, size_t len, struct vg_hmac_key *ret,

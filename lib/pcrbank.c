@@ -3,12 +3,13 @@
  * pcrbank.c - the software PCR store and the text form of PCR values.
  *
  * Extends are computed like the TPM's (new = H_bank(old || digest)) in
- * memory; vg_pcrbank_sync() replaces the file atomically (temp file,
- * fdatasync, rename, directory fsync). Nothing here is attestable.
+ * memory; vg_pcrbank_sync() replaces the file atomically (outfile.h:
+ * locked temporary, fsync, rename, directory fsync; a bank path that is a
+ * symbolic link or not a regular file is refused). Nothing here is
+ * attestable.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <openssl/evp.h>
 
 #include "internal.h"
+#include "vigil/outfile.h"
 #include "vigil/pcrbank.h"
 
 static int algo_of_hexlen(size_t n)
@@ -162,27 +164,14 @@ static int read_all(int fd, char **ret, size_t *ret_len)
 
 int vg_pcrbank_sync(struct vg_pcrbank *b, struct vg_diag *diag)
 {
-	size_t plen = strlen(b->path);
-	char *tmp = malloc(plen + 5), *dir;
-	FILE *f;
-	int fd, r = 0;
+	struct vg_diag d = { 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int r;
 
-	if (!tmp)
+	if (!f)
 		return vg_diag_set(diag, -ENOMEM, "out of memory");
-	memcpy(tmp, b->path, plen);
-	memcpy(tmp + plen, ".tmp", 5);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		r = vg_diag_set(diag, -errno, "%s: %s", tmp, strerror(errno));
-		free(tmp);
-		return r;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		r = vg_diag_set(diag, -errno, "%s: %s", tmp, strerror(errno));
-		close(fd);
-		goto out;
-	}
 	fputs("# vigil software PCR bank: NOT ATTESTABLE (no TPM); it only keeps the\n"
 	      "# measurement log beside it self-consistent.\n", f);
 	for (unsigned int a = 0; a < VG_HASH__LAST; a++) {
@@ -195,33 +184,15 @@ int vg_pcrbank_sync(struct vg_pcrbank *b, struct vg_diag *diag)
 			fprintf(f, "PCR-%02u %s:%s\n", p, vg_hash_name(a), hex);
 		}
 	}
-	if (fflush(f) != 0 || fdatasync(fd) != 0) {
-		r = vg_diag_set(diag, -errno, "%s: %s", tmp, strerror(errno));
-		fclose(f);
-		goto out;
-	}
 	if (fclose(f) != 0) {
-		r = vg_diag_set(diag, -errno, "%s: %s", tmp, strerror(errno));
-		goto out;
+		free(text);
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
 	}
-	if (rename(tmp, b->path) != 0) {
-		r = vg_diag_set(diag, -errno, "rename to %s: %s", b->path, strerror(errno));
-		goto out;
-	}
-	memcpy(tmp, b->path, plen + 1);
-	dir = dirname(tmp);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (fsync(fd) != 0 && errno != EINVAL)
-			r = vg_diag_set(diag, -errno, "fsync %s: %s", dir, strerror(errno));
-		close(fd);
-	}
-	free(tmp);
-	return r;
-out:
-	unlink(tmp);
-	free(tmp);
-	return r;
+	r = vg_outfile_put(b->path, text, len, 0600, 0, &d);
+	free(text);
+	if (r < 0)
+		return vg_diag_set(diag, r, "%s: %s", b->path, d.msg);
+	return 0;
 }
 
 int vg_pcrbank_sync_cb(void *ctx, struct vg_diag *diag)

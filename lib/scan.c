@@ -24,6 +24,7 @@
 #include <openssl/params.h>
 #include <sqlite3.h>
 
+#include "vigil/outfile.h"
 #include "vigil/scan.h"
 #include "internal.h"
 
@@ -333,7 +334,8 @@ struct vg_scan_db {
 	struct vg_scan_rec *pending;	/* SCAN_BATCH slots */
 	size_t npending;
 	char *dup;			/* first path recorded twice */
-	char *path, *tmp;
+	char *path;
+	struct vg_outfile out;		/* the temporary being written (outfile.h) */
 	unsigned int algo;
 	char **roots;
 	size_t nroots;
@@ -520,6 +522,7 @@ static struct vg_scan_db *db_alloc(const char *path)
 
 	if (!db)
 		return NULL;
+	db->out.fd = -1;
 	db->path = strdup(path);
 	if (!db->path) {
 		free(db);
@@ -549,16 +552,19 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 	r = derive_key(db, key, keylen, diag);
 	if (r < 0)
 		goto fail;
-	if (asprintf(&db->tmp, "%s.tmp-%ld", path, (long)getpid()) < 0) {
-		db->tmp = NULL;
-		r = vg_diag_set(diag, -ENOMEM, "out of memory");
+	r = vg_outfile_open(&db->out, path, 0644, 0, diag);
+	if (r < 0) {
+		char why[sizeof(diag->msg)];
+
+		snprintf(why, sizeof(why), "%s", diag ? diag->msg : "");
+		r = vg_diag_set(diag, r, "%s: %s", path, why);
 		goto fail;
 	}
-	(void)unlink(db->tmp);
 	/* every use of the connection is under insert_lock, or single-threaded */
-	if (sqlite3_open_v2(db->tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		r = vg_diag_set(diag, -EIO, "%s: cannot create: %s", db->tmp,
+	/* the temporary exists (empty: a new database) and stays locked by db->out.fd */
+	if (sqlite3_open_v2(db->out.tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		r = vg_diag_set(diag, -EIO, "%s: cannot create: %s", db->out.tmp,
 				db->db ? sqlite3_errmsg(db->db) : "out of memory");
 		goto fail;
 	}
@@ -867,22 +873,9 @@ static int stream_mac(struct vg_scan_db *db, uint8_t out[32], struct vg_diag *di
 	return mac_end(m, n, out, diag);
 }
 
-static int fsync_path(const char *path, int flags)
-{
-	int fd = open(path, flags | O_CLOEXEC), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		r = -errno;
-	close(fd);
-	return r;
-}
-
 int vg_scan_db_commit(struct vg_scan_db *db, struct vg_diag *diag)
 {
 	uint8_t mac[32];
-	char *dir, *slash;
 	int r;
 
 	pthread_mutex_lock(&db->insert_lock);
@@ -903,21 +896,13 @@ int vg_scan_db_commit(struct vg_scan_db *db, struct vg_diag *diag)
 	if (sqlite3_close(db->db) != SQLITE_OK)
 		return db_err(db, diag, -EIO, "closing");
 	db->db = NULL;
-	r = fsync_path(db->tmp, O_RDONLY);
-	if (r < 0)
-		return vg_diag_set(diag, r, "%s: fsync: %s", db->tmp, strerror(-r));
-	if (rename(db->tmp, db->path) < 0)
-		return vg_diag_set(diag, -errno, "%s: rename: %s", db->path, strerror(errno));
-	free(db->tmp);
-	db->tmp = NULL;
-	dir = strdup(db->path);
-	if (!dir)
-		return vg_diag_set(diag, -ENOMEM, "out of memory");
-	slash = strrchr(dir, '/');
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = 0;
-	(void)fsync_path(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
-	free(dir);
+	r = vg_outfile_commit(&db->out, diag);
+	if (r < 0) {
+		char why[sizeof(diag->msg)];
+
+		snprintf(why, sizeof(why), "%s", diag ? diag->msg : "");
+		return vg_diag_set(diag, r, "%s: %s", db->path, why);
+	}
 	return 0;
 }
 
@@ -1168,10 +1153,7 @@ void vg_scan_db_free(struct vg_scan_db *db)
 	sqlite3_finalize(db->insert);
 	if (db->db)
 		sqlite3_close(db->db);
-	if (db->tmp) {
-		(void)unlink(db->tmp);
-		free(db->tmp);
-	}
+	vg_outfile_abort(&db->out);
 	for (size_t i = 0; i < db->n; i++)
 		vg_scan_rec_release(&db->recs[i]);
 	free(db->recs);

@@ -357,6 +357,27 @@ int vg_tpm_pcr_extend(struct vg_tpm *tpm, unsigned int pcr, const struct vg_dige
 	return 0;
 }
 
+int vg_tpm_reset_count(struct vg_tpm *tpm, uint32_t *ret, struct vg_diag *diag)
+{
+	TPMS_TIME_INFO *ti = NULL;
+	TSS2_RC rc;
+	int r = renew(tpm, diag);
+
+	if (r < 0)
+		return r;
+	rc = Esys_ReadClock(tpm->ectx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &ti);
+	if (rc != TSS2_RC_SUCCESS)
+		return tpm_err(tpm, diag, -EIO, rc, "TPM2_ReadClock");
+	*ret = ti->clockInfo.resetCount;
+	Esys_Free(ti);
+	return 0;
+}
+
+static int ops_reset_count(void *ctx, uint32_t *ret, struct vg_diag *diag)
+{
+	return vg_tpm_reset_count(ctx, ret, diag);
+}
+
 static int ops_extend(void *ctx, unsigned int pcr, const struct vg_digest *d, size_t n,
 		      struct vg_diag *diag)
 {
@@ -378,6 +399,7 @@ const struct vg_pcr_ops vg_tpm_pcr_ops = {
 	.extend = ops_extend,
 	.read = ops_read,
 	.banks = ops_banks,
+	.reset_count = ops_reset_count,
 	.attestable = true,
 };
 

@@ -103,8 +103,10 @@ int vg_key_file_read(const char *path, struct vg_key_file *ret, struct vg_diag *
 
 /*
  * vg_key_file_write - encode into a temporary file beside @path (mode
- * 0600), fsync, rename over @path. Nothing is left half-written.
- * Return: 0 or a negative errno.
+ * 0600), fsync, rename over @path (outfile.h). Nothing is left
+ * half-written; a @path that is a symbolic link, a device, a fifo or
+ * anything but a regular file is refused.
+ * Return: 0 or a negative errno (-ELOOP, -EISDIR, -EINVAL for those).
  */
 int vg_key_file_write(const char *path, const struct vg_key_file *kf, struct vg_diag *diag);
 

@@ -31,8 +31,28 @@
  * kernel does without a TPM.
  *
  * A log is per boot: a TPM's PCRs restart at zero on reboot, so the file
- * belongs in a per-boot directory (/run). After a write/sync/extend
- * failure the writer refuses further work (-EIO); reopen to reconcile.
+ * belongs in a per-boot directory (/run). With a store that has a reset
+ * counter (the TPM's resetCount), a new log's boot is recorded beside it
+ * first (LOG.boot, "resetCount N", written atomically), and opening a
+ * non-empty log refuses it (-ESTALE) as an earlier boot's, before
+ * anything is extended, when: the record's resetCount is not the TPM's;
+ * or there is no record (a list of an older vigil) and its first entry is
+ * a boot_aggregate other than that of the TPM's PCRs 0-9 now; or the PCRs
+ * have seen none of its entries although it has two or more (its first
+ * commit, the boot_aggregate alone, was extended before anything else was
+ * written: these PCRs were reset since, by a reboot or a TPM Restart). The
+ * writer never renames or deletes such a list: the operator moves it
+ * aside. A software bank has no reset counter: none of this applies to it.
+ *
+ * After a failed commit its entries are dropped (never acknowledged) and
+ * the next vg_mlog_append() or vg_mlog_commit() first recovers
+ * (vg_mlog_recover): a failed write or sync is cut off the file and the
+ * cut synced (the store never saw it); a failed extend or store sync is
+ * reconciled as on open (entries the file has and the store lacks are
+ * extended), after checking the TPM was not reset meanwhile. Until that
+ * succeeds (the disk has room again, the TPM answers) every call fails
+ * with the recovery's error, so a full disk costs the entries of the
+ * commits made while it is full, not the writer.
  * One writer per file (flock). Not thread-safe: the daemon serialises.
  */
 #ifndef VIGIL_MLOG_H
@@ -68,8 +88,9 @@ struct vg_mlog;
  * vg_mlog_open - open or create the log at @path and reconcile it with the
  * store (above). @rec (may be NULL) says what was done.
  * Return: 0; -EBUSY (another writer); -EBADMSG (malformed log, diag names
- * entry and offset); -ESTALE (the store's PCRs match no prefix of the
- * log); -EILSEQ (an entry whose template digest does not match its data);
+ * entry and offset; or a malformed LOG.boot); -ESTALE (the store's PCRs
+ * match no prefix of the log, or the log is an earlier boot's: diag says
+ * which of the reasons above); -EILSEQ (an entry whose template digest does not match its data);
  * -ENOMEM; an I/O errno; an error of the store.
  */
 int vg_mlog_open(const char *path, const struct vg_mlog_opts *opts, struct vg_mlog **ret,
@@ -78,8 +99,8 @@ int vg_mlog_open(const char *path, const struct vg_mlog_opts *opts, struct vg_ml
 /*
  * vg_mlog_append - queue an entry of template @tmpl with fields @f for PCR
  * @pcr; nothing is written before vg_mlog_commit().
- * Return: 0, -EINVAL (fields do not fit the template), -ENOMEM, -EIO
- * (writer failed earlier).
+ * Return: 0, -EINVAL (fields do not fit the template), -ENOMEM, or the
+ * error of recovering from an earlier failure (above).
  */
 int vg_mlog_append(struct vg_mlog *l, unsigned int pcr, const char *tmpl,
 		   const struct vg_imalog_field *f, unsigned int n, struct vg_diag *diag);
@@ -98,9 +119,21 @@ int vg_mlog_append_file(struct vg_mlog *l, unsigned int pcr, const struct vg_dig
 /*
  * vg_mlog_commit - write, sync and extend every queued entry (above).
  * Return: entries committed (0 if none queued), or a negative errno; on
- * failure the writer is unusable (-EIO afterwards).
+ * failure the queued entries are dropped and the next call recovers first.
  */
 int vg_mlog_commit(struct vg_mlog *l, struct vg_diag *diag);
+
+/*
+ * vg_mlog_recover - after a failed commit, bring the file and the store
+ * back in step (above); append and commit do it themselves.
+ * Return: 0 (nothing to do, or done); the errno of the step that still
+ * fails (-ENOSPC, -EIO, ...); -ESTALE (the TPM was reset meanwhile: the
+ * list is an earlier boot's for good).
+ */
+int vg_mlog_recover(struct vg_mlog *l, struct vg_diag *diag);
+
+/* Return: whether a commit failed and recovery has not succeeded since. */
+bool vg_mlog_failed(const struct vg_mlog *l);
 
 /* Return: entries in the log (committed). */
 uint64_t vg_mlog_entries(const struct vg_mlog *l);

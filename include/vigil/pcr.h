@@ -32,6 +32,13 @@ struct vg_pcr_ops {
 		    struct vg_diag *diag);
 	/* Return: bitmask of banks present, bit (1 << enum vg_hash_algo). */
 	uint32_t (*banks)(void *ctx);
+	/*
+	 * The store's reset counter, which changes when its PCRs restart from
+	 * their reset values (a TPM's clockInfo.resetCount: every TPM Reset,
+	 * i.e. every boot). NULL when the store has none (a software bank).
+	 * Return: 0 or a negative errno.
+	 */
+	int (*reset_count)(void *ctx, uint32_t *ret, struct vg_diag *diag);
 	/* false for a software bank: nobody outside can trust its values */
 	bool attestable;
 };

@@ -90,7 +90,15 @@ int vg_tpm_pcr_read_sel(struct vg_tpm *tpm, struct vg_tpm_pcrs *p, struct vg_dia
 int vg_tpm_pcr_extend(struct vg_tpm *tpm, unsigned int pcr, const struct vg_digest *d,
 		      size_t n, struct vg_diag *diag);
 
-/* pcr.h store over a TPM: ctx is a struct vg_tpm *; attestable. */
+/*
+ * vg_tpm_reset_count - clockInfo.resetCount (TPM2_ReadClock): incremented
+ * by every TPM Reset (Startup(CLEAR) after a power cycle or a Shutdown(CLEAR)),
+ * which also resets the PCRs; zeroed only by TPM2_Clear.
+ * Return: 0 and *@ret; -EIO.
+ */
+int vg_tpm_reset_count(struct vg_tpm *tpm, uint32_t *ret, struct vg_diag *diag);
+
+/* pcr.h store over a TPM: ctx is a struct vg_tpm *; attestable; reset_count. */
 extern const struct vg_pcr_ops vg_tpm_pcr_ops;
 
 /*

@@ -67,8 +67,7 @@ done
 js=$("$VIGIL" status --control "$T/ctl" --json)
 check "the lease mechanism did the work: breaks seen, ignore marks used, writers seen" python3 -c '
 import json,sys; c=json.loads(sys.argv[1])["counters"]
-assert c["lease_breaks"]>0 and c["ignore_marks"]>0 and c["lease_writers"]>0, c
-assert c["cache_hits"]>0, c' "$js"
+assert c["lease_breaks"]>0 and c["ignore_marks"]>0 and c["lease_writers"]>0, c' "$js"
 check "the list replays to the software bank" "$VIGIL" log replay --pcrs "$T/ml.pcrs" "$T/ml"
 check "vigild stops cleanly" vd_stop
 for fs in tm fs; do

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <cmocka.h>
@@ -540,6 +542,173 @@ static void mlog_writes_recovers_and_refuses(void **state)
 	unlink(bank0);
 }
 
+/* A software bank that fails extends on demand and has a reset counter (a TPM's part). */
+struct fstore {
+	struct vg_pcrbank *b;
+	int fail_extend;
+	uint32_t reset;
+};
+
+static int fs_extend(void *ctx, unsigned int pcr, const struct vg_digest *d, size_t n,
+		     struct vg_diag *diag)
+{
+	struct fstore *f = ctx;
+
+	if (f->fail_extend > 0) {
+		f->fail_extend--;
+		return vg_diag_set(diag, -EIO, "injected extend failure");
+	}
+	return vg_pcrbank_ops.extend(f->b, pcr, d, n, diag);
+}
+
+static int fs_read(void *ctx, unsigned int pcr, unsigned int algo, struct vg_digest *ret,
+		   struct vg_diag *diag)
+{
+	return vg_pcrbank_ops.read(((struct fstore *)ctx)->b, pcr, algo, ret, diag);
+}
+
+static uint32_t fs_banks(void *ctx)
+{
+	return vg_pcrbank_ops.banks(((struct fstore *)ctx)->b);
+}
+
+static int fs_reset(void *ctx, uint32_t *ret, struct vg_diag *diag)
+{
+	(void)diag;
+	*ret = ((struct fstore *)ctx)->reset;
+	return 0;
+}
+
+static int fs_sync(void *ctx, struct vg_diag *diag)
+{
+	return vg_pcrbank_sync(((struct fstore *)ctx)->b, diag);
+}
+
+static const struct vg_pcr_ops fstore_ops = {
+	.extend = fs_extend, .read = fs_read, .banks = fs_banks, .reset_count = fs_reset,
+	.attestable = true,
+};
+
+static struct vg_mlog *fopen_log(struct wctx *w, struct fstore *f, int want, struct vg_diag *d)
+{
+	struct vg_mlog_opts o = { .ops = &fstore_ops, .ops_ctx = f, .pcr_sync = fs_sync };
+	struct vg_mlog *l = NULL;
+
+	assert_int_equal(vg_pcrbank_open(w->bank, 1u << VG_HASH_SHA1 | 1u << VG_HASH_SHA256, &f->b, NULL), 0);
+	assert_int_equal(vg_mlog_open(w->log, &o, &l, NULL, d), want);
+	if (want < 0) {
+		vg_pcrbank_free(f->b);
+		f->b = NULL;
+	}
+	return l;
+}
+
+static void fclose_log(struct fstore *f, struct vg_mlog *l)
+{
+	vg_mlog_free(l);
+	vg_pcrbank_free(f->b);
+	f->b = NULL;
+}
+
+static void mlog_recovers_after_failed_commits(void **state)
+{
+	struct fstore f = { .reset = 5 };
+	struct vg_diag d = { 0 };
+	struct wctx w;
+	struct vg_mlog *l;
+	struct vg_digest fd;
+	struct rlimit old, lim;
+	char boot[300];
+	size_t s;
+
+	(void)state;
+	snprintf(w.log, sizeof(w.log), "%s/flog", tmpdir);
+	snprintf(w.bank, sizeof(w.bank), "%s/flog.pcrs", tmpdir);
+	snprintf(boot, sizeof(boot), "%s/flog.boot", tmpdir);
+	unlink(w.log);
+	unlink(w.bank);
+	unlink(boot);
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, "y", 1, &fd, NULL), 0);
+	l = fopen_log(&w, &f, 0, &d);
+	assert_int_equal(vg_mlog_entries(l), 1);
+	assert_true(fsize(boot) > 0);	/* the boot record, before the first entry */
+
+	/* a write that fails (file size limit: EFBIG, as ENOSPC would) */
+	s = fsize(w.log);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	lim = old;
+	lim.rlim_cur = s + 10;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	assert_int_equal(vg_mlog_append_file(l, 10, &fd, "/full", NULL, 0, NULL), 0);
+	assert_int_equal(vg_mlog_commit(l, &d), -EFBIG);
+	assert_true(vg_mlog_failed(l));
+	assert_int_equal(fsize(w.log), s);		/* the partial entry is cut off */
+	/* still full: the recovery succeeds (a cut needs no room), the write fails again */
+	assert_int_equal(vg_mlog_append_file(l, 10, &fd, "/full", NULL, 0, NULL), 0);
+	assert_int_equal(vg_mlog_commit(l, &d), -EFBIG);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	/* room again: the same writer goes on */
+	assert_int_equal(vg_mlog_append_file(l, 10, &fd, "/room", NULL, 0, NULL), 0);
+	assert_int_equal(vg_mlog_commit(l, &d), 1);
+	assert_false(vg_mlog_failed(l));
+	assert_int_equal(vg_mlog_entries(l), 2);
+
+	/* an extend that fails: the entry is in the file; recovery extends it */
+	f.fail_extend = 1;
+	assert_int_equal(vg_mlog_append_file(l, 10, &fd, "/tpm-gone", NULL, 0, NULL), 0);
+	assert_int_equal(vg_mlog_commit(l, NULL), -EIO);
+	assert_true(vg_mlog_failed(l));
+	assert_int_equal(vg_mlog_recover(l, &d), 0);
+	assert_false(vg_mlog_failed(l));
+	assert_int_equal(vg_mlog_entries(l), 3);
+	fclose_log(&f, l);
+	{
+		struct vg_mlog_opts o = { .ops = &fstore_ops, .ops_ctx = &f, .pcr_sync = fs_sync };
+		struct vg_mlog_recovery rec;
+
+		/* the file and the (synced) bank agree: nothing to repair */
+		assert_int_equal(vg_pcrbank_open(w.bank, 1u << VG_HASH_SHA1 | 1u << VG_HASH_SHA256, &f.b, NULL), 0);
+		assert_int_equal(vg_mlog_open(w.log, &o, &l, &rec, &d), 0);
+		assert_int_equal(rec.extended, 0);
+		assert_int_equal(rec.truncated, 0);
+		assert_int_equal(rec.entries, 3);
+	}
+	/* the TPM reset while the writer had failed: refused for good */
+	f.fail_extend = 1;
+	assert_int_equal(vg_mlog_append_file(l, 10, &fd, "/x", NULL, 0, NULL), 0);
+	assert_int_equal(vg_mlog_commit(l, NULL), -EIO);
+	f.reset = 6;
+	assert_int_equal(vg_mlog_append_file(l, 10, &fd, "/x", NULL, 0, &d), -ESTALE);
+	assert_non_null(strstr(d.msg, "resetCount 5 to 6"));
+	fclose_log(&f, l);
+
+	/* reopened at another resetCount: an earlier boot's list */
+	s = fsize(w.log);
+	fopen_log(&w, &f, -ESTALE, &d);
+	assert_non_null(strstr(d.msg, "resetCount 5"));
+	assert_non_null(strstr(d.msg, "resetCount 6 now"));
+	assert_int_equal(fsize(w.log), s);
+	/* the record matches but the PCRs were reset (a TPM Restart): refused */
+	f.reset = 5;
+	unlink(w.bank);
+	fopen_log(&w, &f, -ESTALE, &d);
+	assert_non_null(strstr(d.msg, "have seen none of its 4 entries"));
+	assert_int_equal(fsize(w.log), s);
+	/* a malformed record is refused, not rewritten */
+	{
+		FILE *b = fopen(boot, "w");
+
+		fputs("resetCount five\n", b);
+		fclose(b);
+		fopen_log(&w, &f, -EBADMSG, &d);
+	}
+	unlink(w.log);
+	unlink(w.bank);
+	unlink(boot);
+}
+
 static void load_and_replay_survive_allocation_failures(void **state)
 {
 	size_t len;
@@ -594,6 +763,7 @@ int main(void)
 		cmocka_unit_test(boot_aggregate_equals_evmctl),
 		cmocka_unit_test(pcrbank_persists_and_locks),
 		cmocka_unit_test(mlog_writes_recovers_and_refuses),
+		cmocka_unit_test(mlog_recovers_after_failed_commits),
 		cmocka_unit_test(load_and_replay_survive_allocation_failures),
 	};
 	int r;
