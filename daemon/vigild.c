@@ -85,6 +85,8 @@ struct vkey {
 
 struct result {
 	bool valid, appraised;
+	bool sig_required;	/* appraised with appraise_type=imasig */
+	uint32_t allowed_algos;	/* ... and with this appraise_algos= (0: any) */
 	uint32_t lease_gen;	/* valid while this lease generation is held */
 	struct vkey key;
 	int err;
@@ -698,12 +700,44 @@ static enum vg_integrity integrity_of(const struct result *r)
  * also drops the mark on write(2) and truncate; FAN_ATTRIB (chmod, chown,
  * setxattr) flushes every mark (flush_ignores).
  */
-static void ignore_inode(struct vd *d, const struct ev *e)
+static bool result_passes(const struct result *r)
+{
+	return r && r->appraised && !r->err && (r->status == VG_ST_PASS || r->status == VG_ST_PASS_IMMUTABLE);
+}
+
+/*
+ * A loader's open of this inode is an exec of it too (loader.c), and an
+ * ignore mark for opens would hide that open. Such a mark is still right
+ * when the exec would pass with nothing left to do: no measurement, no
+ * audit, no access rule, and an appraisal it has passed already, under
+ * requirements at least as strict (a signature, the algorithms).
+ */
+static bool exec_needs_nothing(struct vd *d, const struct ev *e, const struct result *r)
+{
+	struct vg_access xa = e->acc;
+	struct vg_decision xd;
+
+	if (d->policy_access)
+		return false;
+	xa.func = VG_FUNC_BPRM_CHECK;
+	xa.mask = VG_MAY_EXEC;
+	xa.also_func = VG_FUNC_NONE;
+	xa.also_mask = 0;
+	if (vg_policy_match(d->policy, &xa, VG_CLASSES_IMA, &xd) < 0 || xd.measure || xd.audit)
+		return false;
+	if (!xd.appraise)
+		return true;
+	return result_passes(r) && (r->sig_required || !(xd.flags & VG_POLF_DIGSIG_REQUIRED)) &&
+	       (!xd.allowed_algos || (r->allowed_algos && !(r->allowed_algos & ~xd.allowed_algos)));
+}
+
+static void ignore_inode(struct vd *d, const struct ev *e, const struct result *r)
 {
 	uint64_t mask = e->mask & (FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM);
 	struct lease *l = lease_get(d, e->key.dev, e->key.ino);
 
-	if (!d->ignore_open_ok)	/* the loader's open of this inode must still be seen */
+	/* the loader's open of this inode must still be seen, unless its exec needs nothing */
+	if (!d->ignore_open_ok && (mask & FAN_OPEN_PERM) && !exec_needs_nothing(d, e, r))
 		mask &= ~(uint64_t)FAN_OPEN_PERM;
 	if (!mask || !e->leased || !l || l->gen != e->lease_gen)
 		return;
@@ -765,7 +799,7 @@ static void finish(struct vd *d, int i, struct result *r)
 	if (!deny && e->dec.audit)
 		audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);
 	if (!deny && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX)
-		ignore_inode(d, e);
+		ignore_inode(d, e, r);
 	/*
 	 * The record is written before the answer: once the access goes on (or
 	 * fails), its audit line is there, and the subject is still alive to
@@ -987,13 +1021,38 @@ static void dispatch(struct vd *d)
 	}
 }
 
-static int find_leader(struct vd *d, const struct vkey *k, bool need_appraise)
+/* An appraisal in progress of the same version, under the same requirements as @e's. */
+static int find_leader(struct vd *d, const struct ev *e)
 {
-	for (int i = 0; i < MAX_PENDING; i++)
-		if (d->ev[i].used && d->ev[i].leader < 0 && (d->ev[i].worker >= 0 || d->ev[i].queued) &&
-		    key_eq(&d->ev[i].key, k) && (d->ev[i].need_appraise || !need_appraise))
+	uint32_t sig = e->dec.flags & VG_POLF_DIGSIG_REQUIRED;
+
+	for (int i = 0; i < MAX_PENDING; i++) {
+		const struct ev *l = &d->ev[i];
+
+		if (l->used && l->leader < 0 && (l->worker >= 0 || l->queued) && key_eq(&l->key, &e->key) &&
+		    (!e->need_appraise ||
+		     (l->need_appraise && (l->dec.flags & VG_POLF_DIGSIG_REQUIRED) == sig &&
+		      l->dec.allowed_algos == e->dec.allowed_algos)))
 			return i;
+	}
 	return -1;
+}
+
+/*
+ * A verdict made under other requirements fits this event only if it was
+ * at least as strict and passed: a hash label that passed for an open
+ * must not pass an exec that wants a signature (appraise_type=imasig), nor
+ * one that allows fewer algorithms (appraise_algos=).
+ */
+static bool result_fits(const struct result *r, const struct ev *e)
+{
+	bool need_sig = e->dec.flags & VG_POLF_DIGSIG_REQUIRED;
+	uint32_t need_algos = e->dec.allowed_algos;
+
+	if (!e->need_appraise || (r->sig_required == need_sig && r->allowed_algos == need_algos))
+		return true;
+	return result_passes(r) && (r->sig_required || !need_sig) &&
+	       (!need_algos || (r->allowed_algos && !(r->allowed_algos & ~need_algos)));
 }
 
 /* The opener's effective uid: the owner of /proc/PID (one stat, no parsing). */
@@ -1142,7 +1201,7 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 		r->status = VG_ST_PASS;
 		vg_hash_buf(d->algo, "", 0, &r->digest, NULL);
 	}
-	if (r && (r->appraised || !e->need_appraise) && !r->err) {
+	if (r && (r->appraised || !e->need_appraise) && !r->err && result_fits(r, e)) {
 		d->st.cache_hits++;
 		finish(d, i, r);
 		return;
@@ -1162,7 +1221,7 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 	}
 	uq_of(d, e->uid)->pending++;
 	e->counted = true;
-	leader = find_leader(d, &e->key, e->need_appraise);
+	leader = find_leader(d, e);
 	if (leader >= 0) {	/* one appraisal for every opener of this version */
 		e->leased = d->ev[leader].leased;
 		e->lease_gen = d->ev[leader].lease_gen;
@@ -1344,6 +1403,8 @@ static void on_reply(struct vd *d, int w)
 		r->key = e->key;
 	}
 	r->appraised = p.appraised;
+	r->sig_required = e->need_appraise && (e->dec.flags & VG_POLF_DIGSIG_REQUIRED);
+	r->allowed_algos = e->need_appraise ? e->dec.allowed_algos : 0;
 	r->err = p.err;
 	r->status = p.status;
 	memcpy(r->cause, p.cause, sizeof(r->cause));

@@ -70,6 +70,21 @@ import json,sys; c=json.loads(sys.argv[1])["counters"]
 assert c["lease_breaks"]>0 and c["ignore_marks"]>0 and c["lease_writers"]>0, c' "$js"
 check "the list replays to the software bank" "$VIGIL" log replay --pcrs "$T/ml.pcrs" "$T/ml"
 check "vigild stops cleanly" vd_stop
+
+# A cached verdict carries what it was asked: a hash label that passed an
+# open does not pass an exec that wants a signature (appraise_type=imasig).
+S=$T/tm/sig; mkdir -p "$S"
+cp /usr/bin/true "$S/a"; cp /usr/bin/true "$S/b"
+"$VIGIL" label -q --hmac-key hk "$S/a" "$S/b"
+printf 'appraise func=FILE_CHECK mask=MAY_READ\nappraise func=BPRM_CHECK appraise_type=imasig\n' >pol2
+check "vigild (open: any label; exec: a signature)" vd_start --policy pol2 --watch "$T/tm" --hmac-key hk
+check_rc 126 "a hash-labeled program exec'd first is denied" "$S/b"
+check "the same kind of file read first passes (a hash label is enough for an open)" sh -c "cat '$S/a' >/dev/null"
+check_rc 126 "... and its exec is still denied: the cached pass was made without a signature" "$S/a"
+check_eq "... for the kernel's reason" "$(vd_audit_reason /sig/a deny)" IMA-signature-required
+check "... while reads of it still pass" sh -c "cat '$S/a' >/dev/null"
+check "vigild stops" vd_stop
+
 for fs in tm fs; do
 	check_rc 1 "$fs: offline appraisal agrees: the changed files fail" \
 		"$VIGIL" appraise -q --hmac-key hk "$T/$fs/d/data1"
