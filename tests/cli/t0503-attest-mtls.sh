@@ -9,6 +9,7 @@
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 vg_init
+att_auth
 vg_tpm_start
 
 port() { vg_port; }
@@ -46,10 +47,10 @@ mkdir -p st
 "$VIGIL_AGENT_BIN" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
 	--tls-cert agent.pem --tls-key agent.key --tls-client-ca ca.pem 2>agent.err &
 PIDS="$PIDS $!"
-"$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP --db "$T/v.db" --interval 200 --ek-ca "$TPMDIR/ek-ca.pem" \
+"$VIGIL_VERIFIER_BIN" $ATT_VAUTH --listen 127.0.0.1:$VP --db "$T/v.db" --interval 200 --ek-ca "$TPMDIR/ek-ca.pem" \
 	--agent-ca ca.pem --client-cert verifier.pem --client-key verifier.key 2>verifier.err &
 PIDS="$PIDS $!"
-"$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP2 --db "$T/v2.db" --interval 200 --agent-ca ca.pem \
+"$VIGIL_VERIFIER_BIN" $ATT_VAUTH --listen 127.0.0.1:$VP2 --db "$T/v2.db" --interval 200 --agent-ca ca.pem \
 	2>verifier2.err &
 PIDS="$PIDS $!"
 for i in $(seq 50); do
@@ -61,9 +62,9 @@ done
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 check_eq "with the verifier's certificate: 200" \
 	"$(code --cacert ca.pem --cert verifier.pem --key verifier.key https://127.0.0.1:$AP/v1/identity)" 200
-check_eq "no client certificate: 403" "$(code --cacert ca.pem https://127.0.0.1:$AP/v1/identity)" 403
+check_eq "no client certificate: 401" "$(code --cacert ca.pem https://127.0.0.1:$AP/v1/identity)" 401
 check_eq "client certificate of another CA: refused" \
-	"$(code --cacert ca.pem --cert intruder.pem --key intruder.key https://127.0.0.1:$AP/v1/identity)" 403
+	"$(code --cacert ca.pem --cert intruder.pem --key intruder.key https://127.0.0.1:$AP/v1/identity)" 401
 check_rc 0 "plain HTTP to the TLS port fails" test "$(code http://127.0.0.1:$AP/v1/identity)" != 200
 check_rc 0 "an agent certificate the client does not trust fails" \
 	test "$(code --cacert rogue.pem https://127.0.0.1:$AP/v1/identity)" = 000
@@ -81,7 +82,7 @@ check_eq "trusted over mutual TLS" "$ok" 0
 check "rounds counted" grep -q "host1 trusted" st.out
 VIGIL_VERIFIER=http://127.0.0.1:$VP2 "$VIGIL" attest add host1 --agent https://127.0.0.1:$AP >out 2>&1
 check_eq "a verifier without a client certificate: refused (exit 1)" "$?" 1
-check "typed agent.comm (the agent answered 403)" grep -q "FAIL agent.comm" out
+check "typed agent.comm (the agent answered 401)" grep -q "FAIL agent.comm" out
 
 # the operators' API over mutual TLS
 "$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP3 --db "$T/v3.db" --api-cert api.pem --api-key api.key \
