@@ -160,6 +160,14 @@ static int64_t now(void)
 	return (int64_t)time(NULL);
 }
 
+static int64_t wall_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 /* ---- HTTP client (to agents and webhooks) ---- */
 
 struct buf {
@@ -581,6 +589,71 @@ static int bootc_fetch(const struct vg_store_agent *a, struct bootc *c, struct v
 	return 0;
 }
 
+/*
+ * Per agent: when a round last judged it trusted (wall ms), more precise
+ * than the store's last_ok (seconds), for watch_rounds. Entries are never
+ * freed (one per agent id seen, as bootc).
+ */
+struct okc {
+	struct okc *next;
+	char id[VG_API_ID_MAX];
+	int64_t ms;
+};
+
+#define OKC_BUCKETS 1024
+static struct okc *okc_tab[OKC_BUCKETS];
+static pthread_mutex_t okc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct okc **okc_slot(const char *id)
+{
+	uint64_t h = 1469598103934665603ull;
+	struct okc **pp;
+
+	for (const char *s = id; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	for (pp = &okc_tab[h % OKC_BUCKETS]; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->id, id) == 0)
+			break;
+	return pp;
+}
+
+static void okc_set(const char *id, int64_t ms)
+{
+	struct okc **pp;
+
+	pthread_mutex_lock(&okc_lock);
+	pp = okc_slot(id);
+	if (!*pp && (*pp = calloc(1, sizeof(**pp))))
+		snprintf((*pp)->id, sizeof((*pp)->id), "%s", id);
+	if (*pp)
+		(*pp)->ms = ms;
+	pthread_mutex_unlock(&okc_lock);
+}
+
+/* Return: wall ms of the last trusted verdict of this verifier, 0 if none. */
+static int64_t okc_get(const char *id)
+{
+	struct okc **pp;
+	int64_t ms;
+
+	pthread_mutex_lock(&okc_lock);
+	pp = okc_slot(id);
+	ms = *pp ? (*pp)->ms : 0;
+	pthread_mutex_unlock(&okc_lock);
+	return ms;
+}
+
+static void okc_free(void)
+{
+	for (size_t i = 0; i < OKC_BUCKETS; i++)
+		while (okc_tab[i]) {
+			struct okc *n = okc_tab[i]->next;
+
+			free(okc_tab[i]);
+			okc_tab[i] = n;
+		}
+}
+
 /* ---- one attestation round ---- */
 
 /*
@@ -778,6 +851,7 @@ static void attest_one(const char *id)
 	a->last_seen = now();
 	a->comm_errors = cur->comm_errors;	/* mark_silent may have counted this silence */
 	if (r == 0) {
+		okc_set(a->id, wall_ms());
 		a->st = st;
 		a->state = VG_AGENT_TRUSTED;
 		a->rounds++;
@@ -838,14 +912,6 @@ struct idlist {
 	size_t n, cap;
 };
 
-static int64_t wall_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static int collect(void *arg, const struct vg_store_agent *a)
 {
 	struct idlist *l = arg;
@@ -862,9 +928,14 @@ static int collect(void *arg, const struct vg_store_agent *a)
 		l->cap = cap;
 	}
 	memcpy(l->a[l->n].id, a->id, 128);
-	/* last_ok is whole seconds: the round ended within the second after it */
-	l->a[l->n++].watch_ms = a->state == VG_AGENT_TRUSTED && a->last_ok ?
-				(int64_t)a->last_ok * 1000 + 1000 : 0;
+	l->a[l->n].watch_ms = 0;
+	if (a->state == VG_AGENT_TRUSTED) {
+		/* ours to the ms; else the store's (another verifier's), whole seconds */
+		int64_t ms = okc_get(a->id), st = (int64_t)a->last_ok * 1000;
+
+		l->a[l->n].watch_ms = ms > st ? ms : st;
+	}
+	l->n++;
 	return 0;
 }
 
@@ -890,7 +961,7 @@ static void mark_silent(const char *id, int64_t since_ms)
 		*a = *cur;
 		vg_attest_verdict_init(&v);
 		vg_attest_fail(&v, VG_AF_COMM, "no answer within the interval: last verified %lld ms "
-			       "ago (--interval %u ms)", (long long)(wall_ms() - since_ms + 1000),
+			       "ago (--interval %u ms)", (long long)(wall_ms() - since_ms),
 			       g.interval_ms);
 		a->state = VG_AGENT_UNREACHABLE;
 		a->last_fail = VG_AF_COMM;
@@ -1851,6 +1922,7 @@ int main(int argc, char **argv)
 	vg_store_close(g.store);
 	vg_dsse_keys_free(g.policy_keys);
 	vg_auth_free(g.auth);
+	okc_free();
 	OPENSSL_cleanse(g.agent_token, sizeof(g.agent_token));
 	curl_global_cleanup();
 	if (key_pem)
