@@ -17,10 +17,15 @@
  *   PUT    /v1/policies/NAME  (document)     vigil JSON, Keylime runtime policy, allowlist
  *   GET    /v1/policies/NAME                 as vigil JSON
  *
- * The API is HTTP on the address given, or HTTPS with --api-cert/--api-key;
- * with --api-client-ca only operators holding a certificate from that CA
- * get an answer. Agents are reached over HTTP or HTTPS (--agent-ca), with
- * our client certificate for mutual TLS (--client-cert/--client-key).
+ * The API is HTTP on the address given, or HTTPS with --api-cert/--api-key.
+ * Every route needs a credential (docs/api-auth.md), checked from the
+ * headers before the body is read: a bearer token whose sha256 is listed
+ * in --auth-tokens (admin: every route; read: GETs), or a client
+ * certificate from --api-client-ca (admin); no scheme, no start, unless
+ * --insecure-no-auth. Routes are found on the path as sent, decoded
+ * strictly (vg_api_path_decode). Agents are reached over HTTP or HTTPS
+ * (--agent-ca), with our token (--agent-token-file) or our client
+ * certificate for mutual TLS (--client-cert/--client-key).
  *
  * Threads: a pool of four libmicrohttpd threads serves the API (and runs
  * registrations); the main thread schedules the rounds, each on its own
