@@ -79,7 +79,7 @@
 /* policy uploads parsed at once: the other API threads stay free for status */
 #define POLICY_CHECKS_MAX 2
 /* on SIGTERM, how long requests and rounds in flight may take before we go without them */
-#define STOP_GRACE_MS 1500
+#define STOP_GRACE_MS 1000
 /* a trusted agent whose round has not answered this long past --interval is unreachable */
 #define SILENT_SLACK_MS 1000
 
@@ -114,6 +114,7 @@ static struct {
 	volatile sig_atomic_t stop;
 	atomic_int api_busy;		/* API requests being answered (not those still arriving) */
 	atomic_int policy_checks;	/* policy uploads being parsed, at most POLICY_CHECKS_MAX */
+	uint64_t policy_gen;		/* under lock: policies uploaded so far */
 } g = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static const char help[] =
@@ -337,7 +338,6 @@ static void peer_said(const struct buf *b, char *out, size_t cap)
 
 /* ---- policies ---- */
 
-/* Under g.lock. Return: the parsed policy (cached), NULL if none/unparsable (*@err). */
 /* A policy document: DSSE-signed by a --policy-key when any is given. */
 static int load_policy(const uint8_t *doc, size_t len, struct vg_refpolicy **ret,
 		       struct vg_diag *d)
@@ -347,31 +347,66 @@ static int load_policy(const uint8_t *doc, size_t len, struct vg_refpolicy **ret
 	return vg_refpolicy_load(doc, len, ret, d);
 }
 
+/* Policies are parsed one at a time, outside g.lock (lock order: this, then g.lock). */
+static pthread_mutex_t parse_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct pcache *pcache_find(const char *name)
+{
+	for (struct pcache *c = g.policies; c; c = c->next)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+/*
+ * Called and returns under g.lock, which it drops while a policy not yet
+ * cached is parsed (a large one takes seconds: the API and the other
+ * rounds go on meanwhile; one parse at a time, so a burst of rounds does
+ * not parse the same document twenty times). Anything read under g.lock
+ * before the call may have changed when it returns.
+ * Return: the parsed policy (cached), NULL if none/unparsable (*@err).
+ */
 static struct vg_refpolicy *policy_lookup(const char *name, char *err, size_t errlen)
 {
 	struct vg_diag d = { 0 };
-	struct pcache *c;
-	char *doc;
+	struct pcache *c = pcache_find(name);
+	uint64_t gen;
+	char *doc = NULL;
 	size_t len;
 	int r;
 
-	for (c = g.policies; c; c = c->next)
-		if (strcmp(c->name, name) == 0)
-			return c->p;
+	if (c)
+		return c->p;
+	pthread_mutex_unlock(&g.lock);
+	pthread_mutex_lock(&parse_lock);
+	pthread_mutex_lock(&g.lock);
+again:
+	c = pcache_find(name);		/* parsed by another thread meanwhile */
+	if (c) {
+		pthread_mutex_unlock(&parse_lock);
+		return c->p;
+	}
+	gen = g.policy_gen;
 	r = vg_store_policy_get(g.store, name, &doc, &len, &d);
 	if (r < 0) {
+		pthread_mutex_unlock(&parse_lock);
 		snprintf(err, errlen, "policy %s: %s", name, r == -ENOENT ? "not found" : d.msg);
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c) {
-		free(doc);
-		return NULL;
-	}
-	r = load_policy((const uint8_t *)doc, len, &c->p, &d);
+	pthread_mutex_unlock(&g.lock);
+	r = c ? load_policy((const uint8_t *)doc, len, &c->p, &d) : -ENOMEM;
 	free(doc);
+	pthread_mutex_lock(&g.lock);
+	if (r == 0 && gen != g.policy_gen) {
+		/* a policy was uploaded while we parsed: this document may be the old one */
+		vg_refpolicy_free(c->p);
+		free(c);
+		goto again;
+	}
+	pthread_mutex_unlock(&parse_lock);
 	if (r < 0) {
-		snprintf(err, errlen, "policy %s: %s", name, d.msg);
+		snprintf(err, errlen, "policy %s: %s", name, c ? d.msg : "out of memory");
 		free(c);
 		return NULL;
 	}
@@ -1346,6 +1381,12 @@ static enum MHD_Result h_agent(struct MHD_Connection *c, const char *method,
 		return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
 	}
 	pthread_mutex_lock(&g.lock);
+	/* first: policy_lookup may drop the lock while it parses (the agent is read after) */
+	if (*pname && !policy_lookup(pname, err, sizeof(err))) {
+		pthread_mutex_unlock(&g.lock);
+		free(a);
+		return error(c, MHD_HTTP_BAD_REQUEST, err);
+	}
 	r = vg_store_agent_get(g.store, id, a, &d);
 	if (r == -ENOENT) {
 		ret = error(c, MHD_HTTP_NOT_FOUND, "no such agent");
@@ -1375,9 +1416,7 @@ static enum MHD_Result h_agent(struct MHD_Connection *c, const char *method,
 		ret = vg_store_agent_put(g.store, a, &d) < 0
 			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
 			: reply(c, MHD_HTTP_OK, agent_json(a));
-	} else if (*pname && !policy_lookup(pname, err, sizeof(err))) {	/* VG_API_AGENT_POLICY */
-		ret = error(c, MHD_HTTP_BAD_REQUEST, err);
-	} else {
+	} else {					/* VG_API_AGENT_POLICY */
 		snprintf(a->policy, sizeof(a->policy), "%s", pname);
 		a->state = VG_AGENT_REGISTERED;
 		vg_attest_logstate_init(&a->st.log, a->bank);	/* judge the whole list */
@@ -1417,6 +1456,7 @@ static enum MHD_Result h_policy(struct MHD_Connection *c, const char *method, co
 		if (vg_store_policy_put(g.store, name, body, len, &d) < 0) {
 			ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
 		} else {
+			g.policy_gen++;
 			policy_forget(name);
 			ret = reply(c, MHD_HTTP_OK, json_object_new_object());
 		}
@@ -1541,6 +1581,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (http_guard_body_too_big(c, g.max_body)) {
 			u->answered = true;
 			return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+		}
+		/* told to retry before its body is read, too (answer() checks again) */
+		if (strcmp(method, "PUT") == 0 && strncmp(u->path, "/v1/policies/", 13) == 0 &&
+		    atomic_load(&g.policy_checks) >= POLICY_CHECKS_MAX) {
+			u->answered = true;
+			return error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "two policy uploads are being "
+				     "checked already: retry");
 		}
 		return MHD_YES;
 	}
