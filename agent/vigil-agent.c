@@ -117,8 +117,10 @@ static struct {
 	char *first_quote;		/* tamper replay-quote: the first answer, replayed */
 	bool need_client_cert;
 	struct vg_auth *auth;		/* tokens of role verifier (hashes) */
+	pthread_rwlock_t auth_lock;	/* ... replaced on SIGHUP */
+	const char *auth_path;
 	bool no_auth;			/* --insecure-no-auth */
-} g;
+} g = { .auth_lock = PTHREAD_RWLOCK_INITIALIZER };
 
 static const char help[] =
 	"usage: vigil-agent --listen ADDR:PORT --state DIR [--log FILE] [--id ID]\n"
@@ -175,11 +177,36 @@ static int ipc_call(const struct ipc_req *rq, struct ipc_resp *rs)
 }
 
 static volatile sig_atomic_t tpm_stop;
+static volatile pid_t net_pid;		/* in the TPM process: the network process, where SIGHUP goes */
 
 static void on_term(int sig)
 {
-	(void)sig;
+	if (sig == SIGHUP) {
+		if (net_pid > 0)
+			kill(net_pid, SIGHUP);	/* the token list is the network process's */
+		return;
+	}
 	tpm_stop = 1;
+}
+
+/* The network process, on SIGHUP: the token list again; one that does not load keeps the old. */
+static void auth_reload(void)
+{
+	struct vg_auth *n = NULL, *old;
+	char err[512];
+
+	if (g.no_auth || !g.auth_path)
+		return;
+	if (http_auth_load(g.auth_path, VG_AUTH_VERIFIER, &n, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vigil-agent: SIGHUP: %s; the tokens listed before stay valid\n", err);
+		return;
+	}
+	pthread_rwlock_wrlock(&g.auth_lock);
+	old = g.auth;
+	g.auth = n;
+	pthread_rwlock_unlock(&g.auth_lock);
+	vg_auth_free(old);
+	fprintf(stderr, "vigil-agent: SIGHUP: %zu token(s) from %s\n", vg_auth_count(n), g.auth_path);
 }
 
 /*
@@ -607,7 +634,9 @@ static bool authorized(struct MHD_Connection *c, enum MHD_Result *ret)
 
 	if (g.no_auth || (g.need_client_cert && http_client_cert_ok(c)))
 		return true;
+	pthread_rwlock_rdlock(&g.auth_lock);
 	role = http_auth_role(c, g.auth, id);
+	pthread_rwlock_unlock(&g.auth_lock);
 	if (role == VG_AUTH_VERIFIER)
 		return true;
 	if (role != -ENOKEY)
@@ -863,6 +892,7 @@ int main(int argc, char **argv)
 					"or give --tls-client-ca; for tests only, --insecure-no-auth\n");
 			return 2;
 		}
+		g.auth_path = tokens ? tokens : AGENT_TOKENS;
 		if (!tls_ca && !vg_auth_count(g.auth)) {
 			fprintf(stderr, "vigil-agent: %s lists no token and there is no "
 				"--tls-client-ca: nobody could ask for a quote\n",
@@ -902,8 +932,10 @@ int main(int argc, char **argv)
 		free(ca_pem);
 		vg_auth_free(g.auth);
 		g.auth = NULL;
+		net_pid = pid;
 		sigaction(SIGTERM, &act, NULL);
 		sigaction(SIGINT, &act, NULL);
+		sigaction(SIGHUP, &act, NULL);
 		if (tpm_setup(&tpm, tcti, state, rsa, sp[0]) < 0) {
 			kill(pid, SIGTERM);
 			waitpid(pid, NULL, 0);
@@ -945,6 +977,7 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	g.need_client_cert = ca_pem != NULL;
 	if (http_guard_start(10, &guard) < 0)
@@ -984,7 +1017,8 @@ int main(int argc, char **argv)
 	if (g.no_auth)
 		fprintf(stderr, "vigil-agent: WARNING: --insecure-no-auth: anyone who reaches %s gets "
 			"quotes, the measurement list and the boot log (tests only)\n", listen);
-	sigwait(&set, &sig);
+	while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
+		auth_reload();
 	MHD_stop_daemon(d);
 	http_guard_stop(guard);
 	close(g.ipc);

@@ -102,6 +102,9 @@ static struct {
 	const char *client_cert, *client_key;	/* ours, for mutual TLS with agents */
 	bool api_client_ca;		/* --api-client-ca: a certificate from it is an admin credential */
 	struct vg_auth *auth;		/* --auth-tokens: bearer tokens (hashes) and their roles */
+	pthread_rwlock_t auth_lock;	/* ... replaced on SIGHUP */
+	const char *auth_path;		/* the list read at start, again on SIGHUP */
+	volatile sig_atomic_t reload;
 	bool no_auth;			/* --insecure-no-auth: every client is admin (tests only) */
 	char agent_token[VG_AUTH_TOKEN_LEN + 1];	/* --agent-token-file: ours, for agents */
 	struct vg_dsse_keys *policy_keys;	/* --policy-key: policies must be DSSE-signed */
@@ -115,7 +118,7 @@ static struct {
 	atomic_int api_busy;		/* API requests being answered (not those still arriving) */
 	atomic_int policy_checks;	/* policy uploads being parsed, at most POLICY_CHECKS_MAX */
 	uint64_t policy_gen;		/* under lock: policies uploaded so far */
-} g = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .auth_lock = PTHREAD_RWLOCK_INITIALIZER };
 
 static const char help[] =
 	"usage: vigil-verifier --listen ADDR:PORT --db URL [--interval MS] [--ek-ca FILE]\n"
@@ -744,6 +747,14 @@ static int round_once(const struct vg_store_agent *a, const struct vg_refpolicy 
 		r = -1;
 		goto out;
 	}
+	if (code == 401 || code == 403) {
+		/* our credential (--agent-token-file, client certificate): not evidence */
+		peer_said(&qb, said, sizeof(said));
+		vg_attest_fail(v, VG_AF_COMM, "quote: the agent refused our credential (HTTP %ld): %s",
+			       code, said);
+		r = -1;
+		goto out;
+	}
 	if (code != 200) {
 		peer_said(&qb, said, sizeof(said));
 		vg_attest_fail(v, VG_AF_MALFORMED, "quote answer is HTTP %ld, not a quote: %s", code,
@@ -1079,6 +1090,32 @@ static void dispatch(const char *id, int64_t watch_ms)
 	pthread_mutex_unlock(&inflight.lock);
 }
 
+/*
+ * SIGHUP: read the token list again (revocation without a restart). A
+ * list that does not load (missing, mode, syntax) keeps the old one.
+ */
+static void auth_reload(void)
+{
+	struct vg_auth *n = NULL, *old;
+	char err[512];
+
+	g.reload = 0;
+	if (g.no_auth || !g.auth_path)
+		return;
+	if (http_auth_load(g.auth_path, VG_AUTH_ADMIN | VG_AUTH_READ, &n, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vigil-verifier: SIGHUP: %s; the tokens listed before stay valid\n",
+			err);
+		return;
+	}
+	pthread_rwlock_wrlock(&g.auth_lock);
+	old = g.auth;
+	g.auth = n;
+	pthread_rwlock_unlock(&g.auth_lock);
+	vg_auth_free(old);
+	fprintf(stderr, "vigil-verifier: SIGHUP: %zu token(s) from %s\n", vg_auth_count(n),
+		g.auth_path);
+}
+
 /* Rounds of trusted agents past --interval + SILENT_SLACK_MS: their agents are unreachable. */
 static void watch_rounds(void)
 {
@@ -1119,6 +1156,8 @@ static void loop(void)
 		for (long left = (long)g.interval_ms - ms; left > 0 && !g.stop; left -= 50) {
 			usleep(left > 50 ? 50000 : (useconds_t)left * 1000);
 			watch_rounds();
+			if (g.reload)
+				auth_reload();
 		}
 	}
 }
@@ -1529,7 +1568,9 @@ static enum MHD_Result authorize(struct MHD_Connection *c, const char *method, b
 		*ok = true;
 		return MHD_YES;
 	}
+	pthread_rwlock_rdlock(&g.auth_lock);
 	role = http_auth_role(c, g.auth, id);
+	pthread_rwlock_unlock(&g.auth_lock);
 	if (role == -ENOKEY)
 		return http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-verifier",
 					"a credential is required: Authorization: Bearer TOKEN "
@@ -1667,8 +1708,10 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	g.stop = 1;
+	if (sig == SIGHUP)
+		g.reload = 1;
+	else
+		g.stop = 1;
 }
 
 int main(int argc, char **argv)
@@ -1855,6 +1898,7 @@ int main(int argc, char **argv)
 					"--insecure-no-auth\n", tokens ? tokens : VERIFIER_TOKENS);
 			return 2;
 		}
+		g.auth_path = tokens ? tokens : VERIFIER_TOKENS;
 		if (!api_ca && !vg_auth_count(g.auth)) {
 			fprintf(stderr, "vigil-verifier: %s lists no token and there is no "
 				"--api-client-ca: nobody could use the API\n",
@@ -1894,6 +1938,7 @@ int main(int argc, char **argv)
 	vg_store_set_timeout(g.store, db_timeout * 1000);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	sigaction(SIGTERM, &act, NULL);
+	sigaction(SIGHUP, &act, NULL);
 	sigaction(SIGINT, &act, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (http_guard_start(api_timeout, &guard) < 0) {

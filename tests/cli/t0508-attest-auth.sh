@@ -10,7 +10,9 @@
 # as it was; "/v1/agents/host1%00x" is 400, not host1. Against the agent:
 # anonymous clients and the verifier's API tokens get 401 on every route,
 # the agent does not start without a credential scheme, and a %00 in the
-# path is 400. --insecure-no-auth is said at start, in every status answer
+# path is 400. Token lists are read again on SIGHUP (a revoked token is 401
+# at once, a broken list keeps the old one; at the agent, the verifier is
+# then refused). --insecure-no-auth is said at start, in every status answer
 # and by the CLI.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
@@ -77,10 +79,12 @@ check_eq "agent without a token list or --tls-client-ca: exit 2" "$?" 2
 check "... saying what to do" grep -q -- "--insecure-no-auth" out
 "$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
 	--boot-log "$T/no-boot-log" 2>agent.err &
-PIDS="$PIDS $!"
+APID=$!
+PIDS="$PIDS $APID"
 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/v.db" --interval 200 \
 	--ek-ca "$TPMDIR/ek-ca.pem" 2>verifier.err &
-PIDS="$PIDS $!"
+VPID=$!
+PIDS="$PIDS $VPID"
 up "$A/v1/identity"; up "$V/v1/agents"
 "$VIGIL" attest policy create --log "$T/log" -o p.json >/dev/null
 check "admin: policy upload" "$VIGIL" attest policy set p p.json
@@ -200,6 +204,31 @@ check_eq "agent, the verifier's token: the list" "$(code GET "$A/v1/log?offset=0
 check_eq "agent, /v1/log%00x with the verifier's token: 400" \
 	"$(code GET "$A/v1/log%00x?offset=0" -H "$ATT_AHDR")" 400
 check "host1 is still trusted" att_wait host1 trusted
+
+# ---- revocation: SIGHUP reads the lists again ----
+logged() { for i in $(seq 50); do grep -q "$2" "$1" && return 0; sleep 0.1; done; return 1; }
+grep -v '^read ' verifier-tokens >vt.new && cat vt.new >verifier-tokens
+kill -HUP $VPID
+check "verifier, SIGHUP: the list read again" logged verifier.err "SIGHUP: 1 token(s)"
+check_eq "... the revoked read token: 401" "$(code GET "$V/v1/agents" -H "$ATT_RHDR")" 401
+check_eq "... the admin token still: 200" "$(code GET "$V/v1/agents" -H "$ATT_HDR")" 200
+echo "garbage" >>verifier-tokens
+kill -HUP $VPID
+check "verifier, SIGHUP with a broken list: said" logged verifier.err "line 2: expected ROLE ID SHA256HEX; the tokens listed before stay valid"
+check_eq "... the tokens before stay valid" "$(code GET "$V/v1/agents" -H "$ATT_HDR")" 200
+cat vt.new >verifier-tokens
+cp agent-tokens agent-tokens.saved
+: >agent-tokens
+kill -HUP $APID
+check "agent, SIGHUP (sent to the TPM process, passed on): the list read again" \
+	logged agent.err "SIGHUP: 0 token(s)"
+check "the verifier's token revoked at the agent: the agent is unreachable" \
+	att_wait host1 unreachable agent.comm
+says401() { "$VIGIL" attest status host1 | grep -q "refused our credential (HTTP 401)"; }
+check "... saying the agent refused the verifier's credential" says401
+cat agent-tokens.saved >agent-tokens
+kill -HUP $APID
+check "listed again: trusted" att_wait host1 trusted
 
 # ---- --insecure-no-auth: said loudly ----
 "$VERIFIER" --insecure-no-auth --listen 127.0.0.1:$VP3 --db "sqlite:$T/v3.db" 2>verifier3.err &
