@@ -100,7 +100,9 @@ static struct {
 	const char *on_fail;
 	const char *agent_ca;		/* CA of agents' TLS server certificates */
 	const char *client_cert, *client_key;	/* ours, for mutual TLS with agents */
-	bool api_client_ca;		/* --api-client-ca: a certificate from it is an admin credential */
+	bool api_client_ca;		/* client certificates are asked for (either CA below) */
+	struct http_ca *admin_ca;	/* --api-client-ca: a certificate from it is admin */
+	struct http_ca *read_ca;	/* --api-read-client-ca: ... read */
 	struct vg_auth *auth;		/* --auth-tokens: bearer tokens (hashes) and their roles */
 	pthread_rwlock_t auth_lock;	/* ... replaced on SIGHUP */
 	const char *auth_path;		/* the list read at start, again on SIGHUP */
@@ -147,6 +149,7 @@ static const char help[] =
 	"      --api-cert FILE     serve the REST API over HTTPS with this PEM certificate\n"
 	"      --api-key FILE      and its key\n"
 	"      --api-client-ca FILE  a client certificate chaining to it is an admin credential\n"
+	"      --api-read-client-ca FILE  one chaining to this CA is a read credential\n"
 	"Credentials (docs/api-auth.md): every API route needs one\n"
 	"      --auth-tokens FILE  bearer tokens as ROLE ID SHA256 lines, role admin or read\n"
 	"                          (default /etc/vigil/verifier-tokens); mode 600\n"
@@ -1564,13 +1567,23 @@ static enum MHD_Result authorize(struct MHD_Connection *c, const char *method, b
 	int role;
 
 	*ok = false;
-	if (g.no_auth || (g.api_client_ca && http_client_cert_ok(c))) {
+	if (g.no_auth) {
 		*ok = true;
 		return MHD_YES;
 	}
-	pthread_rwlock_rdlock(&g.auth_lock);
-	role = http_auth_role(c, g.auth, id);
-	pthread_rwlock_unlock(&g.auth_lock);
+	role = 0;
+	if (g.api_client_ca && http_client_cert_ok(c)) {
+		/* the handshake trusted both CAs: which one says the role */
+		if (http_client_cert_from(c, g.admin_ca))
+			role = VG_AUTH_ADMIN;
+		else if (http_client_cert_from(c, g.read_ca))
+			role = VG_AUTH_READ;
+	}
+	if (!role) {
+		pthread_rwlock_rdlock(&g.auth_lock);
+		role = http_auth_role(c, g.auth, id);
+		pthread_rwlock_unlock(&g.auth_lock);
+	}
 	if (role == -ENOKEY)
 		return http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-verifier",
 					"a credential is required: Authorization: Bearer TOKEN "
@@ -1731,6 +1744,7 @@ int main(int argc, char **argv)
 		{ "api-cert", required_argument, NULL, 'P' },
 		{ "api-key", required_argument, NULL, 'Q' },
 		{ "api-client-ca", required_argument, NULL, 'R' },
+		{ "api-read-client-ca", required_argument, NULL, 'r' },
 		{ "api-timeout", required_argument, NULL, 'T' },
 		{ "api-max-conn", required_argument, NULL, 'N' },
 		{ "max-body", required_argument, NULL, 'M' },
@@ -1746,7 +1760,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	const char *listen = NULL, *db = NULL, *api_cert = NULL, *api_key = NULL, *api_ca = NULL;
-	const char *tokens = NULL, *create_role = NULL, *agent_token_file = NULL;
+	const char *tokens = NULL, *create_role = NULL, *agent_token_file = NULL, *read_ca = NULL;
 	char *cert_pem = NULL, *key_pem = NULL, *ca_pem = NULL;
 	struct sockaddr_in sa;
 	struct MHD_Daemon *d;
@@ -1801,6 +1815,7 @@ int main(int argc, char **argv)
 		case 'P': api_cert = optarg; break;
 		case 'Q': api_key = optarg; break;
 		case 'R': api_ca = optarg; break;
+		case 'r': read_ca = optarg; break;
 		case 'T':
 		case 'N':
 		case 'U':
@@ -1878,7 +1893,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigil-verifier: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (g.no_auth && (tokens || api_ca)) {
+	if (g.no_auth && (tokens || api_ca || read_ca)) {
 		fprintf(stderr, "vigil-verifier: --insecure-no-auth excludes --auth-tokens and "
 			"--api-client-ca\n");
 		return 2;
@@ -1888,7 +1903,7 @@ int main(int argc, char **argv)
 		int ar = http_auth_load(tokens ? tokens : VERIFIER_TOKENS, VG_AUTH_ADMIN | VG_AUTH_READ,
 					&g.auth, err, sizeof(err));
 
-		if (ar < 0 && (ar != -ENOENT || tokens || !api_ca)) {
+		if (ar < 0 && (ar != -ENOENT || tokens || !(api_ca || read_ca))) {
 			fprintf(stderr, "vigil-verifier: %s\n", err);
 			if (ar == -ENOENT)
 				fprintf(stderr, "vigil-verifier: every API route needs a credential: "
@@ -1899,7 +1914,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		g.auth_path = tokens ? tokens : VERIFIER_TOKENS;
-		if (!api_ca && !vg_auth_count(g.auth)) {
+		if (!api_ca && !read_ca && !vg_auth_count(g.auth)) {
 			fprintf(stderr, "vigil-verifier: %s lists no token and there is no "
 				"--api-client-ca: nobody could use the API\n",
 				tokens ? tokens : VERIFIER_TOKENS);
@@ -1916,14 +1931,43 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!!g.client_cert != !!g.client_key || !!api_cert != !!api_key || (api_ca && !api_cert)) {
+	if (!!g.client_cert != !!g.client_key || !!api_cert != !!api_key ||
+	    ((api_ca || read_ca) && !api_cert)) {
 		fprintf(stderr, "vigil-verifier: --client-cert/--client-key and --api-cert/--api-key go "
-			"together; --api-client-ca needs --api-cert\n");
+			"together; --api-client-ca and --api-read-client-ca need --api-cert\n");
 		return 2;
 	}
 	if (api_cert && (!(cert_pem = http_slurp(api_cert)) || !(key_pem = http_slurp(api_key)) ||
 			 (api_ca && !(ca_pem = http_slurp(api_ca))))) {
 		fprintf(stderr, "vigil-verifier: cannot read the API certificate, key or CA\n");
+		return 2;
+	}
+	if (read_ca) {
+		/* the handshake trusts both CAs; http_client_cert_from tells them apart */
+		char *rp = http_slurp(read_ca), *both;
+		int r = rp ? 0 : -EBADMSG;
+
+		if (!r && ca_pem && (r = http_ca_new(ca_pem, &g.admin_ca)) == 0) {
+			both = malloc(strlen(ca_pem) + strlen(rp) + 2);
+			if (both)
+				sprintf(both, "%s\n%s", ca_pem, rp);
+			free(ca_pem);
+			ca_pem = both;
+			r = both ? 0 : -ENOMEM;
+		} else if (!r) {
+			ca_pem = strdup(rp);
+			r = ca_pem ? 0 : -ENOMEM;
+		}
+		if (!r)
+			r = http_ca_new(rp, &g.read_ca);
+		free(rp);
+		if (r < 0) {
+			fprintf(stderr, "vigil-verifier: %s: cannot read a PEM CA certificate from it\n",
+				read_ca);
+			return 2;
+		}
+	} else if (ca_pem && http_ca_new(ca_pem, &g.admin_ca) < 0) {
+		fprintf(stderr, "vigil-verifier: %s: cannot read a PEM CA certificate from it\n", api_ca);
 		return 2;
 	}
 	g.api_client_ca = ca_pem != NULL;
@@ -1988,9 +2032,10 @@ int main(int argc, char **argv)
 				"AUTHENTICATION; anyone who reaches %s can delete agents, clear their "
 				"policies and turn a failed host back to trusted (tests only)\n", listen);
 		else
-			fprintf(stderr, "vigil-verifier: API credentials: %zu token(s)%s\n",
-				vg_auth_count(g.auth), g.api_client_ca ?
-				", client certificates from --api-client-ca (admin)" : "");
+			fprintf(stderr, "vigil-verifier: API credentials: %zu token(s)%s%s\n",
+				vg_auth_count(g.auth), g.admin_ca ?
+				", client certificates from --api-client-ca (admin)" : "",
+				g.read_ca ? ", from --api-read-client-ca (read)" : "");
 	}
 	loop();
 	/*
@@ -2019,6 +2064,8 @@ int main(int argc, char **argv)
 	vg_store_close(g.store);
 	vg_dsse_keys_free(g.policy_keys);
 	vg_auth_free(g.auth);
+	http_ca_free(g.admin_ca);
+	http_ca_free(g.read_ca);
 	okc_free();
 	OPENSSL_cleanse(g.agent_token, sizeof(g.agent_token));
 	curl_global_cleanup();

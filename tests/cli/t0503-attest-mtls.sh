@@ -4,7 +4,9 @@
 # the verifier checks the agent's certificate against its agent CA and
 # presents its own. Registration and attestation work over it; no client
 # certificate, one from another CA, plain HTTP and an untrusted agent
-# certificate are refused.
+# certificate are refused. Operators: a certificate from --api-client-ca
+# is an admin credential, one from --api-read-client-ca reads and gets 403
+# on a change, one from another CA is refused.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
@@ -94,4 +96,26 @@ check "operator with a certificate: policy set over HTTPS" env VIGIL_VERIFIER_CE
 	VIGIL_VERIFIER_KEY=$T/operator.key "$VIGIL" attest policy set p p.json
 check_rc 2 "operator without a certificate: refused" "$VIGIL" attest status
 check_rc 2 "operator with another CA's certificate: refused" env VIGIL_VERIFIER_CERT=$T/intruder.pem \
+	VIGIL_VERIFIER_KEY=$T/intruder.key "$VIGIL" attest status
+
+# a second CA for read-only operators (--api-read-client-ca)
+mkca readers
+mkcert auditor readers
+VP4=$(port)
+"$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP4 --db "$T/v4.db" --api-cert api.pem --api-key api.key \
+	--api-client-ca ca.pem --api-read-client-ca readers.pem 2>verifier4.err &
+PIDS="$PIDS $!"
+for i in $(seq 50); do curl -s --cacert ca.pem https://127.0.0.1:$VP4/ >/dev/null 2>&1 && break; sleep 0.1; done
+export VIGIL_VERIFIER=https://127.0.0.1:$VP4
+check "operator with an admin-CA certificate: policy set" env VIGIL_VERIFIER_CERT=$T/operator.pem \
+	VIGIL_VERIFIER_KEY=$T/operator.key "$VIGIL" attest policy set p p.json
+check "auditor with a read-CA certificate: status" env VIGIL_VERIFIER_CERT=$T/auditor.pem \
+	VIGIL_VERIFIER_KEY=$T/auditor.key "$VIGIL" attest status
+check "... and the policy" env VIGIL_VERIFIER_CERT=$T/auditor.pem \
+	VIGIL_VERIFIER_KEY=$T/auditor.key "$VIGIL" attest policy get p
+check_rc 2 "auditor: policy set refused" env VIGIL_VERIFIER_CERT=$T/auditor.pem \
+	VIGIL_VERIFIER_KEY=$T/auditor.key "$VIGIL" attest policy set p p.json
+cp .out last
+check "... forbidden (403)" grep -q "forbidden: read credential cannot change state (403)" last
+check_rc 2 "another CA's certificate: still refused" env VIGIL_VERIFIER_CERT=$T/intruder.pem \
 	VIGIL_VERIFIER_KEY=$T/intruder.key "$VIGIL" attest status
