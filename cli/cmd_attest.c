@@ -54,6 +54,8 @@ static const char help[] =
 	"       vigil attest add ID --agent URL [--policy NAME]\n"
 	"       vigil attest status [ID] [--history] [--json]\n"
 	"       vigil attest reactivate ID | remove ID\n"
+	"       (those talking to the verifier take [--verifier URL] [--token-file FILE]\n"
+	"        before the subcommand)\n"
 	"\n"
 	"Remote attestation with vigil-agent and vigil-verifier.\n"
 	"quote-check    verify a TPM quote offline: signature with the AK (TPM2B_PUBLIC),\n"
