@@ -21,6 +21,12 @@
  * address given, or HTTPS with --tls-cert/--tls-key; with --tls-client-ca
  * every request must come with a client certificate that chains to it
  * (mutual TLS: the verifier's certificate), checked before any handler.
+ * Every route needs a credential (docs/api-auth.md): that certificate, or
+ * a bearer token listed with role "verifier" in --auth-tokens (default
+ * /etc/vigil/agent-tokens, hashes only, made by `vigil-verifier
+ * --create-token verifier`); without either the agent does not start,
+ * unless --insecure-no-auth (tests). The path is decoded strictly
+ * (vg_api_path_decode) before it is routed.
  *
  * --tamper-file FILE is for tests only: the first word of FILE, read per
  * request, makes the agent misbehave the way an attacker would (forged
@@ -60,10 +66,13 @@
 #include "vigil/imalog.h"
 #include "vigil/outfile.h"
 #include "vigil/tpm_attest.h"
+#include "vigil/auth.h"
+#include "http_auth.h"
 #include "http_guard.h"
 #include "http_util.h"
 
 #define BODY_MAX (64 * 1024)
+#define AGENT_TOKENS "/etc/vigil/agent-tokens"
 
 /* The only messages between the network process and the TPM process. */
 enum { IPC_QUOTE = 1, IPC_ACTIVATE = 2 };
@@ -108,7 +117,11 @@ static struct {
 	size_t ek_pub_len, ek_cert_len, ak_pub_len;
 	char *first_quote;		/* tamper replay-quote: the first answer, replayed */
 	bool need_client_cert;
-} g;
+	struct vg_auth *auth;		/* tokens of role verifier (hashes) */
+	pthread_rwlock_t auth_lock;	/* ... replaced on SIGHUP */
+	const char *auth_path;
+	bool no_auth;			/* --insecure-no-auth */
+} g = { .auth_lock = PTHREAD_RWLOCK_INITIALIZER };
 
 static const char help[] =
 	"usage: vigil-agent --listen ADDR:PORT --state DIR [--log FILE] [--id ID]\n"
@@ -125,7 +138,13 @@ static const char help[] =
 	"      --boot-log FILE     TCG boot event log to serve (default: the kernel's, if any)\n"
 	"      --tls-cert FILE     serve HTTPS with this PEM certificate (chain)\n"
 	"      --tls-key FILE      and its PEM private key\n"
-	"      --tls-client-ca FILE  require client certificates chaining to this PEM CA\n";
+	"      --tls-client-ca FILE  a client certificate chaining to this PEM CA is a\n"
+	"                          credential (mutual TLS)\n"
+	"      --auth-tokens FILE  bearer tokens allowed to ask (ROLE ID SHA256 lines, role\n"
+	"                          verifier; default /etc/vigil/agent-tokens; mode 600)\n"
+	"      --insecure-no-auth  serve quotes, the lists and the boot log to anyone (tests)\n"
+	"Without a credential scheme (--auth-tokens file or --tls-client-ca) the agent\n"
+	"refuses to start.\n";
 
 static void tamper(char *mode, size_t cap)
 {
@@ -159,11 +178,36 @@ static int ipc_call(const struct ipc_req *rq, struct ipc_resp *rs)
 }
 
 static volatile sig_atomic_t tpm_stop;
+static volatile pid_t net_pid;		/* in the TPM process: the network process, where SIGHUP goes */
 
 static void on_term(int sig)
 {
-	(void)sig;
+	if (sig == SIGHUP) {
+		if (net_pid > 0)
+			kill(net_pid, SIGHUP);	/* the token list is the network process's */
+		return;
+	}
 	tpm_stop = 1;
+}
+
+/* The network process, on SIGHUP: the token list again; one that does not load keeps the old. */
+static void auth_reload(void)
+{
+	struct vg_auth *n = NULL, *old;
+	char err[512];
+
+	if (g.no_auth || !g.auth_path)
+		return;
+	if (http_auth_load(g.auth_path, VG_AUTH_VERIFIER, &n, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vigil-agent: SIGHUP: %s; the tokens listed before stay valid\n", err);
+		return;
+	}
+	pthread_rwlock_wrlock(&g.auth_lock);
+	old = g.auth;
+	g.auth = n;
+	pthread_rwlock_unlock(&g.auth_lock);
+	vg_auth_free(old);
+	fprintf(stderr, "vigil-agent: SIGHUP: %zu token(s) from %s\n", vg_auth_count(n), g.auth_path);
 }
 
 /*
@@ -561,30 +605,81 @@ static enum MHD_Result h_bootlog(struct MHD_Connection *c)
 struct upload {
 	char *buf;
 	size_t len;
-	bool too_big;
+	bool started;
+	bool answered;			/* refused before the body */
+	int path_err;
+	char path[VG_API_PATH_MAX];	/* strictly decoded, or the reason it is not */
 };
+
+/* MHD_OPTION_URI_LOG_CALLBACK: the URI as sent, before MHD's decoding; becomes *con_cls. */
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct upload *u = calloc(1, sizeof(*u));
+	struct vg_diag d = { 0 };
+
+	(void)cls;
+	(void)c;
+	if (!u)
+		return NULL;
+	u->path_err = vg_api_path_decode(uri, u->path, sizeof(u->path), &d);
+	if (u->path_err < 0)
+		snprintf(u->path, sizeof(u->path), "%s", d.msg);
+	return u;
+}
+
+/* Return: true when the request carries a credential of ours (else @ret is the refusal). */
+static bool authorized(struct MHD_Connection *c, enum MHD_Result *ret)
+{
+	char id[VG_AUTH_ID_LEN + 1];
+	int role;
+
+	if (g.no_auth || (g.need_client_cert && http_client_cert_ok(c)))
+		return true;
+	pthread_rwlock_rdlock(&g.auth_lock);
+	role = http_auth_role(c, g.auth, id);
+	pthread_rwlock_unlock(&g.auth_lock);
+	if (role == VG_AUTH_VERIFIER)
+		return true;
+	if (role != -ENOKEY)
+		fprintf(stderr, "vigil-agent: refused %s%s\n", role == -EBADMSG ? "a malformed token" :
+			"token ", role == -EBADMSG ? "" : id);
+	*ret = http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-agent", role == -ENOKEY ?
+				"a credential is required: the verifier's bearer token or client "
+				"certificate" : "the bearer token is not valid here");
+	return false;
+}
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
 			       const char *method, const char *version, const char *data,
 			       size_t *data_len, void **con_cls)
 {
 	struct upload *u = *con_cls;
+	enum MHD_Result ret;
 
 	(void)cls;
 	(void)version;
-	if (!u) {
-		u = calloc(1, sizeof(*u));
-		if (!u)
-			return MHD_NO;
-		*con_cls = u;
+	(void)url;			/* MHD's decoding stops at a %00: u->path is ours */
+	if (!u)
+		return MHD_NO;
+	if (!u->started) {
+		u->started = true;
+		/* refused before a byte of the body is read */
+		if (!authorized(c, &ret)) {
+			u->answered = true;
+			return ret;
+		}
+		if (u->path_err < 0) {
+			u->answered = true;
+			return error(c, MHD_HTTP_BAD_REQUEST, u->path);
+		}
 		if (http_guard_body_too_big(c, BODY_MAX)) {
-			u->too_big = true;
+			u->answered = true;
 			return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
 		}
 		return MHD_YES;
 	}
 	if (*data_len) {
-		if (u->too_big || *data_len > BODY_MAX - u->len)
+		if (u->answered || *data_len > BODY_MAX - u->len)
 			return MHD_NO;		/* chunked past the limit: the connection is closed */
 		/* at most BODY_MAX: one allocation of the whole limit is cheaper than growing */
 		if (!u->buf && !(u->buf = malloc(BODY_MAX + 1)))
@@ -596,10 +691,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return MHD_YES;
 	}
 	http_guard_busy(c);
-	if (u->too_big)
-		return MHD_YES;			/* 413 already queued */
-	if (g.need_client_cert && !http_client_cert_ok(c))
-		return error(c, MHD_HTTP_FORBIDDEN, "a client certificate from the trusted CA is required");
+	if (u->answered)
+		return MHD_YES;			/* refusal already queued */
+	url = u->path;
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/identity") == 0)
 		return h_identity(c);
 	if (strcmp(method, "GET") == 0 && strcmp(url, "/v1/quote") == 0)
@@ -704,11 +798,13 @@ int main(int argc, char **argv)
 		{ "tls-cert", required_argument, NULL, 'C' },
 		{ "tls-key", required_argument, NULL, 'K' },
 		{ "tls-client-ca", required_argument, NULL, 'A' },
+		{ "auth-tokens", required_argument, NULL, 'T' },
+		{ "insecure-no-auth", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *listen = NULL, *state = NULL, *tcti = NULL, *user = NULL;
-	const char *tls_cert = NULL, *tls_key = NULL, *tls_ca = NULL;
+	const char *tls_cert = NULL, *tls_key = NULL, *tls_ca = NULL, *tokens = NULL;
 	char *cert_pem = NULL, *key_pem = NULL, *ca_pem = NULL;
 	struct sockaddr_in sa;
 	struct MHD_Daemon *d;
@@ -738,6 +834,8 @@ int main(int argc, char **argv)
 		case 'C': tls_cert = optarg; break;
 		case 'K': tls_key = optarg; break;
 		case 'A': tls_ca = optarg; break;
+		case 'T': tokens = optarg; break;
+		case 'I': g.no_auth = true; break;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
 		}
@@ -754,6 +852,33 @@ int main(int argc, char **argv)
 			 (tls_ca && !(ca_pem = http_slurp(tls_ca))))) {
 		fprintf(stderr, "vigil-agent: cannot read the TLS certificate, key or CA\n");
 		return 2;
+	}
+	if (g.no_auth && (tokens || tls_ca)) {
+		fprintf(stderr, "vigil-agent: --insecure-no-auth excludes --auth-tokens and "
+			"--tls-client-ca\n");
+		return 2;
+	}
+	if (!g.no_auth) {
+		char err[512];
+		int ar = http_auth_load(tokens ? tokens : AGENT_TOKENS, VG_AUTH_VERIFIER, &g.auth, err,
+					sizeof(err));
+
+		if (ar < 0 && (ar != -ENOENT || tokens || !tls_ca)) {
+			fprintf(stderr, "vigil-agent: %s\n", err);
+			if (ar == -ENOENT)
+				fprintf(stderr, "vigil-agent: every route needs a credential: list the "
+					"verifier's token (vigil-verifier --create-token verifier OUT "
+					"--auth-tokens LIST, then copy LIST here) with --auth-tokens LIST, "
+					"or give --tls-client-ca; for tests only, --insecure-no-auth\n");
+			return 2;
+		}
+		g.auth_path = tokens ? tokens : AGENT_TOKENS;
+		if (!tls_ca && !vg_auth_count(g.auth)) {
+			fprintf(stderr, "vigil-agent: %s lists no token and there is no "
+				"--tls-client-ca: nobody could ask for a quote\n",
+				tokens ? tokens : AGENT_TOKENS);
+			return 2;
+		}
 	}
 	if (!g.id) {
 		if (gethostname(host, sizeof(host)) < 0)
@@ -785,8 +910,12 @@ int main(int argc, char **argv)
 		free(cert_pem);
 		free(key_pem);
 		free(ca_pem);
+		vg_auth_free(g.auth);
+		g.auth = NULL;
+		net_pid = pid;
 		sigaction(SIGTERM, &act, NULL);
 		sigaction(SIGINT, &act, NULL);
+		sigaction(SIGHUP, &act, NULL);
 		if (tpm_setup(&tpm, tcti, state, rsa, sp[0]) < 0) {
 			kill(pid, SIGTERM);
 			waitpid(pid, NULL, 0);
@@ -828,6 +957,7 @@ int main(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	g.need_client_cert = ca_pem != NULL;
 	if (http_guard_start(10, &guard) < 0)
@@ -850,6 +980,7 @@ int main(int argc, char **argv)
 		d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 				     (cert_pem ? MHD_USE_TLS : 0), 0, NULL, NULL, handler, NULL,
 				     MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				     MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
 				     MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, guard,
 				     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
 				     MHD_OPTION_CONNECTION_LIMIT, 64u,
@@ -863,11 +994,16 @@ int main(int argc, char **argv)
 		_exit(2);
 	}
 	fprintf(stderr, "vigil-agent: %s listening on %s\n", g.id, listen);
-	sigwait(&set, &sig);
+	if (g.no_auth)
+		fprintf(stderr, "vigil-agent: WARNING: --insecure-no-auth: anyone who reaches %s gets "
+			"quotes, the measurement list and the boot log (tests only)\n", listen);
+	while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
+		auth_reload();
 	MHD_stop_daemon(d);
 	http_guard_stop(guard);
 	close(g.ipc);
 	free(g.first_quote);
+	vg_auth_free(g.auth);
 	if (key_pem)
 		OPENSSL_cleanse(key_pem, strlen(key_pem));
 	free(cert_pem);

@@ -29,11 +29,13 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <json-c/json.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "cli.h"
 #include "vigil/attest.h"
 #include "vigil/attest_boot.h"
+#include "vigil/auth.h"
 #include "vigil/dsse.h"
 #include "vigil/eventlog.h"
 #include "vigil/hash.h"
@@ -53,6 +55,8 @@ static const char help[] =
 	"       vigil attest add ID --agent URL [--policy NAME]\n"
 	"       vigil attest status [ID] [--history] [--json]\n"
 	"       vigil attest reactivate ID | remove ID\n"
+	"       (those talking to the verifier take [--verifier URL] [--token-file FILE]\n"
+	"        before the subcommand)\n"
 	"\n"
 	"Remote attestation with vigil-agent and vigil-verifier.\n"
 	"quote-check    verify a TPM quote offline: signature with the AK (TPM2B_PUBLIC),\n"
@@ -72,7 +76,10 @@ static const char help[] =
 	"               more); without it an envelope is unwrapped unchecked\n"
 	"others         talk to the verifier: --verifier URL, default $VIGIL_VERIFIER,\n"
 	"               else http://127.0.0.1:8881; over HTTPS $VIGIL_VERIFIER_CACERT names\n"
-	"               its CA, $VIGIL_VERIFIER_CERT/_KEY our operator certificate\n"
+	"               its CA, $VIGIL_VERIFIER_CERT/_KEY our operator certificate;\n"
+	"               credential: --token-file FILE, else $VIGIL_TOKEN_FILE, else\n"
+	"               /etc/vigil/attest-token if it exists (a vg1. bearer token made by\n"
+	"               vigil-verifier --create-token; mode 600; docs/api-auth.md)\n"
 	"Exit status: 0 ok / trusted, 1 not trusted, 2 usage or operational error.\n";
 
 /* ---- files ---- */
@@ -680,6 +687,8 @@ static struct {
 	void (*slist_free_all)(struct curl_slist *l);
 } curl;
 
+static char bearer[VG_AUTH_TOKEN_LEN + 32];	/* "Authorization: Bearer vg1..." or "" */
+
 /* Load libcurl and initialise it. Return: 0, or -1 (reported). */
 static int curl_open(void)
 {
@@ -721,6 +730,7 @@ static int curl_open(void)
 
 static void curl_close(void)
 {
+	OPENSSL_cleanse(bearer, sizeof(bearer));
 	if (!curl.dl)
 		return;
 	curl.global_cleanup();
@@ -748,6 +758,35 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 }
 
 static const char *verifier_url;
+static bool warned_no_auth;
+
+#define DEFAULT_TOKEN_FILE "/etc/vigil/attest-token"
+
+/*
+ * The credential: --token-file, else $VIGIL_TOKEN_FILE, else the default
+ * file if it exists; none is not an error here (the verifier says 401).
+ * Return: 0, or -1 (reported: a named file that is missing, readable by
+ * others or not a token).
+ */
+static int token_open(const char *opt)
+{
+	const char *path = opt && *opt ? opt : getenv("VIGIL_TOKEN_FILE");
+	char tok[VG_AUTH_TOKEN_LEN + 1];
+	struct vg_diag d = { 0 };
+
+	if (!path || !*path) {
+		if (access(DEFAULT_TOKEN_FILE, F_OK) != 0)
+			return 0;
+		path = DEFAULT_TOKEN_FILE;
+	}
+	if (vg_auth_token_read(path, tok, &d) < 0) {
+		cli_file_err(path, "%s", d.msg);
+		return -1;
+	}
+	snprintf(bearer, sizeof(bearer), "Authorization: Bearer %s", tok);
+	OPENSSL_cleanse(tok, sizeof(tok));
+	return 0;
+}
 
 /* Return: HTTP status, or -1 (reported). *@ret_json: parsed body, or NULL. */
 static long http(const char *method, const char *path, const char *body, size_t blen,
@@ -779,9 +818,13 @@ static long http(const char *method, const char *path, const char *body, size_t 
 		if (getenv("VIGIL_VERIFIER_KEY"))
 			curl.easy_setopt(c, CURLOPT_SSLKEY, getenv("VIGIL_VERIFIER_KEY"));
 	}
-	if (body) {
+	if (body)
 		hdr = curl.slist_append(hdr, "Content-Type: application/json");
+	if (bearer[0])
+		hdr = curl.slist_append(hdr, bearer);
+	if (hdr)
 		curl.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	if (body) {
 		curl.easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)blen);
 	}
@@ -790,8 +833,19 @@ static long http(const char *method, const char *path, const char *body, size_t 
 		cli_err("verifier %s: %s", verifier_url, curl.easy_strerror(cr));
 	} else {
 		curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-		if (ret_json)
+		if (ret_json) {
+			json_object *a;
+
 			*ret_json = r.body ? json_tokener_parse(r.body) : NULL;
+			if (*ret_json && json_object_is_type(*ret_json, json_type_object) &&
+			    json_object_object_get_ex(*ret_json, "auth", &a) &&
+			    strcmp(json_object_get_string(a), "disabled") == 0 && !warned_no_auth) {
+				warned_no_auth = true;
+				cli_err("WARNING: verifier %s runs without authentication "
+					"(--insecure-no-auth): anyone who reaches it can change "
+					"what it reports", verifier_url);
+			}
+		}
 	}
 	curl.slist_free_all(hdr);
 	curl.easy_cleanup(c);
@@ -813,6 +867,18 @@ static int report_error(long code, json_object *o)
 {
 	const char *f = jstr(o, "failure");
 
+	/* a refused credential is never an attestation verdict */
+	if (code == 401) {
+		cli_err("verifier %s: authentication failed (401): %s", verifier_url,
+			bearer[0] ? "the token is not valid there" :
+			"no credential (--token-file, $VIGIL_TOKEN_FILE or " DEFAULT_TOKEN_FILE ")");
+		return EXIT_ERROR;
+	}
+	if (code == 403 && !*f) {
+		cli_err("verifier %s: forbidden: read credential cannot change state (403)",
+			verifier_url);
+		return EXIT_ERROR;
+	}
 	if (*f) {
 		printf("FAIL %s: %s\n", f, jstr(o, "message"));
 		return EXIT_NOTVERIFIED;
@@ -1039,7 +1105,7 @@ static int cmd_policy_remote(int argc, char **argv)
 
 int cmd_attest(int argc, char **argv)
 {
-	const char *sub;
+	const char *sub, *token_file = NULL;
 	char path[512];
 	int rc;
 
@@ -1050,13 +1116,16 @@ int cmd_attest(int argc, char **argv)
 	verifier_url = getenv("VIGIL_VERIFIER");
 	if (!verifier_url || !*verifier_url)
 		verifier_url = "http://127.0.0.1:8881";
-	/* --verifier URL anywhere before the subcommand's own options */
+	/* --verifier URL and --token-file FILE anywhere before the subcommand's own options */
 	for (int i = 1; i < argc - 1; i++)
-		if (strcmp(argv[i], "--verifier") == 0) {
-			verifier_url = argv[i + 1];
+		if (strcmp(argv[i], "--verifier") == 0 || strcmp(argv[i], "--token-file") == 0) {
+			if (argv[i][2] == 'v')
+				verifier_url = argv[i + 1];
+			else
+				token_file = argv[i + 1];
 			memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 2) * sizeof(*argv));
 			argc -= 2;
-			break;
+			i--;
 		}
 	sub = argv[1];
 	argc--;
@@ -1076,7 +1145,7 @@ int cmd_attest(int argc, char **argv)
 			return policy_import(argc - 1, argv + 1);
 		if (strcmp(argv[1], "set") == 0 || strcmp(argv[1], "get") == 0 ||
 		    strcmp(argv[1], "assign") == 0) {
-			if (curl_open() < 0)
+			if (token_open(token_file) < 0 || curl_open() < 0)
 				return EXIT_ERROR;
 			rc = cmd_policy_remote(argc, argv);
 			curl_close();
@@ -1089,7 +1158,7 @@ int cmd_attest(int argc, char **argv)
 		cli_err("unknown policy subcommand '%s'", argv[1]);
 		return EXIT_ERROR;
 	}
-	if (curl_open() < 0)
+	if (token_open(token_file) < 0 || curl_open() < 0)
 		return EXIT_ERROR;
 	if (strcmp(sub, "add") == 0) {
 		rc = attest_add(argc, argv);

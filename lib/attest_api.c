@@ -198,6 +198,51 @@ static int id_or_400(const char *s, size_t n, const char *what, char *out, struc
 	return 0;
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int vg_api_path_decode(const char *uri, char *out, size_t cap, struct vg_diag *diag)
+{
+	size_t n = 0;
+
+	if (!uri || !cap)
+		return vg_diag_set(diag, -EBADMSG, "no request path");
+	for (size_t i = 0; uri[i] && uri[i] != '?' && uri[i] != '#'; i++) {
+		unsigned char c = (unsigned char)uri[i];
+
+		if (c == '%') {
+			int hi = hexval(uri[i + 1]), lo = hi < 0 ? -1 : hexval(uri[i + 2]);
+
+			if (hi < 0 || lo < 0)
+				return vg_diag_set(diag, -EBADMSG, "path: '%%' at byte %zu is not "
+						   "followed by two hex digits", i);
+			c = (unsigned char)(hi << 4 | lo);
+			if (c < 0x20 || c == 0x7f)
+				return vg_diag_set(diag, -EBADMSG, "path: %%%02X at byte %zu decodes "
+						   "to a control character", c, i);
+			if (c == '/')
+				return vg_diag_set(diag, -EBADMSG, "path: an encoded '/' at byte %zu",
+						   i);
+			i += 2;
+		} else if (c < 0x20 || c == 0x7f) {
+			return vg_diag_set(diag, -EBADMSG, "path: a control character at byte %zu", i);
+		}
+		if (n + 1 >= cap)
+			return vg_diag_set(diag, -ENAMETOOLONG, "path: longer than %zu bytes", cap - 1);
+		out[n++] = (char)c;
+	}
+	out[n] = 0;
+	return (int)n;
+}
+
 int vg_api_route(const char *method, const char *url, struct vg_api_route *rt,
 		 struct vg_diag *diag)
 {

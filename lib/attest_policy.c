@@ -10,8 +10,14 @@
  * flat allowlist; writes vigil's JSON. Semantics follow Keylime's
  * keylime/ima/ima.py so verdicts agree on the same evidence.
  *
- * The path table is an open hash of paths, each with a small array of
- * allowed digests; lookups are per entry on the verifier's hot path.
+ * The path table is an open hash of paths, each with an array of allowed
+ * digests (in the order given, for the export); past a few digests a path
+ * also gets an open-addressing index over them, so that adding (with its
+ * duplicate check) and looking up cost O(1) each whatever the number of
+ * digests of one path: a policy's cost is linear in its size. Paths and
+ * digests are hashed with SipHash-2-4 under a key drawn per policy, so a
+ * policy cannot be written whose entries all collide. Lookups are per
+ * entry on the verifier's hot path.
  */
 #include <errno.h>
 #include <regex.h>
@@ -25,6 +31,7 @@
 #include <openssl/buffer.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/x509.h>
 
 #include "internal.h"
@@ -44,12 +51,18 @@ struct pent {
 	uint64_t hash;
 	size_t n, cap;
 	struct pdig *d;
+	uint32_t *ix;			/* slots: index into d + 1, 0 empty; NULL below IX_MIN */
+	size_t ixcap;			/* a power of two, more than twice n */
 	char path[];
 };
+
+#define IX_MIN 8			/* digests of one path before it gets an index */
 
 struct table {
 	struct pent **b;
 	size_t nb, count;
+	size_t ndig;			/* digests in all entries, at most VG_REFPOLICY_DIGESTS_MAX */
+	uint64_t key[2];		/* SipHash key of this policy */
 };
 
 struct bootpin {
@@ -73,13 +86,53 @@ struct vg_refpolicy {
 	size_t npins;
 };
 
-static uint64_t fnv(const char *s)
+static uint64_t rotl(uint64_t x, int b)
 {
-	uint64_t h = 1469598103934665603ull;
+	return (x << b) | (x >> (64 - b));
+}
 
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-	return h;
+#define SIPROUND							\
+	do {								\
+		v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32); \
+		v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;			\
+		v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;			\
+		v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32); \
+	} while (0)
+
+/* SipHash-2-4 of @len bytes under @k (Aumasson and Bernstein's reference). */
+static uint64_t siphash(const uint64_t k[2], const uint8_t *in, size_t len)
+{
+	uint64_t v0 = 0x736f6d6570736575ull ^ k[0], v1 = 0x646f72616e646f6dull ^ k[1];
+	uint64_t v2 = 0x6c7967656e657261ull ^ k[0], v3 = 0x7465646279746573ull ^ k[1];
+	uint64_t b = (uint64_t)len << 56, m;
+	size_t end = len & ~(size_t)7;
+
+	for (size_t i = 0; i < end; i += 8) {
+		m = 0;
+		for (int j = 7; j >= 0; j--)
+			m = m << 8 | in[i + (size_t)j];
+		v3 ^= m;
+		SIPROUND;
+		SIPROUND;
+		v0 ^= m;
+	}
+	for (size_t j = 0; j < (len & 7); j++)
+		b |= (uint64_t)in[end + j] << (8 * j);
+	v3 ^= b;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static uint64_t path_hash(const struct table *t, const char *path)
+{
+	return siphash(t->key, (const uint8_t *)path, strlen(path));
 }
 
 static struct pent *t_find(const struct table *t, const char *path)
@@ -88,7 +141,7 @@ static struct pent *t_find(const struct table *t, const char *path)
 
 	if (!t->nb)
 		return NULL;
-	h = fnv(path);
+	h = path_hash(t, path);
 	for (struct pent *e = t->b[h & (t->nb - 1)]; e; e = e->next)
 		if (e->hash == h && strcmp(e->path, path) == 0)
 			return e;
@@ -119,6 +172,52 @@ static int t_grow(struct table *t)
 	return 0;
 }
 
+/* Put d[@i] of @e in its index (which has room). */
+static void ix_put(const struct table *t, struct pent *e, size_t i)
+{
+	size_t mask = e->ixcap - 1, k = siphash(t->key, e->d[i].bytes, e->d[i].len) & mask;
+
+	while (e->ix[k])
+		k = (k + 1) & mask;
+	e->ix[k] = (uint32_t)(i + 1);
+}
+
+/* An index of @cap slots over the digests of @e. Return: 0, -ENOMEM. */
+static int ix_build(const struct table *t, struct pent *e, size_t cap)
+{
+	uint32_t *ix = calloc(cap, sizeof(*ix));
+
+	if (!ix)
+		return -ENOMEM;
+	free(e->ix);
+	e->ix = ix;
+	e->ixcap = cap;
+	for (size_t i = 0; i < e->n; i++)
+		ix_put(t, e, i);
+	return 0;
+}
+
+static bool same(const struct pdig *a, const struct pdig *b)
+{
+	return a->len == b->len && a->algo == b->algo && memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+/* @d is already one of @e's digests (the same algorithm or wildcard, length and bytes). */
+static bool t_has(const struct table *t, const struct pent *e, const struct pdig *d)
+{
+	if (!e->ix) {
+		for (size_t i = 0; i < e->n; i++)
+			if (same(&e->d[i], d))
+				return true;
+		return false;
+	}
+	for (size_t mask = e->ixcap - 1, k = siphash(t->key, d->bytes, d->len) & mask; e->ix[k];
+	     k = (k + 1) & mask)
+		if (same(&e->d[e->ix[k] - 1], d))
+			return true;
+	return false;
+}
+
 static int t_add(struct table *t, const char *path, const struct pdig *d)
 {
 	struct pent *e = t_find(t, path);
@@ -132,18 +231,16 @@ static int t_add(struct table *t, const char *path, const struct pdig *d)
 		if (!e)
 			return -ENOMEM;
 		strcpy(e->path, path);
-		e->hash = fnv(path);
+		e->hash = path_hash(t, path);
 		k = e->hash & (t->nb - 1);
 		e->next = t->b[k];
 		t->b[k] = e;
 		t->count++;
 	}
-	if (!d)
+	if (!d || t_has(t, e, d))
 		return 0;
-	for (size_t i = 0; i < e->n; i++)
-		if (e->d[i].len == d->len && e->d[i].algo == d->algo &&
-		    memcmp(e->d[i].bytes, d->bytes, d->len) == 0)
-			return 0;
+	if (t->ndig >= VG_REFPOLICY_DIGESTS_MAX)
+		return -E2BIG;
 	if (e->n == e->cap) {
 		size_t cap = e->cap ? e->cap * 2 : 2;
 		struct pdig *nd = realloc(e->d, cap * sizeof(*nd));
@@ -153,7 +250,14 @@ static int t_add(struct table *t, const char *path, const struct pdig *d)
 		e->d = nd;
 		e->cap = cap;
 	}
+	/* the index (more than twice as many slots as digests) before the digest counts */
+	if (e->n + 1 >= IX_MIN && 2 * (e->n + 1) >= e->ixcap &&
+	    ix_build(t, e, e->ixcap ? e->ixcap * 2 : 4 * IX_MIN) < 0)
+		return -ENOMEM;
 	e->d[e->n++] = *d;
+	if (e->ix)
+		ix_put(t, e, e->n - 1);
+	t->ndig++;
 	return 0;
 }
 
@@ -165,6 +269,7 @@ static void t_free(struct table *t)
 		for (; e; e = next) {
 			next = e->next;
 			free(e->d);
+			free(e->ix);
 			free(e);
 		}
 	}
@@ -172,11 +277,25 @@ static void t_free(struct table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static bool t_match(const struct pent *e, unsigned int algo, const uint8_t *b, size_t len)
+static bool dig_match(const struct pdig *d, unsigned int algo, const uint8_t *b, size_t len)
 {
-	for (size_t i = 0; i < e->n; i++)
-		if (e->d[i].len == len && (e->d[i].algo == VG_HASH__LAST || e->d[i].algo == algo) &&
-		    memcmp(e->d[i].bytes, b, len) == 0)
+	return d->len == len && (d->algo == VG_HASH__LAST || d->algo == algo) &&
+	       memcmp(d->bytes, b, len) == 0;
+}
+
+static bool t_match(const struct table *t, const struct pent *e, unsigned int algo,
+		    const uint8_t *b, size_t len)
+{
+	if (!e->ix) {
+		for (size_t i = 0; i < e->n; i++)
+			if (dig_match(&e->d[i], algo, b, len))
+				return true;
+		return false;
+	}
+	/* the index is keyed on the bytes only: a wildcard digest sits with the others */
+	for (size_t mask = e->ixcap - 1, k = siphash(t->key, b, len) & mask; e->ix[k];
+	     k = (k + 1) & mask)
+		if (dig_match(&e->d[e->ix[k] - 1], algo, b, len))
 			return true;
 	return false;
 }
@@ -191,6 +310,13 @@ int vg_refpolicy_new(struct vg_refpolicy **ret)
 		free(p);
 		return -ENOMEM;
 	}
+	if (RAND_bytes((unsigned char *)p->files.key, sizeof(p->files.key)) != 1) {
+		vg_keyring_free(p->keys);
+		free(p);
+		return -EIO;
+	}
+	memcpy(p->bufs.key, p->files.key, sizeof(p->bufs.key));
+	memcpy(p->ignored.key, p->files.key, sizeof(p->ignored.key));
 	*ret = p;
 	return 0;
 }
@@ -472,6 +598,9 @@ static int add_digest_list(struct table *t, const char *path, json_object *arr,
 		    parse_digest(json_object_get_string(o), &d) < 0)
 			return vg_diag_set(diag, -EBADMSG, "policy: bad digest for \"%.200s\"", path);
 		r = t_add(t, path, &d);
+		if (r == -E2BIG)
+			return vg_diag_set(diag, r, "policy: more than %u digests (the limit)",
+					   VG_REFPOLICY_DIGESTS_MAX);
 		if (r < 0)
 			return r;
 	}
@@ -834,6 +963,9 @@ static int load_flat(struct vg_refpolicy *p, const char *s, size_t len, struct v
 		if (!*path || parse_digest(buf, &d) < 0)
 			return vg_diag_set(diag, -EBADMSG, "allowlist line %zu: bad digest or path", line);
 		r = t_add(&p->files, path, &d);
+		if (r == -E2BIG)
+			return vg_diag_set(diag, r, "allowlist line %zu: more than %u digests (the "
+					   "limit)", line, VG_REFPOLICY_DIGESTS_MAX);
 		if (r < 0)
 			return r;
 	}
@@ -1099,7 +1231,7 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 		if (!pe)
 			return vg_attest_fail(v, VG_AF_NOT_IN_POLICY, "entry %llu: ima-buf event %s is "
 					      "not in the policy", (unsigned long long)index, path);
-		if (!t_match(pe, algo, dig, dlen))
+		if (!t_match(&p->bufs, pe, algo, dig, dlen))
 			return vg_attest_fail(v, VG_AF_DIGEST, "entry %llu: ima-buf %s digest %s is not "
 					      "allowed", (unsigned long long)index, path,
 					      v ? v->digest : "");
@@ -1127,7 +1259,7 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 		return vg_attest_fail(v, VG_AF_NOT_IN_POLICY, "entry %llu: %s is not in the policy",
 				      (unsigned long long)index, path);
 	}
-	if (!t_match(pe, algo, dig, dlen)) {
+	if (!t_match(&p->files, pe, algo, dig, dlen)) {
 		if (strcmp(path, "boot_aggregate") == 0)
 			return vg_attest_fail(v, VG_AF_BOOT_AGGREGATE, "entry %llu: boot_aggregate %s is "
 					      "not allowed", (unsigned long long)index,

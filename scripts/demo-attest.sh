@@ -82,12 +82,21 @@ step "the known-good reference: every file of the tree, and this boot's boot_agg
 expect 0 "policy created" -- "$VIGIL" attest policy create --tree root --root "$D/root" \
 	--log "$D/attest.log" -o "$D/reference.json"
 
+step "credentials: an admin token for the operator, a token the verifier shows the agent"
+# only hashes are listed (verifier-tokens, agent-tokens); the tokens are 0600 files
+expect 0 "the first admin token" -- "$BUILD/verifier/vigil-verifier" --create-token admin \
+	"$D/admin.tok" --auth-tokens "$D/verifier-tokens"
+expect 0 "the verifier's token for the agent (its hash goes to the agent's list)" -- \
+	"$BUILD/verifier/vigil-verifier" --create-token verifier "$D/agent.tok" --auth-tokens "$D/agent-tokens"
+export VIGIL_TOKEN_FILE=$D/admin.tok
+
 step "vigil-agent (owns the TPM: EK + AK) and vigil-verifier (SQLite) on loopback"
 mkdir -p "$D/agent"
 "$BUILD/agent/vigil-agent" --listen 127.0.0.1:$ATT_AP --state "$D/agent" --log "$D/attest.log" \
-	--id demo-host 2>agent.err &
+	--auth-tokens "$D/agent-tokens" --id demo-host 2>agent.err &
 ATT_PIDS="$ATT_PIDS $!"
 "$BUILD/verifier/vigil-verifier" --listen 127.0.0.1:$ATT_VP --db "sqlite:$D/verifier.db" \
+	--auth-tokens "$D/verifier-tokens" --agent-token-file "$D/agent.tok" \
 	--interval 300 --ek-ca "$D/tpm/ek-ca.pem" \
 	--on-fail "echo \"ALERT \$VIGIL_AGENT: \$VIGIL_FAILURE \$VIGIL_PATH\" >>$D/alerts" 2>verifier.err &
 ATT_PIDS="$ATT_PIDS $!"
@@ -95,6 +104,8 @@ for _ in $(seq 50); do
 	curl -s "127.0.0.1:$ATT_AP/v1/identity" >/dev/null 2>&1 && curl -s "$VIGIL_VERIFIER/v1/agents" >/dev/null 2>&1 && break
 	sleep 0.1
 done
+expect 2 "without a credential the verifier refuses (401), whatever is asked" -- \
+	env -u VIGIL_TOKEN_FILE "$VIGIL" attest status
 expect 0 "the policy uploaded" -- "$VIGIL" attest policy set reference "$D/reference.json"
 expect 0 "registered: EK certificate chains to the swtpm CA, the AK proven by ActivateCredential" -- \
 	"$VIGIL" attest add demo-host --agent http://127.0.0.1:$ATT_AP --policy reference

@@ -8,6 +8,13 @@
 #                                 last_failure FAILURE), up to $ATT_WAIT
 #                                 tenths of a second (default 150); else
 #                                 prints where it is and returns 1
+#   att_auth                      credentials in $T (docs/api-auth.md): admin.tok and
+#                                 read.tok listed in verifier-tokens, verifier.tok listed
+#                                 (role verifier) in agent-tokens; exports
+#                                 VIGIL_TOKEN_FILE=$T/admin.tok and sets
+#                                 ATT_VAUTH (verifier options), ATT_AAUTH (agent options),
+#                                 ATT_AHDR (header for curl to an agent), ATT_HDR (admin
+#                                 header for curl to the verifier), ATT_RHDR (read header)
 
 vg_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -34,4 +41,19 @@ att_wait() {
 	echo "$id: state $s, last failure $(att_field last_failure "$id" "$url"):" \
 		"$(att_field last_message "$id" "$url")"
 	return 1
+}
+
+att_auth() {
+	local v=${VIGIL_VERIFIER_BIN:?}
+	[ -f "$T/admin.tok" ] && return 0
+	"$v" --create-token admin "$T/admin.tok" --auth-tokens "$T/verifier-tokens" >/dev/null 2>&1 &&
+	"$v" --create-token read "$T/read.tok" --auth-tokens "$T/verifier-tokens" >/dev/null 2>&1 &&
+	"$v" --create-token verifier "$T/verifier.tok" --auth-tokens "$T/agent-tokens" >/dev/null 2>&1 ||
+		{ echo "att_auth: cannot create tokens"; return 1; }
+	export VIGIL_TOKEN_FILE=$T/admin.tok
+	ATT_VAUTH="--auth-tokens $T/verifier-tokens --agent-token-file $T/verifier.tok"
+	ATT_AAUTH="--auth-tokens $T/agent-tokens"
+	ATT_AHDR="Authorization: Bearer $(cat "$T/verifier.tok")"
+	ATT_HDR="Authorization: Bearer $(cat "$T/admin.tok")"
+	ATT_RHDR="Authorization: Bearer $(cat "$T/read.tok")"
 }

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 
 #include "http_util.h"
 
@@ -79,4 +80,64 @@ bool http_client_cert_ok(struct MHD_Connection *c)
 	if (!gnutls_certificate_get_peers(s, &n) || n == 0)
 		return false;
 	return gnutls_certificate_verify_peers2(s, &status) == 0 && status == 0;
+}
+
+struct http_ca {
+	gnutls_x509_trust_list_t tl;
+};
+
+int http_ca_new(const char *pem, struct http_ca **ret)
+{
+	struct http_ca *ca = calloc(1, sizeof(*ca));
+	gnutls_datum_t d = { (unsigned char *)pem, (unsigned int)strlen(pem) };
+
+	if (!ca)
+		return -ENOMEM;
+	if (gnutls_x509_trust_list_init(&ca->tl, 0) < 0) {
+		free(ca);
+		return -ENOMEM;
+	}
+	if (gnutls_x509_trust_list_add_trust_mem(ca->tl, &d, NULL, GNUTLS_X509_FMT_PEM, 0, 0) <= 0) {
+		http_ca_free(ca);
+		return -EBADMSG;
+	}
+	*ret = ca;
+	return 0;
+}
+
+void http_ca_free(struct http_ca *ca)
+{
+	if (!ca)
+		return;
+	gnutls_x509_trust_list_deinit(ca->tl, 1);
+	free(ca);
+}
+
+bool http_client_cert_from(struct MHD_Connection *c, const struct http_ca *ca)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_x509_crt_t crts[16] = { 0 };
+	const gnutls_datum_t *peers;
+	unsigned int n = 0, status = 1, k = 0;
+
+	if (!ca || !ci || !ci->tls_session)
+		return false;
+	peers = gnutls_certificate_get_peers((gnutls_session_t)ci->tls_session, &n);
+	if (!peers || n == 0)
+		return false;
+	if (n > 16)
+		n = 16;
+	for (; k < n; k++)
+		if (gnutls_x509_crt_init(&crts[k]) < 0 ||
+		    gnutls_x509_crt_import(crts[k], &peers[k], GNUTLS_X509_FMT_DER) < 0) {
+			if (k < n && crts[k])
+				gnutls_x509_crt_deinit(crts[k]);
+			break;
+		}
+	if (k == n && gnutls_x509_trust_list_verify_crt(ca->tl, crts, n, 0, &status, NULL) < 0)
+		status = 1;
+	for (unsigned int i = 0; i < k; i++)
+		gnutls_x509_crt_deinit(crts[i]);
+	return k == n && status == 0;
 }

@@ -30,4 +30,17 @@ char *http_slurp(const char *path);
  */
 bool http_client_cert_ok(struct MHD_Connection *c);
 
+struct http_ca;
+
+/* A set of PEM CA certificates to check a peer against. Return: 0, -EBADMSG (no certificate), -ENOMEM. */
+int http_ca_new(const char *pem, struct http_ca **ret);
+void http_ca_free(struct http_ca *ca);
+
+/*
+ * The peer's certificate chain (already verified by the handshake against
+ * every trusted CA) chains to one of @ca: which CA, when the daemon trusts
+ * several with different meanings (the verifier's admin and read CAs).
+ */
+bool http_client_cert_from(struct MHD_Connection *c, const struct http_ca *ca);
+
 #endif

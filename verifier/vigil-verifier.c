@@ -17,10 +17,15 @@
  *   PUT    /v1/policies/NAME  (document)     vigil JSON, Keylime runtime policy, allowlist
  *   GET    /v1/policies/NAME                 as vigil JSON
  *
- * The API is HTTP on the address given, or HTTPS with --api-cert/--api-key;
- * with --api-client-ca only operators holding a certificate from that CA
- * get an answer. Agents are reached over HTTP or HTTPS (--agent-ca), with
- * our client certificate for mutual TLS (--client-cert/--client-key).
+ * The API is HTTP on the address given, or HTTPS with --api-cert/--api-key.
+ * Every route needs a credential (docs/api-auth.md), checked from the
+ * headers before the body is read: a bearer token whose sha256 is listed
+ * in --auth-tokens (admin: every route; read: GETs), or a client
+ * certificate from --api-client-ca (admin); no scheme, no start, unless
+ * --insecure-no-auth. Routes are found on the path as sent, decoded
+ * strictly (vg_api_path_decode). Agents are reached over HTTP or HTTPS
+ * (--agent-ca), with our token (--agent-token-file) or our client
+ * certificate for mutual TLS (--client-cert/--client-key).
  *
  * Threads: a pool of four libmicrohttpd threads serves the API (and runs
  * registrations); the main thread schedules the rounds, each on its own
@@ -40,6 +45,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +69,19 @@
 #include "vigil/attest_api.h"
 #include "vigil/attest_boot.h"
 #include "vigil/store.h"
+#include "vigil/auth.h"
+#include "http_auth.h"
 #include "http_guard.h"
 #include "http_util.h"
 
 #define HISTORY_MAX 100
+#define VERIFIER_TOKENS "/etc/vigil/verifier-tokens"
+/* policy uploads parsed at once: the other API threads stay free for status */
+#define POLICY_CHECKS_MAX 2
+/* on SIGTERM, how long requests and rounds in flight may take before we go without them */
+#define STOP_GRACE_MS 1000
+/* a trusted agent whose round has not answered this long past --interval is unreachable */
+#define SILENT_SLACK_MS 1000
 
 struct pcache {
 	struct pcache *next;
@@ -85,7 +100,15 @@ static struct {
 	const char *on_fail;
 	const char *agent_ca;		/* CA of agents' TLS server certificates */
 	const char *client_cert, *client_key;	/* ours, for mutual TLS with agents */
-	bool api_need_client_cert;	/* --api-client-ca: operators must present a certificate */
+	bool api_client_ca;		/* client certificates are asked for (either CA below) */
+	struct http_ca *admin_ca;	/* --api-client-ca: a certificate from it is admin */
+	struct http_ca *read_ca;	/* --api-read-client-ca: ... read */
+	struct vg_auth *auth;		/* --auth-tokens: bearer tokens (hashes) and their roles */
+	pthread_rwlock_t auth_lock;	/* ... replaced on SIGHUP */
+	const char *auth_path;		/* the list read at start, again on SIGHUP */
+	volatile sig_atomic_t reload;
+	bool no_auth;			/* --insecure-no-auth: every client is admin (tests only) */
+	char agent_token[VG_AUTH_TOKEN_LEN + 1];	/* --agent-token-file: ours, for agents */
 	struct vg_dsse_keys *policy_keys;	/* --policy-key: policies must be DSSE-signed */
 	unsigned int bank;
 	uint32_t mask;
@@ -94,7 +117,10 @@ static struct {
 	size_t max_log;			/* bytes of one measurement-list answer */
 	size_t max_body;		/* bytes of an API request body */
 	volatile sig_atomic_t stop;
-} g = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	atomic_int api_busy;		/* API requests being answered (not those still arriving) */
+	atomic_int policy_checks;	/* policy uploads being parsed, at most POLICY_CHECKS_MAX */
+	uint64_t policy_gen;		/* under lock: policies uploaded so far */
+} g = { .lock = PTHREAD_MUTEX_INITIALIZER, .auth_lock = PTHREAD_RWLOCK_INITIALIZER };
 
 static const char help[] =
 	"usage: vigil-verifier --listen ADDR:PORT --db URL [--interval MS] [--ek-ca FILE]\n"
@@ -122,7 +148,16 @@ static const char help[] =
 	"      --client-key FILE   and its key\n"
 	"      --api-cert FILE     serve the REST API over HTTPS with this PEM certificate\n"
 	"      --api-key FILE      and its key\n"
-	"      --api-client-ca FILE  operators must present a certificate chaining to it\n"
+	"      --api-client-ca FILE  a client certificate chaining to it is an admin credential\n"
+	"      --api-read-client-ca FILE  one chaining to this CA is a read credential\n"
+	"Credentials (docs/api-auth.md): every API route needs one\n"
+	"      --auth-tokens FILE  bearer tokens as ROLE ID SHA256 lines, role admin or read\n"
+	"                          (default /etc/vigil/verifier-tokens); mode 600\n"
+	"      --create-token ROLE OUT  make a token (admin or read; verifier: for agents'\n"
+	"                          lists, with an explicit --auth-tokens), write it to OUT\n"
+	"                          (a new file, 0600), list its hash in --auth-tokens; exit\n"
+	"      --agent-token-file FILE  the token we present to agents (role verifier there)\n"
+	"      --insecure-no-auth  no credentials at all (tests only): anyone may change state\n"
 	"Limits (hostile peers):\n"
 	"      --api-timeout S     a request must arrive whole within S seconds (default 10)\n"
 	"      --api-max-conn N    connections per client address (default 64)\n"
@@ -135,6 +170,14 @@ static const char help[] =
 static int64_t now(void)
 {
 	return (int64_t)time(NULL);
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /* ---- HTTP client (to agents and webhooks) ---- */
@@ -162,6 +205,17 @@ static int grow(uint8_t **p, size_t *cap, size_t len, size_t add)
 	*p = nb;
 	*cap = nc;
 	return 0;
+}
+
+/* libcurl's progress callback: a shutdown ends every exchange at once. */
+static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	(void)arg;
+	(void)dt;
+	(void)dn;
+	(void)ut;
+	(void)un;
+	return g.stop ? 1 : 0;
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
@@ -218,6 +272,8 @@ static long fetch_tls(const char *url, const char *body, bool agent, size_t max,
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)g.agent_timeout);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)(g.agent_timeout < 5 ? g.agent_timeout : 5));
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)out->max);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -227,11 +283,19 @@ static long fetch_tls(const char *url, const char *body, bool agent, size_t max,
 		curl_easy_setopt(c, CURLOPT_SSLCERT, g.client_cert);
 		curl_easy_setopt(c, CURLOPT_SSLKEY, g.client_key);
 	}
-	if (body) {
+	if (body)
 		h = curl_slist_append(h, "Content-Type: application/json");
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	if (agent && g.agent_token[0]) {
+		char ah[sizeof(g.agent_token) + 32];
+
+		snprintf(ah, sizeof(ah), "Authorization: Bearer %s", g.agent_token);
+		h = curl_slist_append(h, ah);
+		OPENSSL_cleanse(ah, sizeof(ah));
 	}
+	if (h)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	if (body)
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	r = curl_easy_perform(c);
 	if (r != CURLE_OK && (out->too_big || r == CURLE_FILESIZE_EXCEEDED))
 		snprintf(err, errlen, "%s: answer larger than %zu bytes", url, out->max);
@@ -280,7 +344,6 @@ static void peer_said(const struct buf *b, char *out, size_t cap)
 
 /* ---- policies ---- */
 
-/* Under g.lock. Return: the parsed policy (cached), NULL if none/unparsable (*@err). */
 /* A policy document: DSSE-signed by a --policy-key when any is given. */
 static int load_policy(const uint8_t *doc, size_t len, struct vg_refpolicy **ret,
 		       struct vg_diag *d)
@@ -290,31 +353,66 @@ static int load_policy(const uint8_t *doc, size_t len, struct vg_refpolicy **ret
 	return vg_refpolicy_load(doc, len, ret, d);
 }
 
+/* Policies are parsed one at a time, outside g.lock (lock order: this, then g.lock). */
+static pthread_mutex_t parse_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct pcache *pcache_find(const char *name)
+{
+	for (struct pcache *c = g.policies; c; c = c->next)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+/*
+ * Called and returns under g.lock, which it drops while a policy not yet
+ * cached is parsed (a large one takes seconds: the API and the other
+ * rounds go on meanwhile; one parse at a time, so a burst of rounds does
+ * not parse the same document twenty times). Anything read under g.lock
+ * before the call may have changed when it returns.
+ * Return: the parsed policy (cached), NULL if none/unparsable (*@err).
+ */
 static struct vg_refpolicy *policy_lookup(const char *name, char *err, size_t errlen)
 {
 	struct vg_diag d = { 0 };
-	struct pcache *c;
-	char *doc;
+	struct pcache *c = pcache_find(name);
+	uint64_t gen;
+	char *doc = NULL;
 	size_t len;
 	int r;
 
-	for (c = g.policies; c; c = c->next)
-		if (strcmp(c->name, name) == 0)
-			return c->p;
+	if (c)
+		return c->p;
+	pthread_mutex_unlock(&g.lock);
+	pthread_mutex_lock(&parse_lock);
+	pthread_mutex_lock(&g.lock);
+again:
+	c = pcache_find(name);		/* parsed by another thread meanwhile */
+	if (c) {
+		pthread_mutex_unlock(&parse_lock);
+		return c->p;
+	}
+	gen = g.policy_gen;
 	r = vg_store_policy_get(g.store, name, &doc, &len, &d);
 	if (r < 0) {
+		pthread_mutex_unlock(&parse_lock);
 		snprintf(err, errlen, "policy %s: %s", name, r == -ENOENT ? "not found" : d.msg);
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c) {
-		free(doc);
-		return NULL;
-	}
-	r = load_policy((const uint8_t *)doc, len, &c->p, &d);
+	pthread_mutex_unlock(&g.lock);
+	r = c ? load_policy((const uint8_t *)doc, len, &c->p, &d) : -ENOMEM;
 	free(doc);
+	pthread_mutex_lock(&g.lock);
+	if (r == 0 && gen != g.policy_gen) {
+		/* a policy was uploaded while we parsed: this document may be the old one */
+		vg_refpolicy_free(c->p);
+		free(c);
+		goto again;
+	}
+	pthread_mutex_unlock(&parse_lock);
 	if (r < 0) {
-		snprintf(err, errlen, "policy %s: %s", name, d.msg);
+		snprintf(err, errlen, "policy %s: %s", name, c ? d.msg : "out of memory");
 		free(c);
 		return NULL;
 	}
@@ -537,6 +635,71 @@ static int bootc_fetch(const struct vg_store_agent *a, struct bootc *c, struct v
 	return 0;
 }
 
+/*
+ * Per agent: when a round last judged it trusted (wall ms), more precise
+ * than the store's last_ok (seconds), for watch_rounds. Entries are never
+ * freed (one per agent id seen, as bootc).
+ */
+struct okc {
+	struct okc *next;
+	char id[VG_API_ID_MAX];
+	int64_t ms;
+};
+
+#define OKC_BUCKETS 1024
+static struct okc *okc_tab[OKC_BUCKETS];
+static pthread_mutex_t okc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct okc **okc_slot(const char *id)
+{
+	uint64_t h = 1469598103934665603ull;
+	struct okc **pp;
+
+	for (const char *s = id; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	for (pp = &okc_tab[h % OKC_BUCKETS]; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->id, id) == 0)
+			break;
+	return pp;
+}
+
+static void okc_set(const char *id, int64_t ms)
+{
+	struct okc **pp;
+
+	pthread_mutex_lock(&okc_lock);
+	pp = okc_slot(id);
+	if (!*pp && (*pp = calloc(1, sizeof(**pp))))
+		snprintf((*pp)->id, sizeof((*pp)->id), "%s", id);
+	if (*pp)
+		(*pp)->ms = ms;
+	pthread_mutex_unlock(&okc_lock);
+}
+
+/* Return: wall ms of the last trusted verdict of this verifier, 0 if none. */
+static int64_t okc_get(const char *id)
+{
+	struct okc **pp;
+	int64_t ms;
+
+	pthread_mutex_lock(&okc_lock);
+	pp = okc_slot(id);
+	ms = *pp ? (*pp)->ms : 0;
+	pthread_mutex_unlock(&okc_lock);
+	return ms;
+}
+
+static void okc_free(void)
+{
+	for (size_t i = 0; i < OKC_BUCKETS; i++)
+		while (okc_tab[i]) {
+			struct okc *n = okc_tab[i]->next;
+
+			free(okc_tab[i]);
+			okc_tab[i] = n;
+		}
+}
+
 /* ---- one attestation round ---- */
 
 /*
@@ -584,6 +747,14 @@ static int round_once(const struct vg_store_agent *a, const struct vg_refpolicy 
 		if (code >= 500)
 			peer_said(&qb, said, sizeof(said));
 		vg_attest_fail(v, VG_AF_COMM, "quote: %s", code < 0 ? err : said);
+		r = -1;
+		goto out;
+	}
+	if (code == 401 || code == 403) {
+		/* our credential (--agent-token-file, client certificate): not evidence */
+		peer_said(&qb, said, sizeof(said));
+		vg_attest_fail(v, VG_AF_COMM, "quote: the agent refused our credential (HTTP %ld): %s",
+			       code, said);
 		r = -1;
 		goto out;
 	}
@@ -714,6 +885,8 @@ static void attest_one(const char *id)
 	old_reset = st.clock.reset_count;
 	vg_attest_verdict_init(&v);
 	r = round_evidence(a, pol, &st, &reboot, &v);
+	if (g.stop)
+		goto release;		/* cut short by the shutdown: judged by nobody */
 	pthread_mutex_lock(&g.lock);
 	/* the agent may have been removed or changed meanwhile (operator, another verifier) */
 	{
@@ -730,7 +903,9 @@ static void attest_one(const char *id)
 			goto unlock;
 	}
 	a->last_seen = now();
+	a->comm_errors = cur->comm_errors;	/* mark_silent may have counted this silence */
 	if (r == 0) {
+		okc_set(a->id, wall_ms());
 		a->st = st;
 		a->state = VG_AGENT_TRUSTED;
 		a->rounds++;
@@ -784,7 +959,10 @@ release:
 }
 
 struct idlist {
-	char (*ids)[128];
+	struct {
+		char id[128];
+		int64_t watch_ms;	/* trusted: last verified (wall ms), else 0 */
+	} *a;
 	size_t n, cap;
 };
 
@@ -796,15 +974,64 @@ static int collect(void *arg, const struct vg_store_agent *a)
 		return 0;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;
-		char (*n)[128] = realloc(l->ids, cap * sizeof(*n));
+		void *n = realloc(l->a, cap * sizeof(*l->a));
 
 		if (!n)
 			return -ENOMEM;
-		l->ids = n;
+		l->a = n;
 		l->cap = cap;
 	}
-	memcpy(l->ids[l->n++], a->id, 128);
+	memcpy(l->a[l->n].id, a->id, 128);
+	l->a[l->n].watch_ms = 0;
+	if (a->state == VG_AGENT_TRUSTED) {
+		/* ours to the ms; else the store's (another verifier's), whole seconds */
+		int64_t ms = okc_get(a->id), st = (int64_t)a->last_ok * 1000;
+
+		l->a[l->n].watch_ms = ms > st ? ms : st;
+	}
+	l->n++;
 	return 0;
+}
+
+/*
+ * Under no lock: a trusted agent whose round has not answered within
+ * --interval (+ SILENT_SLACK_MS) of its last verification is unreachable
+ * now, not at --agent-timeout: a host that stops answering must not look
+ * trusted for longer than the interval promises. The round goes on; if
+ * the agent answers after all, the round's verdict replaces this one.
+ */
+static void mark_silent(const char *id, int64_t since_ms)
+{
+	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = malloc(sizeof(*cur));
+	struct vg_attest_verdict v;
+	struct vg_diag d = { 0 };
+	int r;
+
+	if (!a || !cur)
+		goto out;
+	pthread_mutex_lock(&g.lock);
+	r = vg_store_agent_get(g.store, id, cur, &d);
+	if (r == 0 && cur->state == VG_AGENT_TRUSTED) {
+		*a = *cur;
+		vg_attest_verdict_init(&v);
+		vg_attest_fail(&v, VG_AF_COMM, "no answer within the interval: last verified %lld ms "
+			       "ago (--interval %u ms)", (long long)(wall_ms() - since_ms),
+			       g.interval_ms);
+		a->state = VG_AGENT_UNREACHABLE;
+		a->last_fail = VG_AF_COMM;
+		a->last_seen = now();
+		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v.msg);
+		if (a->comm_errors++ == 0)
+			record(a, &v);
+		r = vg_store_agent_update(g.store, cur, a, &d);
+		store_status(r < 0 && r != -ESTALE ? d.msg : NULL);
+		if (r == 0)
+			fprintf(stderr, "vigil-verifier: %s unreachable: %s\n", id, v.msg);
+	}
+	pthread_mutex_unlock(&g.lock);
+out:
+	free(a);
+	free(cur);
 }
 
 /*
@@ -817,6 +1044,7 @@ static int collect(void *arg, const struct vg_store_agent *a)
 static struct {
 	pthread_mutex_t lock;
 	char ids[ROUNDS_MAX][128];
+	int64_t watch_ms[ROUNDS_MAX];	/* of a trusted agent: last verified (wall ms); 0 none */
 	size_t n;
 } inflight = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -829,6 +1057,7 @@ static void *round_thread(void *arg)
 	for (size_t i = 0; i < inflight.n; i++)
 		if (strcmp(inflight.ids[i], id) == 0) {
 			memmove(inflight.ids[i], inflight.ids[inflight.n - 1], sizeof(inflight.ids[i]));
+			inflight.watch_ms[i] = inflight.watch_ms[inflight.n - 1];
 			inflight.n--;
 			break;
 		}
@@ -838,7 +1067,7 @@ static void *round_thread(void *arg)
 }
 
 /* Start a round for @id unless one is running (or ROUNDS_MAX are: next time). */
-static void dispatch(const char *id)
+static void dispatch(const char *id, int64_t watch_ms)
 {
 	pthread_attr_t at;
 	pthread_t t;
@@ -852,6 +1081,7 @@ static void dispatch(const char *id)
 		pthread_mutex_unlock(&inflight.lock);
 		return;
 	}
+	inflight.watch_ms[inflight.n] = watch_ms;
 	snprintf(inflight.ids[inflight.n++], sizeof(inflight.ids[0]), "%s", id);
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
@@ -861,6 +1091,52 @@ static void dispatch(const char *id)
 	}
 	pthread_attr_destroy(&at);
 	pthread_mutex_unlock(&inflight.lock);
+}
+
+/*
+ * SIGHUP: read the token list again (revocation without a restart). A
+ * list that does not load (missing, mode, syntax) keeps the old one.
+ */
+static void auth_reload(void)
+{
+	struct vg_auth *n = NULL, *old;
+	char err[512];
+
+	g.reload = 0;
+	if (g.no_auth || !g.auth_path)
+		return;
+	if (http_auth_load(g.auth_path, VG_AUTH_ADMIN | VG_AUTH_READ, &n, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vigil-verifier: SIGHUP: %s; the tokens listed before stay valid\n",
+			err);
+		return;
+	}
+	pthread_rwlock_wrlock(&g.auth_lock);
+	old = g.auth;
+	g.auth = n;
+	pthread_rwlock_unlock(&g.auth_lock);
+	vg_auth_free(old);
+	fprintf(stderr, "vigil-verifier: SIGHUP: %zu token(s) from %s\n", vg_auth_count(n),
+		g.auth_path);
+}
+
+/* Rounds of trusted agents past --interval + SILENT_SLACK_MS: their agents are unreachable. */
+static void watch_rounds(void)
+{
+	char ids[ROUNDS_MAX][128];
+	int64_t since[ROUNDS_MAX], t = wall_ms();
+	size_t n = 0;
+
+	pthread_mutex_lock(&inflight.lock);
+	for (size_t i = 0; i < inflight.n; i++)
+		if (inflight.watch_ms[i] &&
+		    t > inflight.watch_ms[i] + (int64_t)g.interval_ms + SILENT_SLACK_MS) {
+			memcpy(ids[n], inflight.ids[i], sizeof(ids[n]));
+			since[n++] = inflight.watch_ms[i];
+			inflight.watch_ms[i] = 0;	/* once per round */
+		}
+	pthread_mutex_unlock(&inflight.lock);
+	for (size_t i = 0; i < n; i++)
+		mark_silent(ids[i], since[i]);
 }
 
 static void loop(void)
@@ -876,23 +1152,27 @@ static void loop(void)
 		store_status(vg_store_agent_list(g.store, collect, &l, &sd) < 0 ? sd.msg : NULL);
 		pthread_mutex_unlock(&g.lock);
 		for (size_t i = 0; i < l.n && !g.stop; i++)
-			dispatch(l.ids[i]);
-		free(l.ids);
+			dispatch(l.a[i].id, l.a[i].watch_ms);
+		free(l.a);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-		for (long left = (long)g.interval_ms - ms; left > 0 && !g.stop; left -= 50)
+		for (long left = (long)g.interval_ms - ms; left > 0 && !g.stop; left -= 50) {
 			usleep(left > 50 ? 50000 : (useconds_t)left * 1000);
+			watch_rounds();
+			if (g.reload)
+				auth_reload();
+		}
 	}
-	/* the rounds in flight end within --agent-timeout */
-	for (;;) {
-		pthread_mutex_lock(&inflight.lock);
-		size_t n = inflight.n;
+}
 
-		pthread_mutex_unlock(&inflight.lock);
-		if (!n)
-			break;
-		usleep(20000);
-	}
+static size_t rounds_in_flight(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&inflight.lock);
+	n = inflight.n;
+	pthread_mutex_unlock(&inflight.lock);
+	return n;
 }
 
 /* ---- REST API ---- */
@@ -928,6 +1208,14 @@ static enum MHD_Result failure(struct MHD_Connection *c, unsigned int code, unsi
 	json_object_object_add(o, "failure", json_object_new_string(vg_attest_fail_id(fail)));
 	json_object_object_add(o, "message", json_object_new_string(msg));
 	return reply(c, code, o);
+}
+
+/* "auth": "disabled" in every status answer when there is no authentication. */
+static json_object *auth_mark(json_object *o)
+{
+	if (g.no_auth && o)
+		json_object_object_add(o, "auth", json_object_new_string("disabled"));
+	return o;
 }
 
 static json_object *agent_json(const struct vg_store_agent *a)
@@ -1135,19 +1423,26 @@ static enum MHD_Result h_agent(struct MHD_Connection *c, const char *method,
 		return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
 	}
 	pthread_mutex_lock(&g.lock);
+	/* first: policy_lookup may drop the lock while it parses (the agent is read after) */
+	if (*pname && !policy_lookup(pname, err, sizeof(err))) {
+		pthread_mutex_unlock(&g.lock);
+		free(a);
+		return error(c, MHD_HTTP_BAD_REQUEST, err);
+	}
 	r = vg_store_agent_get(g.store, id, a, &d);
 	if (r == -ENOENT) {
 		ret = error(c, MHD_HTTP_NOT_FOUND, "no such agent");
 	} else if (r < 0) {
 		ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
 	} else if (rt->ep == VG_API_AGENT && strcmp(method, "GET") == 0) {
-		ret = reply(c, MHD_HTTP_OK, agent_json(a));
+		ret = reply(c, MHD_HTTP_OK, auth_mark(agent_json(a)));
 	} else if (rt->ep == VG_API_AGENT_HISTORY) {
 		json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
 		r = vg_store_verdict_list(g.store, id, HISTORY_MAX, hist_cb, arr, &d);
 		json_object_object_add(o, "id", json_object_new_string(id));
 		json_object_object_add(o, "history", arr);
+		auth_mark(o);
 		if (r < 0) {
 			json_object_put(o);
 			ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
@@ -1163,9 +1458,7 @@ static enum MHD_Result h_agent(struct MHD_Connection *c, const char *method,
 		ret = vg_store_agent_put(g.store, a, &d) < 0
 			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
 			: reply(c, MHD_HTTP_OK, agent_json(a));
-	} else if (*pname && !policy_lookup(pname, err, sizeof(err))) {	/* VG_API_AGENT_POLICY */
-		ret = error(c, MHD_HTTP_BAD_REQUEST, err);
-	} else {
+	} else {					/* VG_API_AGENT_POLICY */
 		snprintf(a->policy, sizeof(a->policy), "%s", pname);
 		a->state = VG_AGENT_REGISTERED;
 		vg_attest_logstate_init(&a->st.log, a->bank);	/* judge the whole list */
@@ -1187,13 +1480,25 @@ static enum MHD_Result h_policy(struct MHD_Connection *c, const char *method, co
 	char err[512];
 
 	if (strcmp(method, "PUT") == 0) {
-		if (load_policy((const uint8_t *)body, len, &p, &d) < 0)
-			return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+		int r;
+
+		/* linear in the upload (attest_policy.c), and at most two at once */
+		if (atomic_fetch_add(&g.policy_checks, 1) >= POLICY_CHECKS_MAX) {
+			atomic_fetch_sub(&g.policy_checks, 1);
+			return error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "two policy uploads are being "
+				     "checked already: retry");
+		}
+		r = load_policy((const uint8_t *)body, len, &p, &d);
+		atomic_fetch_sub(&g.policy_checks, 1);
+		if (r < 0)
+			return error(c, r == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE : MHD_HTTP_BAD_REQUEST,
+				     d.msg);
 		vg_refpolicy_free(p);
 		pthread_mutex_lock(&g.lock);
 		if (vg_store_policy_put(g.store, name, body, len, &d) < 0) {
 			ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
 		} else {
+			g.policy_gen++;
 			policy_forget(name);
 			ret = reply(c, MHD_HTTP_OK, json_object_new_object());
 		}
@@ -1223,35 +1528,125 @@ static enum MHD_Result h_policy(struct MHD_Connection *c, const char *method, co
 struct upload {
 	char *buf;
 	size_t len, cap;
-	bool too_big;
+	bool started;			/* the headers were seen */
+	bool answered;			/* refused before the body (401, 403, 400, 413) */
+	int path_err;			/* vg_api_path_decode of the URI as sent */
+	char path[VG_API_PATH_MAX];	/* ... or its message */
 };
+
+/*
+ * MHD_OPTION_URI_LOG_CALLBACK: the URI as the client sent it, before
+ * MHD's own decoding (which turns "%00" into a NUL that ends the string).
+ * Its return value is the request's *con_cls.
+ */
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct upload *u = calloc(1, sizeof(*u));
+	struct vg_diag d = { 0 };
+
+	(void)cls;
+	(void)c;
+	if (!u)
+		return NULL;
+	u->path_err = vg_api_path_decode(uri, u->path, sizeof(u->path), &d);
+	if (u->path_err < 0)
+		snprintf(u->path, sizeof(u->path), "%s", d.msg);
+	return u;
+}
+
+/*
+ * Who may do this: a GET needs read, anything else admin. A client
+ * certificate from --api-client-ca is admin; else a bearer token.
+ * Return: MHD_YES (allowed: *@ok set) or the queued refusal.
+ */
+static enum MHD_Result authorize(struct MHD_Connection *c, const char *method, bool *ok)
+{
+	unsigned int need = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ?
+			    VG_AUTH_READ : VG_AUTH_ADMIN;
+	char id[VG_AUTH_ID_LEN + 1];
+	int role;
+
+	*ok = false;
+	if (g.no_auth) {
+		*ok = true;
+		return MHD_YES;
+	}
+	role = 0;
+	if (g.api_client_ca && http_client_cert_ok(c)) {
+		/* the handshake trusted both CAs: which one says the role */
+		if (http_client_cert_from(c, g.admin_ca))
+			role = VG_AUTH_ADMIN;
+		else if (http_client_cert_from(c, g.read_ca))
+			role = VG_AUTH_READ;
+	}
+	if (!role) {
+		pthread_rwlock_rdlock(&g.auth_lock);
+		role = http_auth_role(c, g.auth, id);
+		pthread_rwlock_unlock(&g.auth_lock);
+	}
+	if (role == -ENOKEY)
+		return http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-verifier",
+					"a credential is required: Authorization: Bearer TOKEN "
+					"(vigil attest --token-file) or a client certificate");
+	if (role < 0) {
+		fprintf(stderr, "vigil-verifier: refused %s%s\n", role == -EBADMSG ? "a malformed token" :
+			"token ", role == -EBADMSG ? "" : id);
+		return http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-verifier",
+					"the bearer token is not valid here");
+	}
+	/* admin implies read */
+	if (need == VG_AUTH_ADMIN && role != VG_AUTH_ADMIN)
+		return http_auth_refuse(c, MHD_HTTP_FORBIDDEN, "vigil-verifier",
+					"this credential may read, not change state (an admin "
+					"token is needed)");
+	*ok = true;
+	return MHD_YES;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, const char *method, struct upload *u);
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
 			       const char *method, const char *version, const char *data,
 			       size_t *data_len, void **con_cls)
 {
 	struct upload *u = *con_cls;
-	struct vg_api_route rt;
-	struct vg_diag d = { 0 };
-	const char *body;
-	int r;
+	enum MHD_Result ret;
 
 	(void)cls;
 	(void)version;
-	if (!u) {
-		u = calloc(1, sizeof(*u));
-		if (!u)
-			return MHD_NO;
-		*con_cls = u;
-		/* refused before a byte of the body is read (curl's Expect: 100-continue waits) */
+	(void)url;			/* MHD's decoding: u->path is ours, strict */
+	if (!u)
+		return MHD_NO;
+	if (!u->started) {
+		bool ok;
+		enum MHD_Result ar;
+
+		u->started = true;
+		/* all refused before a byte of the body is read (curl's Expect: 100-continue waits) */
+		ar = authorize(c, method, &ok);
+		if (!ok) {
+			u->answered = true;
+			return ar;
+		}
+		if (u->path_err < 0) {
+			u->answered = true;
+			return error(c, MHD_HTTP_BAD_REQUEST, u->path);
+		}
 		if (http_guard_body_too_big(c, g.max_body)) {
-			u->too_big = true;
+			u->answered = true;
 			return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+		}
+		/* told to retry before its body is read, too (answer() checks again) */
+		if (strcmp(method, "PUT") == 0 && strncmp(u->path, "/v1/policies/", 13) == 0 &&
+		    atomic_load(&g.policy_checks) >= POLICY_CHECKS_MAX) {
+			u->answered = true;
+			return error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "two policy uploads are being "
+				     "checked already: retry");
 		}
 		return MHD_YES;
 	}
 	if (*data_len) {
-		if (u->too_big || *data_len > g.max_body - u->len)
+		if (u->answered || *data_len > g.max_body - u->len)
 			return MHD_NO;		/* chunked past the limit: the connection is closed */
 		if (grow((uint8_t **)&u->buf, &u->cap, u->len, *data_len) < 0)
 			return MHD_NO;
@@ -1262,12 +1657,24 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return MHD_YES;
 	}
 	http_guard_busy(c);
-	if (u->too_big)
-		return MHD_YES;			/* 413 already queued */
-	if (g.api_need_client_cert && !http_client_cert_ok(c))
-		return error(c, MHD_HTTP_FORBIDDEN, "an operator certificate from the trusted CA is required");
+	if (u->answered)
+		return MHD_YES;			/* refusal already queued */
+	/* counted, so that a shutdown knows whether it would wait on someone */
+	atomic_fetch_add(&g.api_busy, 1);
+	ret = answer(c, method, u);
+	atomic_fetch_sub(&g.api_busy, 1);
+	return ret;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, const char *method, struct upload *u)
+{
+	struct vg_api_route rt;
+	struct vg_diag d = { 0 };
+	const char *body;
+	int r;
+
 	body = u->buf ? u->buf : "";
-	r = vg_api_route(method, url, &rt, &d);
+	r = vg_api_route(method, u->path, &rt, &d);
 	if (r == -ENOENT)
 		return error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
 	if (r == -EBADMSG)
@@ -1285,6 +1692,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		lr = vg_store_agent_list(g.store, list_cb, arr, &ld);
 		pthread_mutex_unlock(&g.lock);
 		json_object_object_add(o, "agents", arr);
+		auth_mark(o);
 		if (lr < 0) {
 			json_object_put(o);
 			return error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, ld.msg);
@@ -1313,8 +1721,10 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	g.stop = 1;
+	if (sig == SIGHUP)
+		g.reload = 1;
+	else
+		g.stop = 1;
 }
 
 int main(int argc, char **argv)
@@ -1334,6 +1744,7 @@ int main(int argc, char **argv)
 		{ "api-cert", required_argument, NULL, 'P' },
 		{ "api-key", required_argument, NULL, 'Q' },
 		{ "api-client-ca", required_argument, NULL, 'R' },
+		{ "api-read-client-ca", required_argument, NULL, 'r' },
 		{ "api-timeout", required_argument, NULL, 'T' },
 		{ "api-max-conn", required_argument, NULL, 'N' },
 		{ "max-body", required_argument, NULL, 'M' },
@@ -1341,10 +1752,15 @@ int main(int argc, char **argv)
 		{ "db-timeout", required_argument, NULL, 'D' },
 		{ "max-log", required_argument, NULL, 'G' },
 		{ "policy-key", required_argument, NULL, 'Y' },
+		{ "auth-tokens", required_argument, NULL, 'a' },
+		{ "create-token", required_argument, NULL, 'k' },
+		{ "agent-token-file", required_argument, NULL, 'g' },
+		{ "insecure-no-auth", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *listen = NULL, *db = NULL, *api_cert = NULL, *api_key = NULL, *api_ca = NULL;
+	const char *tokens = NULL, *create_role = NULL, *agent_token_file = NULL, *read_ca = NULL;
 	char *cert_pem = NULL, *key_pem = NULL, *ca_pem = NULL;
 	struct sockaddr_in sa;
 	struct MHD_Daemon *d;
@@ -1399,6 +1815,7 @@ int main(int argc, char **argv)
 		case 'P': api_cert = optarg; break;
 		case 'Q': api_key = optarg; break;
 		case 'R': api_ca = optarg; break;
+		case 'r': read_ca = optarg; break;
 		case 'T':
 		case 'N':
 		case 'U':
@@ -1449,13 +1866,75 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case 'a': tokens = optarg; break;
+		case 'k': create_role = optarg; break;
+		case 'g': agent_token_file = optarg; break;
+		case 'I': g.no_auth = true; break;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
 		}
 	}
-	if (!!g.client_cert != !!g.client_key || !!api_cert != !!api_key || (api_ca && !api_cert)) {
+	if (create_role) {
+		/* vigil-verifier --create-token ROLE OUT [--auth-tokens FILE]: no daemon */
+		if (optind != argc - 1) {
+			fprintf(stderr, "vigil-verifier: --create-token ROLE OUT: one OUT file\n");
+			return 2;
+		}
+		if (strcmp(create_role, "verifier") == 0 && !tokens) {
+			fprintf(stderr, "vigil-verifier: --create-token verifier: name the agents' token "
+				"list with --auth-tokens FILE (not the verifier's own)\n");
+			return 2;
+		}
+		return http_auth_create_token("vigil-verifier", create_role,
+					      VG_AUTH_ADMIN | VG_AUTH_READ | VG_AUTH_VERIFIER,
+					      argv[optind], tokens ? tokens : VERIFIER_TOKENS);
+	}
+	if (optind != argc) {
+		fprintf(stderr, "vigil-verifier: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (g.no_auth && (tokens || api_ca || read_ca)) {
+		fprintf(stderr, "vigil-verifier: --insecure-no-auth excludes --auth-tokens and "
+			"--api-client-ca\n");
+		return 2;
+	}
+	if (!g.no_auth) {
+		char err[512];
+		int ar = http_auth_load(tokens ? tokens : VERIFIER_TOKENS, VG_AUTH_ADMIN | VG_AUTH_READ,
+					&g.auth, err, sizeof(err));
+
+		if (ar < 0 && (ar != -ENOENT || tokens || !(api_ca || read_ca))) {
+			fprintf(stderr, "vigil-verifier: %s\n", err);
+			if (ar == -ENOENT)
+				fprintf(stderr, "vigil-verifier: every API route needs a credential: "
+					"create the first admin token with\n"
+					"  vigil-verifier --create-token admin FILE [--auth-tokens %s]\n"
+					"or give --api-client-ca (client certificates); for tests only, "
+					"--insecure-no-auth\n", tokens ? tokens : VERIFIER_TOKENS);
+			return 2;
+		}
+		g.auth_path = tokens ? tokens : VERIFIER_TOKENS;
+		if (!api_ca && !read_ca && !vg_auth_count(g.auth)) {
+			fprintf(stderr, "vigil-verifier: %s lists no token and there is no "
+				"--api-client-ca: nobody could use the API\n",
+				tokens ? tokens : VERIFIER_TOKENS);
+			vg_auth_free(g.auth);
+			return 2;
+		}
+	}
+	if (agent_token_file) {
+		struct vg_diag td = { 0 };
+
+		if (vg_auth_token_read(agent_token_file, g.agent_token, &td) < 0) {
+			fprintf(stderr, "vigil-verifier: %s: %s\n", agent_token_file, td.msg);
+			vg_auth_free(g.auth);
+			return 2;
+		}
+	}
+	if (!!g.client_cert != !!g.client_key || !!api_cert != !!api_key ||
+	    ((api_ca || read_ca) && !api_cert)) {
 		fprintf(stderr, "vigil-verifier: --client-cert/--client-key and --api-cert/--api-key go "
-			"together; --api-client-ca needs --api-cert\n");
+			"together; --api-client-ca and --api-read-client-ca need --api-cert\n");
 		return 2;
 	}
 	if (api_cert && (!(cert_pem = http_slurp(api_cert)) || !(key_pem = http_slurp(api_key)) ||
@@ -1463,7 +1942,35 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigil-verifier: cannot read the API certificate, key or CA\n");
 		return 2;
 	}
-	g.api_need_client_cert = ca_pem != NULL;
+	if (read_ca) {
+		/* the handshake trusts both CAs; http_client_cert_from tells them apart */
+		char *rp = http_slurp(read_ca), *both;
+		int r = rp ? 0 : -EBADMSG;
+
+		if (!r && ca_pem && (r = http_ca_new(ca_pem, &g.admin_ca)) == 0) {
+			both = malloc(strlen(ca_pem) + strlen(rp) + 2);
+			if (both)
+				sprintf(both, "%s\n%s", ca_pem, rp);
+			free(ca_pem);
+			ca_pem = both;
+			r = both ? 0 : -ENOMEM;
+		} else if (!r) {
+			ca_pem = strdup(rp);
+			r = ca_pem ? 0 : -ENOMEM;
+		}
+		if (!r)
+			r = http_ca_new(rp, &g.read_ca);
+		free(rp);
+		if (r < 0) {
+			fprintf(stderr, "vigil-verifier: %s: cannot read a PEM CA certificate from it\n",
+				read_ca);
+			return 2;
+		}
+	} else if (ca_pem && http_ca_new(ca_pem, &g.admin_ca) < 0) {
+		fprintf(stderr, "vigil-verifier: %s: cannot read a PEM CA certificate from it\n", api_ca);
+		return 2;
+	}
+	g.api_client_ca = ca_pem != NULL;
 	if (!listen || !db || http_parse_listen(listen, &sa) < 0 || !g.mask) {
 		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db URL are required\n");
 		return 2;
@@ -1475,6 +1982,7 @@ int main(int argc, char **argv)
 	vg_store_set_timeout(g.store, db_timeout * 1000);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	sigaction(SIGTERM, &act, NULL);
+	sigaction(SIGHUP, &act, NULL);
 	sigaction(SIGINT, &act, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (http_guard_start(api_timeout, &guard) < 0) {
@@ -1501,6 +2009,7 @@ int main(int argc, char **argv)
 			tls[0].option = MHD_OPTION_END;
 		d = MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
 				     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				     MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
 				     MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, guard,
 				     MHD_OPTION_THREAD_POOL_SIZE, 4u,
 				     MHD_OPTION_CONNECTION_TIMEOUT, api_timeout,
@@ -1518,8 +2027,32 @@ int main(int argc, char **argv)
 
 		vg_store_url_scrub(db, safe, sizeof(safe));
 		fprintf(stderr, "vigil-verifier: listening on %s, store %s\n", listen, safe);
+		if (g.no_auth)
+			fprintf(stderr, "vigil-verifier: WARNING: --insecure-no-auth: the API has NO "
+				"AUTHENTICATION; anyone who reaches %s can delete agents, clear their "
+				"policies and turn a failed host back to trusted (tests only)\n", listen);
+		else
+			fprintf(stderr, "vigil-verifier: API credentials: %zu token(s)%s%s\n",
+				vg_auth_count(g.auth), g.admin_ca ?
+				", client certificates from --api-client-ca (admin)" : "",
+				g.read_ca ? ", from --api-read-client-ca (read)" : "");
 	}
 	loop();
+	/*
+	 * Rounds end at once (libcurl's progress callback sees g.stop), so do
+	 * registrations waiting on an agent; an answer being computed (a large
+	 * policy parsed) gets STOP_GRACE_MS. Past that we go without it:
+	 * nothing half-written survives (the store's transactions), and
+	 * MHD_stop_daemon would wait for the handler.
+	 */
+	for (int w = 0; w < STOP_GRACE_MS / 20 &&
+	     (atomic_load(&g.api_busy) || rounds_in_flight()); w++)
+		usleep(20000);
+	if (atomic_load(&g.api_busy) || rounds_in_flight()) {
+		fprintf(stderr, "vigil-verifier: stopping with %d request(s) and %zu round(s) still "
+			"running\n", atomic_load(&g.api_busy), rounds_in_flight());
+		_exit(0);
+	}
 	MHD_stop_daemon(d);
 	http_guard_stop(guard);
 	while (g.policies) {
@@ -1530,6 +2063,11 @@ int main(int argc, char **argv)
 	}
 	vg_store_close(g.store);
 	vg_dsse_keys_free(g.policy_keys);
+	vg_auth_free(g.auth);
+	http_ca_free(g.admin_ca);
+	http_ca_free(g.read_ca);
+	okc_free();
+	OPENSSL_cleanse(g.agent_token, sizeof(g.agent_token));
 	curl_global_cleanup();
 	if (key_pem)
 		OPENSSL_cleanse(key_pem, strlen(key_pem));

@@ -250,6 +250,9 @@ int vg_attest_clock_check(struct vg_attest_clock *c, const struct vg_tpms_attest
 
 struct vg_refpolicy;
 
+/* Digests one policy may hold (files, boot_aggregate and ima-buf each). */
+#define VG_REFPOLICY_DIGESTS_MAX (4u << 20)
+
 int vg_refpolicy_new(struct vg_refpolicy **ret);
 void vg_refpolicy_free(struct vg_refpolicy *p);
 
@@ -270,7 +273,10 @@ void vg_refpolicy_free(struct vg_refpolicy *p);
  *   Keylime's legacy flat allowlist ("<hex digest> <path>" lines).
  * Excludes are POSIX extended regexes anchored at the start of the path
  * (Python's re.match, which Keylime uses).
- * Return: 0; -EBADMSG (diag names the key or line); -ENOMEM.
+ * Cost: linear in the document (duplicates are dropped through a keyed
+ * hash index, per path), at most VG_REFPOLICY_DIGESTS_MAX digests.
+ * Return: 0; -EBADMSG (diag names the key or line); -E2BIG (more digests
+ * than the limit: diag names it); -ENOMEM.
  */
 int vg_refpolicy_load(const uint8_t *buf, size_t len, struct vg_refpolicy **ret,
 		      struct vg_diag *diag);

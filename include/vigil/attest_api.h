@@ -75,6 +75,20 @@ struct vg_api_route {
 int vg_api_route(const char *method, const char *url, struct vg_api_route *ret,
 		 struct vg_diag *diag);
 
+#define VG_API_PATH_MAX 1024		/* a request path, decoded, with the NUL */
+
+/*
+ * vg_api_path_decode - the path of a request URI as sent (up to '?' or
+ * '#'), percent-decoded strictly: every '%' is followed by two hex
+ * digits, and neither the URI nor what it decodes to holds a control
+ * byte (NUL included: "/v1/agents/h1%00x" is not "/v1/agents/h1"), and
+ * '/' is not encoded (it would move a route's boundaries). Routes are
+ * found on this, never on a decoding that stops at a NUL.
+ * Return: the decoded length (@out NUL-terminated), -EBADMSG (diag says
+ * which byte), -ENAMETOOLONG (does not fit @cap).
+ */
+int vg_api_path_decode(const char *uri, char *out, size_t cap, struct vg_diag *diag);
+
 struct vg_api_register {
 	char id[VG_API_ID_MAX];
 	char url[VG_API_URL_MAX];	/* http:// or https://, printable, no spaces */

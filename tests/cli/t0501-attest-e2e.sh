@@ -11,6 +11,7 @@
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 vg_init
+att_auth
 vg_tpm_start
 
 AGENT=${VIGIL_AGENT_BIN:?}
@@ -34,7 +35,7 @@ check "the measured log has 4 entries" test "$("$VIGIL" log show "$T/log" | wc -
 : >tamper
 start_agent() {
 	# no boot log here: swtpm's PCRs 0-9 are zero (t0505 covers boot logs)
-	"$AGENT" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
+	"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
 		--boot-log "$T/no-boot-log" --tamper-file "$T/tamper" 2>>agent.err &
 	AGENT_PID=$!
 	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -51,7 +52,7 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 ' $WP "$T/webhook" &
 PIDS="$PIDS $!"
-"$VERIFIER" --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
+"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
 	--ek-ca "$TPMDIR/ek-ca.pem" --webhook http://127.0.0.1:$WP/hook \
 	--on-fail "echo \"\$VIGIL_AGENT \$VIGIL_FAILURE \$VIGIL_PATH\" >>$T/hook" 2>verifier.err &
 PIDS="$PIDS $!"
@@ -66,7 +67,7 @@ wait_for() { att_wait host1 "$@"; }	# STATE [FAILURE]: up to 15 s
 rounds() { field rounds; }
 
 check_eq "without a boot log the agent answers 404" \
-	"$(curl -s -o /dev/null -w '%{http_code}' "127.0.0.1:$AP/v1/bootlog")" 404
+	"$(curl -s -H "$ATT_AHDR" -o /dev/null -w '%{http_code}' "127.0.0.1:$AP/v1/bootlog")" 404
 check "policy from the known-good log" "$VIGIL" attest policy create --log "$T/log" -o good.json
 check "policy uploaded" "$VIGIL" attest policy set good good.json
 check "registration with EK certificate chain and credential activation" \
@@ -115,7 +116,7 @@ check "the registered agent is still trusted" wait_for trusted
 TPM2=$T/tpm2
 TCTI2=$(bash "$SRCDIR/scripts/swtpm.sh" start "$TPM2")
 mkdir -p st2
-"$AGENT" --listen 127.0.0.1:$AP2 --state "$T/st2" --log "$T/log" --id host1 --tcti "$TCTI2" 2>agent2.err &
+"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP2 --state "$T/st2" --log "$T/log" --id host1 --tcti "$TCTI2" 2>agent2.err &
 PIDS="$PIDS $!"
 for i in $(seq 50); do curl -s "127.0.0.1:$AP2/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 "$VIGIL" attest add host1 --agent http://127.0.0.1:$AP2 >out 2>&1
@@ -143,7 +144,7 @@ check_eq "whole list verified again" "$(field log_entries)" 17
 VPID=$(echo $PIDS | awk '{print $2}')
 kill $VPID; wait $VPID 2>/dev/null
 PIDS=$(echo $PIDS | awk '{print $1, $3}')
-"$VERIFIER" --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
+"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
 	--ek-ca "$TPMDIR/ek-ca.pem" 2>>verifier.err &
 PIDS="$PIDS $!"
 for i in $(seq 50); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done

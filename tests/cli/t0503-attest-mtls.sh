@@ -4,11 +4,14 @@
 # the verifier checks the agent's certificate against its agent CA and
 # presents its own. Registration and attestation work over it; no client
 # certificate, one from another CA, plain HTTP and an untrusted agent
-# certificate are refused.
+# certificate are refused. Operators: a certificate from --api-client-ca
+# is an admin credential, one from --api-read-client-ca reads and gets 403
+# on a change, one from another CA is refused.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 vg_init
+att_auth
 vg_tpm_start
 
 port() { vg_port; }
@@ -46,10 +49,10 @@ mkdir -p st
 "$VIGIL_AGENT_BIN" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
 	--tls-cert agent.pem --tls-key agent.key --tls-client-ca ca.pem 2>agent.err &
 PIDS="$PIDS $!"
-"$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP --db "$T/v.db" --interval 200 --ek-ca "$TPMDIR/ek-ca.pem" \
+"$VIGIL_VERIFIER_BIN" $ATT_VAUTH --listen 127.0.0.1:$VP --db "$T/v.db" --interval 200 --ek-ca "$TPMDIR/ek-ca.pem" \
 	--agent-ca ca.pem --client-cert verifier.pem --client-key verifier.key 2>verifier.err &
 PIDS="$PIDS $!"
-"$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP2 --db "$T/v2.db" --interval 200 --agent-ca ca.pem \
+"$VIGIL_VERIFIER_BIN" $ATT_VAUTH --listen 127.0.0.1:$VP2 --db "$T/v2.db" --interval 200 --agent-ca ca.pem \
 	2>verifier2.err &
 PIDS="$PIDS $!"
 for i in $(seq 50); do
@@ -61,9 +64,9 @@ done
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 check_eq "with the verifier's certificate: 200" \
 	"$(code --cacert ca.pem --cert verifier.pem --key verifier.key https://127.0.0.1:$AP/v1/identity)" 200
-check_eq "no client certificate: 403" "$(code --cacert ca.pem https://127.0.0.1:$AP/v1/identity)" 403
+check_eq "no client certificate: 401" "$(code --cacert ca.pem https://127.0.0.1:$AP/v1/identity)" 401
 check_eq "client certificate of another CA: refused" \
-	"$(code --cacert ca.pem --cert intruder.pem --key intruder.key https://127.0.0.1:$AP/v1/identity)" 403
+	"$(code --cacert ca.pem --cert intruder.pem --key intruder.key https://127.0.0.1:$AP/v1/identity)" 401
 check_rc 0 "plain HTTP to the TLS port fails" test "$(code http://127.0.0.1:$AP/v1/identity)" != 200
 check_rc 0 "an agent certificate the client does not trust fails" \
 	test "$(code --cacert rogue.pem https://127.0.0.1:$AP/v1/identity)" = 000
@@ -81,7 +84,7 @@ check_eq "trusted over mutual TLS" "$ok" 0
 check "rounds counted" grep -q "host1 trusted" st.out
 VIGIL_VERIFIER=http://127.0.0.1:$VP2 "$VIGIL" attest add host1 --agent https://127.0.0.1:$AP >out 2>&1
 check_eq "a verifier without a client certificate: refused (exit 1)" "$?" 1
-check "typed agent.comm (the agent answered 403)" grep -q "FAIL agent.comm" out
+check "typed agent.comm (the agent answered 401)" grep -q "FAIL agent.comm" out
 
 # the operators' API over mutual TLS
 "$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP3 --db "$T/v3.db" --api-cert api.pem --api-key api.key \
@@ -93,4 +96,26 @@ check "operator with a certificate: policy set over HTTPS" env VIGIL_VERIFIER_CE
 	VIGIL_VERIFIER_KEY=$T/operator.key "$VIGIL" attest policy set p p.json
 check_rc 2 "operator without a certificate: refused" "$VIGIL" attest status
 check_rc 2 "operator with another CA's certificate: refused" env VIGIL_VERIFIER_CERT=$T/intruder.pem \
+	VIGIL_VERIFIER_KEY=$T/intruder.key "$VIGIL" attest status
+
+# a second CA for read-only operators (--api-read-client-ca)
+mkca readers
+mkcert auditor readers
+VP4=$(port)
+"$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP4 --db "$T/v4.db" --api-cert api.pem --api-key api.key \
+	--api-client-ca ca.pem --api-read-client-ca readers.pem 2>verifier4.err &
+PIDS="$PIDS $!"
+for i in $(seq 50); do curl -s --cacert ca.pem https://127.0.0.1:$VP4/ >/dev/null 2>&1 && break; sleep 0.1; done
+export VIGIL_VERIFIER=https://127.0.0.1:$VP4
+check "operator with an admin-CA certificate: policy set" env VIGIL_VERIFIER_CERT=$T/operator.pem \
+	VIGIL_VERIFIER_KEY=$T/operator.key "$VIGIL" attest policy set p p.json
+check "auditor with a read-CA certificate: status" env VIGIL_VERIFIER_CERT=$T/auditor.pem \
+	VIGIL_VERIFIER_KEY=$T/auditor.key "$VIGIL" attest status
+check "... and the policy" env VIGIL_VERIFIER_CERT=$T/auditor.pem \
+	VIGIL_VERIFIER_KEY=$T/auditor.key "$VIGIL" attest policy get p
+check_rc 2 "auditor: policy set refused" env VIGIL_VERIFIER_CERT=$T/auditor.pem \
+	VIGIL_VERIFIER_KEY=$T/auditor.key "$VIGIL" attest policy set p p.json
+cp .out last
+check "... forbidden (403)" grep -q "forbidden: read credential cannot change state (403)" last
+check_rc 2 "another CA's certificate: still refused" env VIGIL_VERIFIER_CERT=$T/intruder.pem \
 	VIGIL_VERIFIER_KEY=$T/intruder.key "$VIGIL" attest status

@@ -16,6 +16,7 @@
 . "$SRCDIR/tests/lib-tpm.sh"
 . "$SRCDIR/tests/lib-pg.sh"
 vg_init
+att_auth
 vg_tpm_start
 
 AGENT=${VIGIL_AGENT_BIN:?}
@@ -44,7 +45,7 @@ sql() { vg_pg_psql -d fleet -c "$1"; }
 
 # ---- URLs that cannot work: exit 2, the URL named, no password ----
 bad() {	# WHAT URL GREP
-	"$VERIFIER" --listen 127.0.0.1:$VP --db "$2" >out 2>err
+	"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "$2" >out 2>err
 	check_eq "$1: exit 2" "$?" 2
 	check "$1: the message says why" grep -q -- "$3" err
 }
@@ -66,12 +67,12 @@ for f in a b c; do echo "file $f" >tree/$f; done
 measure() { "$VIGIL" measure --log "$T/log" --tpm >/dev/null 2>&1 "$@"; }
 measure "$T/tree/a" "$T/tree/b" "$T/tree/c"
 start_agent() {
-	"$AGENT" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 2>>agent.err &
+	"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 2>>agent.err &
 	AGENT_PID=$!
 	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 }
 start_verifier() {	# PORT URL LOGFILE: sets LASTPID
-	"$VERIFIER" --listen 127.0.0.1:$1 --db "$2" --interval 200 --ek-ca "$TPMDIR/ek-ca.pem" 2>>"$3" &
+	"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$1 --db "$2" --interval 200 --ek-ca "$TPMDIR/ek-ca.pem" 2>>"$3" &
 	LASTPID=$!
 	for i in $(seq 100); do curl -s "127.0.0.1:$1/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
 }

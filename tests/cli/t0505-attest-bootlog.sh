@@ -14,6 +14,7 @@
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 vg_init
+att_auth
 vg_tpm_start
 
 AGENT=${VIGIL_AGENT_BIN:?}
@@ -44,13 +45,13 @@ reboot() {
 }
 measure() { "$VIGIL" measure --log "$T/log" --tpm >/dev/null 2>&1 "$@"; }
 start_agent() {	# [BOOTLOG]
-	"$AGENT" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
+	"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
 		--boot-log "${1:-$T/boot.bin}" 2>>agent.err &
 	AGENT_PID=$!
 	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 }
 start_verifier() {
-	"$VERIFIER" --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
+	"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
 		--ek-ca "$TPMDIR/ek-ca.pem" 2>>verifier.err &
 	VPID=$!
 	for i in $(seq 50); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -82,7 +83,7 @@ check "the list's boot_aggregate is H(PCR 0-9) of the boot log" \
 cp "$L" boot.bin
 start_agent
 start_verifier
-curl -s -o served "127.0.0.1:$AP/v1/bootlog"
+curl -s -H "$ATT_AHDR" -o served "127.0.0.1:$AP/v1/bootlog"
 check "the agent serves the boot log byte for byte" cmp served "$L"
 "$VIGIL" attest policy create --log "$T/log" -o good.json >/dev/null
 # allow the boot_aggregate of a boot with PCRs 0-9 all zero too (used below)

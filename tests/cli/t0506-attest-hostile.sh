@@ -15,6 +15,7 @@
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 vg_init
+att_auth
 vg_tpm_start
 
 AGENT=${VIGIL_AGENT_BIN:?}
@@ -29,22 +30,27 @@ trap '_rc=$?; for p in $PIDS; do kill $p 2>/dev/null; done; wait 2>/dev/null;
       bash "$SRCDIR/scripts/swtpm.sh" stop "$TPMDIR" >/dev/null 2>&1;
       bash "$SRCDIR/scripts/swtpm.sh" stop "$TPM2" >/dev/null 2>&1; (exit $_rc); vg_cleanup' EXIT
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
-C="curl -s --max-time 10"
+# curl with the credential each side expects: the verifier's token to the agents, an admin token to the verifier
+C() {
+	local h=$ATT_HDR
+	case "$*" in *127.0.0.1:$AP/*|*127.0.0.1:$AP2/*|*127.0.0.1:$FP/*) h=$ATT_AHDR ;; esac
+	curl -s --max-time 10 -H "$h" "$@"
+}
 
 mkdir -p tree st
 for f in a b; do echo "file $f" >tree/$f; done
 "$VIGIL" measure --log "$T/log" --tpm "$T/tree/a" "$T/tree/b" >/dev/null 2>&1
-"$AGENT" --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 2>agent.err &
+"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 2>agent.err &
 AGENT_PID=$!
 PIDS="$PIDS $AGENT_PID"
 # ASan's quarantine would count freed buffers as the verifier's memory
 ASAN_OPTIONS=$ASAN_OPTIONS:quarantine_size_mb=4 \
-"$VERIFIER" --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
+"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
 	--api-timeout 2 --api-max-conn 20 --agent-timeout 2 --max-log 4M --max-body 8M 2>verifier.err &
 VPID=$!
 PIDS="$PIDS $VPID"
 for i in $(seq 100); do
-	$C "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && $C "$V/v1/agents" >/dev/null 2>&1 && break
+	C "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && C "$V/v1/agents" >/dev/null 2>&1 && break
 	sleep 0.1
 done
 
@@ -53,7 +59,7 @@ field() { att_field "$1" "${2:-host1}"; }
 wait_for() { ATT_WAIT=100 att_wait "$@"; }	# ID STATE [FAILURE]: up to 10 s
 hwm() { awk '/^VmHWM/ {print $2}' /proc/$VPID/status; }	# KiB
 # code METHOD URL [curl args]: the HTTP status; the body in $T/${OUT:-body}
-code() { local m=$1 u=$2; shift 2; $C -o "$T/${OUT:-body}" -w '%{http_code}' -X "$m" "$u" "$@"; }
+code() { local m=$1 u=$2; shift 2; C -o "$T/${OUT:-body}" -w '%{http_code}' -X "$m" "$u" "$@"; }
 
 "$VIGIL" attest policy create --log "$T/log" -o good.json >/dev/null
 "$VIGIL" attest policy set good good.json >/dev/null
@@ -109,10 +115,11 @@ check_eq "64 MiB policy upload: 413" "$(code PUT "$V/v1/policies/big" --data-bin
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "... within 1 s (${ms} ms)" test $ms -lt 1000
 check "... saying why" grep -q "too large" body
-python3 - $VP >raw413.out 2>&1 <<'PY'
+python3 - $VP "$ATT_HDR" >raw413.out 2>&1 <<'PY'
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-s.sendall(b"PUT /v1/policies/big HTTP/1.1\r\nHost: x\r\nContent-Length: 67108864\r\n\r\n")
+s.sendall(b"PUT /v1/policies/big HTTP/1.1\r\nHost: x\r\n" + sys.argv[2].encode() +
+          b"\r\nContent-Length: 67108864\r\n\r\n")
 t0, sent, ans = time.time(), 0, b""
 try:
     while sent < 64 << 20:
@@ -127,7 +134,7 @@ print(ans.split(b"\r\n")[0].decode(errors="replace"), "after", sent >> 20, "MiB"
 PY
 check "a client that ignores the answer: 413, then the connection is closed" grep -q "413" raw413.out
 sed 's/^/# /' raw413.out
-head -c $((40 << 20)) /dev/zero | $C -o /dev/null -X PUT -H "Transfer-Encoding: chunked" \
+head -c $((40 << 20)) /dev/zero | C -o /dev/null -X PUT -H "Transfer-Encoding: chunked" \
 	--data-binary @- "$V/v1/policies/big" >/dev/null 2>&1
 check_eq "chunked 40 MiB upload: not stored" "$(code GET "$V/v1/policies/big")" 404
 h1=$(hwm)
@@ -165,15 +172,18 @@ check "the honest agent is still trusted" wait_for host1 trusted
 # binds the agent id, so only a real TPM registers
 TCTI2=$(bash "$SRCDIR/scripts/swtpm.sh" start "$TPM2")
 mkdir -p st2
-"$AGENT" --listen 127.0.0.1:$AP2 --state "$T/st2" --log "$T/log2" --id evil --tcti "$TCTI2" 2>agent2.err &
+"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP2 --state "$T/st2" --log "$T/log2" --id evil --tcti "$TCTI2" 2>agent2.err &
 PIDS="$PIDS $!"
-for i in $(seq 100); do $C "127.0.0.1:$AP2/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 100); do C "127.0.0.1:$AP2/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 cat >fake.py <<'PY'
 import base64, http.server, json, socketserver, sys, time, urllib.request
 port, real, modef = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+auth = None   # the verifier's bearer token, passed on to the real agent
 def fetch(path, body=None):
-    r = urllib.request.urlopen(urllib.request.Request(real + path, data=body,
-            headers={"Content-Type": "application/json"}), timeout=5)
+    h = {"Content-Type": "application/json"}
+    if auth:
+        h["Authorization"] = auth
+    r = urllib.request.urlopen(urllib.request.Request(real + path, data=body, headers=h), timeout=5)
     return r.status, r.read()
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -187,9 +197,13 @@ class H(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
     def do_POST(self):
+        global auth
+        auth = self.headers.get("Authorization")
         n = int(self.headers.get("Content-Length", 0))
         self.send(*fetch(self.path, self.rfile.read(n)))
     def do_GET(self):
+        global auth
+        auth = self.headers.get("Authorization")
         mode = open(modef).read().strip()
         if self.path.startswith("/v1/identity"):
             return self.send(*fetch(self.path))
@@ -237,7 +251,7 @@ PY
 echo honest >mode
 python3 fake.py $FP http://127.0.0.1:$AP2 "$T/mode" 2>fake.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do $C "127.0.0.1:$FP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 50); do C "127.0.0.1:$FP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 check "the proxy agent registers" "$VIGIL" attest add evil --agent http://127.0.0.1:$FP --policy good
 check "... and is trusted while honest" wait_for evil trusted
 

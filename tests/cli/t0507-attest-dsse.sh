@@ -8,6 +8,7 @@
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
 vg_init
+att_auth
 A=$VECTORS/attest
 K=$VECTORS/evmctl/keys
 
@@ -90,7 +91,7 @@ VERIFIER=${VIGIL_VERIFIER_BIN:?}
 port() { vg_port; }
 VP=$(port)
 export VIGIL_VERIFIER=http://127.0.0.1:$VP ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
-"$VERIFIER" --listen 127.0.0.1:$VP --db "sqlite:$T/v.db" --policy-key "$K/ecp256.cert.pem" 2>verifier.err &
+"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/v.db" --policy-key "$K/ecp256.cert.pem" 2>verifier.err &
 VPID=$!
 trap '_rc=$?; kill $VPID 2>/dev/null; (exit $_rc); vg_cleanup' EXIT
 for i in $(seq 50); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -103,7 +104,7 @@ check_eq "verifier: a policy signed by another key is refused (exit 2: a bad req
 "$VIGIL" attest policy get signed >got.json
 check "the signed policy reads back with its paths" grep -q "root/usr/bin/a" got.json
 check_rc 2 "the refused ones were not stored" "$VIGIL" attest policy get plain
-"$VERIFIER" --listen 127.0.0.1:$(port) --db "sqlite:$T/v2.db" --policy-key "$K/ecp256.key.pem" 2>err
+"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$(port) --db "sqlite:$T/v2.db" --policy-key "$K/ecp256.key.pem" 2>err
 check_eq "verifier: a private key as --policy-key exits 2" "$?" 2
 check "... naming the file" grep -q "ecp256.key.pem" err
 kill $VPID; wait $VPID 2>/dev/null

@@ -5,7 +5,9 @@
  *
  * The first byte picks the parser (mod 10), the rest is its input:
  *  0 vg_api_route (a method byte, then the URL)   accepted ⇒ the URL is
- *    rebuilt from (endpoint, id) exactly; ids always vg_api_id_ok
+ *    rebuilt from (endpoint, id) exactly; ids always vg_api_id_ok; and
+ *    vg_api_path_decode of the same URL: accepted ⇒ no control byte, as
+ *    many '/' as the path had (none decoded), the length returned
  *  1 vg_api_register_parse       accepted ⇒ id/url/policy well formed,
  *    and re-serialised JSON parses to the same struct
  *  2 vg_api_policy_assign_parse  the same
@@ -85,6 +87,26 @@ static void t_route(const uint8_t *d, size_t n)
 	}
 	if (r == -EBADMSG || r == -EOPNOTSUPP)
 		FUZZ_CHECK(dg.err == r && dg.msg[0]);
+	{
+		char path[VG_API_PATH_MAX];
+		size_t slashes = 0, out_slashes = 0;
+		struct vg_diag pd = { 0 };
+		int pr = vg_api_path_decode(url, path, sizeof(path), &pd);
+
+		FUZZ_CHECK(pr >= 0 || pr == -EBADMSG || pr == -ENAMETOOLONG);
+		if (pr < 0) {
+			FUZZ_CHECK(pd.err == pr && pd.msg[0]);
+		} else {
+			FUZZ_CHECK(strlen(path) == (size_t)pr);
+			for (const char *c = url; *c && *c != '?' && *c != '#'; c++)
+				slashes += *c == '/';
+			for (const char *c = path; *c; c++) {
+				FUZZ_CHECK((unsigned char)*c >= 0x20 && *c != 0x7f);
+				out_slashes += *c == '/';
+			}
+			FUZZ_CHECK(slashes == out_slashes);
+		}
+	}
 	free(url);
 }
 

@@ -607,6 +607,77 @@ static void policy_from_log_accepts_it(void **state)
 }
 
 /*
+ * Paths with many digests go through the per-path index (attest_policy.c):
+ * each path of a real log gets 40 decoys around its digest (some given as
+ * "any algorithm of this length"), every digest added twice: the whole log
+ * passes, as with one digest per path; without the real digests, the
+ * first entry fails.
+ */
+static void indexed_paths_match_like_small_ones(void **state)
+{
+	size_t ll;
+	char *lt = (char *)slurp("rust_ascii_runtime_measurements", &ll);
+	struct vg_imalog_buf bin = { 0 };
+	struct vg_refpolicy *p[2];
+	unsigned int algo;
+
+	(void)state;
+	assert_int_equal(vg_imalog_from_ascii(lt, ll, &bin, &algo, NULL), 826);
+	for (int k = 0; k < 2; k++) {
+		struct vg_imalog_parser ps;
+		struct vg_imalog_entry e;
+		struct vg_attest_logstate st;
+		struct vg_attest_verdict v;
+		uint64_t n = 0;
+
+		assert_int_equal(vg_refpolicy_new(&p[k]), 0);
+		vg_imalog_parser_init(&ps, bin.data, bin.len, algo);
+		while (vg_imalog_parser_next(&ps, &e, NULL) == 1) {
+			struct vg_digest dg, decoy;
+			const uint8_t *b;
+			size_t bl, pl = e.f[1].len;
+			char path[4096];
+			unsigned int a;
+
+			assert_int_equal(vg_imalog_field_digest(&e.f[0], &a, &b, &bl, NULL), 0);
+			dg.algo = (uint8_t)(n++ % 3 == 0 ? VG_HASH__LAST : a);
+			dg.len = (uint8_t)bl;
+			memcpy(dg.bytes, b, bl);
+			if (pl && e.f[1].data[pl - 1] == 0)
+				pl--;
+			memcpy(path, e.f[1].data, pl);
+			path[pl] = 0;
+			for (int i = 0; i < 40; i++) {
+				decoy = dg;
+				decoy.bytes[i % bl] ^= (uint8_t)(1 + i / (int)bl);
+				assert_int_equal(vg_refpolicy_allow(p[k], path, &decoy), 0);
+				if (i == 20 && k == 0)
+					assert_int_equal(vg_refpolicy_allow(p[k], path, &dg), 0);
+				assert_int_equal(vg_refpolicy_allow(p[k], path, &decoy), 0);
+			}
+			if (k == 0)
+				assert_int_equal(vg_refpolicy_allow(p[k], path, &dg), 0);
+		}
+		vg_attest_logstate_init(&st, VG_HASH_SHA1);
+		vg_attest_verdict_init(&v);
+		assert_int_equal(vg_attest_log_check(p[k], bin.data, bin.len, VG_HASH_SHA1, 10, NULL,
+						     &st, &v), k == 0 ? 0 : 1);
+		if (k == 1) {
+			assert_int_equal(v.entry, 0);	/* boot_aggregate: decoys only */
+		} else {
+			char *json;
+
+			/* every digest once: 41 per path entry of the log, boot_aggregate aside */
+			assert_true(vg_refpolicy_to_json(p[k], &json) > 0);
+			free(json);
+		}
+		vg_refpolicy_free(p[k]);
+	}
+	vg_imalog_buf_release(&bin);
+	free(lt);
+}
+
+/*
  * Every allocation of a policy load + log check, and of an AK load + quote
  * verification, fails in turn: each fails cleanly (an error or a typed
  * verdict), never passes what a full run refuses, and leaks nothing (ASan).
@@ -704,6 +775,7 @@ int main(void)
 		cmocka_unit_test(policy_formats_roundtrip),
 		cmocka_unit_test(excludes_have_bounded_cost),
 		cmocka_unit_test(policy_from_log_accepts_it),
+		cmocka_unit_test(indexed_paths_match_like_small_ones),
 		cmocka_unit_test(fail_ids_are_unique),
 		cmocka_unit_test(survives_allocation_failures),
 	};
