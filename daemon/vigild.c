@@ -1065,6 +1065,28 @@ static uid_t opener_uid(pid_t pid)
 	return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
 }
 
+static bool queues_empty(const struct vd *d)
+{
+	for (size_t i = 0; i < UQ_CAP; i++)
+		if (d->uq[i].head >= 0)
+			return false;
+	return true;
+}
+
+/* Charge event @e to its opener's queue. Return: -EAGAIN that user holds too many already. */
+static int count_opener(struct vd *d, struct ev *e, pid_t pid)
+{
+	struct uqueue *q;
+
+	e->uid = opener_uid(pid);
+	q = uq_of(d, e->uid);
+	if (q->pending >= MAX_PENDING / 4)
+		return -EAGAIN;
+	q->pending++;
+	e->counted = true;
+	return 0;
+}
+
 static int ev_alloc(struct vd *d)
 {
 	static int hint;
@@ -1096,7 +1118,8 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 	struct result *r;
 	struct lease *l;
 	struct ev *e;
-	int i, leader;
+	int i, leader, w = -1;
+	bool direct;
 	double t0 = now_s();
 
 	d->st.events++;
@@ -1212,16 +1235,20 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 		fail_group(d, i, "file-too-large");
 		return;
 	}
-	e->uid = opener_uid(m->pid);
-	if (uq_of(d, e->uid)->pending >= MAX_PENDING / 4) {
+	e->large = st.st_size >= LARGE_FILE;
+	leader = find_leader(d, e);
+	/*
+	 * Whose access this is matters only when it has to wait: a small file
+	 * that an appraiser takes at once, with nobody queued, is sent
+	 * without looking the opener up (a stat of /proc/PID saved).
+	 */
+	direct = leader < 0 && !e->large && queues_empty(d) && (w = pick_worker(d, e)) >= 0;
+	if (!direct && count_opener(d, e, m->pid) < 0) {
 		/* one user's flood must not fill the table for everyone */
 		d->st.overflows++;
 		fail_group(d, i, "overflow");
 		return;
 	}
-	uq_of(d, e->uid)->pending++;
-	e->counted = true;
-	leader = find_leader(d, e);
 	if (leader >= 0) {	/* one appraisal for every opener of this version */
 		e->leased = d->ev[leader].leased;
 		e->lease_gen = d->ev[leader].lease_gen;
@@ -1232,7 +1259,13 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 	}
 	/* the lease is taken before any content is read: a writer since then voids the verdict */
 	e->leased = lease_take(d, m->fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
-	e->large = st.st_size >= LARGE_FILE;
+	if (direct && send_req(d, w, i) == 0)
+		return;
+	if (!e->counted && count_opener(d, e, m->pid) < 0) {
+		d->st.overflows++;
+		fail_group(d, i, "overflow");
+		return;
+	}
 	uq_push(d, i);
 	dispatch(d);
 }
