@@ -723,6 +723,25 @@ static bool result_passes(const struct result *r)
 }
 
 /*
+ * @r passed under requirements at least as strict as these: a signature
+ * if one is needed, algorithms within @need_algos (0: any).
+ */
+static bool result_satisfies(const struct result *r, bool need_sig, uint32_t need_algos)
+{
+	return result_passes(r) && (r->sig_required || !need_sig) &&
+	       (!need_algos || (r->allowed_algos && !(r->allowed_algos & ~need_algos)));
+}
+
+/* A verdict for this access only (a writer was, or came): never in the cache. */
+static struct result *uncached_result(struct vd *d, const struct vkey *k)
+{
+	free(d->uncached.sig);
+	memset(&d->uncached, 0, sizeof(d->uncached));
+	d->uncached.key = *k;
+	return &d->uncached;
+}
+
+/*
  * A loader's open of this inode is an exec of it too (loader.c), and an
  * ignore mark for opens would hide that open. Such a mark is still right
  * when the exec would pass with nothing left to do: no measurement, no
@@ -742,10 +761,7 @@ static bool exec_needs_nothing(struct vd *d, const struct ev *e, const struct re
 	xa.also_mask = 0;
 	if (vg_policy_match(d->policy, &xa, VG_CLASSES_IMA, &xd) < 0 || xd.measure || xd.audit)
 		return false;
-	if (!xd.appraise)
-		return true;
-	return result_passes(r) && (r->sig_required || !(xd.flags & VG_POLF_DIGSIG_REQUIRED)) &&
-	       (!xd.allowed_algos || (r->allowed_algos && !(r->allowed_algos & ~xd.allowed_algos)));
+	return !xd.appraise || result_satisfies(r, xd.flags & VG_POLF_DIGSIG_REQUIRED, xd.allowed_algos);
 }
 
 static void ignore_inode(struct vd *d, const struct ev *e, const struct result *r)
@@ -1066,10 +1082,8 @@ static bool result_fits(const struct result *r, const struct ev *e)
 	bool need_sig = e->dec.flags & VG_POLF_DIGSIG_REQUIRED;
 	uint32_t need_algos = e->dec.allowed_algos;
 
-	if (!e->need_appraise || (r->sig_required == need_sig && r->allowed_algos == need_algos))
-		return true;
-	return result_passes(r) && (r->sig_required || !need_sig) &&
-	       (!need_algos || (r->allowed_algos && !(r->allowed_algos & ~need_algos)));
+	return !e->need_appraise || (r->sig_required == need_sig && r->allowed_algos == need_algos) ||
+	       result_satisfies(r, need_sig, need_algos);
 }
 
 /* The opener's effective uid: the owner of /proc/PID (one stat, no parsing). */
@@ -1135,8 +1149,7 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 	struct result *r;
 	struct lease *l;
 	struct ev *e;
-	int i, leader, w = -1;
-	bool direct;
+	int i, leader, w;
 	double t0 = now_s();
 
 	d->st.events++;
@@ -1230,13 +1243,7 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 		 * under a lease: its creator usually still has it open.
 		 */
 		e->leased = lease_take(d, m->fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
-		if (e->leased) {
-			r = cache_put(d, &e->key, e->lease_gen);
-		} else {
-			free(d->uncached.sig);
-			r = memset(&d->uncached, 0, sizeof(d->uncached));
-			r->key = e->key;
-		}
+		r = e->leased ? cache_put(d, &e->key, e->lease_gen) : uncached_result(d, &e->key);
 		r->appraised = true;
 		r->status = VG_ST_PASS;
 		vg_hash_buf(d->algo, "", 0, &r->digest, NULL);
@@ -1254,13 +1261,18 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 	}
 	e->large = st.st_size >= LARGE_FILE;
 	leader = find_leader(d, e);
-	/*
-	 * Whose access this is matters only when it has to wait: a small file
-	 * that an appraiser takes at once, with nobody queued, is sent
-	 * without looking the opener up (a stat of /proc/PID saved).
-	 */
-	direct = leader < 0 && !e->large && queues_empty(d) && (w = pick_worker(d, e)) >= 0;
-	if (!direct && count_opener(d, e, m->pid) < 0) {
+	if (leader < 0) {
+		/* the lease is taken before any content is read: a writer since then voids the verdict */
+		e->leased = lease_take(d, m->fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
+		/*
+		 * Whose access this is matters only when it has to wait: a small
+		 * file that an appraiser takes at once, with nobody queued, is
+		 * sent without looking the opener up (a stat of /proc/PID saved).
+		 */
+		if (!e->large && queues_empty(d) && (w = pick_worker(d, e)) >= 0 && send_req(d, w, i) == 0)
+			return;
+	}
+	if (count_opener(d, e, m->pid) < 0) {
 		/* one user's flood must not fill the table for everyone */
 		d->st.overflows++;
 		fail_group(d, i, "overflow");
@@ -1272,15 +1284,6 @@ static void on_event(struct vd *d, const struct fanotify_event_metadata *m)
 		e->leader = leader;
 		e->next_waiter = d->ev[leader].next_waiter;
 		d->ev[leader].next_waiter = i;
-		return;
-	}
-	/* the lease is taken before any content is read: a writer since then voids the verdict */
-	e->leased = lease_take(d, m->fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
-	if (direct && send_req(d, w, i) == 0)
-		return;
-	if (!e->counted && count_opener(d, e, m->pid) < 0) {
-		d->st.overflows++;
-		fail_group(d, i, "overflow");
 		return;
 	}
 	uq_push(d, i);
@@ -1445,13 +1448,7 @@ static void on_reply(struct vd *d, int w)
 		audit(d, e, "fixed", "label-written", e->dec.rule[VG_CLASS_APPRAISE]);
 	}
 	keep = ev_lease_valid(d, e);
-	if (keep) {
-		r = cache_put(d, &e->key, e->lease_gen);
-	} else {	/* a writer came (or was there): this verdict is for this access only */
-		free(d->uncached.sig);
-		r = memset(&d->uncached, 0, sizeof(d->uncached));
-		r->key = e->key;
-	}
+	r = keep ? cache_put(d, &e->key, e->lease_gen) : uncached_result(d, &e->key);
 	r->appraised = p.appraised;
 	r->sig_required = e->need_appraise && (e->dec.flags & VG_POLF_DIGSIG_REQUIRED);
 	r->allowed_algos = e->need_appraise ? e->dec.allowed_algos : 0;
