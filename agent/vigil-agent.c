@@ -615,15 +615,11 @@ struct upload {
 static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	struct upload *u = calloc(1, sizeof(*u));
-	struct vg_diag d = { 0 };
 
 	(void)cls;
 	(void)c;
-	if (!u)
-		return NULL;
-	u->path_err = vg_api_path_decode(uri, u->path, sizeof(u->path), &d);
-	if (u->path_err < 0)
-		snprintf(u->path, sizeof(u->path), "%s", d.msg);
+	if (u)
+		u->path_err = http_path_decode(uri, u->path, sizeof(u->path));
 	return u;
 }
 

@@ -198,7 +198,8 @@ static int id_or_400(const char *s, size_t n, const char *what, char *out, struc
 	return 0;
 }
 
-static int hexval(char c)
+/* one hex digit, either case; -1 for anything else */
+static int nib(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -219,7 +220,7 @@ int vg_api_path_decode(const char *uri, char *out, size_t cap, struct vg_diag *d
 		unsigned char c = (unsigned char)uri[i];
 
 		if (c == '%') {
-			int hi = hexval(uri[i + 1]), lo = hi < 0 ? -1 : hexval(uri[i + 2]);
+			int hi = nib(uri[i + 1]), lo = hi < 0 ? -1 : nib(uri[i + 2]);
 
 			if (hi < 0 || lo < 0)
 				return vg_diag_set(diag, -EBADMSG, "path: '%%' at byte %zu is not "
@@ -382,17 +383,6 @@ int vg_api_policy_assign_parse(const uint8_t *body, size_t len, char name[VG_API
 }
 
 /* ---- verifier -> agent ---- */
-
-static int nib(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 int vg_api_quote_query_parse(const char *nonce, const char *bank, const char *mask,
 			     struct vg_api_quote_req *ret, struct vg_diag *diag)

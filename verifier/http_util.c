@@ -14,7 +14,20 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "vigil/attest_api.h"
+#include "vigil/diag.h"
+
 #include "http_util.h"
+
+int http_path_decode(const char *uri, char *path, size_t cap)
+{
+	struct vg_diag d = { 0 };
+	int r = vg_api_path_decode(uri, path, cap, &d);
+
+	if (r < 0)
+		snprintf(path, cap, "%s", d.msg);
+	return r;
+}
 
 int http_parse_listen(const char *s, struct sockaddr_in *sa)
 {

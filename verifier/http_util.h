@@ -12,6 +12,14 @@
 
 #include <microhttpd.h>
 
+/*
+ * The request path as the client sent it (MHD_OPTION_URI_LOG_CALLBACK
+ * sees it before MHD's own decoding, which turns "%00" into a NUL),
+ * decoded strictly by vg_api_path_decode into @path; on a refusal @path
+ * holds the reason instead. Return: 0, or vg_api_path_decode's -errno.
+ */
+int http_path_decode(const char *uri, char *path, size_t cap);
+
 /* "ADDR:PORT" (IPv4, port 1-65535) into @sa. Return: 0, or -1 if malformed. */
 int http_parse_listen(const char *s, struct sockaddr_in *sa);
 
