@@ -309,7 +309,7 @@ void vg_hex_encode(const uint8_t *in, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
-static int nib(char c)
+int vg_hex_digit(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -327,7 +327,7 @@ int vg_hex_decode(const char *in, uint8_t *out, size_t cap)
 	if (len % 2 || len / 2 > cap)
 		return -EINVAL;
 	for (size_t i = 0; i < len / 2; i++) {
-		int hi = nib(in[2 * i]), lo = nib(in[2 * i + 1]);
+		int hi = vg_hex_digit(in[2 * i]), lo = vg_hex_digit(in[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -EINVAL;

@@ -118,5 +118,7 @@ const void *vg_hasher_md(struct vg_hasher *h, unsigned int algo);
 void vg_hex_encode(const uint8_t *in, size_t len, char *out);
 /* Return: bytes decoded, or -EINVAL on odd length, bad digit or overflow of @cap. */
 int vg_hex_decode(const char *in, uint8_t *out, size_t cap);
+/* vg_hex_digit - the value 0..15 of hex digit @c (either case), or -1. */
+int vg_hex_digit(int c);
 
 #endif
