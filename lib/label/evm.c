@@ -20,7 +20,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include "internal.h"
+#include "evm_internal.h"
 #include "vigil/evm.h"
 #include "vigil/xattr_ima.h"
 
@@ -428,6 +428,77 @@ int vg_evm_input(const struct vg_evm_config *cfg, const struct vg_evm_xattrs *xs
 	return r < 0 ? r : (int)s.len;
 }
 
+/*
+ * The hasher's EVM scratch (vg__hasher_ext): an HMAC-SHA1 context keyed
+ * once, restarted from its keyed inner state while the key stays the same,
+ * and a reusable xattr buffer.
+ */
+struct evm_scratch {
+	EVP_MAC_CTX *hmac;
+	uint8_t hkey[VG_EVM_KEY_MAX];
+	bool hkey_set;
+	struct vg_evm_xattrs xs;
+};
+
+static void scratch_init(void *p)
+{
+	struct evm_scratch *sc = p;
+
+	vg_evm_xattrs_init(&sc->xs);
+}
+
+static void scratch_release(void *p)
+{
+	struct evm_scratch *sc = p;
+
+	EVP_MAC_CTX_free(sc->hmac);
+	OPENSSL_cleanse(sc->hkey, sizeof(sc->hkey));
+	vg_evm_xattrs_release(&sc->xs);
+}
+
+static struct evm_scratch *scratch_of(struct vg_hasher *h)
+{
+	return vg__hasher_ext(h, sizeof(struct evm_scratch), scratch_init, scratch_release);
+}
+
+struct vg_evm_xattrs *vg__evm_scratch_xattrs(struct vg_hasher *h)
+{
+	struct evm_scratch *sc = scratch_of(h);
+
+	return sc ? &sc->xs : NULL;
+}
+
+/* the scratch's HMAC context, keyed with the 128-byte padded @key; NULL on failure */
+static EVP_MAC_CTX *scratch_hmac(struct vg_hasher *h, const uint8_t key[VG_EVM_KEY_MAX])
+{
+	struct evm_scratch *sc = scratch_of(h);
+	OSSL_PARAM params[2];
+	EVP_MAC *mac;
+
+	if (!sc)
+		return NULL;
+	if (sc->hmac && sc->hkey_set && CRYPTO_memcmp(sc->hkey, key, sizeof(sc->hkey)) == 0) {
+		/* same key: restart from the keyed inner state, no re-keying */
+		if (EVP_MAC_init(sc->hmac, NULL, 0, NULL))
+			return sc->hmac;
+	}
+	sc->hkey_set = false;
+	if (!sc->hmac) {
+		mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+		sc->hmac = mac ? EVP_MAC_CTX_new(mac) : NULL;
+		EVP_MAC_free(mac);
+		if (!sc->hmac)
+			return NULL;
+	}
+	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA1", 0);
+	params[1] = OSSL_PARAM_construct_end();
+	if (!EVP_MAC_init(sc->hmac, key, VG_EVM_KEY_MAX, params))
+		return NULL;
+	memcpy(sc->hkey, key, sizeof(sc->hkey));
+	sc->hkey_set = true;
+	return sc->hmac;
+}
+
 static int evm_hmac(struct vg_hasher *h, const struct vg_evm_config *cfg,
 		    const struct vg_evm_xattrs *xs, const struct vg_evm_meta *meta,
 		    const uint8_t *key, size_t keylen, struct vg_digest *ret, struct vg_diag *diag)
@@ -445,7 +516,7 @@ static int evm_hmac(struct vg_hasher *h, const struct vg_evm_config *cfg,
 	/* The kernel always keys with all 128 bytes: the key, zero-padded. */
 	memcpy(k, key, keylen);
 	if (h) {
-		s.mac = vg__hasher_hmac(h, k);
+		s.mac = scratch_hmac(h, k);
 		if (!s.mac) {
 			r = vg_diag_ssl(diag, -ENOMEM, "HMAC-SHA1 init");
 			goto out;

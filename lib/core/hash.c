@@ -23,7 +23,6 @@
 #include <openssl/evp.h>
 
 #include "internal.h"
-#include "vigil/evm.h"
 #include "vigil/hash.h"
 
 #define HASHER_BUF (1u << 20)
@@ -125,11 +124,9 @@ struct vg_hasher {
 	bool tried[VG_HASH__LAST];
 	EVP_MD_CTX *ctx;
 	uint8_t *buf;
-	/* EVM scratch: an HMAC context keyed once, and the xattr buffer */
-	EVP_MAC_CTX *hmac;
-	uint8_t hkey[VG_EVM_KEY_MAX];
-	bool hkey_set;
-	struct vg_evm_xattrs xs;
+	/* a higher layer's scratch (lib/label: EVM's keyed HMAC, xattr buffer) */
+	void *ext;
+	void (*ext_release)(void *ext);
 	/* the last filesystem found without FS_IOC_GETVERSION (tmpfs, ...) */
 	dev_t nogen_dev;
 	bool nogen_set;
@@ -141,7 +138,6 @@ int vg_hasher_new(struct vg_hasher **ret)
 
 	if (!h)
 		return -ENOMEM;
-	vg_evm_xattrs_init(&h->xs);
 	h->ctx = EVP_MD_CTX_new();
 	h->buf = aligned_alloc(4096, HASHER_BUF);
 	if (!h->ctx || !h->buf) {
@@ -160,43 +156,25 @@ void vg_hasher_free(struct vg_hasher *h)
 	for (unsigned int i = 0; i < VG_HASH__LAST; i++)
 		EVP_MD_free(h->md[i]);
 	EVP_MD_CTX_free(h->ctx);
-	EVP_MAC_CTX_free(h->hmac);
-	OPENSSL_cleanse(h->hkey, sizeof(h->hkey));
-	vg_evm_xattrs_release(&h->xs);
+	if (h->ext) {
+		h->ext_release(h->ext);
+		free(h->ext);
+	}
 	free(h->buf);
 	free(h);
 }
 
-EVP_MAC_CTX *vg__hasher_hmac(struct vg_hasher *h, const uint8_t key[VG_EVM_KEY_MAX])
+void *vg__hasher_ext(struct vg_hasher *h, size_t size, void (*init)(void *ext),
+		     void (*release)(void *ext))
 {
-	OSSL_PARAM params[2];
-	EVP_MAC *mac;
-
-	if (h->hmac && h->hkey_set && CRYPTO_memcmp(h->hkey, key, sizeof(h->hkey)) == 0) {
-		/* same key: restart from the keyed inner state, no re-keying */
-		if (EVP_MAC_init(h->hmac, NULL, 0, NULL))
-			return h->hmac;
-	}
-	h->hkey_set = false;
-	if (!h->hmac) {
-		mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-		h->hmac = mac ? EVP_MAC_CTX_new(mac) : NULL;
-		EVP_MAC_free(mac);
-		if (!h->hmac)
+	if (!h->ext) {
+		h->ext = calloc(1, size);
+		if (!h->ext)
 			return NULL;
+		init(h->ext);
+		h->ext_release = release;
 	}
-	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA1", 0);
-	params[1] = OSSL_PARAM_construct_end();
-	if (!EVP_MAC_init(h->hmac, key, VG_EVM_KEY_MAX, params))
-		return NULL;
-	memcpy(h->hkey, key, sizeof(h->hkey));
-	h->hkey_set = true;
-	return h->hmac;
-}
-
-struct vg_evm_xattrs *vg__hasher_xattrs(struct vg_hasher *h)
-{
-	return &h->xs;
+	return h->ext;
 }
 
 bool vg__hasher_nogen(const struct vg_hasher *h, dev_t dev)

@@ -14,7 +14,7 @@
 
 #include <openssl/crypto.h>
 
-#include "internal.h"
+#include "evm_internal.h"
 #include "vigil/appraise.h"
 #include "vigil/keyring.h"
 #include "vigil/sig.h"
@@ -98,7 +98,7 @@ static int evm_check(struct vg_hasher *h, int fd, const struct stat *st,
 	bool loaded = o->hmac_key || o->evm_required, listed = false;
 	uint8_t small[SMALL_XATTR], *big = NULL;
 	const uint8_t *ev = small;
-	struct vg_evm_xattrs local, *xs = h ? vg__hasher_xattrs(h) : &local;
+	struct vg_evm_xattrs local, *xs = h ? vg__evm_scratch_xattrs(h) : NULL;
 	struct vg_evm_meta meta;
 	struct vg_digest d;
 	struct vg_evm_xattr ex;
@@ -111,6 +111,8 @@ static int evm_check(struct vg_hasher *h, int fd, const struct stat *st,
 		return 0;	/* security.ima not protected: evm_verifyxattr says UNKNOWN */
 
 	vg_evm_xattrs_init(&local);
+	if (!xs)
+		xs = &local;	/* no hasher, or its scratch could not be allocated */
 	/* the kernel hashes the security.ima value it was handed */
 	r = vg__evm_xattrs_scan(fd, cfg, xs, VG_XATTR_IMA, ima, ilen, &listed, diag);
 	if (r == -EOPNOTSUPP)
@@ -478,7 +480,7 @@ int vg_label_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned i
 {
 	uint8_t val[VG_SIG_V2_HDR_LEN + VG_SIG_MAX], ev[VG_SIG_V2_HDR_LEN + VG_SIG_MAX];
 	uint8_t cur[VG_SIG_V2_HDR_LEN + VG_SIG_MAX];
-	struct vg_evm_xattrs *xs = vg__hasher_xattrs(h);
+	struct vg_evm_xattrs *xs = vg__evm_scratch_xattrs(h);
 	const uint8_t *old = NULL;
 	struct vg_evm_meta meta;
 	struct vg_digest d;
@@ -489,6 +491,8 @@ int vg_label_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned i
 	int len, r;
 
 	memset(res, 0, sizeof(*res));
+	if (!xs)
+		return -ENOMEM;
 	if (!st) {
 		if (fstat(fd, &own) < 0)
 			return vg_diag_set(diag, -errno, "fstat: %s", strerror(errno));
