@@ -67,6 +67,7 @@
 #include "vigil/outfile.h"
 #include "vigil/tpm_attest.h"
 #include "vigil/auth.h"
+#include "tcti.h"
 #include "http_auth.h"
 #include "http_guard.h"
 #include "http_util.h"
@@ -731,7 +732,7 @@ static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, 
 
 	if (!id)
 		return -1;
-	if (vg_atpm_open(tcti, &tpm, &dg) < 0) {
+	if (vg_atpm_open(vg_prog_tcti(tcti), &tpm, &dg) < 0) {
 		fprintf(stderr, "vigil-agent: %s\n", dg.msg);
 		goto fail;
 	}

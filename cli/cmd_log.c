@@ -30,6 +30,7 @@
 #include "vigil/outfile.h"
 #include "vigil/pcrbank.h"
 #include "vigil/tpm.h"
+#include "tcti.h"
 
 static const char help[] =
 	"usage: vigil log show [--format ascii|binary|json] FILE\n"
@@ -379,7 +380,7 @@ static int read_tpm(const char *tcti, struct expect *x, uint32_t used, uint32_t 
 	struct vg_diag d = { 0 };
 	uint32_t have;
 
-	if (vg_tpm_open(tcti, &t, &d) < 0) {
+	if (vg_tpm_open(vg_prog_tcti(tcti), &t, &d) < 0) {
 		cli_err("TPM: %s", d.msg);
 		return -1;
 	}

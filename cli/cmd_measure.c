@@ -26,6 +26,7 @@
 #include "vigil/pcrbank.h"
 #include "vigil/tpm.h"
 #include "vigil/xattr_ima.h"
+#include "tcti.h"
 
 #define DEFAULT_LOG "/run/vigil/binary_runtime_measurements"
 
@@ -224,7 +225,7 @@ int cmd_measure(int argc, char **argv)
 		goto out;
 	}
 	if (tpm) {
-		if (vg_tpm_open(tcti, &t, &d) < 0) {
+		if (vg_tpm_open(vg_prog_tcti(tcti), &t, &d) < 0) {
 			cli_err("TPM: %s", d.msg);
 			goto out;
 		}

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "vigil/tpm.h"
+#include "tcti.h"
 
 /* Read up to the first newline of @fd into @buf. Return: length, or -1 (errno). */
 static int read_line(int fd, char *buf, size_t cap)
@@ -121,7 +122,7 @@ int cli_tpm_open(const char *tcti, struct vg_tpm **ret)
 
 	/* tpm2-tss prints TPM errors itself; vigil reports them once, decoded */
 	setenv("TSS2_LOG", "all+none", 0);
-	if (vg_tpm_open(tcti, ret, &d) < 0) {
+	if (vg_tpm_open(vg_prog_tcti(tcti), ret, &d) < 0) {
 		cli_err("%s", d.msg);
 		return -1;
 	}
@@ -146,7 +147,7 @@ static int pass_cb(void *arg, const char *path, char *buf, size_t cap)
 int cli_load_hmac_key_opts(const char *path, const struct cli_keyopts *ko, struct vg_hmac_key *key)
 {
 	struct pass_arg pa = { .ko = ko };
-	struct vg_key_source src = { .tcti = ko ? ko->tcti : NULL, .passphrase = pass_cb, .arg = &pa };
+	struct vg_key_source src = { .tcti = vg_prog_tcti(ko ? ko->tcti : NULL), .passphrase = pass_cb, .arg = &pa };
 	struct vg_diag d = { 0 };
 	enum vg_key_kind kind = VG_KEY_RAW;
 

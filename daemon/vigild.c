@@ -62,6 +62,7 @@
 #include "vigil/pcrbank.h"
 #include "vigil/policy.h"
 #include "vigil/tpm.h"
+#include "tcti.h"
 #include "vigild.h"
 
 #define MAX_WATCH 16
@@ -1973,7 +1974,7 @@ static int setup_keys(struct vd *d)
 		add_worker_arg(d, "--no-uuid", NULL);
 	add_worker_arg(d, "--algo", vg_hash_name(d->algo));
 	if (hk) {
-		struct vg_key_source src = { .tpm = d->tpm, .tcti = d->tcti };
+		struct vg_key_source src = { .tpm = d->tpm, .tcti = vg_prog_tcti(d->tcti) };
 
 		if (vg_hmac_key_load(hk, &src, &d->key, NULL, &dg) < 0) {
 			logmsg("HMAC key %s", dg.msg);
@@ -2187,7 +2188,7 @@ int main(int argc, char **argv)
 	}
 	if (!d->no_tpm && (d->tcti || getenv("VIGIL_TCTI"))) {
 		setenv("TSS2_LOG", "all+none", 0);	/* errors are reported once, here */
-		if (vg_tpm_open(d->tcti, &d->tpm, &dg) < 0) {
+		if (vg_tpm_open(vg_prog_tcti(d->tcti), &d->tpm, &dg) < 0) {
 			logmsg("TPM: %s", dg.msg);
 			return 2;
 		}

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * tpm_attest.c - EK, AK, ActivateCredential and quotes on the agent's TPM
- * through ESAPI (tpm_attest.h). Recipes: research notes tpm.md §2.2-2.5.
+ * through ESAPI (tpm_attest.h), on the one TPM context of lib/tpm/tpm.c
+ * (tpm_esys.h: TCTI, ESYS and TPM2_Startup are set up there, and TSS2_RC
+ * codes are put in words there). Recipes: research notes tpm.md §2.2-2.5.
  *
  * The EK (L-1) has adminWithPolicy without userWithAuth: each use of it
  * (Create/Load of the AK, ActivateCredential) needs a fresh policy session
@@ -19,25 +21,20 @@
 #include <tss2/tss2_esys.h>
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
-#include <tss2/tss2_tctildr.h>
 
 #include "internal.h"
 #include "vigil/attest.h"
 #include "vigil/tpm_attest.h"
+#include "vigil/tpm_esys.h"
 
 struct vg_atpm {
-	TSS2_TCTI_CONTEXT *tcti;
-	ESYS_CONTEXT *ectx;
+	struct vg_tpm *tpm;
+	ESYS_CONTEXT *ectx;		/* borrowed from tpm */
 	ESYS_TR ek, ak;
 	TPM2B_PUBLIC ak_pub;
 	TPM2B_PRIVATE ak_priv;
 	bool have_ak;
 };
-
-static int rc_err(struct vg_diag *d, TSS2_RC rc, const char *what)
-{
-	return vg_diag_set(d, -EIO, "%s: %s (TPM rc 0x%x)", what, Tss2_RC_Decode(rc), rc);
-}
 
 static void flush(struct vg_atpm *a, ESYS_TR *h)
 {
@@ -48,34 +45,18 @@ static void flush(struct vg_atpm *a, ESYS_TR *h)
 
 int vg_atpm_open(const char *tcti, struct vg_atpm **ret, struct vg_diag *diag)
 {
-	struct vg_atpm *a;
-	TSS2_RC rc;
+	struct vg_atpm *a = calloc(1, sizeof(*a));
+	int r;
 
-	if (!tcti || !*tcti)
-		tcti = getenv("VIGIL_TCTI");
-	if (!tcti || !*tcti)
-		tcti = "device:/dev/tpmrm0";
-	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	a->ek = a->ak = ESYS_TR_NONE;
-	rc = Tss2_TctiLdr_Initialize(tcti, &a->tcti);
-	if (rc != TSS2_RC_SUCCESS) {
+	r = vg_tpm_open(tcti, &a->tpm, diag);
+	if (r < 0) {
 		free(a);
-		return vg_diag_set(diag, -ENODEV, "TPM at TCTI '%s' cannot be reached: %s", tcti,
-				   Tss2_RC_Decode(rc));
+		return r;
 	}
-	rc = Esys_Initialize(&a->ectx, a->tcti, NULL);
-	if (rc != TSS2_RC_SUCCESS) {
-		Tss2_TctiLdr_Finalize(&a->tcti);
-		free(a);
-		return rc_err(diag, rc, "ESYS initialization");
-	}
-	rc = Esys_Startup(a->ectx, TPM2_SU_CLEAR);
-	if (rc != TSS2_RC_SUCCESS && (rc & 0xfff) != TPM2_RC_INITIALIZE) {
-		vg_atpm_close(a);
-		return rc_err(diag, rc, "TPM2_Startup");
-	}
+	a->ectx = vg_tpm_esys(a->tpm);
 	*ret = a;
 	return 0;
 }
@@ -84,13 +65,11 @@ void vg_atpm_close(struct vg_atpm *a)
 {
 	if (!a)
 		return;
-	if (a->ectx) {
+	if (a->tpm) {
 		flush(a, &a->ak);
 		flush(a, &a->ek);
-		Esys_Finalize(&a->ectx);
+		vg_tpm_close(a->tpm);
 	}
-	if (a->tcti)
-		Tss2_TctiLdr_Finalize(&a->tcti);
 	OPENSSL_cleanse(&a->ak_priv, sizeof(a->ak_priv));
 	free(a);
 }
@@ -130,7 +109,7 @@ static int load_ek(struct vg_atpm *a, TPM2B_PUBLIC **ret_pub, struct vg_diag *di
 				NULL, NULL);
 	if (rc != TSS2_RC_SUCCESS) {
 		a->ek = ESYS_TR_NONE;
-		return rc_err(diag, rc, "TPM2_CreatePrimary(EK)");
+		return vg_tpm_rc(a->tpm, diag, -EIO, rc, "TPM2_CreatePrimary(EK)");
 	}
 	if (ret_pub)
 		*ret_pub = pub;
@@ -149,12 +128,12 @@ static int ek_session(struct vg_atpm *a, ESYS_TR *ret, struct vg_diag *diag)
 	rc = Esys_StartAuthSession(a->ectx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
 				   ESYS_TR_NONE, NULL, TPM2_SE_POLICY, &sym, TPM2_ALG_SHA256, &s);
 	if (rc != TSS2_RC_SUCCESS)
-		return rc_err(diag, rc, "TPM2_StartAuthSession");
+		return vg_tpm_rc(a->tpm, diag, -EIO, rc, "TPM2_StartAuthSession");
 	rc = Esys_PolicySecret(a->ectx, ESYS_TR_RH_ENDORSEMENT, s, ESYS_TR_PASSWORD, ESYS_TR_NONE,
 			       ESYS_TR_NONE, NULL, NULL, NULL, 0, NULL, NULL);
 	if (rc != TSS2_RC_SUCCESS) {
 		flush(a, &s);
-		return rc_err(diag, rc, "TPM2_PolicySecret(endorsement)");
+		return vg_tpm_rc(a->tpm, diag, -EIO, rc, "TPM2_PolicySecret(endorsement)");
 	}
 	*ret = s;
 	return 0;
@@ -187,7 +166,7 @@ static int load_ak(struct vg_atpm *a, struct vg_diag *diag)
 	flush(a, &s);
 	if (rc != TSS2_RC_SUCCESS) {
 		a->ak = ESYS_TR_NONE;
-		return rc_err(diag, rc, "TPM2_Load(AK)");
+		return vg_tpm_rc(a->tpm, diag, -EIO, rc, "TPM2_Load(AK)");
 	}
 	return 0;
 }
@@ -235,7 +214,7 @@ int vg_atpm_ek(struct vg_atpm *a, uint8_t *pub, size_t *pub_len, uint8_t *cert, 
 		goto out;		/* no certificate in NV */
 	rc = Esys_NV_ReadPublic(a->ectx, nv, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nvp, NULL);
 	if (rc != TSS2_RC_SUCCESS) {
-		r = rc_err(diag, rc, "TPM2_NV_ReadPublic(EK certificate)");
+		r = vg_tpm_rc(a->tpm, diag, -EIO, rc, "TPM2_NV_ReadPublic(EK certificate)");
 		goto out;
 	}
 	size = nvp->nvPublic.dataSize;
@@ -250,7 +229,7 @@ int vg_atpm_ek(struct vg_atpm *a, uint8_t *pub, size_t *pub_len, uint8_t *cert, 
 		rc = Esys_NV_Read(a->ectx, ESYS_TR_RH_OWNER, nv, ESYS_TR_PASSWORD, ESYS_TR_NONE,
 				  ESYS_TR_NONE, chunk, (UINT16)have, &d);
 		if (rc != TSS2_RC_SUCCESS) {
-			r = rc_err(diag, rc, "TPM2_NV_Read(EK certificate)");
+			r = vg_tpm_rc(a->tpm, diag, -EIO, rc, "TPM2_NV_Read(EK certificate)");
 			goto out;
 		}
 		memcpy(cert + have, d->buffer, d->size);
@@ -316,7 +295,7 @@ int vg_atpm_ak_create(struct vg_atpm *a, bool rsa, uint8_t *blob, size_t *blob_l
 			 &pcrs, &priv, &pub, NULL, NULL, NULL);
 	flush(a, &s);
 	if (rc != TSS2_RC_SUCCESS)
-		return rc_err(diag, rc, "TPM2_Create(AK)");
+		return vg_tpm_rc(a->tpm, diag, -EIO, rc, "TPM2_Create(AK)");
 	if (Tss2_MU_TPM2B_PUBLIC_Marshal(pub, blob, *blob_len, &off) != TSS2_RC_SUCCESS ||
 	    Tss2_MU_TPM2B_PRIVATE_Marshal(priv, blob, *blob_len, &off) != TSS2_RC_SUCCESS) {
 		r = vg_diag_set(diag, -ENOSPC, "AK blob does not fit");
@@ -393,7 +372,7 @@ again:
 		if ((rc & 0x3f) == (TPM2_RC_INTEGRITY & 0x3f) || (rc & 0xfff) == 0x1df)
 			return vg_diag_set(diag, -EACCES, "credential is not for this TPM's EK and AK "
 					   "(%s)", Tss2_RC_Decode(rc));
-		return rc_err(diag, rc, "TPM2_ActivateCredential");
+		return vg_tpm_rc(a->tpm, diag, -EIO, rc, "TPM2_ActivateCredential");
 	}
 	if (cert->size > out_max) {
 		OPENSSL_cleanse(cert, sizeof(*cert));
@@ -428,7 +407,7 @@ static int pcr_read(struct vg_atpm *a, uint16_t alg, int algo, uint32_t mask,
 		rc = Esys_PCR_Read(a->ectx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &sel, NULL, &out,
 				   &vals);
 		if (rc != TSS2_RC_SUCCESS)
-			return rc_err(diag, rc, "TPM2_PCR_Read");
+			return vg_tpm_rc(a->tpm, diag, -EIO, rc, "TPM2_PCR_Read");
 		if (out->count == 1)
 			got = out->pcrSelections[0].pcrSelect[0] |
 			      (uint32_t)out->pcrSelections[0].pcrSelect[1] << 8 |
@@ -493,7 +472,7 @@ int vg_atpm_quote(struct vg_atpm *a, const uint8_t *nonce, size_t nonce_len, uns
 			continue;
 		}
 		if (rc != TSS2_RC_SUCCESS)
-			return rc_err(diag, rc, "TPM2_Quote");
+			return vg_tpm_rc(a->tpm, diag, -EIO, rc, "TPM2_Quote");
 		if (q->size > *attest_len ||
 		    Tss2_MU_TPMT_SIGNATURE_Marshal(s, sig, *sig_len, &off) != TSS2_RC_SUCCESS) {
 			Esys_Free(q);

@@ -22,7 +22,7 @@
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
 
-#include "vigil/tpm.h"
+#include "vigil/tpm_esys.h"
 
 struct vg_tpm {
 	TSS2_TCTI_CONTEXT *tcti;
@@ -68,7 +68,7 @@ static int algo_of(uint16_t alg)
  * ESYS context mid-command, after which every call fails with "bad
  * sequence": mark the context for renewal.
  */
-static int tpm_err(struct vg_tpm *tpm, struct vg_diag *d, int err, TSS2_RC rc, const char *what)
+int vg_tpm_rc(struct vg_tpm *tpm, struct vg_diag *d, int err, TSS2_RC rc, const char *what)
 {
 	if ((rc & TSS2_RC_LAYER_MASK) != TSS2_TPM_RC_LAYER &&
 	    (rc & TSS2_RC_LAYER_MASK) != TSS2_RESMGR_TPM_RC_LAYER)
@@ -158,7 +158,7 @@ static int load_banks(struct vg_tpm *tpm, struct vg_diag *diag)
 					TPM2_CAP_PCRS, 0, 1, &more, &cap);
 
 	if (rc != TSS2_RC_SUCCESS)
-		return tpm_err(tpm, diag, -EIO, rc, "TPM2_GetCapability(PCRS)");
+		return vg_tpm_rc(tpm, diag, -EIO, rc, "TPM2_GetCapability(PCRS)");
 	tpm->banks = 0;
 	for (UINT32 i = 0; i < cap->data.assignedPCR.count && i < TPM2_NUM_PCR_BANKS; i++) {
 		const TPMS_PCR_SELECTION *s = &cap->data.assignedPCR.pcrSelections[i];
@@ -181,8 +181,6 @@ int vg_tpm_open(const char *tcti, struct vg_tpm **ret, struct vg_diag *diag)
 	int r;
 
 	if (!tcti || !*tcti)
-		tcti = getenv("VIGIL_TCTI");
-	if (!tcti || !*tcti)
 		tcti = VG_TPM_TCTI_DEFAULT;
 	tpm = calloc(1, sizeof(*tpm) + strlen(tcti) + 1);
 	if (!tpm)
@@ -196,14 +194,14 @@ int vg_tpm_open(const char *tcti, struct vg_tpm **ret, struct vg_diag *diag)
 	}
 	rc = Esys_Initialize(&tpm->ectx, tpm->tcti, NULL);
 	if (rc != TSS2_RC_SUCCESS) {
-		r = tpm_err(tpm, diag, -EIO, rc, "ESYS initialization");
+		r = vg_tpm_rc(tpm, diag, -EIO, rc, "ESYS initialization");
 		Tss2_TctiLdr_Finalize(&tpm->tcti);
 		free(tpm);
 		return r;
 	}
 	rc = Esys_Startup(tpm->ectx, TPM2_SU_CLEAR);
 	if (rc != TSS2_RC_SUCCESS && rc_base(rc) != TPM2_RC_INITIALIZE) {
-		r = tpm_err(tpm, diag, (rc & TSS2_RC_LAYER_MASK) == TSS2_TPM_RC_LAYER ? -EIO : -ENODEV,
+		r = vg_tpm_rc(tpm, diag, (rc & TSS2_RC_LAYER_MASK) == TSS2_TPM_RC_LAYER ? -EIO : -ENODEV,
 			    rc, "TPM2_Startup");
 		vg_tpm_close(tpm);
 		return r;
@@ -215,6 +213,11 @@ int vg_tpm_open(const char *tcti, struct vg_tpm **ret, struct vg_diag *diag)
 	}
 	*ret = tpm;
 	return 0;
+}
+
+ESYS_CONTEXT *vg_tpm_esys(struct vg_tpm *tpm)
+{
+	return tpm->ectx;
 }
 
 void vg_tpm_close(struct vg_tpm *tpm)
@@ -278,7 +281,7 @@ int vg_tpm_pcr_read_sel(struct vg_tpm *tpm, struct vg_tpm_pcrs *p, struct vg_dia
 		rc = Esys_PCR_Read(tpm->ectx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &sel,
 				   &counter, &out, &vals);
 		if (rc != TSS2_RC_SUCCESS)
-			return tpm_err(tpm, diag, -EIO, rc, "TPM2_PCR_Read");
+			return vg_tpm_rc(tpm, diag, -EIO, rc, "TPM2_PCR_Read");
 		if (out->count == 1 && out->pcrSelections[0].hash == alg) {
 			const TPMS_PCR_SELECTION *s = &out->pcrSelections[0];
 
@@ -353,7 +356,7 @@ int vg_tpm_pcr_extend(struct vg_tpm *tpm, unsigned int pcr, const struct vg_dige
 	rc = Esys_PCR_Extend(tpm->ectx, ESYS_TR_PCR0 + pcr, ESYS_TR_PASSWORD, ESYS_TR_NONE,
 			     ESYS_TR_NONE, &v);
 	if (rc != TSS2_RC_SUCCESS)
-		return tpm_err(tpm, diag, -EIO, rc, "TPM2_PCR_Extend");
+		return vg_tpm_rc(tpm, diag, -EIO, rc, "TPM2_PCR_Extend");
 	return 0;
 }
 
@@ -367,7 +370,7 @@ int vg_tpm_reset_count(struct vg_tpm *tpm, uint32_t *ret, struct vg_diag *diag)
 		return r;
 	rc = Esys_ReadClock(tpm->ectx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &ti);
 	if (rc != TSS2_RC_SUCCESS)
-		return tpm_err(tpm, diag, -EIO, rc, "TPM2_ReadClock");
+		return vg_tpm_rc(tpm, diag, -EIO, rc, "TPM2_ReadClock");
 	*ret = ti->clockInfo.resetCount;
 	Esys_Free(ti);
 	return 0;
@@ -416,7 +419,7 @@ int vg_tpm_random(struct vg_tpm *tpm, uint8_t *buf, size_t len, struct vg_diag *
 		size_t n;
 
 		if (rc != TSS2_RC_SUCCESS)
-			return tpm_err(tpm, diag, -EIO, rc, "TPM2_GetRandom");
+			return vg_tpm_rc(tpm, diag, -EIO, rc, "TPM2_GetRandom");
 		n = rnd->size < len ? rnd->size : len;
 		memcpy(buf, rnd->buffer, n);
 		OPENSSL_cleanse(rnd->buffer, sizeof(rnd->buffer));
@@ -495,7 +498,7 @@ static int create_srk(struct vg_tpm *tpm, ESYS_TR *ret, struct vg_diag *diag)
 				ESYS_TR_NONE, &sens, &tmpl, &outside, &none, ret, NULL, NULL, NULL,
 				NULL);
 	if (rc != TSS2_RC_SUCCESS)
-		return tpm_err(tpm, diag, -EIO, rc, "creating the storage root key (TPM2_CreatePrimary)");
+		return vg_tpm_rc(tpm, diag, -EIO, rc, "creating the storage root key (TPM2_CreatePrimary)");
 	return 0;
 }
 
@@ -510,11 +513,11 @@ static int start_session(struct vg_tpm *tpm, ESYS_TR srk, TPM2_SE type, TPMA_SES
 					   TPM2_ALG_SHA256, ret);
 
 	if (rc != TSS2_RC_SUCCESS)
-		return tpm_err(tpm, diag, -EIO, rc, "TPM2_StartAuthSession");
+		return vg_tpm_rc(tpm, diag, -EIO, rc, "TPM2_StartAuthSession");
 	rc = Esys_TRSess_SetAttributes(tpm->ectx, *ret, dir | TPMA_SESSION_CONTINUESESSION, 0xff);
 	if (rc != TSS2_RC_SUCCESS) {
 		flush(tpm, ret);
-		return tpm_err(tpm, diag, -EIO, rc, "setting session attributes");
+		return vg_tpm_rc(tpm, diag, -EIO, rc, "setting session attributes");
 	}
 	return 0;
 }
@@ -562,7 +565,7 @@ int vg_tpm_seal(struct vg_tpm *tpm, const uint8_t *secret, size_t len,
 			 &none, &opriv, &opub, NULL, NULL, NULL);
 	OPENSSL_cleanse(&sens, sizeof(sens));
 	if (rc != TSS2_RC_SUCCESS) {
-		r = tpm_err(tpm, diag, -EIO, rc, "creating the sealed object (TPM2_Create)");
+		r = vg_tpm_rc(tpm, diag, -EIO, rc, "creating the sealed object (TPM2_Create)");
 		goto out;
 	}
 	if (Tss2_MU_TPM2B_PUBLIC_Marshal(opub, blob, blob_max, &off) != TSS2_RC_SUCCESS ||
@@ -589,7 +592,7 @@ static int explain_refusal(struct vg_tpm *tpm, const struct vg_tpm_pcrs *p, TSS2
 	size_t n = 0, changed = 0;
 
 	if (vg_tpm_pcr_read_sel(tpm, &now, NULL) < 0)
-		return tpm_err(tpm, diag, -EACCES, rc, "the TPM refused to unseal (PCR policy)");
+		return vg_tpm_rc(tpm, diag, -EACCES, rc, "the TPM refused to unseal (PCR policy)");
 	for (unsigned int i = 0; i < VG_PCR_COUNT; i++) {
 		if (!(p->mask & (1u << i)) || memcmp(now.values[i], p->values[i], dlen) == 0)
 			continue;
@@ -597,7 +600,7 @@ static int explain_refusal(struct vg_tpm *tpm, const struct vg_tpm_pcrs *p, TSS2
 		changed++;
 	}
 	if (!changed)
-		return tpm_err(tpm, diag, -EACCES, rc,
+		return vg_tpm_rc(tpm, diag, -EACCES, rc,
 			       "the TPM refused to unseal although the PCRs match the sealed values");
 	return vg_diag_set(diag, -EACCES, "the TPM refused to unseal: PCR%s %s (%s) differ%s from the sealed state",
 			   changed > 1 ? "s" : "", list, vg_hash_name(p->bank),
@@ -675,7 +678,7 @@ int vg_tpm_unseal(struct vg_tpm *tpm, const uint8_t *blob, size_t blob_len,
 		return r;
 	rc = Esys_Load(tpm->ectx, srk, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &priv, &pub, &obj);
 	if (rc != TSS2_RC_SUCCESS) {
-		r = tpm_err(tpm, diag, (rc & TPM2_RC_FMT1) ? -EBADMSG : -EIO, rc,
+		r = vg_tpm_rc(tpm, diag, (rc & TPM2_RC_FMT1) ? -EBADMSG : -EIO, rc,
 			    "the TPM rejected the sealed object (corrupted, or made by another TPM or before TPM2_Clear)");
 		goto out;
 	}
@@ -689,7 +692,7 @@ int vg_tpm_unseal(struct vg_tpm *tpm, const uint8_t *blob, size_t blob_len,
 		rc = Esys_PolicyPCR(tpm->ectx, sess, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
 				    &empty, &sel);
 		if (rc != TSS2_RC_SUCCESS) {
-			r = tpm_err(tpm, diag, -EIO, rc, "TPM2_PolicyPCR");
+			r = vg_tpm_rc(tpm, diag, -EIO, rc, "TPM2_PolicyPCR");
 			goto out;
 		}
 		rc = Esys_Unseal(tpm->ectx, obj, sess, ESYS_TR_NONE, ESYS_TR_NONE, &data);
@@ -712,7 +715,7 @@ int vg_tpm_unseal(struct vg_tpm *tpm, const uint8_t *blob, size_t blob_len,
 	if (rc_base(rc) == TPM2_RC_POLICY_FAIL || rc_base(rc) == TPM2_RC_PCR_CHANGED)
 		r = explain_refusal(tpm, p, rc, diag);
 	else
-		r = tpm_err(tpm, diag, -EIO, rc, "TPM2_Unseal");
+		r = vg_tpm_rc(tpm, diag, -EIO, rc, "TPM2_Unseal");
 out:
 	flush(tpm, &sess);
 	flush(tpm, &obj);

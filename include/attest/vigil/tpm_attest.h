@@ -34,7 +34,7 @@
 
 struct vg_atpm;
 
-/* @tcti NULL: $VIGIL_TCTI, else device:/dev/tpmrm0. Return: 0, -ENODEV, -ENOMEM, -EIO. */
+/* @tcti NULL: VG_TPM_TCTI_DEFAULT (device:/dev/tpmrm0); the one TPM context of tpm.h. Return: 0, -ENODEV, -ENOMEM, -EIO. */
 int vg_atpm_open(const char *tcti, struct vg_atpm **ret, struct vg_diag *diag);
 void vg_atpm_close(struct vg_atpm *a);
 

@@ -160,7 +160,7 @@ int vg_hmac_key_unseal(struct vg_tpm *tpm, const struct vg_key_file *kf,
  */
 struct vg_key_source {
 	struct vg_tpm *tpm;		/* an open TPM, or NULL: open @tcti on demand */
-	const char *tcti;		/* NULL: $VIGIL_TCTI, then the default */
+	const char *tcti;		/* NULL: VG_TPM_TCTI_DEFAULT */
 	/* Write the passphrase (no NUL needed) into @buf; return its length or < 0. */
 	int (*passphrase)(void *arg, const char *path, char *buf, size_t cap);
 	void *arg;

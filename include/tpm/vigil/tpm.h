@@ -35,7 +35,7 @@
 #include "vigil/hash.h"
 #include "vigil/pcr.h"
 
-/* The production TCTI, used when neither the caller nor $VIGIL_TCTI names one. */
+/* The production TCTI, used when the caller names none (programs read $VIGIL_TCTI). */
 #define VG_TPM_TCTI_DEFAULT "device:/dev/tpmrm0"
 
 /* Largest sealed object (TPM2B_PUBLIC + TPM2B_PRIVATE, marshalled) accepted. */
@@ -55,8 +55,8 @@ struct vg_tpm_pcrs {
 /*
  * vg_tpm_open - connect to a TPM and send TPM2_Startup(CLEAR) (a TPM that
  * is already started is fine).
- * @tcti: TCTI configuration string; NULL means $VIGIL_TCTI, else
- *        VG_TPM_TCTI_DEFAULT.
+ * @tcti: TCTI configuration string; NULL or "" means VG_TPM_TCTI_DEFAULT
+ *        (the library reads no environment: $VIGIL_TCTI is the programs').
  * Return: 0 and *@ret; -ENODEV (TCTI cannot be loaded or reached), -ENOMEM,
  *         -EIO.
  */
