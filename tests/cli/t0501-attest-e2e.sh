@@ -15,6 +15,7 @@ att_auth
 vg_tpm_start
 
 AGENT=${VIGIL_AGENT_BIN:?}
+AGENT_TAMPER=${VIGIL_AGENT_TAMPER_BIN:?}	# the test build with --tamper-file
 VERIFIER=${VIGIL_VERIFIER_BIN:?}
 port() { vg_port; }
 AP=$(port); VP=$(port); WP=$(port); AP2=$(port)
@@ -32,10 +33,15 @@ measure() { "$VIGIL" measure --log "$T/log" --tpm >/dev/null 2>&1 "$@"; }
 measure "$T/tree/a" "$T/tree/b" "$T/tree/c"
 check "the measured log has 4 entries" test "$("$VIGIL" log show "$T/log" | wc -l)" -eq 4
 
+# the shipped binary has no attacker simulation: --tamper-file is an unknown option
+timeout 10 "$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" \
+	--tamper-file "$T/tamper" >/dev/null 2>refused.err
+check_eq "the shipped vigil-agent refuses --tamper-file (exit 2)" "$?" 2
+check "... as an unknown option" grep -q "unrecognized option '--tamper-file'" refused.err
 : >tamper
 start_agent() {
 	# no boot log here: swtpm's PCRs 0-9 are zero (t0505 covers boot logs)
-	"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
+	"$AGENT_TAMPER" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
 		--boot-log "$T/no-boot-log" --tamper-file "$T/tamper" 2>>agent.err &
 	AGENT_PID=$!
 	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done

@@ -28,7 +28,7 @@ int http_parse_listen(const char *s, struct sockaddr_in *sa);
 /*
  * The whole of a text file (a PEM, at most HTTP_PEM_MAX bytes, no NUL).
  * Return: a string to free, or NULL with errno (ENODATA empty, EFBIG too
- * large, EINVAL a NUL byte: not text).
+ * large, EINVAL a NUL byte or not a regular file: vg_file_read).
  */
 char *http_slurp(const char *path);
 

@@ -16,6 +16,7 @@
 
 #include "vigil/attest_api.h"
 #include "vigil/diag.h"
+#include "vigil/fileio.h"
 
 #include "http_util.h"
 
@@ -50,34 +51,18 @@ int http_parse_listen(const char *s, struct sockaddr_in *sa)
 
 char *http_slurp(const char *path)
 {
-	FILE *f = fopen(path, "re");
-	char *buf = f ? malloc(HTTP_PEM_MAX + 1) : NULL;
+	uint8_t *buf = NULL;
 	size_t n = 0;
+	int r = vg_file_read(path, HTTP_PEM_MAX, &buf, &n, NULL);
 
-	if (!buf) {
-		if (f)
-			fclose(f);
-		return NULL;
-	}
-	/* one byte past the limit tells a file that is too large (or endless) */
-	while (n <= HTTP_PEM_MAX) {
-		size_t got = fread(buf + n, 1, HTTP_PEM_MAX + 1 - n, f);
-
-		if (got == 0)
-			break;
-		n += got;
-	}
-	if (ferror(f) || n == 0 || n > HTTP_PEM_MAX || memchr(buf, 0, n)) {
-		int e = ferror(f) ? EIO : n == 0 ? ENODATA : n > HTTP_PEM_MAX ? EFBIG : EINVAL;
-
-		fclose(f);
+	if (r == 0 && (n == 0 || memchr(buf, 0, n)))
+		r = n == 0 ? -ENODATA : -EINVAL;
+	if (r < 0) {
 		free(buf);
-		errno = e;
+		errno = -r;
 		return NULL;
 	}
-	fclose(f);
-	buf[n] = 0;
-	return buf;
+	return (char *)buf;		/* vg_file_read ends it with a NUL */
 }
 
 bool http_client_cert_ok(struct MHD_Connection *c)

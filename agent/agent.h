@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agent.h - what vigil-agent's files share: the network process's state
+ * (struct agent) and the entry points of the TPM process, the HTTP server
+ * and the routes.
+ *
+ *   vigil-agent.c   options, the fork, the network process's start
+ *   agent_tpm.c     the TPM process: keys, quotes, credential activation
+ *   agent_proto.c   the messages between the two (agent_proto.h)
+ *   agent_http.c    the HTTP server: credentials, the request, the routing
+ *   agent_routes.c  the five endpoints
+ *   agent_tamper.c  the attacker simulation, only in the test build
+ *                   vigil-agent-tamper (-DVIGIL_AGENT_TAMPER, agent_tamper.h)
+ */
+#ifndef VIGIL_AGENT_H
+#define VIGIL_AGENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <microhttpd.h>
+
+#include "vigil/auth.h"
+#include "vigil/tpm_attest.h"
+
+struct http_guard;
+
+#define AGENT_BODY_MAX (64 * 1024)
+#define AGENT_TOKENS "/etc/vigil/agent-tokens"
+
+/* The network process's state: no TPM, no secret but the TLS key MHD holds. */
+struct agent {
+	int ipc;			/* its end of the socketpair to the TPM process */
+	const char *id;
+	const char *log;
+	const char *boot_log;
+	uint8_t ek_pub[VG_ATPM_PUB_MAX], ek_cert[VG_ATPM_CERT_MAX], ak_pub[VG_ATPM_PUB_MAX];
+	size_t ek_pub_len, ek_cert_len, ak_pub_len;
+	bool need_client_cert;		/* --tls-client-ca: a client certificate is a credential */
+	bool no_auth;			/* --insecure-no-auth */
+	struct vg_auth *auth;		/* tokens of role verifier (hashes) */
+	pthread_rwlock_t auth_lock;	/* ... replaced on SIGHUP */
+	const char *auth_path;
+#ifdef VIGIL_AGENT_TAMPER
+	const char *tamper_file;	/* --tamper-file */
+	char *first_quote;		/* tamper replay-quote: the first answer, replayed */
+#endif
+};
+
+/*
+ * agent_tpm_main - the TPM process: opens the TPM, loads or creates the
+ * AK (@state/ak.blob), sends the identity on @fd, then answers requests
+ * until the network process @net hangs up, a request is malformed, or
+ * SIGTERM/SIGINT (SIGHUP is passed on to @net). Stops @net before it
+ * returns. Return: the process's exit code (0, or 2).
+ */
+int agent_tpm_main(int fd, pid_t net, const char *tcti, const char *state, bool rsa);
+
+/*
+ * agent_http_start - serve @a on @sa (HTTPS when @cert_pem is given; with
+ * @ca_pem a client certificate chaining to it is a credential), one
+ * thread, requests bounded by @guard. Return: the daemon, or NULL.
+ */
+struct MHD_Daemon *agent_http_start(struct agent *a, const void *sa, const char *cert_pem,
+				    const char *key_pem, const char *ca_pem,
+				    struct http_guard *guard);
+
+/* On SIGHUP: the token list again; one that does not load keeps the old. */
+void agent_auth_reload(struct agent *a);
+
+/* The routes (agent_routes.c), each queueing its answer. */
+enum MHD_Result agent_identity(struct agent *a, struct MHD_Connection *c);
+enum MHD_Result agent_activate(struct agent *a, struct MHD_Connection *c, const char *body,
+			       size_t len);
+enum MHD_Result agent_quote(struct agent *a, struct MHD_Connection *c);
+enum MHD_Result agent_log(struct agent *a, struct MHD_Connection *c);
+enum MHD_Result agent_bootlog(struct agent *a, struct MHD_Connection *c);
+
+#endif

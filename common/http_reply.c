@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/*
+ * http_reply.c - JSON, error and binary answers on a libmicrohttpd
+ * connection (http_reply.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_reply.h"
+
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned int code, struct MHD_Response *r,
+			     const char *type, const char *hname, const char *hval)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	if (hname)
+		MHD_add_response_header(r, hname, hval);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+enum MHD_Result http_reply_text(struct MHD_Connection *c, unsigned int code, const char *s)
+{
+	return queue(c, code, MHD_create_response_from_buffer(strlen(s), (void *)s,
+							      MHD_RESPMEM_MUST_COPY),
+		     "application/json", NULL, NULL);
+}
+
+enum MHD_Result http_reply_json(struct MHD_Connection *c, unsigned int code, json_object *o)
+{
+	const char *s = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							   JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
+	enum MHD_Result ret = s ? http_reply_text(c, code, s) : MHD_NO;
+
+	json_object_put(o);
+	return ret;
+}
+
+enum MHD_Result http_reply_error(struct MHD_Connection *c, unsigned int code, const char *msg)
+{
+	json_object *o = json_object_new_object();
+
+	if (o)
+		json_object_object_add(o, "error", json_object_new_string(msg));
+	return http_reply_json(c, code, o);
+}
+
+enum MHD_Result http_reply_bytes(struct MHD_Connection *c, unsigned int code, uint8_t *buf,
+				 size_t len, const char *hname, const char *hval)
+{
+	struct MHD_Response *r;
+
+	if (buf)
+		r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	else
+		r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		free(buf);
+	return queue(c, code, r, "application/octet-stream", hname, hval);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * http_reply.h - the answers vigil-agent and vigil-verifier queue on a
+ * libmicrohttpd connection: a JSON object, a JSON text already built, the
+ * {"error": ...} refusal, and a binary body. Each returns what
+ * MHD_queue_response returned (MHD_NO when the answer could not even be
+ * built: MHD then closes the connection).
+ *
+ * It does not decide codes or wording: the handlers do.
+ */
+#ifndef VIGIL_HTTP_REPLY_H
+#define VIGIL_HTTP_REPLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+#include <microhttpd.h>
+
+/* @o (consumed, even on failure) as application/json, printed plain without "\/" escapes. */
+enum MHD_Result http_reply_json(struct MHD_Connection *c, unsigned int code, json_object *o);
+
+/* The JSON text @s (copied) as application/json. */
+enum MHD_Result http_reply_text(struct MHD_Connection *c, unsigned int code, const char *s);
+
+/* {"error": @msg} with @code. */
+enum MHD_Result http_reply_error(struct MHD_Connection *c, unsigned int code, const char *msg);
+
+/*
+ * @len bytes of @buf (malloc'd and taken: MHD frees it; NULL when @len is
+ * 0) as application/octet-stream, with one more header @hname: @hval when
+ * @hname is not NULL.
+ */
+enum MHD_Result http_reply_bytes(struct MHD_Connection *c, unsigned int code, uint8_t *buf,
+				 size_t len, const char *hname, const char *hval);
+
+#endif
