@@ -213,7 +213,8 @@ static int put_unhex(struct vg_imalog_buf *b, const char *s, size_t n)
 	if (buf_reserve(b, n / 2) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i += 2) {
-		int hi = vg_hex_digit((unsigned char)s[i]), lo = vg_hex_digit((unsigned char)s[i + 1]);
+		int hi = vg_hex_digit((unsigned char)s[i]);
+		int lo = vg_hex_digit((unsigned char)s[i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -EBADMSG;

@@ -130,7 +130,7 @@ static int parse_id(struct parse *ps, const char *key, const char *sep, const ch
 
 	if (vg__policy_strtou64(v, strlen(v), 10, &n) < 0 || n >= UINT32_MAX)
 		return vg__policy_perr(ps, col, -EINVAL, "%s%s'%s': not a decimal id (0 to 4294967294)",
-			    key, sep, shown(v, b));
+				       key, sep, shown(v, b));
 	*ret = (uint32_t)n;
 	return 0;
 }
@@ -167,18 +167,18 @@ static int parse_pattern(struct parse *ps, const char *key, const char *v, unsig
 		}
 		free(out);
 		return vg__policy_perr(ps, col + (unsigned int)strlen(key) + 1 + (unsigned int)i, -EINVAL,
-			    "%s=: bad escape (write \\\\ or \\xHH, HH not 00)", key);
+				       "%s=: bad escape (write \\\\ or \\xHH, HH not 00)", key);
 	}
 	out[n] = '\0';
 	if (out[0] != '/') {
 		free(out);
 		return vg__policy_perr(ps, col, -EINVAL, "%s='%s': not an absolute path pattern", key,
-			    shown(v, b));
+				       shown(v, b));
 	}
 	if (vg__glob_valid(out) < 0) {
 		free(out);
 		return vg__policy_perr(ps, col, -EINVAL, "%s='%s': '[' without a closing ']'", key,
-			    shown(v, b));
+				       shown(v, b));
 	}
 	*ret = out;
 	return 0;
@@ -203,8 +203,8 @@ static int parse_integrity_set(struct parse *ps, const char *key, const char *v,
 
 			snprintf(item, sizeof(item), "%.*s", (int)(len > 64 ? 64 : len), v);
 			return vg__policy_perr(ps, col, -EINVAL,
-				    "%s: unknown status '%s' (pass, fail, nolabel, unknown)", key,
-				    shown(item, b));
+					       "%s: unknown status '%s' (pass, fail, nolabel, unknown)", key,
+					       shown(item, b));
 		}
 		set |= (uint8_t)(1u << i);
 		if (!v[len])
@@ -225,7 +225,7 @@ static int parse_attr(struct parse *ps, const char *v, unsigned int col)
 
 	if (nlen <= 9 || strncmp(v, "security.", 9) != 0)
 		return vg__policy_perr(ps, col, -EINVAL,
-			    "attr=: the attribute must be an EVM-protectable security.* xattr (attr=security.NAME OP VALUE)");
+				       "attr=: the attribute must be an EVM-protectable security.* xattr (attr=security.NAME OP VALUE)");
 	for (size_t i = 9; i < nlen; i++) {
 		char ch = v[i];
 
@@ -247,18 +247,18 @@ static int parse_attr(struct parse *ps, const char *v, unsigned int col)
 		c.op = VG_POL_OP_EQ, val = o + 1;
 	else
 		return vg__policy_perr(ps, col, -EINVAL,
-			    "attr=%s: no comparison (=, !=, <, <=, >, >=) after the name", shown(v, b));
+				       "attr=%s: no comparison (=, !=, <, <=, >, >=) after the name", shown(v, b));
 	if (!*val || strpbrk(val, "<>=!"))
 		return vg__policy_perr(ps, col, -EINVAL, "attr=%s: one value after the comparison",
-			    shown(v, b));
+				       shown(v, b));
 	if (vg__policy_strtou64(val, strlen(val), 10, &c.num) == 0 && val[0] != '+')
 		c.numeric = true;
 	else if (vg__policy_level(val, strlen(val), &c.num) == 0)
 		c.numeric = true;
 	if (!c.numeric && c.op != VG_POL_OP_EQ && c.op != VG_POL_OP_NE)
 		return vg__policy_perr(ps, col, -EINVAL,
-			    "attr=%s: '%s' is no number or level (untrusted, low, medium, high, system); only = and != compare text",
-			    shown(v, b), val);
+				       "attr=%s: '%s' is no number or level (untrusted, low, medium, high, system); only = and != compare text",
+				       shown(v, b), val);
 	c.name = strndup(v, nlen);
 	c.value = strdup(val);
 	grown = c.name && c.value ? realloc(r->attrs, (r->nattrs + 1) * sizeof(*r->attrs)) : NULL;
@@ -296,7 +296,7 @@ static int parse_algos(struct parse *ps, const char *v, unsigned int col, uint32
 
 			snprintf(item, sizeof(item), "%.*s", (int)(len > 64 ? 64 : len), v);
 			return vg__policy_perr(ps, col, -EINVAL, "appraise_algos=: unknown hash algorithm '%s'",
-				    shown(item, b));
+					       shown(item, b));
 		}
 		set |= 1u << a;
 		if (!v[len])
@@ -324,8 +324,9 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 	int e;
 
 	if (tk->ext && (ps->flags & VG_POLICY_KERNEL))
-		return vg__policy_perr(ps, col, -EINVAL, "'%s%s' is a vigil extension, not in the kernel's grammar",
-			    tk->key, tk->sep ? tk->sep : "");
+		return vg__policy_perr(ps, col, -EINVAL,
+				       "'%s%s' is a vigil extension, not in the kernel's grammar",
+				       tk->key, tk->sep ? tk->sep : "");
 	switch (t) {
 	case OPT_MEASURE: case OPT_DONT_MEASURE: case OPT_APPRAISE: case OPT_DONT_APPRAISE:
 	case OPT_AUDIT: case OPT_HASH: case OPT_DONT_HASH:
@@ -334,7 +335,7 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 
 		if (r->action)
 			return vg__policy_perr(ps, col, -EINVAL, "a rule has one action: '%s' after '%s'",
-				    tk->key, vg_policy_action_name(r->action));
+					       tk->key, vg_policy_action_name(r->action));
 		r->action = a;
 		ps->actcol = col;
 		return 0;
@@ -361,8 +362,8 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 				return 0;
 			}
 		return vg__policy_perr(ps, col, -EINVAL,
-			    "mask=%s: unknown (MAY_EXEC, MAY_WRITE, MAY_READ, MAY_APPEND, each optionally after ^)",
-			    shown(v, b));
+				       "mask=%s: unknown (MAY_EXEC, MAY_WRITE, MAY_READ, MAY_APPEND, each optionally after ^)",
+				       shown(v, b));
 	}
 	case OPT_FSMAGIC:
 		/* `if (entry->fsmagic)`: a first fsmagic=0 does not count */
@@ -370,7 +371,7 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 			return vg__policy_perr(ps, col, -EINVAL, "fsmagic= given twice");
 		if (vg__policy_strtou64(v, strlen(v), 16, &r->fsmagic) < 0)
 			return vg__policy_perr(ps, col, -EINVAL, "fsmagic=%s: not a hexadecimal number",
-				    shown(v, b));
+					       shown(v, b));
 		setflag(ps, VG_POLF_FSMAGIC, col);
 		return 0;
 	case OPT_FSNAME:
@@ -404,8 +405,8 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 			return vg__policy_perr(ps, col, -EINVAL, "fsuuid= given twice");
 		if (vg_uuid_parse(v, r->fsuuid) < 0)
 			return vg__policy_perr(ps, col, -EINVAL,
-				    "fsuuid=%s: not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
-				    shown(v, b));
+					       "fsuuid=%s: not a UUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
+					       shown(v, b));
 		setflag(ps, VG_POLF_FSUUID, col);
 		return 0;
 	}
@@ -417,8 +418,8 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 			    (t == OPT_UID_LT || t == OPT_EUID_LT) ? VG_POL_OP_LT : VG_POL_OP_EQ;
 		if (r->flags & (VG_POLF_UID | VG_POLF_EUID))
 			return vg__policy_perr(ps, col, -EINVAL,
-				    "%s: a rule has one of uid=, euid= (the kernel keeps one value for both)",
-				    tk->key);
+					       "%s: a rule has one of uid=, euid= (the kernel keeps one value for both)",
+					       tk->key);
 		e = parse_id(ps, tk->key, tk->sep, v, col, &r->uid);
 		if (e < 0)
 			return e;
@@ -433,8 +434,8 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 			    (t == OPT_GID_LT || t == OPT_EGID_LT) ? VG_POL_OP_LT : VG_POL_OP_EQ;
 		if (r->flags & (VG_POLF_GID | VG_POLF_EGID))
 			return vg__policy_perr(ps, col, -EINVAL,
-				    "%s: a rule has one of gid=, egid= (the kernel keeps one value for both)",
-				    tk->key);
+					       "%s: a rule has one of gid=, egid= (the kernel keeps one value for both)",
+					       tk->key);
 		e = parse_id(ps, tk->key, tk->sep, v, col, &r->gid);
 		if (e < 0)
 			return e;
@@ -486,17 +487,17 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 		if (strcmp(v, "imasig") == 0 || strcmp(v, "imasig|modsig") == 0) {
 			if (verity)
 				return vg__policy_perr(ps, col, -EINVAL,
-					    "appraise_type=%s does not go with digest_type=verity (that takes sigv3)",
-					    v);
+						       "appraise_type=%s does not go with digest_type=verity (that takes sigv3)",
+						       v);
 			if (v[6])
 				setflag(ps, VG_POLF_MODSIG_ALLOWED, col);
 		} else if (strcmp(v, "sigv3") == 0) {
 			if (!verity)
 				return vg__policy_perr(ps, col, -EINVAL,
-					    "appraise_type=sigv3 needs digest_type=verity before it");
+						       "appraise_type=sigv3 needs digest_type=verity before it");
 		} else {
 			return vg__policy_perr(ps, col, -EINVAL,
-				    "appraise_type=%s: unknown (imasig, imasig|modsig, sigv3)", shown(v, b));
+					       "appraise_type=%s: unknown (imasig, imasig|modsig, sigv3)", shown(v, b));
 		}
 		setflag(ps, VG_POLF_DIGSIG_REQUIRED, col);
 		setflag(ps, VG_POLF_CHECK_BLACKLIST, col);
@@ -541,8 +542,8 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 		i = lookup_template(v);
 		if (i < 0)
 			return vg__policy_perr(ps, col, -EINVAL,
-				    "template=%s: not a defined template (ima, ima-ng, ima-sig, ima-ngv2, ima-sigv2, ima-buf, ima-modsig, evm-sig)",
-				    shown(v, b));
+					       "template=%s: not a defined template (ima, ima-ng, ima-sig, ima-ngv2, ima-sigv2, ima-buf, ima-modsig, evm-sig)",
+					       shown(v, b));
 		if (r->template_name)
 			return vg__policy_perr(ps, col, -EINVAL, "template= given twice");
 		r->template_name = templates[i].name;
@@ -650,7 +651,7 @@ int vg__policy_parse_rule(char *buf, unsigned int line, unsigned int col0, unsig
 			e = vg__policy_perr(&ps, col, -EINVAL, "unknown keyword '%s'", shown(tok, b));
 		else if (empty)
 			e = vg__policy_perr(&ps, col, -EINVAL, "%s%s needs a value", vg__policy_tokens[t].key,
-				 vg__policy_tokens[t].sep);
+					    vg__policy_tokens[t].sep);
 		else
 			e = parse_token(&ps, (enum vg__opt)t, val, col);
 		if (e == -EINVAL && err && tok[0] && tok[strlen(tok) - 1] == '\r') {
@@ -664,8 +665,8 @@ int vg__policy_parse_rule(char *buf, unsigned int line, unsigned int col0, unsig
 	}
 	if (!r->action)
 		return vg__policy_perr(&ps, col0, -EINVAL,
-			    "no action (measure, dont_measure, appraise, dont_appraise, audit, hash, dont_hash%s)",
-			    (flags & VG_POLICY_KERNEL) ? "" : ", allow, deny, audit_access");
+				       "no action (measure, dont_measure, appraise, dont_appraise, audit, hash, dont_hash%s)",
+				       (flags & VG_POLICY_KERNEL) ? "" : ", allow, deny, audit_access");
 	if (vg_policy_action_class(r->action) != VG_CLASS_ACCESS) {
 		e = vg__policy_validate_kernel(&ps);
 		if (e < 0)

@@ -77,10 +77,11 @@ static int bad_flag(struct parse *ps, uint32_t bad, const char *fmt_func)
 			return vg__policy_perr(ps, ps->flagcol[bitno(bit)], -EINVAL, "label= needs func=CRITICAL_DATA");
 		if (bit == VG_POLF_MODSIG_ALLOWED)
 			return vg__policy_perr(ps, ps->flagcol[bitno(bit)], -EINVAL,
-				    "appraise_type=imasig|modsig needs func=MODULE_CHECK, KEXEC_KERNEL_CHECK or KEXEC_INITRAMFS_CHECK");
+					       "appraise_type=imasig|modsig needs func=MODULE_CHECK, KEXEC_KERNEL_CHECK or KEXEC_INITRAMFS_CHECK");
 	}
-	return vg__policy_perr(ps, ps->flagcol[bitno(bit)], -EINVAL, "%s does not go with %s%s", flag_key(bit),
-		    fmt_func, ps->r->func ? fn : "a rule without func=");
+	return vg__policy_perr(ps, ps->flagcol[bitno(bit)], -EINVAL, "%s does not go with %s%s",
+			       flag_key(bit),
+			       fmt_func, ps->r->func ? fn : "a rule without func=");
 }
 
 /* ima_validate_rule(), with the reason in words. */
@@ -93,13 +94,14 @@ int vg__policy_validate_kernel(struct parse *ps)
 
 	if (r->action != VG_POL_MEASURE && (fl & VG_POLF_PCR))
 		return vg__policy_perr(ps, ps->flagcol[bitno(VG_POLF_PCR)], -EINVAL,
-			    "pcr= is only valid with the action measure");
+				       "pcr= is only valid with the action measure");
 	if (r->action != VG_POL_APPRAISE && (fl & (VG_POLF_DIGSIG_REQUIRED | VG_POLF_MODSIG_ALLOWED |
 						   VG_POLF_CHECK_BLACKLIST | VG_POLF_VALIDATE_ALGOS))) {
 		uint32_t bit = (fl & VG_POLF_DIGSIG_REQUIRED) ? VG_POLF_DIGSIG_REQUIRED : VG_POLF_VALIDATE_ALGOS;
 
-		return vg__policy_perr(ps, ps->flagcol[bitno(bit)], -EINVAL, "%s is only valid with the action appraise",
-			    flag_key(bit));
+		return vg__policy_perr(ps, ps->flagcol[bitno(bit)], -EINVAL,
+				       "%s is only valid with the action appraise",
+				       flag_key(bit));
 	}
 	switch (r->func) {
 	case VG_FUNC_NONE: case VG_FUNC_FILE_CHECK: case VG_FUNC_MMAP_CHECK:
@@ -125,7 +127,7 @@ int vg__policy_validate_kernel(struct parse *ps)
 	case VG_FUNC_KEXEC_CMDLINE:
 		if (r->action & ~(VG_POL_MEASURE | VG_POL_DONT_MEASURE))
 			return vg__policy_perr(ps, ps->actcol, -EINVAL,
-				    "func=KEXEC_CMDLINE is only valid with measure or dont_measure");
+					       "func=KEXEC_CMDLINE is only valid with measure or dont_measure");
 		allowed = VG_POLF_FUNC | VG_POLF_FSMAGIC | VG_POLF_UID | VG_POLF_FOWNER | VG_POLF_FSUUID |
 			  VG_POLF_EUID | VG_POLF_PCR | VG_POLF_FSNAME | VG_POLF_GID | VG_POLF_EGID |
 			  VG_POLF_FGROUP;
@@ -138,7 +140,7 @@ int vg__policy_validate_kernel(struct parse *ps)
 
 		if (r->action & ~(VG_POL_MEASURE | VG_POL_DONT_MEASURE))
 			return vg__policy_perr(ps, ps->actcol, -EINVAL,
-				    "func=%s is only valid with measure or dont_measure", fn);
+					       "func=%s is only valid with measure or dont_measure", fn);
 		allowed = VG_POLF_FUNC | VG_POLF_UID | VG_POLF_GID | VG_POLF_PCR |
 			  (r->func == VG_FUNC_KEY_CHECK ? VG_POLF_KEYRINGS : VG_POLF_LABEL);
 		if (fl & ~allowed)
@@ -154,7 +156,7 @@ int vg__policy_validate_kernel(struct parse *ps)
 			return vg__policy_perr(ps, ps->actcol, -EINVAL, "func=SETXATTR_CHECK is only valid with appraise");
 		if (!(fl & VG_POLF_VALIDATE_ALGOS))
 			return vg__policy_perr(ps, ps->flagcol[bitno(VG_POLF_FUNC)], -EINVAL,
-				    "func=SETXATTR_CHECK needs appraise_algos=");
+					       "func=SETXATTR_CHECK needs appraise_algos=");
 		allowed = VG_POLF_FUNC | VG_POLF_VALIDATE_ALGOS;
 		if (fl & ~allowed)
 			return bad_flag(ps, fl & ~allowed, "func=");
@@ -166,7 +168,7 @@ int vg__policy_validate_kernel(struct parse *ps)
 	if (r->action == VG_POL_APPRAISE && (fl & VG_POLF_VERITY_REQUIRED) &&
 	    !(fl & VG_POLF_DIGSIG_REQUIRED))
 		return vg__policy_perr(ps, ps->flagcol[bitno(VG_POLF_VERITY_REQUIRED)], -EINVAL,
-			    "appraise digest_type=verity needs appraise_type=sigv3");
+				       "appraise digest_type=verity needs appraise_type=sigv3");
 	return 0;
 }
 
@@ -203,26 +205,26 @@ int vg__policy_validate_vigil(struct parse *ps)
 
 		if (opts)
 			return vg__policy_perr(ps, ps->flagcol[bitno(opts & -opts)], -EINVAL,
-				    "%s does not go with an access rule (allow, deny, audit_access)",
-				    flag_key(opts & -opts));
+					       "%s does not go with an access rule (allow, deny, audit_access)",
+					       flag_key(opts & -opts));
 		if (r->appraise_flag)
 			return vg__policy_perr(ps, ps->aflagcol, -EINVAL,
-				    "appraise_flag= does not go with an access rule (allow, deny, audit_access)");
+					       "appraise_flag= does not go with an access rule (allow, deny, audit_access)");
 		if (!func_is_file_access(r->func))
 			return vg__policy_perr(ps, ps->flagcol[bitno(VG_POLF_FUNC)], -EINVAL,
-				    "func=%s is no file access: not valid in an access rule",
-				    vg_policy_func_name(r->func));
+					       "func=%s is no file access: not valid in an access rule",
+					       vg_policy_func_name(r->func));
 		return 0;
 	}
 	if (r->xflags & (VG_POLX_APPRAISAL | VG_POLX_ATTR)) {
 		col = first_x(ps, r->xflags & (VG_POLX_APPRAISAL | VG_POLX_ATTR), &key);
 		return vg__policy_perr(ps, col, -EINVAL,
-			    "%s is only valid in an access rule (allow, deny, audit_access)", key);
+				       "%s is only valid in an access rule (allow, deny, audit_access)", key);
 	}
 	if (r->xflags && !func_is_file_access(r->func)) {
 		col = first_x(ps, r->xflags, &key);
 		return vg__policy_perr(ps, col, -EINVAL, "%s does not go with func=%s", key,
-			    vg_policy_func_name(r->func));
+				       vg_policy_func_name(r->func));
 	}
 	return 0;
 }
