@@ -22,6 +22,7 @@
 
 #include "internal.h"
 #include "vigil/attest_api.h"
+#include "vigil/hash.h"
 
 bool vg_api_id_ok(const char *s, size_t len)
 {
@@ -198,18 +199,6 @@ static int id_or_400(const char *s, size_t n, const char *what, char *out, struc
 	return 0;
 }
 
-/* one hex digit, either case; -1 for anything else */
-static int nib(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int vg_api_path_decode(const char *uri, char *out, size_t cap, struct vg_diag *diag)
 {
 	size_t n = 0;
@@ -220,7 +209,8 @@ int vg_api_path_decode(const char *uri, char *out, size_t cap, struct vg_diag *d
 		unsigned char c = (unsigned char)uri[i];
 
 		if (c == '%') {
-			int hi = nib(uri[i + 1]), lo = hi < 0 ? -1 : nib(uri[i + 2]);
+			int hi = vg_hex_digit((unsigned char)uri[i + 1]);
+			int lo = hi < 0 ? -1 : vg_hex_digit((unsigned char)uri[i + 2]);
 
 			if (hi < 0 || lo < 0)
 				return vg_diag_set(diag, -EBADMSG, "path: '%%' at byte %zu is not "
@@ -399,7 +389,8 @@ int vg_api_quote_query_parse(const char *nonce, const char *bank, const char *ma
 		return vg_diag_set(diag, -EBADMSG, "quote: nonce must be %d to %d bytes in hex",
 				   VG_API_NONCE_MIN, VG_ATTEST_NONCE_MAX);
 	for (size_t i = 0; i < nl / 2; i++) {
-		int hi = nib(nonce[2 * i]), lo = nib(nonce[2 * i + 1]);
+		int hi = vg_hex_digit((unsigned char)nonce[2 * i]);
+		int lo = vg_hex_digit((unsigned char)nonce[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return vg_diag_set(diag, -EBADMSG, "quote: nonce is not hex");
@@ -414,7 +405,7 @@ int vg_api_quote_query_parse(const char *nonce, const char *bank, const char *ma
 	if (ml == 0 || ml > 6)
 		return vg_diag_set(diag, -EBADMSG, "quote: mask: 1 to 6 hex digits (PCRs 0-23)");
 	for (size_t i = 0; i < ml; i++) {
-		int v = nib(mask[i]);
+		int v = vg_hex_digit((unsigned char)mask[i]);
 
 		if (v < 0)
 			return vg_diag_set(diag, -EBADMSG, "quote: mask is not hex");

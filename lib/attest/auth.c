@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "vigil/auth.h"
+#include "vigil/fileio.h"
 #include "vigil/hash.h"
 
 struct tok {
@@ -292,8 +293,6 @@ int vg_auth_read_file(const char *path, size_t max, uint8_t **ret, size_t *len,
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
-	uint8_t *b;
-	size_t n = 0;
 	int r;
 
 	if (fd < 0)
@@ -317,46 +316,24 @@ int vg_auth_read_file(const char *path, size_t max, uint8_t **ret, size_t *len,
 		return vg_diag_set(diag, -EPERM, "owned by uid %u, neither root nor us (%u)",
 				   (unsigned int)st.st_uid, (unsigned int)geteuid());
 	}
-	b = malloc(max + 1);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
-	/* one byte past the limit tells a file that is too large */
-	while (n <= max) {
-		ssize_t k = read(fd, b + n, max + 1 - n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			r = vg_diag_set(diag, -errno, "%s", strerror(errno));
-			close(fd);
-			OPENSSL_clear_free(b, max + 1);
-			return r;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
+	r = vg_fd_read_file(fd, max, ret, len);
 	close(fd);
-	if (n > max) {
-		OPENSSL_clear_free(b, max + 1);
-		return vg_diag_set(diag, -EFBIG, "larger than %zu bytes", max);
-	}
-	b[n] = 0;
-	*ret = b;
-	*len = n;
-	return 0;
+	if (r == -EFBIG)
+		return vg_diag_set(diag, r, "larger than %zu bytes", max);
+	if (r < 0 && r != -ENOMEM)
+		return vg_diag_set(diag, r, "%s", strerror(-r));
+	return r;
 }
 
 int vg_auth_token_read(const char *path, char token[VG_AUTH_TOKEN_LEN + 1], struct vg_diag *diag)
 {
 	uint8_t *b;
-	size_t n;
+	size_t n, size;
 	int r = vg_auth_read_file(path, 256, &b, &n, diag);
 
 	if (r < 0)
 		return r;
+	size = n + 1;
 	if (n && b[n - 1] == '\n')
 		n--;
 	if (n && b[n - 1] == '\r')
@@ -366,6 +343,6 @@ int vg_auth_token_read(const char *path, char token[VG_AUTH_TOKEN_LEN + 1], stru
 		memcpy(token, b, VG_AUTH_TOKEN_LEN);
 		token[VG_AUTH_TOKEN_LEN] = 0;
 	}
-	OPENSSL_clear_free(b, 257);
+	OPENSSL_clear_free(b, size);
 	return r;
 }

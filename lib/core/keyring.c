@@ -7,9 +7,11 @@
  * tried as certificate first, then as SubjectPublicKeyInfo.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -19,6 +21,7 @@
 #include <openssl/x509v3.h>
 
 #include "internal.h"
+#include "vigil/fileio.h"
 #include "vigil/keyring.h"
 
 #define KEYFILE_MAX (16u << 20)
@@ -174,49 +177,20 @@ static void fix_type_ptrs(struct vg_keyring *kr)
 		kr->v[i].info.type = kr->v[i].type;
 }
 
+/* Any readable file, a pipe too (vg_fd_read_all), below KEYFILE_MAX. */
 static int read_file(const char *path, uint8_t **ret, size_t *ret_len, struct vg_diag *diag)
 {
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t n = 0, cap = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
 
-	if (!f)
+	if (fd < 0)
 		return vg_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
-	for (;;) {
-		if (n == cap) {
-			uint8_t *nb;
-
-			cap = cap ? cap * 2 : 4096;
-			if (cap > KEYFILE_MAX) {
-				free(buf);
-				fclose(f);
-				return vg_diag_set(diag, -EFBIG, "%s: larger than 16 MiB", path);
-			}
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		int e = errno ? errno : EIO;
-
-		free(buf);
-		fclose(f);
-		return vg_diag_set(diag, -e, "%s: read: %s", path, strerror(e));
-	}
-	fclose(f);
-	*ret = buf;
-	*ret_len = n;
-	return 0;
+	r = vg_fd_read_all(fd, KEYFILE_MAX - 1, ret, ret_len);
+	close(fd);
+	if (r == -EFBIG)
+		return vg_diag_set(diag, r, "%s: larger than 16 MiB", path);
+	if (r < 0 && r != -ENOMEM)
+		return vg_diag_set(diag, r, "%s: read: %s", path, strerror(-r));
+	return r;
 }
 
 static bool looks_pem(const uint8_t *buf, size_t len)

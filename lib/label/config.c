@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "vigil/config.h"
+#include "vigil/fileio.h"
 #include "vigil/hash.h"
 #include "internal.h"
 
@@ -331,8 +332,7 @@ int vg_config_parse(struct vg_config *c, const char *text, size_t len, const cha
 int vg_config_load(struct vg_config *c, const char *path, bool optional, struct vg_diag *diag)
 {
 	struct stat st;
-	char *buf;
-	ssize_t got = 0;
+	uint8_t *buf;
 	size_t len = 0;
 	int fd, r;
 
@@ -348,22 +348,16 @@ int vg_config_load(struct vg_config *c, const char *path, bool optional, struct 
 		close(fd);
 		return vg_diag_set(diag, -EINVAL, "%s: not a regular file of at most 1 MiB", path);
 	}
-	buf = malloc(CONFIG_MAX_SIZE + 1);
-	if (!buf) {
-		close(fd);
-		return vg_diag_set(diag, -ENOMEM, "out of memory");
-	}
-	while (len <= CONFIG_MAX_SIZE &&
-	       (got = read(fd, buf + len, CONFIG_MAX_SIZE + 1 - len)) > 0)
-		len += (size_t)got;
-	if (got < 0)
-		r = vg_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
-	else if (len > CONFIG_MAX_SIZE)
-		r = vg_diag_set(diag, -EFBIG, "%s: larger than 1 MiB", path);
-	else
-		r = vg_config_parse(c, buf, len, path, diag);
-	free(buf);
+	r = vg_fd_read_all(fd, CONFIG_MAX_SIZE, &buf, &len);
 	close(fd);
+	if (r == -ENOMEM)
+		return vg_diag_set(diag, r, "out of memory");
+	if (r == -EFBIG)
+		return vg_diag_set(diag, r, "%s: larger than 1 MiB", path);
+	if (r < 0)
+		return vg_diag_set(diag, r, "%s: %s", path, strerror(-r));
+	r = vg_config_parse(c, (const char *)buf, len, path, diag);
+	free(buf);
 	return r;
 }
 

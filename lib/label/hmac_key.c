@@ -21,6 +21,7 @@
 #include <openssl/params.h>
 #include <openssl/rand.h>
 
+#include "vigil/fileio.h"
 #include "vigil/hmac_key.h"
 #include "vigil/outfile.h"
 #include "internal.h"
@@ -296,43 +297,28 @@ static void diag_prefix(struct vg_diag *d, const char *path)
 
 int vg_key_file_read(const char *path, struct vg_key_file *ret, struct vg_diag *diag)
 {
-	uint8_t *buf = malloc(VG_KEY_FILE_MAX + 1);
+	uint8_t *buf;
 	size_t len = 0;
 	int fd, r;
 
-	if (!buf)
-		return vg_diag_set(diag, -ENOMEM, "out of memory");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = vg_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	while (len <= VG_KEY_FILE_MAX) {
-		ssize_t n = read(fd, buf + len, VG_KEY_FILE_MAX + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = vg_diag_set(diag, -errno, "%s: read: %s", path, strerror(errno));
-			close(fd);
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	if (fd < 0)
+		return vg_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
+	/* any readable file, a pipe too; a key file fits the first buffer, so it is never moved */
+	r = vg_fd_read_all(fd, VG_KEY_FILE_MAX, &buf, &len);
 	close(fd);
-	if (len > VG_KEY_FILE_MAX) {
-		r = vg_diag_set(diag, -EBADMSG, "%s: larger than any key file (%d bytes)", path,
-				VG_KEY_FILE_MAX);
-		goto out;
-	}
+	if (r == -ENOMEM)
+		return vg_diag_set(diag, r, "out of memory");
+	if (r == -EFBIG)
+		return vg_diag_set(diag, -EBADMSG, "%s: larger than any key file (%d bytes)", path,
+				   VG_KEY_FILE_MAX);
+	if (r < 0)
+		return vg_diag_set(diag, r, "%s: read: %s", path, strerror(-r));
 	r = vg_key_file_decode(buf, len, ret, diag);
 	if (r < 0)
 		diag_prefix(diag, path);
-out:
 	/* a raw file's bytes are the key */
-	OPENSSL_cleanse(buf, VG_KEY_FILE_MAX + 1);
+	OPENSSL_cleanse(buf, len + 1);
 	free(buf);
 	return r;
 }

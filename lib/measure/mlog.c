@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
+#include "vigil/fileio.h"
 #include "vigil/mlog.h"
 #include "vigil/outfile.h"
 
@@ -61,39 +62,6 @@ void vg_mlog_free(struct vg_mlog *l)
 uint64_t vg_mlog_entries(const struct vg_mlog *l)
 {
 	return l->entries;
-}
-
-static int read_file(int fd, uint8_t **ret, size_t *ret_len)
-{
-	struct stat st;
-	size_t len = 0;
-	uint8_t *buf;
-
-	if (fstat(fd, &st) != 0)
-		return -errno;
-	if ((uint64_t)st.st_size > SIZE_MAX / 2)
-		return -EFBIG;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (len < (size_t)st.st_size) {
-		ssize_t n = pread(fd, buf + len, (size_t)st.st_size - len, (off_t)len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = -errno;
-
-			free(buf);
-			return e;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
 }
 
 /*
@@ -482,7 +450,7 @@ int vg_mlog_open(const char *path, const struct vg_mlog_opts *opts, struct vg_ml
 			goto fail;
 		}
 	}
-	r = read_file(l->fd, &buf, &len);
+	r = vg_fd_read_file(l->fd, SIZE_MAX / 2, &buf, &len);
 	if (r < 0) {
 		r = vg_diag_set(diag, r, "reading: %s", strerror(-r));
 		goto fail;
@@ -565,7 +533,7 @@ static int recover(struct vg_mlog *l, struct vg_diag *diag)
 					   "earlier boot's; move it aside and restart the writer",
 					   l->reset_count, now);
 	}
-	r = read_file(l->fd, &buf, &len);
+	r = vg_fd_read_file(l->fd, SIZE_MAX / 2, &buf, &len);
 	if (r < 0)
 		return vg_diag_set(diag, r, "reading the log back: %s", strerror(-r));
 	r = reconcile(l, buf, len, false, NULL, diag);

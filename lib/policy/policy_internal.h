@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * policy_internal.h - what policy.c, policy_print.c and policy_match.c
- * share; not installed.
+ * policy_internal.h - what the files of the policy subsystem share; not
+ * installed. The low pieces (the token table and names, number syntax,
+ * levels: policy_token.c; path patterns: policy_glob.c) are called by the
+ * parser and the matcher alike, and call neither.
  */
 #ifndef VIGIL_POLICY_INTERNAL_H
 #define VIGIL_POLICY_INTERNAL_H
@@ -21,7 +23,7 @@ struct vg_policy {
 	unsigned int do_classes;	/* ima_policy_flag: classes with a "do" rule */
 };
 
-/* Token table shared by the parser and the printer (policy.c). */
+/* Token table shared by the parser and the printer (policy_token.c). */
 enum vg__opt {
 	OPT_MEASURE, OPT_DONT_MEASURE, OPT_APPRAISE, OPT_DONT_APPRAISE,
 	OPT_AUDIT, OPT_HASH, OPT_DONT_HASH,
@@ -56,13 +58,17 @@ struct vg__mask_name {
 extern const struct vg__mask_name vg__policy_masks[4];
 extern const char *const vg__policy_ops[6];	/* by enum vg_policy_op */
 
+/* The action a bare-word token sets, 0 for another token (policy_token.c). */
+unsigned int vg__policy_token_action(enum vg__opt t);
+
+/* Free what @r holds and zero it (policy.c). */
 void vg__policy_rule_release(struct vg_policy_rule *r);
-/* kstrtoull() syntax. Return: 0, -EINVAL, -ERANGE. */
+/* kstrtoull() syntax (policy_token.c). Return: 0, -EINVAL, -ERANGE. */
 int vg__policy_strtou64(const char *s, size_t len, unsigned int base, uint64_t *ret);
 /* attr= level names (untrusted 0 .. system 4). Return: 0 or -ENOENT. */
 int vg__policy_level(const char *s, size_t len, uint64_t *ret);
 
-/* The columns of a rule's tokens, as the parser saw them (policy.c). */
+/* The columns of a rule's tokens, as the parser saw them (policy_parse.c). */
 struct vg__policy_cols {
 	const unsigned int *flagcol;	/* by VG_POLF_ bit number */
 	const unsigned int *xcol;	/* by VG_POLX_ bit number */
@@ -72,7 +78,7 @@ struct vg__policy_cols {
 /* Set r->unenforced and r->unenforced_col (policy_enforce.c). */
 void vg__policy_unenforced(struct vg_policy_rule *r, const struct vg__policy_cols *c);
 
-/* path patterns (policy_match.c). Return: 0, or -EINVAL for an unclosed '['. */
+/* path patterns (policy_glob.c). Return: 0, or -EINVAL for an unclosed '['. */
 int vg__glob_valid(const char *pat);
 bool vg__glob_match(const char *pat, const char *path);
 

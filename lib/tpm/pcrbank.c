@@ -20,6 +20,7 @@
 #include <openssl/evp.h>
 
 #include "internal.h"
+#include "vigil/fileio.h"
 #include "vigil/outfile.h"
 #include "vigil/pcrbank.h"
 
@@ -124,44 +125,6 @@ void vg_pcrbank_free(struct vg_pcrbank *b)
 	free(b);
 }
 
-static int read_all(int fd, char **ret, size_t *ret_len)
-{
-	size_t cap = 8192, len = 0;
-	char *buf = malloc(cap);
-
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *nb = cap < (1u << 20) ? realloc(buf, cap * 2) : NULL;
-
-			if (!nb) {
-				free(buf);
-				return cap < (1u << 20) ? -ENOMEM : -EFBIG;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = -errno;
-
-			free(buf);
-			return e;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 int vg_pcrbank_sync(struct vg_pcrbank *b, struct vg_diag *diag)
 {
 	struct vg_diag d = { 0 };
@@ -234,18 +197,18 @@ int vg_pcrbank_open(const char *path, uint32_t banks, struct vg_pcrbank **ret,
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		char *text = NULL;
+		uint8_t *text = NULL;
 		size_t len = 0;
 		struct vg_diag pd = { 0 };
 
-		r = read_all(fd, &text, &len);
+		r = vg_fd_read_all(fd, (1u << 20) - 1, &text, &len);
 		close(fd);
 		if (r < 0) {
 			r = vg_diag_set(diag, r, "%s: %s", path,
 					r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
 			goto fail;
 		}
-		r = vg_pcr_values_parse(&b->pv, text, len, -1, &pd);
+		r = vg_pcr_values_parse(&b->pv, (const char *)text, len, -1, &pd);
 		free(text);
 		if (r < 0) {
 			r = vg_diag_set(diag, r, "%s: %s (not resetting it)", path, pd.msg);

@@ -607,7 +607,7 @@ static void policy_from_log_accepts_it(void **state)
 }
 
 /*
- * Paths with many digests go through the per-path index (attest_policy.c):
+ * Paths with many digests go through the per-path index (attest_policy_index.c):
  * each path of a real log gets 40 decoys around its digest (some given as
  * "any algorithm of this length"), every digest added twice: the whole log
  * passes, as with one digest per path; without the real digests, the
