@@ -11,6 +11,28 @@
 
 #include "vigil/fileio.h"
 
+/*
+ * Key and token files come through here: a buffer that is given up (grown,
+ * or dropped on an error) is wiped first, so no copy of a secret is left
+ * in freed memory.
+ */
+static void drop(uint8_t *buf, size_t len)
+{
+	explicit_bzero(buf, len);
+	free(buf);
+}
+
+/* @buf of @len bytes used, moved to a new block of @cap + 1 bytes. Return: NULL: -ENOMEM. */
+static uint8_t *grow(uint8_t *buf, size_t len, size_t cap)
+{
+	uint8_t *nb = malloc(cap + 1);
+
+	if (nb)
+		memcpy(nb, buf, len);
+	drop(buf, len);
+	return nb;
+}
+
 int vg_fd_read_all(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 {
 	size_t cap = max < 8192 ? max + 1 : 8192, len = 0;
@@ -27,14 +49,12 @@ int vg_fd_read_all(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 
 			/* one byte past @max tells a stream that is too long */
 			if (len > max) {
-				free(buf);
+				drop(buf, len);
 				return -EFBIG;
 			}
-			nb = realloc(buf, ncap + 1);
-			if (!nb) {
-				free(buf);
+			nb = grow(buf, len, ncap);
+			if (!nb)
 				return -ENOMEM;
-			}
 			buf = nb;
 			cap = ncap;
 		}
@@ -44,7 +64,7 @@ int vg_fd_read_all(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 		if (n < 0) {
 			int e = -errno;
 
-			free(buf);
+			drop(buf, len);
 			return e;
 		}
 		if (n == 0)
@@ -52,7 +72,7 @@ int vg_fd_read_all(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 		len += (size_t)n;
 	}
 	if (len > max) {
-		free(buf);
+		drop(buf, len);
 		return -EFBIG;
 	}
 	buf[len] = '\0';
@@ -86,14 +106,12 @@ int vg_fd_read_file(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 			uint8_t *nb;
 
 			if (len > max) {
-				free(buf);
+				drop(buf, len);
 				return -EFBIG;
 			}
-			nb = realloc(buf, nwant + 1);
-			if (!nb) {
-				free(buf);
+			nb = grow(buf, len, nwant);
+			if (!nb)
 				return -ENOMEM;
-			}
 			buf = nb;
 			want = nwant;
 		}
@@ -103,7 +121,7 @@ int vg_fd_read_file(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 		if (n < 0) {
 			int e = -errno;
 
-			free(buf);
+			drop(buf, len);
 			return e;
 		}
 		if (n == 0)
@@ -111,7 +129,7 @@ int vg_fd_read_file(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 		len += (size_t)n;
 	}
 	if (len > max) {
-		free(buf);
+		drop(buf, len);
 		return -EFBIG;
 	}
 	buf[len] = '\0';

@@ -10,7 +10,9 @@
  *
  * The buffer returned holds one more byte than the content, set to '\0', so
  * a text file can be used as a C string (content with a NUL inside is the
- * caller's to refuse). It is freed with free().
+ * caller's to refuse). It is freed with free() (a secret: wiped first). A
+ * buffer this code gives up on the way (grown, or dropped on an error) is
+ * wiped before it is freed, so key and token files leave no copies behind.
  */
 #ifndef VIGIL_FILEIO_H
 #define VIGIL_FILEIO_H
