@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "imalog_internal.h"
 #include "vigil/imalog.h"
+#include "vigil/ima_template.h"
 
 /* ima_template.c supported_fields[], with the show format of each. */
 const struct vg__imalog_field_info vg__imalog_fields[VG_IMAF__COUNT] = {
@@ -37,21 +38,6 @@ const struct vg__imalog_field_info vg__imalog_fields[VG_IMAF__COUNT] = {
 	[VG_IMAF_IUID] = { "iuid", FMT_UINT, 4 },
 	[VG_IMAF_IGID] = { "igid", FMT_UINT, 4 },
 	[VG_IMAF_IMODE] = { "imode", FMT_UINT, 2 },
-};
-
-/* ima_template.c builtin_templates[] */
-static const struct {
-	const char *name;
-	const char *fmt;
-} builtins[] = {
-	{ "ima", "d|n" },
-	{ "ima-ng", "d-ng|n-ng" },
-	{ "ima-sig", "d-ng|n-ng|sig" },
-	{ "ima-ngv2", "d-ngv2|n-ng" },
-	{ "ima-sigv2", "d-ngv2|n-ng|sig" },
-	{ "ima-buf", "d-ng|n-ng|buf" },
-	{ "ima-modsig", "d-ng|n-ng|sig|d-modsig|modsig" },
-	{ "evm-sig", "d-ng|n-ng|evmsig|xattrnames|xattrlengths|xattrvalues|iuid|igid|imode" },
 };
 
 const char *vg_imalog_field_name(unsigned int id)
@@ -89,9 +75,9 @@ static int parse_fmt(const char *s, size_t len, struct vg_imalog_template *t, st
 int vg_imalog_template_lookup(const char *name, size_t len, struct vg_imalog_template *ret,
 			      struct vg_diag *diag)
 {
-	for (size_t i = 0; i < VG_ARRAY_SIZE(builtins); i++) {
-		if (strlen(builtins[i].name) == len && memcmp(builtins[i].name, name, len) == 0) {
-			int r = parse_fmt(builtins[i].fmt, strlen(builtins[i].fmt), ret, diag);
+	for (size_t i = 0; i < VG_IMA_TEMPLATES; i++) {
+		if (strlen(vg_ima_templates[i].name) == len && memcmp(vg_ima_templates[i].name, name, len) == 0) {
+			int r = parse_fmt(vg_ima_templates[i].fmt, strlen(vg_ima_templates[i].fmt), ret, diag);
 
 			ret->ima = i == 0;
 			return r;

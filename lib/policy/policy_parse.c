@@ -29,6 +29,7 @@
 #include "vigil/evm.h"
 #include "vigil/hash.h"
 #include "vigil/policy.h"
+#include "vigil/ima_template.h"
 
 int vg__policy_perr(struct parse *ps, unsigned int col, int e, const char *fmt, ...)
 {
@@ -44,20 +45,6 @@ int vg__policy_perr(struct parse *ps, unsigned int col, int e, const char *fmt, 
 	}
 	return e;
 }
-
-/* builtin_templates[] of ima_template.c: name and format. */
-static const struct {
-	const char *name, *fmt;
-} templates[] = {
-	{ "ima", "d|n" },
-	{ "ima-ng", "d-ng|n-ng" },
-	{ "ima-sig", "d-ng|n-ng|sig" },
-	{ "ima-ngv2", "d-ngv2|n-ng" },
-	{ "ima-sigv2", "d-ngv2|n-ng|sig" },
-	{ "ima-buf", "d-ng|n-ng|buf" },
-	{ "ima-modsig", "d-ng|n-ng|sig|d-modsig|modsig" },
-	{ "evm-sig", "d-ng|n-ng|evmsig|xattrnames|xattrlengths|xattrvalues|iuid|igid|imode" },
-};
 
 static void setflag(struct parse *ps, uint32_t bit, unsigned int col)
 {
@@ -309,8 +296,8 @@ static int parse_algos(struct parse *ps, const char *v, unsigned int col, uint32
 
 static int lookup_template(const char *v)
 {
-	for (size_t i = 0; i < VG_ARRAY_SIZE(templates); i++)
-		if (strcmp(templates[i].name, v) == 0 || strcmp(templates[i].fmt, v) == 0)
+	for (size_t i = 0; i < VG_IMA_TEMPLATES; i++)
+		if (strcmp(vg_ima_templates[i].name, v) == 0 || strcmp(vg_ima_templates[i].fmt, v) == 0)
 			return (int)i;
 	return -1;
 }
@@ -546,7 +533,7 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 					       shown(v, b));
 		if (r->template_name)
 			return vg__policy_perr(ps, col, -EINVAL, "template= given twice");
-		r->template_name = templates[i].name;
+		r->template_name = vg_ima_templates[i].name;
 		ps->tmplcol = col;
 		return 0;
 	}
