@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,8 @@ static const char help[] =
 	"                         by `vigil status`\n"
 	"      --loader PATH      also a dynamic loader (its opens count as execs);\n"
 	"                         the system's are found (repeatable)\n"
+	"      --appraiser-user NAME  the unprivileged user appraisers run as (default\n"
+	"                         vigil; must exist and must not be root)\n"
 	"  -f, --foreground       print 'vigild: ready' on stderr when the marks are set\n";
 
 int vd_args_worker(struct vd *d, const char *a, const char *b)
@@ -93,7 +96,7 @@ static int parse_size(const char *s, uint64_t *ret)
 
 int vd_args_parse(struct vd *d, int argc, char **argv)
 {
-	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_MAXSIZE, OPT_ACCEPT, OPT_LOADER };
+	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_MAXSIZE, OPT_ACCEPT, OPT_LOADER, OPT_APPUSER };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' },
@@ -112,6 +115,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "max-file-size", required_argument, NULL, OPT_MAXSIZE },
 		{ "accept-unenforced", no_argument, NULL, OPT_ACCEPT },
 		{ "loader", required_argument, NULL, OPT_LOADER },
+		{ "appraiser-user", required_argument, NULL, OPT_APPUSER },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -121,6 +125,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 
 	d->nworkers = 2;
 	d->timeout_ms = 5000;
+	d->appraiser_user = "vigil";
 	while ((c = getopt_long(argc, argv, "c:p:m:w:k:H:l:t:s:a:j:T:fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -191,6 +196,9 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		case OPT_ACCEPT:
 			d->accept_unenforced = true;
 			break;
+		case OPT_APPUSER:
+			d->appraiser_user = optarg;
+			break;
 		case OPT_LOADER: {
 			struct stat st;
 
@@ -241,5 +249,33 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		vd_log("no --watch PATH given: nothing to mark");
 		return -1;
 	}
+	return 0;
+}
+
+int vd_args_appraiser_user(struct vd *d)
+{
+	struct passwd *pw;
+
+	errno = 0;
+	pw = getpwnam(d->appraiser_user);
+	if (!pw) {
+		vd_log("appraiser user '%s' %s: appraisers run as an unprivileged system user "
+		       "(create it: useradd --system --no-create-home --shell /usr/sbin/nologin %s, "
+		       "or name another with --appraiser-user)", d->appraiser_user,
+		       errno ? strerror(errno) : "does not exist", d->appraiser_user);
+		return -1;
+	}
+	if (pw->pw_uid == 0 || pw->pw_gid == 0) {
+		vd_log("appraiser user '%s' has uid %u gid %u: appraisers parse what an attacker "
+		       "writes and must not run as root (or with group root)", d->appraiser_user,
+		       (unsigned int)pw->pw_uid, (unsigned int)pw->pw_gid);
+		return -1;
+	}
+	d->app_uid = pw->pw_uid;
+	d->app_gid = pw->pw_gid;
+	snprintf(d->app_ids[0], sizeof(d->app_ids[0]), "%u", (unsigned int)d->app_uid);
+	snprintf(d->app_ids[1], sizeof(d->app_ids[1]), "%u", (unsigned int)d->app_gid);
+	if (vd_args_worker(d, "--uid", d->app_ids[0]) < 0 || vd_args_worker(d, "--gid", d->app_ids[1]) < 0)
+		return -1;
 	return 0;
 }

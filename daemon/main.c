@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 	d->fan = d->sigfd = d->ctl = d->audit = d->notif = -1;
 	d->self = getpid();
 	vg_config_init(&d->cfg);
-	if (vd_args_parse(d, argc, argv) < 0)
+	if (vd_args_parse(d, argc, argv) < 0 || vd_args_appraiser_user(d) < 0)
 		return 2;
 	if (vg_config_load(&d->cfg, d->config ? d->config : VG_CONFIG_DEFAULT, !d->config, &dg) < 0) {
 		vd_log("config: %s", dg.msg);

@@ -102,6 +102,7 @@ struct ev {
 	bool large, queued;	/* queued: waiting in its uid's queue for an appraiser */
 	int qnext;
 	bool counted;		/* in its uid queue's pending count */
+	bool fixing;		/* fix mode wrote its labels: appraised again without VD_FIX */
 	uid_t uid;		/* the opener's, for fair dispatch */
 };
 
@@ -150,6 +151,10 @@ struct vd {
 	size_t nkeyrings;
 	bool no_tpm, foreground, fail_open;
 	bool accept_unenforced;	/* keep rules vigild cannot enforce (unenforced.c) */
+	const char *appraiser_user;	/* --appraiser-user (default "vigil") */
+	uid_t app_uid;
+	gid_t app_gid;
+	char app_ids[2][16];	/* the appraisers' --uid, --gid */
 	const char *loader_paths[8];	/* --loader */
 	size_t nloader_paths;
 	enum mode mode;
@@ -414,6 +419,12 @@ void vd_control(struct vd *d);
 
 /* Return: 0, or -1 after logging (usage error). */
 int vd_args_parse(struct vd *d, int argc, char **argv);
+/*
+ * vd_args_appraiser_user - look up --appraiser-user (before any mark is
+ * set) and hand its uid and gid to the appraisers.
+ * Return: 0, or -1 after logging: no such user, or uid or gid 0.
+ */
+int vd_args_appraiser_user(struct vd *d);
 /* Append @a (and @b unless NULL) to the appraisers' options. Return: 0 or -1. */
 int vd_args_worker(struct vd *d, const char *a, const char *b);
 

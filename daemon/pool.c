@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -25,7 +26,7 @@ int vd_pool_send(struct vd *d, int w, int i)
 	struct vd_req q = {
 		.magic = VD_MAGIC_REQ,
 		.id = (uint32_t)e->gen << 16 | (uint32_t)i,
-		.flags = (e->need_appraise ? VD_APPRAISE : 0) | (d->mode == MODE_FIX ? VD_FIX : 0) |
+		.flags = (e->need_appraise ? VD_APPRAISE : 0) | (d->mode == MODE_FIX && !e->fixing ? VD_FIX : 0) |
 			 (e->dec.flags & VG_POLF_DIGSIG_REQUIRED ? VD_REQUIRE_SIG : 0),
 		.algo = d->algo,
 		.allowed_algos = e->dec.allowed_algos,
@@ -85,13 +86,19 @@ int vd_pool_spawn(struct vd *d, int w)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		{
-			/* sanitizer builds: LeakSanitizer needs /proc, which Landlock denies */
-			const char *asan = getenv("ASAN_OPTIONS");
+			/*
+			 * sanitizer builds: LeakSanitizer needs /proc, which Landlock
+			 * denies; the symbolizer would fork, which seccomp kills (a
+			 * report is written unsymbolized)
+			 */
+			const char *asan = getenv("ASAN_OPTIONS"), *ubsan = getenv("UBSAN_OPTIONS");
 			char opt[512];
 
-			snprintf(opt, sizeof(opt), "%s%sdetect_leaks=0", asan ? asan : "",
+			snprintf(opt, sizeof(opt), "%s%sdetect_leaks=0:symbolize=0", asan ? asan : "",
 				 asan ? ":" : "");
 			setenv("ASAN_OPTIONS", opt, 1);
+			snprintf(opt, sizeof(opt), "%s%ssymbolize=0", ubsan ? ubsan : "", ubsan ? ":" : "");
+			setenv("UBSAN_OPTIONS", opt, 1);
 		}
 		snprintf(fdarg, sizeof(fdarg), "%d", 3);
 		argv[0] = (char *)"vigild";
@@ -151,6 +158,23 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 	}
 }
 
+/*
+ * Fix mode: write the labels the appraiser computed (it holds no
+ * privilege; security.ima needs CAP_SYS_ADMIN). Fixed-size bytes, not
+ * parsed here. Return: 0, or -errno in @p (err, detail).
+ */
+static int write_fix(int fd, struct vd_rep *p)
+{
+	if (fsetxattr(fd, "security.ima", p->fix_ima, p->fix_ima_len, 0) == 0 &&
+	    (!p->fix_evm_len || fsetxattr(fd, "security.evm", p->fix_evm, p->fix_evm_len, 0) == 0))
+		return 0;
+	p->err = -errno;
+	snprintf(p->detail, sizeof(p->detail), "setxattr security.%s: %s",
+		 p->fix_evm_len && errno != ENOTSUP ? "ima/evm" : "ima", strerror(errno));
+	p->appraised = 0;
+	return p->err;
+}
+
 void vd_pool_reply(struct vd *d, int w)
 {
 	struct vd_rep p;
@@ -163,7 +187,8 @@ void vd_pool_reply(struct vd *d, int w)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n != (ssize_t)sizeof(p) || p.magic != VD_MAGIC_REP ||
-	    p.digest_len > VG_HASH_MAX_DIGEST || p.siglen > sizeof(p.sig)) {
+	    p.digest_len > VG_HASH_MAX_DIGEST || p.siglen > sizeof(p.sig) ||
+	    p.fix_ima_len > sizeof(p.fix_ima) || p.fix_evm_len > sizeof(p.fix_evm)) {
 		vd_pool_died(d, w, n == 0 ? "exited" : "sent a malformed reply", false);
 		return;
 	}
@@ -177,9 +202,16 @@ void vd_pool_reply(struct vd *d, int w)
 	p.cause[sizeof(p.cause) - 1] = 0;
 	p.detail[sizeof(p.detail) - 1] = 0;
 	d->st.hashed_bytes += p.size;
-	if (p.fixed) {
-		d->st.fixed++;
-		vd_audit(d, e, "fixed", "label-written", e->dec.rule[VG_CLASS_APPRAISE]);
+	if (p.fix_ima_len && !p.err) {
+		if (write_fix(e->fd, &p) == 0) {
+			d->st.fixed++;
+			vd_audit(d, e, "fixed", "label-written", e->dec.rule[VG_CLASS_APPRAISE]);
+			/* appraised again, as written, by the same appraiser */
+			e->fixing = true;
+			if (vd_pool_send(d, w, (int)idx) < 0)
+				vd_fail_group(d, (int)idx, "no-appraiser");
+			return;
+		}
 	}
 	keep = vd_lease_valid_for(d, e);
 	r = keep ? vd_cache_put(d, &e->key, e->lease_gen) : vd_result_uncached(d, &e->key);
