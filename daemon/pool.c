@@ -74,7 +74,8 @@ int vd_pool_spawn(struct vd *d, int w)
 	}
 	if (pid == 0) {
 		char fdarg[16];
-		char **argv = calloc(d->nworker_args + 4, sizeof(*argv));
+		/* vigild --appraiser FD, the options, [--fix], NULL */
+		char **argv = calloc(d->nworker_args + 5, sizeof(*argv));
 
 		sigset_t none;
 

@@ -125,17 +125,18 @@ static int become(uid_t uid, gid_t gid)
  * What an appraiser calls after confinement: its socket, the descriptors
  * it is sent, memory, OpenSSL (getrandom, futex), and the sanitizer
  * runtime writing a report and dying (sigaltstack, prctl, getpid, gettid,
- * tgkill, sched_yield, readlink, getrlimit, mmap/munmap/madvise).
+ * tgkill, sched_yield, readlink, getrlimit, mmap/munmap/madvise); the
+ * hasher advises sequential reads (fadvise64).
  */
 static const char *const allowed[] = {
-	"read", "write", "readv", "writev", "pread64", "preadv", "lseek", "close", "recvmsg",
+	"read", "write", "readv", "writev", "pread64", "preadv", "lseek", "fadvise64", "close", "recvmsg",
 	"sendmsg", "fstat", "newfstatat", "statx", "fstatfs", "fgetxattr", "flistxattr", "ioctl",
 	"fcntl", "mmap", "munmap", "mremap", "mprotect", "brk", "madvise", "futex", "getrandom",
 	"clock_gettime", "clock_getres", "gettimeofday", "nanosleep", "clock_nanosleep", "exit",
 	"exit_group", "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "sigaltstack", "getpid",
 	"gettid", "tgkill", "sched_yield", "sched_getaffinity", "prctl", "getrlimit", "prlimit64",
 	"readlink", "readlinkat", "uname", "restart_syscall", "rseq", "getuid", "geteuid",
-	"getgid", "getegid", "getppid", "poll", "ppoll",
+	"getgid", "getegid", "getppid", "poll", "ppoll", "statfs", "sysinfo", "getcpu",
 };
 
 static const char *const refused[] = { "open", "openat", "openat2", "access", "faccessat",

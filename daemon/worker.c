@@ -121,9 +121,13 @@ static int fix_values(struct appraiser *a, int fd, const struct vg_appraise_opts
 		return 0;
 	}
 	r = vg_evm_meta_from_fd(fd, need_uuid && o->uuid_mode == VG_UUID_FROM_FS, &meta, d);
-	if (r == -ENODATA)
+	if (r == -ENODATA) {
+		char why[sizeof(d->msg)];
+
+		snprintf(why, sizeof(why), "%s", d->msg);
 		return vg_diag_set(d, -EDESTADDRREQ, "%s; give --uuid UUID, or --no-uuid for a kernel "
-				   "without EVM_ATTR_FSUUID", d->msg);
+				   "without EVM_ATTR_FSUUID", why);
+	}
 	if (r < 0)
 		return r;
 	if (need_uuid && o->uuid_mode == VG_UUID_GIVEN) {
