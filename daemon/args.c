@@ -18,6 +18,7 @@ static const char help[] =
 	"usage: vigild [--config FILE] [--policy FILE] [--mode enforce|permissive|fix]\n"
 	"              [--watch PATH]... [--keyring CERT]... [--hmac-key FILE] [--log FILE]\n"
 	"              [--tcti STRING | --no-tpm] [--control SOCKET] [--audit FILE] [--foreground]\n"
+	"              [--appraiser-user NAME]\n"
 	"\n"
 	"Appraise and measure files at exec and open (fanotify permission events),\n"
 	"and deny what fails, under an IMA-style policy with access rules.\n"
