@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -16,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "vigild_ctl.h"
 
 static const char help[] =
 	"usage: vigil status [--control SOCKET] [--json] [--mode enforce|permissive|fix | --reload]\n"
@@ -32,50 +34,38 @@ static const char help[] =
 
 static void print_human(json_object *o)
 {
-	json_object *c = NULL, *v, *marks, *reasons;
+	static struct vd_ctl_unenforced rules[VD_CTL_MAX_UNENFORCED];
+	struct vd_ctl_status s;
 
-	if (json_object_object_get_ex(o, "mode", &v))
-		printf("mode: %s\n", json_object_get_string(v));
-	if (json_object_object_get_ex(o, "policy_sha256", &v))
-		printf("policy: sha256 %s", json_object_get_string(v));
-	if (json_object_object_get_ex(o, "policy_rules", &v))
-		printf(" (%d rules)\n", json_object_get_int(v));
-	if (json_object_object_get_ex(o, "unenforced_rules", &v) &&
-	    json_object_get_int(json_object_object_get(v, "total")) > 0) {
-		json_object *rules = json_object_object_get(v, "rules");
-
-		printf("unenforced rules (accepted with --accept-unenforced): %d\n",
-		       json_object_get_int(json_object_object_get(v, "total")));
-		for (size_t i = 0; rules && i < json_object_array_length(rules); i++) {
-			json_object *r = json_object_array_get_idx(rules, i);
-
-			printf("  line %d: %s\n    %s\n",
-			       json_object_get_int(json_object_object_get(r, "line")),
-			       json_object_get_string(json_object_object_get(r, "rule")),
-			       json_object_get_string(json_object_object_get(r, "why")));
-		}
+	vd_ctl_status_decode(o, &s, rules, VD_CTL_MAX_UNENFORCED);
+	if (s.has_mode)
+		printf("mode: %s\n", s.mode);
+	if (s.has_policy)
+		printf("policy: sha256 %s", s.policy_sha256);
+	if (s.has_rules)
+		printf(" (%d rules)\n", (int)s.policy_rules);
+	if (s.unenforced_total > 0) {
+		printf("unenforced rules (accepted with --accept-unenforced): %d\n", s.unenforced_total);
+		for (size_t i = 0; i < s.nunenforced; i++)
+			printf("  line %d: %s\n    %s\n", rules[i].line, rules[i].rule, rules[i].why);
 	}
-	if (json_object_object_get_ex(o, "marks", &marks)) {
+	if (s.has_marks) {
 		fputs("marks:", stdout);
-		for (size_t i = 0; i < json_object_array_length(marks); i++)
-			printf(" %s", json_object_get_string(json_object_array_get_idx(marks, i)));
+		for (size_t i = 0; i < s.nmarks; i++)
+			printf(" %s", s.marks[i]);
 		fputc('\n', stdout);
 	}
-	if (json_object_object_get_ex(o, "counters", &c)) {
-		json_object_object_foreach(c, key, val) {
-			if (strcmp(key, "denied_by_reason") == 0)
-				continue;
-			printf("%s: %s\n", key, json_object_get_string(val));
-		}
-		if (json_object_object_get_ex(c, "denied_by_reason", &reasons)) {
-			json_object_object_foreach(reasons, rk, rv)
-				printf("  denied %s: %s\n", rk, json_object_get_string(rv));
-		}
+	if (s.has_counters) {
+		for (size_t i = 0; i < VD_CTL_NCOUNTERS; i++)
+			if (s.has_counter[i])
+				printf("%s: %" PRIu64 "\n", vd_ctl_counter_names[i], s.counters[i]);
+		for (size_t i = 0; i < s.nreasons; i++)
+			printf("  denied %s: %" PRIu64 "\n", s.reasons[i].reason, s.reasons[i].n);
 	}
-	if (json_object_object_get_ex(o, "latency_p50_us", &v))
-		printf("latency p50: %.0f us\n", json_object_get_double(v));
-	if (json_object_object_get_ex(o, "latency_p99_us", &v))
-		printf("latency p99: %.0f us\n", json_object_get_double(v));
+	if (s.has_p50)
+		printf("latency p50: %.0f us\n", s.p50_us);
+	if (s.has_p99)
+		printf("latency p99: %.0f us\n", s.p99_us);
 }
 
 int cmd_status(int argc, char **argv)
@@ -94,8 +84,10 @@ int cmd_status(int argc, char **argv)
 	char req[64], buf[65536];
 	size_t len = 0;
 	ssize_t n;
-	json_object *o, *err;
-	int c, s;
+	struct vd_ctl_req q;
+	const char *why = NULL;
+	json_object *o;
+	int c, s, r;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "s:jm:rh", opts, NULL)) != -1) {
@@ -124,7 +116,7 @@ int cmd_status(int argc, char **argv)
 		fputs(help, stderr);
 		return EXIT_ERROR;
 	}
-	if (mode && strcmp(mode, "enforce") && strcmp(mode, "permissive") && strcmp(mode, "fix")) {
+	if (mode && vd_ctl_mode_parse(mode) < 0) {
 		cli_err("--mode must be enforce, permissive or fix, not '%s'", mode);
 		return EXIT_ERROR;
 	}
@@ -140,8 +132,12 @@ int cmd_status(int argc, char **argv)
 			close(s);
 		return EXIT_ERROR;
 	}
-	snprintf(req, sizeof(req), "%s%s\n", mode ? "mode " : reload ? "reload" : "status",
-		 mode ? mode : "");
+	q.op = mode ? VD_CTL_MODE : reload ? VD_CTL_RELOAD : VD_CTL_STATUS;
+	q.mode = mode ? (enum vd_ctl_mode)vd_ctl_mode_parse(mode) : VD_CTL_ENFORCE;
+	if (vd_ctl_req_encode(&q, req, sizeof(req)) < 0) {
+		close(s);
+		return EXIT_ERROR;
+	}
 	if (write(s, req, strlen(req)) != (ssize_t)strlen(req)) {
 		cli_err("%s: %s", path, strerror(errno));
 		close(s);
@@ -151,13 +147,13 @@ int cmd_status(int argc, char **argv)
 		len += (size_t)n;
 	close(s);
 	buf[len] = 0;
-	o = json_tokener_parse(buf);
-	if (!o) {
+	r = vd_ctl_answer_decode(buf, &o, &why);
+	if (r == -EBADMSG) {
 		cli_err("%s: vigild sent no valid answer", path);
 		return EXIT_ERROR;
 	}
-	if (json_object_object_get_ex(o, "error", &err)) {
-		cli_err("vigild refused: %s", json_object_get_string(err));
+	if (r < 0) {
+		cli_err("vigild refused: %s", why);
 		json_object_put(o);
 		return EXIT_ERROR;
 	}

@@ -5,8 +5,11 @@
  * audit file and the control socket; parses only kernel structures and
  * these messages) and the appraiser (receives one open file descriptor per
  * request, reads content and xattrs, which an attacker controls; holds
- * only the EVM HMAC key and the trusted keyring; no capabilities, no
- * filesystem access of its own under Landlock).
+ * only the EVM HMAC key and the trusted keyring; runs as an unprivileged
+ * user (--appraiser-user) with no capability, under Landlock with no
+ * filesystem or network access and a seccomp allow-list, sandbox.c). In
+ * fix mode the appraiser computes the labels and the monitor writes them
+ * (writing security.ima needs CAP_SYS_ADMIN), then asks again.
  *
  * Every message is checked for its exact size and magic by the receiver;
  * a violation ends the connection (the monitor then answers the
@@ -62,10 +65,25 @@ struct vd_rep {
 	uint8_t sig[1024];
 	char cause[40];
 	char detail[256];
+	/* fix mode: labels to write (monitor), then the request is sent again without VD_FIX */
+	uint8_t fix_ima_len, fix_evm_len;
+	uint8_t fix_ima[2 + VG_HASH_MAX_DIGEST];	/* security.ima, hash form */
+	uint8_t fix_evm[64];			/* security.evm over it (02 HMAC) */
 };
 
 /* The appraiser's main: @sock is its end of the socketpair. */
 int vd_worker_main(int sock, int argc, char **argv);
+
+/*
+ * vd_sandbox_enter - confine the calling appraiser for good: become
+ * @uid/@gid (never 0) with no supplementary groups and no capability,
+ * PR_SET_NO_NEW_PRIVS, Landlock with every right the kernel knows, a
+ * seccomp allow-list that kills on anything else (sandbox.c).
+ * Return: 0, or -errno with what failed in @msg (the caller must exit).
+ */
+int vd_sandbox_enter(uid_t uid, gid_t gid, char *msg, size_t cap);
+/* Return: the running kernel's Landlock ABI version, or -errno. */
+int vd_sandbox_landlock_abi(void);
 
 /* ---- the dynamic loader (loader.c) ---- */
 

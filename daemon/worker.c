@@ -3,24 +3,26 @@
  * worker.c - vigild's appraiser process (see vigild.h).
  *
  * Started by the monitor as `vigild --appraiser FD [options]`: it loads the
- * trusted keyring named in its options, receives the HMAC key in the first
- * message, then locks itself down (no new privileges, every capability
- * dropped but CAP_SYS_ADMIN in fix mode, Landlock with no filesystem
- * access at all: it works only on the descriptors it is sent) and answers
- * requests until its socket closes. Content and xattrs are read through
- * the received descriptor only.
+ * trusted keyring named in its options (as root: key files may be 0600),
+ * receives the HMAC key in the first message, then confines itself for
+ * good (sandbox.c: the unprivileged appraiser user, no capability, no new
+ * privileges, Landlock, seccomp) and answers requests until its socket
+ * closes. Content and xattrs are read through the received descriptor
+ * only. It never writes a file: in fix mode it returns the labels to
+ * write, and the monitor writes them.
+ *
+ * Built with -DVIGILD_TEST_HOOKS (the test-only vigild-test, never
+ * installed), a file beginning with "VIGILD-TEST-" followed by SOCKET,
+ * EXECVE, UBSAN or ASAN makes the appraiser misbehave that way, so that
+ * the tests can show the sandbox and the sanitizer report at work.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <linux/capability.h>
-#include <linux/landlock.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -40,7 +42,9 @@ struct appraiser {
 	struct vg_hasher *h;
 	uint8_t key[128];
 	size_t keylen;
-	bool fix, uuid_given;
+	bool uuid_given, have_ids;
+	uid_t uid;
+	gid_t gid;
 	unsigned int algo;
 	struct {
 		bool valid;
@@ -54,60 +58,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "vigild appraiser: %s\n", what);
 	exit(2);
-}
-
-/* Landlock: no filesystem access at all through paths. */
-static int landlock_all(void)
-{
-	struct landlock_ruleset_attr attr = { 0 };
-	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-	int fd;
-
-	if (abi < 1)
-		return -EOPNOTSUPP;
-	attr.handled_access_fs = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;	/* ABI 1 */
-#ifdef LANDLOCK_ACCESS_FS_REFER
-	if (abi >= 2)
-		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
-#endif
-#ifdef LANDLOCK_ACCESS_FS_TRUNCATE
-	if (abi >= 3)
-		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
-#endif
-	fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_landlock_restrict_self, fd, 0) < 0) {
-		close(fd);
-		return -errno;
-	}
-	close(fd);
-	return 0;
-}
-
-static int drop_caps(bool keep_sys_admin)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { { 0 } };
-
-	if (keep_sys_admin) {
-		data[0].effective = data[0].permitted = 1u << CAP_SYS_ADMIN;
-	}
-	return syscall(SYS_capset, &hdr, data) < 0 ? -errno : 0;
-}
-
-static void lock_down(struct appraiser *a)
-{
-	int r;
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		die("PR_SET_NO_NEW_PRIVS failed");
-	r = drop_caps(a->fix);
-	if (r < 0)
-		die("cannot drop capabilities");
-	r = landlock_all();
-	if (r < 0 && r != -EOPNOTSUPP)
-		die("cannot enter the Landlock sandbox");
 }
 
 static int uuid_for(struct appraiser *a, int fd, dev_t dev, uint8_t uuid[16])
@@ -138,6 +88,94 @@ static bool fixable(const struct vg_appraise_result *r)
 	       strcmp(r->cause, "missing-HMAC") == 0 || strcmp(r->cause, "invalid-HMAC") == 0;
 }
 
+/*
+ * The labels fix mode writes, computed here and written by the monitor:
+ * security.ima in the hash form, and with an HMAC key security.evm (02)
+ * over the file's protected xattrs with that security.ima in them.
+ */
+static int fix_values(struct appraiser *a, int fd, const struct vg_appraise_opts *o,
+		      struct vd_rep *p, struct vg_diag *d)
+{
+	struct vg_evm_label_opts eo = {
+		.evm = &a->cfg,
+		.type = VG_EVM_XATTR_HMAC,
+		.hmac_key = a->key,
+		.hmac_key_len = a->keylen,
+	};
+	bool need_uuid = a->cfg.fsuuid;
+	struct vg_evm_xattrs xs;
+	struct vg_evm_meta meta;
+	struct vg_digest dg;
+	int len, r;
+
+	if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE)
+		return vg_diag_set(d, -errno, "lseek: %s", strerror(errno));
+	r = vg_hasher_fd(a->h, fd, a->algo, &dg, NULL, d);
+	if (r < 0)
+		return r;
+	len = vg_ima_xattr_encode_digest(&dg, p->fix_ima, sizeof(p->fix_ima));
+	if (len < 0)
+		return vg_diag_set(d, len, "cannot encode security.ima");
+	if (!a->keylen) {
+		p->fix_ima_len = (uint8_t)len;
+		return 0;
+	}
+	r = vg_evm_meta_from_fd(fd, need_uuid && o->uuid_mode == VG_UUID_FROM_FS, &meta, d);
+	if (r == -ENODATA) {
+		char why[sizeof(d->msg)];
+
+		snprintf(why, sizeof(why), "%s", d->msg);
+		return vg_diag_set(d, -EDESTADDRREQ, "%s; give --uuid UUID, or --no-uuid for a kernel "
+				   "without EVM_ATTR_FSUUID", why);
+	}
+	if (r < 0)
+		return r;
+	if (need_uuid && o->uuid_mode == VG_UUID_GIVEN) {
+		memcpy(meta.uuid, o->uuid, 16);
+		meta.has_uuid = true;
+	}
+	vg_evm_xattrs_init(&xs);
+	r = vg_evm_xattrs_read(fd, &a->cfg, &xs, d);
+	if (r >= 0)
+		r = vg_evm_xattrs_set(&xs, &a->cfg, VG_XATTR_IMA, p->fix_ima, (size_t)len);
+	if (r >= 0)
+		r = vg_evm_value(&eo, &xs, &meta, p->fix_evm, sizeof(p->fix_evm), d);
+	vg_evm_xattrs_release(&xs);
+	if (r < 0)
+		return r;
+	p->fix_ima_len = (uint8_t)len;
+	p->fix_evm_len = (uint8_t)r;
+	return 0;
+}
+
+#ifdef VIGILD_TEST_HOOKS
+/* Test-only misbehaviour (see the top of this file); never in the shipped vigild. */
+static void test_hook(int fd)
+{
+	char magic[20] = { 0 };
+
+	if (pread(fd, magic, sizeof(magic) - 1, 0) < 12 || strncmp(magic, "VIGILD-TEST-", 12) != 0)
+		return;
+	if (strncmp(magic + 12, "SOCKET", 6) == 0) {
+		(void)socket(AF_INET, SOCK_STREAM, 0);
+	} else if (strncmp(magic + 12, "EXECVE", 6) == 0) {
+		char *argv[] = { (char *)"true", NULL };
+
+		(void)execve("/bin/true", argv, argv + 1);
+	} else if (strncmp(magic + 12, "UBSAN", 5) == 0) {
+		volatile int big = 0x7fffffff, one = 1;
+
+		fprintf(stderr, "vigild appraiser: test hook: %d\n", big + one);	/* signed overflow */
+	} else if (strncmp(magic + 12, "ASAN", 4) == 0) {
+		char *volatile heap = malloc(8);
+		volatile char c = heap[8];	/* heap-buffer-overflow */
+
+		fprintf(stderr, "vigild appraiser: test hook: %d\n", c);
+		free(heap);
+	}
+}
+#endif
+
 static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct vd_rep *p)
 {
 	struct vg_appraise_opts o = a->o;
@@ -151,6 +189,9 @@ static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct v
 	memset(p, 0, sizeof(*p));
 	p->magic = VD_MAGIC_REP;
 	p->id = q->id;
+#ifdef VIGILD_TEST_HOOKS
+	test_hook(fd);
+#endif
 	if (fstat(fd, &st) < 0) {
 		p->err = -errno;
 		snprintf(p->detail, sizeof(p->detail), "fstat: %s", strerror(errno));
@@ -163,22 +204,9 @@ static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct v
 		o.allowed_algos = q->allowed_algos;
 		r = vg_appraise_file(a->h, fd, &st, &o, &res, &d);
 		if (r == 0 && res.status != VG_ST_PASS && (q->flags & VD_FIX) && fixable(&res)) {
-			struct vg_evm_label_opts eo = {
-				.evm = &a->cfg,
-				.type = 2,
-				.hmac_key = a->key,
-				.hmac_key_len = a->keylen,
-				.uuid_mode = o.uuid_mode,
-			};
-
-			memcpy(eo.uuid, o.uuid, 16);
-			r = vg_label_ima_fd(a->h, fd, a->algo, NULL, NULL, &d);
-			if (r == 0 && a->keylen)
-				r = vg_label_evm_fd(fd, &eo, &d);
-			if (r == 0) {
-				p->fixed = 1;
-				r = vg_appraise_fd(a->h, fd, &o, &res, &d);
-			}
+			r = fix_values(a, fd, &o, p, &d);
+			if (r == 0)
+				return;	/* the monitor writes them and asks again */
 		}
 		if (r < 0) {
 			p->err = r;
@@ -261,6 +289,8 @@ int vd_worker_main(int sock, int argc, char **argv)
 		{ "no-uuid", no_argument, NULL, 'N' },
 		{ "algo", required_argument, NULL, 'a' },
 		{ "fix", no_argument, NULL, 'F' },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "gid", required_argument, NULL, 'g' },
 		{ 0 },
 	};
 	struct appraiser *a = calloc(1, sizeof(*a));
@@ -302,8 +332,14 @@ int vd_worker_main(int sock, int argc, char **argv)
 				die("bad --algo");
 			a->algo = (unsigned int)vg_hash_by_name(optarg);
 			break;
-		case 'F':
-			a->fix = true;
+		case 'F':	/* fix mode: the monitor sends VD_FIX; nothing to hold here */
+			break;
+		case 'u':
+			a->uid = (uid_t)strtoul(optarg, NULL, 10);
+			a->have_ids = true;
+			break;
+		case 'g':
+			a->gid = (gid_t)strtoul(optarg, NULL, 10);
 			break;
 		default:
 			die("bad option");
@@ -323,7 +359,14 @@ int vd_worker_main(int sock, int argc, char **argv)
 		a->o.hmac_key = a->key;
 		a->o.hmac_key_len = a->keylen;
 	}
-	lock_down(a);
+	if (!a->have_ids)
+		die("no --uid: the monitor names the appraiser user");
+	{
+		char msg[160];
+
+		if (vd_sandbox_enter(a->uid, a->gid, msg, sizeof(msg)) < 0)
+			die(msg);
+	}
 	for (;;) {
 		struct vd_req q;
 		struct vd_rep p;

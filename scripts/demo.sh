@@ -129,6 +129,8 @@ appraise func=BPRM_CHECK
 appraise func=FILE_CHECK mask=MAY_READ
 EOF
 cat vigild.policy
+# vigild's appraisers run as this unprivileged system user (the package creates it)
+getent passwd vigil >/dev/null || useradd --system --no-create-home --shell /usr/sbin/nologin vigil
 start_vigild() {
 	timeout -s KILL 120 "$VIGILD" --config vigil.conf --policy vigild.policy --watch root \
 		--keyring ima.crt --log "$D/measurements" --no-tpm --control "$D/vigild.sock" \

@@ -9,7 +9,15 @@
 #                      timeout process: timeout ignores a signal after forwarding it once)
 #   vd_stop            SIGTERM by PID, wait; returns vigild's exit status
 #   vd_audit_reason PATH ACTION  the reason of the last audit record for PATH/ACTION
+#   $VIGILD_TEST       the test-only build with the appraiser misbehaviour hooks
 VIGILD=${VIGILD:-$(dirname "$VIGIL")/../daemon/vigild}
+VIGILD_TEST=${VIGILD_TEST:-$(dirname "$VIGIL")/../daemon/vigild-test}
+
+# appraisers run as the unprivileged user 'vigil' (--appraiser-user): the
+# package creates it, the tests where it is absent
+getent passwd vigil >/dev/null ||
+	useradd --system --no-create-home --shell /usr/sbin/nologin vigil 2>/dev/null ||
+	getent passwd vigil >/dev/null
 
 vd_start() {
 	# emptied here, not by the redirection below: that runs in the background

@@ -12,6 +12,7 @@
 # have seen none of it; a fresh path, or the list moved aside, starts anew.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
+. "$SRCDIR/tests/lib-vigild.sh"	# the appraiser user
 VIGILD=${VIGILD:-$(dirname "$VIGIL")/../daemon/vigild}
 vg_init
 vg_tpm_start

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vigild_ctl.h - vigild's control protocol, the one definition that the
+ * daemon (daemon/control.c) and `vigil status` (cli/cmd_status.c) share.
+ *
+ * The wire format: the client connects to the control socket (a unix
+ * stream socket, mode 0600) and writes one request line, `status`,
+ * `mode enforce|permissive|fix` or `reload`; the daemon answers one line
+ * of JSON and closes. An answer with an "error" member is a refusal.
+ * The status answer's members, in this order: mode, policy_sha256,
+ * policy_rules, unenforced_rules {total, rules [{line, col, rule, why}]},
+ * marks [...], pending, measurements, counters {the names of
+ * vd_ctl_counter_names in order, then denied_by_reason {reason: n}},
+ * latency_p50_us, latency_p99_us.
+ *
+ * The encoder and the decoder are here; what is printed for a human is
+ * the CLI's, what the numbers mean is the daemon's.
+ */
+#ifndef VIGILD_CTL_H
+#define VIGILD_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+enum vd_ctl_mode { VD_CTL_ENFORCE, VD_CTL_PERMISSIVE, VD_CTL_FIX, VD_CTL_NMODES };
+
+/* "enforce", "permissive", "fix", indexed by enum vd_ctl_mode */
+extern const char *const vd_ctl_mode_names[VD_CTL_NMODES];
+
+/* Return: the mode named @s, or -EINVAL. */
+int vd_ctl_mode_parse(const char *s);
+
+enum vd_ctl_op { VD_CTL_STATUS, VD_CTL_MODE, VD_CTL_RELOAD };
+
+struct vd_ctl_req {
+	enum vd_ctl_op op;
+	enum vd_ctl_mode mode;	/* VD_CTL_MODE */
+};
+
+/*
+ * vd_ctl_req_encode - the request line (with its newline) into @buf.
+ * Return: its length, or -ENOBUFS.
+ */
+int vd_ctl_req_encode(const struct vd_ctl_req *q, char *buf, size_t cap);
+
+/*
+ * vd_ctl_req_decode - one request line (@buf, NUL-terminated; anything
+ * from the first CR or LF on is ignored).
+ * Return: 0; -EINVAL a mode request naming no mode (answer "unknown
+ * mode"); -EBADMSG anything else (answer "unknown request").
+ */
+int vd_ctl_req_decode(const char *buf, struct vd_ctl_req *ret);
+
+/* The status counters, in wire order. */
+enum vd_ctl_counter {
+	VD_CTL_EVENTS, VD_CTL_ALLOWED, VD_CTL_DENIED, VD_CTL_WOULD_DENY, VD_CTL_OWN,
+	VD_CTL_CACHE_HITS, VD_CTL_CACHE_MISSES, VD_CTL_HASHED_BYTES, VD_CTL_TIMEOUTS,
+	VD_CTL_WORKER_RESTARTS, VD_CTL_OVERFLOWS, VD_CTL_MEASURED, VD_CTL_FIXED, VD_CTL_ERRORS,
+	VD_CTL_IGNORE_MARKS, VD_CTL_IGNORE_FLUSHES, VD_CTL_MEASURE_FAILURES, VD_CTL_LEASE_BREAKS,
+	VD_CTL_LEASE_WRITERS, VD_CTL_LEASE_ERRORS, VD_CTL_TOO_LARGE, VD_CTL_APPRAISER_KILLS,
+	VD_CTL_WORKER_SPAWNS, VD_CTL_APPRAISERS, VD_CTL_LEASES, VD_CTL_NCOUNTERS
+};
+
+extern const char *const vd_ctl_counter_names[VD_CTL_NCOUNTERS];
+
+#define VD_CTL_MAX_REASONS 32
+#define VD_CTL_MAX_UNENFORCED 32
+
+struct vd_ctl_unenforced {
+	int line, col;
+	char rule[512];
+	char why[256];
+};
+
+struct vd_ctl_status {
+	bool has_mode, has_policy, has_rules, has_marks, has_counters, has_p50, has_p99;
+	char mode[16];
+	char policy_sha256[65];
+	int64_t policy_rules;
+	int unenforced_total;
+	size_t nunenforced;
+	struct vd_ctl_unenforced *unenforced;	/* encode: unused (see below) */
+	size_t nmarks;
+	const char *marks[16];		/* decode: point into the decoded object */
+	int pending;
+	int64_t measurements;
+	bool has_counter[VD_CTL_NCOUNTERS];
+	uint64_t counters[VD_CTL_NCOUNTERS];
+	size_t nreasons;
+	struct {
+		char reason[40];
+		uint64_t n;
+	} reasons[VD_CTL_MAX_REASONS];
+	double p50_us, p99_us;
+};
+
+/*
+ * vd_ctl_status_encode - the status answer (without newline) for @s,
+ * with @unenforced (the daemon's {total, rules} object; reference taken)
+ * in its place. Return: a JSON object (json_object_put it), or NULL.
+ */
+json_object *vd_ctl_status_encode(const struct vd_ctl_status *s, json_object *unenforced);
+
+/* The other answers: {"mode": M}, {"reload": "started"}, {"error": WHY}. */
+json_object *vd_ctl_mode_encode(enum vd_ctl_mode m);
+json_object *vd_ctl_reload_encode(void);
+json_object *vd_ctl_error_encode(const char *why);
+
+/*
+ * vd_ctl_answer_write - one answer line on @fd (JSON, plain, newline).
+ * Return: 0 or -errno.
+ */
+int vd_ctl_answer_write(int fd, json_object *o);
+
+/*
+ * vd_ctl_answer_decode - an answer read from the socket (@buf, NUL-terminated).
+ * Return: 0 with *@ret (json_object_put it); -EBADMSG not JSON; -EPERM
+ * the daemon refused: *@ret holds the answer, *@ret_why its reason.
+ */
+int vd_ctl_answer_decode(const char *buf, json_object **ret, const char **ret_why);
+
+/*
+ * vd_ctl_status_decode - the members of a status answer @o into @s
+ * (strings truncated to their fields; marks point into @o; unenforced
+ * rules into @rules, at most @cap). Members absent leave has_* false.
+ */
+void vd_ctl_status_decode(json_object *o, struct vd_ctl_status *s,
+			  struct vd_ctl_unenforced *rules, size_t cap);
+
+#endif

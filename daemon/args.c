@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: MIT
+/*
+ * args.c - vigild's command line: the options into struct vd, checked
+ * (a bad value is refused before anything is opened), and the options
+ * handed on to every appraiser.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "monitor.h"
+
+static const char help[] =
+	"usage: vigild [--config FILE] [--policy FILE] [--mode enforce|permissive|fix]\n"
+	"              [--watch PATH]... [--keyring CERT]... [--hmac-key FILE] [--log FILE]\n"
+	"              [--tcti STRING | --no-tpm] [--control SOCKET] [--audit FILE] [--foreground]\n"
+	"              [--appraiser-user NAME]\n"
+	"\n"
+	"Appraise and measure files at exec and open (fanotify permission events),\n"
+	"and deny what fails, under an IMA-style policy with access rules.\n"
+	"  -c, --config FILE      vigil.conf (keys, keyring, hash, EVM xattrs)\n"
+	"  -p, --policy FILE      the policy (docs/policy.md); required\n"
+	"  -m, --mode MODE        enforce (deny), permissive (log only), fix (label\n"
+	"                         missing or wrong hashes, never over signatures)\n"
+	"  -w, --watch PATH       mark the filesystem holding PATH (repeatable)\n"
+	"  -k, --keyring CERT     trusted certificate or public key (repeatable)\n"
+	"  -H, --hmac-key FILE    EVM HMAC key (any vigil key file; a sealed key is\n"
+	"                         unsealed with the TPM)\n"
+	"  -l, --log FILE         measurement list (binary ima-ng); PCR extends go to the\n"
+	"                         TPM, or with --no-tpm to a software bank FILE.pcrs\n"
+	"  -t, --tcti STRING      the TPM (default $VIGIL_TCTI)\n"
+	"      --no-tpm           software PCR bank (not attestable)\n"
+	"  -s, --control SOCKET   control socket for `vigil status` (default /run/vigild.sock)\n"
+	"  -a, --audit FILE       audit records, JSON lines (default: none)\n"
+	"  -j, --workers N        appraiser processes (default 2)\n"
+	"  -T, --timeout-ms N     decision deadline (default 5000), then the fail action;\n"
+	"                         an appraiser still hashing then is killed and replaced;\n"
+	"                         files of 16 MiB or more get 1 s per 200 MB on top, at\n"
+	"                         most 12 deadlines in all\n"
+	"      --max-file-size SIZE  files larger than SIZE (bytes, or with K, M, G, T)\n"
+	"                         are not hashed: the fail action (default: no limit)\n"
+	"      --fail-open        on timeout or appraiser failure allow (default: deny\n"
+	"                         in enforce mode)\n"
+	"      --accept-unenforced  keep policy rules vigild cannot enforce (mmap, open\n"
+	"                         flags, kernel hooks, ...; refused by default), listed\n"
+	"                         by `vigil status`\n"
+	"      --loader PATH      also a dynamic loader (its opens count as execs);\n"
+	"                         the system's are found (repeatable)\n"
+	"      --appraiser-user NAME  the unprivileged user appraisers run as (default\n"
+	"                         vigil; must exist and must not be root)\n"
+	"  -f, --foreground       print 'vigild: ready' on stderr when the marks are set\n";
+
+int vd_args_worker(struct vd *d, const char *a, const char *b)
+{
+	char **n = realloc(d->worker_args, (d->nworker_args + 3) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	d->worker_args = n;
+	n[d->nworker_args++] = (char *)a;
+	if (b)
+		n[d->nworker_args++] = (char *)b;
+	n[d->nworker_args] = NULL;
+	return 0;
+}
+
+/* "123", "64K", "1G" (powers of 1024) */
+static int parse_size(const char *s, uint64_t *ret)
+{
+	static const char units[] = "KMGT";
+	char *end;
+	unsigned long long v;
+	const char *u;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	if (*end) {
+		if (end[1] || !(u = strchr(units, *end)))
+			return -EINVAL;
+		for (long k = 0; k <= u - units; k++) {
+			if (v > UINT64_MAX / 1024)
+				return -EINVAL;
+			v *= 1024;
+		}
+	}
+	*ret = v;
+	return 0;
+}
+
+int vd_args_parse(struct vd *d, int argc, char **argv)
+{
+	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_MAXSIZE, OPT_ACCEPT, OPT_LOADER, OPT_APPUSER };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "watch", required_argument, NULL, 'w' },
+		{ "keyring", required_argument, NULL, 'k' },
+		{ "hmac-key", required_argument, NULL, 'H' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "tcti", required_argument, NULL, 't' },
+		{ "no-tpm", no_argument, NULL, OPT_NOTPM },
+		{ "control", required_argument, NULL, 's' },
+		{ "audit", required_argument, NULL, 'a' },
+		{ "workers", required_argument, NULL, 'j' },
+		{ "timeout-ms", required_argument, NULL, 'T' },
+		{ "fail-open", no_argument, NULL, OPT_FAILOPEN },
+		{ "max-file-size", required_argument, NULL, OPT_MAXSIZE },
+		{ "accept-unenforced", no_argument, NULL, OPT_ACCEPT },
+		{ "loader", required_argument, NULL, OPT_LOADER },
+		{ "appraiser-user", required_argument, NULL, OPT_APPUSER },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *mode = NULL;
+	int c;
+
+	d->nworkers = 2;
+	d->timeout_ms = 5000;
+	d->appraiser_user = "vigil";
+	while ((c = getopt_long(argc, argv, "c:p:m:w:k:H:l:t:s:a:j:T:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			d->config = optarg;
+			break;
+		case 'p':
+			d->policy_path = optarg;
+			break;
+		case 'm':
+			mode = optarg;
+			break;
+		case 'w':
+			if (d->nwatch == MAX_WATCH) {
+				vd_log("at most %d --watch", MAX_WATCH);
+				return -1;
+			}
+			d->watch[d->nwatch++] = optarg;
+			break;
+		case 'k':
+			if (d->nkeyrings == 16) {
+				vd_log("at most 16 --keyring");
+				return -1;
+			}
+			d->keyrings[d->nkeyrings++] = optarg;
+			break;
+		case 'H':
+			d->hmac_key_path = optarg;
+			break;
+		case 'l':
+			d->log_path = optarg;
+			break;
+		case 't':
+			d->tcti = optarg;
+			break;
+		case OPT_NOTPM:
+			d->no_tpm = true;
+			break;
+		case 's':
+			d->control_path = optarg;
+			break;
+		case 'a':
+			d->audit_path = optarg;
+			break;
+		case 'j':
+			d->nworkers = (unsigned int)atoi(optarg);
+			if (d->nworkers < 1 || d->nworkers > MAX_WORKERS) {
+				vd_log("--workers must be 1..%d", MAX_WORKERS);
+				return -1;
+			}
+			break;
+		case 'T':
+			d->timeout_ms = (unsigned int)atoi(optarg);
+			if (d->timeout_ms < 10) {
+				vd_log("--timeout-ms must be at least 10");
+				return -1;
+			}
+			break;
+		case OPT_FAILOPEN:
+			d->fail_open = true;
+			break;
+		case OPT_MAXSIZE:
+			if (parse_size(optarg, &d->max_size) < 0 || !d->max_size) {
+				vd_log("--max-file-size: '%s' is not a size (bytes, or a number with K, M, G or T)",
+				       optarg);
+				return -1;
+			}
+			break;
+		case OPT_ACCEPT:
+			d->accept_unenforced = true;
+			break;
+		case OPT_APPUSER:
+			d->appraiser_user = optarg;
+			break;
+		case OPT_LOADER: {
+			struct stat st;
+
+			if (stat(optarg, &st) < 0 || !S_ISREG(st.st_mode)) {
+				vd_log("--loader %s: not a file", optarg);
+				return -1;
+			}
+			if (d->nloader_paths == 8) {
+				vd_log("at most 8 --loader");
+				return -1;
+			}
+			d->loader_paths[d->nloader_paths++] = optarg;
+			break;
+		}
+		case 'f':
+			d->foreground = true;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			exit(0);
+		default:
+			fputs(help, stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		vd_log("unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	d->mode = MODE_ENFORCE;
+	if (mode) {
+		int m = -1;
+
+		for (int i = 0; i < 3; i++)
+			if (strcmp(mode, vd_ctl_mode_names[i]) == 0)
+				m = i;
+		if (m < 0) {
+			vd_log("--mode must be enforce, permissive or fix, not '%s'", mode);
+			return -1;
+		}
+		d->mode = (enum mode)m;
+	}
+	if (!d->policy_path) {
+		vd_log("no --policy given");
+		return -1;
+	}
+	if (!d->nwatch) {
+		vd_log("no --watch PATH given: nothing to mark");
+		return -1;
+	}
+	return 0;
+}
+
+int vd_args_appraiser_user(struct vd *d)
+{
+	struct passwd *pw;
+
+	errno = 0;
+	pw = getpwnam(d->appraiser_user);
+	if (!pw) {
+		vd_log("appraiser user '%s' %s: appraisers run as an unprivileged system user "
+		       "(create it: useradd --system --no-create-home --shell /usr/sbin/nologin %s, "
+		       "or name another with --appraiser-user)", d->appraiser_user,
+		       errno ? strerror(errno) : "does not exist", d->appraiser_user);
+		return -1;
+	}
+	if (pw->pw_uid == 0 || pw->pw_gid == 0) {
+		vd_log("appraiser user '%s' has uid %u gid %u: appraisers parse what an attacker "
+		       "writes and must not run as root (or with group root)", d->appraiser_user,
+		       (unsigned int)pw->pw_uid, (unsigned int)pw->pw_gid);
+		return -1;
+	}
+	d->app_uid = pw->pw_uid;
+	d->app_gid = pw->pw_gid;
+	snprintf(d->app_ids[0], sizeof(d->app_ids[0]), "%u", (unsigned int)d->app_uid);
+	snprintf(d->app_ids[1], sizeof(d->app_ids[1]), "%u", (unsigned int)d->app_gid);
+	if (vd_args_worker(d, "--uid", d->app_ids[0]) < 0 || vd_args_worker(d, "--gid", d->app_ids[1]) < 0)
+		return -1;
+	return 0;
+}

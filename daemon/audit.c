@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+/*
+ * audit.c - the audit file: one JSON line per denial, would-deny, fix or
+ * audited access, written before the access is answered (so the subject
+ * is still there to be named by /proc/PID/exe). Nothing is written when
+ * no --audit file was given.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "monitor.h"
+
+void vd_audit(struct vd *d, const struct ev *e, const char *action, const char *reason,
+		  long rule)
+{
+	json_object *o;
+	char ts[64], proc[64], *exe;
+	struct timespec now;
+	struct tm tm;
+
+	if (d->audit < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts + strlen(ts), sizeof(ts) - strlen(ts), ".%06ldZ", now.tv_nsec / 1000);
+	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)e->pid);
+	exe = e->subj_exe ? strdup(e->subj_exe) : vd_readlink(proc);
+	o = json_object_new_object();
+	json_object_object_add(o, "time", json_object_new_string(ts));
+	json_object_object_add(o, "pid", json_object_new_int(e->pid));
+	json_object_object_add(o, "exe", json_object_new_string(exe ? exe : "?"));
+	json_object_object_add(o, "uid", json_object_new_int64(e->acc.uid));
+	json_object_object_add(o, "path", json_object_new_string(e->path ? e->path : "?"));
+	json_object_object_add(o, "dev", json_object_new_int64((int64_t)e->key.dev));
+	json_object_object_add(o, "ino", json_object_new_int64((int64_t)e->key.ino));
+	json_object_object_add(o, "event", json_object_new_string(
+		e->mask & VD_EV_EXEC ? "exec" : "open"));
+	json_object_object_add(o, "action", json_object_new_string(action));
+	json_object_object_add(o, "mode", json_object_new_string(vd_ctl_mode_names[d->mode]));
+	if (rule >= 0 && d->policy) {
+		const struct vg_policy_rule *r = vg_policy_rule(d->policy, (size_t)rule);
+		char text[512];
+
+		if (r) {
+			vg_policy_rule_format(r, text, sizeof(text));
+			json_object_object_add(o, "rule", json_object_new_string(text));
+			json_object_object_add(o, "rule_line", json_object_new_int((int)r->line));
+		}
+	}
+	json_object_object_add(o, "reason", json_object_new_string(reason));
+	dprintf(d->audit, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	free(exe);
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * control.c - the monitor's control socket (`vigil status`): a unix
+ * stream socket, mode 0600, one request and one answer per connection,
+ * encoded and decoded by common/vigild_ctl.c. Mode changes and reloads
+ * are started here; what a reload does is reload.c's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vigild_ctl.h"
+#include "monitor.h"
+
+static json_object *status_json(struct vd *d)
+{
+	struct vd_ctl_status s = {
+		.policy_rules = (int64_t)vg_policy_count(d->policy),
+		.nmarks = d->nwatch,
+		.pending = (int)d->npending,
+		.measurements = d->mlog ? (int64_t)vg_mlog_entries(d->mlog) : 0,
+		.nreasons = d->st.nreasons,
+		.p50_us = vd_stats_percentile(&d->st, 0.5),
+		.p99_us = vd_stats_percentile(&d->st, 0.99),
+	};
+	uint64_t *c = s.counters;
+
+	snprintf(s.mode, sizeof(s.mode), "%s", vd_ctl_mode_names[d->mode]);
+	memcpy(s.policy_sha256, d->policy_digest, sizeof(s.policy_sha256));
+	for (size_t i = 0; i < d->nwatch; i++)
+		s.marks[i] = d->watch[i];
+	c[VD_CTL_EVENTS] = d->st.events;
+	c[VD_CTL_ALLOWED] = d->st.allowed;
+	c[VD_CTL_DENIED] = d->st.denied;
+	c[VD_CTL_WOULD_DENY] = d->st.would_deny;
+	c[VD_CTL_OWN] = d->st.own;
+	c[VD_CTL_CACHE_HITS] = d->st.cache_hits;
+	c[VD_CTL_CACHE_MISSES] = d->st.cache_misses;
+	c[VD_CTL_HASHED_BYTES] = d->st.hashed_bytes;
+	c[VD_CTL_TIMEOUTS] = d->st.timeouts;
+	c[VD_CTL_WORKER_RESTARTS] = d->st.worker_restarts;
+	c[VD_CTL_OVERFLOWS] = d->st.overflows;
+	c[VD_CTL_MEASURED] = d->st.measured;
+	c[VD_CTL_FIXED] = d->st.fixed;
+	c[VD_CTL_ERRORS] = d->st.errors;
+	c[VD_CTL_IGNORE_MARKS] = d->st.ignore_marks;
+	c[VD_CTL_IGNORE_FLUSHES] = d->st.ignore_flushes;
+	c[VD_CTL_MEASURE_FAILURES] = d->st.measure_failures;
+	c[VD_CTL_LEASE_BREAKS] = d->st.lease_breaks;
+	c[VD_CTL_LEASE_WRITERS] = d->st.lease_writers;
+	c[VD_CTL_LEASE_ERRORS] = d->st.lease_errors;
+	c[VD_CTL_TOO_LARGE] = d->st.too_large;
+	c[VD_CTL_APPRAISER_KILLS] = d->st.appraiser_kills;
+	c[VD_CTL_WORKER_SPAWNS] = d->st.worker_spawns;
+	c[VD_CTL_APPRAISERS] = d->nworkers;
+	c[VD_CTL_LEASES] = d->nleases;
+	for (unsigned int i = 0; i < d->st.nreasons; i++) {
+		memcpy(s.reasons[i].reason, d->st.reasons[i].reason, sizeof(s.reasons[i].reason));
+		s.reasons[i].n = d->st.reasons[i].n;
+	}
+	return vd_ctl_status_encode(&s, vd_policy_unenforced_json(d->policy));
+}
+
+void vd_control(struct vd *d)
+{
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
+	struct vd_ctl_req q;
+	char req[256];
+	json_object *o;
+	ssize_t n;
+	int c = accept4(d->ctl, NULL, NULL, SOCK_CLOEXEC), r;
+
+	if (c < 0)
+		return;
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	n = read(c, req, sizeof(req) - 1);
+	if (n <= 0) {
+		close(c);
+		return;
+	}
+	req[n] = 0;
+	r = vd_ctl_req_decode(req, &q);
+	if (r == -EINVAL) {
+		o = vd_ctl_error_encode("unknown mode");
+	} else if (r < 0) {
+		o = vd_ctl_error_encode("unknown request");
+	} else if (q.op == VD_CTL_STATUS) {
+		o = status_json(d);
+	} else if (q.op == VD_CTL_MODE) {
+		bool restart = (q.mode == VD_CTL_FIX) != (d->mode == MODE_FIX);
+
+		d->mode = (enum mode)q.mode;
+		vd_cache_clear(d);
+		vd_fan_flush(d);
+		vd_log("mode %s", vd_ctl_mode_names[q.mode]);
+		if (restart)	/* fix mode changes what the appraisers may do */
+			for (unsigned int w = 0; w < d->nworkers; w++)
+				vd_pool_died(d, (int)w, "restarted for the new mode", false);
+		o = vd_ctl_mode_encode(q.mode);
+	} else {
+		vd_reload_start(d);
+		o = vd_ctl_reload_encode();
+	}
+	(void)vd_ctl_answer_write(c, o);
+	json_object_put(o);
+	close(c);
+}
+
+int vd_control_setup(struct vd *d)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	const char *path = d->control_path ? d->control_path : "/run/vigild.sock";
+
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		vd_log("control socket path too long: %s", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	d->ctl = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (d->ctl < 0)
+		return -1;
+	(void)unlink(path);
+	if (bind(d->ctl, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(path, 0600) < 0 ||
+	    listen(d->ctl, 8) < 0) {
+		vd_log("control socket %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: MIT
+/*
+ * events.c - one fanotify permission event, from its descriptor to a
+ * result or a place in a queue: the access as the policy sees it (path,
+ * opener's credentials and executable when the policy asks, filesystem
+ * facts, loader execs), the policy match, the verdict cache under the
+ * inode's lease, an empty new file, and for a miss a leader appraisal
+ * that every other opener of the same version waits for. The kernel's
+ * structures are decoded in fanotify.c; this file sees (fd, pid, mask).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "monitor.h"
+
+static uint64_t fsmagic_of(struct vd *d, int fd, dev_t dev)
+{
+	struct statfs sf;
+	size_t slot = (size_t)dev & 7;
+
+	if (d->fs[slot].valid && d->fs[slot].dev == dev)
+		return d->fs[slot].magic;
+	d->fs[slot].valid = true;
+	d->fs[slot].dev = dev;
+	d->fs[slot].magic = fstatfs(fd, &sf) == 0 ? (uint64_t)sf.f_type : 0;
+	return d->fs[slot].magic;
+}
+
+char *vd_readlink(const char *link)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return NULL;
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+/* Credentials of @pid from /proc (procfs is never marked). */
+static void task_creds(pid_t pid, struct vg_access *a)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int r, e, s;
+
+		if (sscanf(line, "Uid:\t%u\t%u\t%u", &r, &e, &s) == 3) {
+			a->uid = r;
+			a->euid = e;
+			a->suid = s;
+		} else if (sscanf(line, "Gid:\t%u\t%u\t%u", &r, &e, &s) == 3) {
+			a->gid = r;
+			a->egid = e;
+			a->sgid = s;
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* An appraisal in progress of the same version, under the same requirements as @e's. */
+static int find_leader(struct vd *d, const struct ev *e)
+{
+	uint32_t sig = e->dec.flags & VG_POLF_DIGSIG_REQUIRED;
+
+	for (int i = 0; i < MAX_PENDING; i++) {
+		const struct ev *l = &d->ev[i];
+
+		if (l->used && l->leader < 0 && (l->worker >= 0 || l->queued) && vd_key_eq(&l->key, &e->key) &&
+		    (!e->need_appraise ||
+		     (l->need_appraise && (l->dec.flags & VG_POLF_DIGSIG_REQUIRED) == sig &&
+		      l->dec.allowed_algos == e->dec.allowed_algos)))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * A verdict made under other requirements fits this event only if it was
+ * at least as strict and passed: a hash label that passed for an open
+ * must not pass an exec that wants a signature (appraise_type=imasig), nor
+ * one that allows fewer algorithms (appraise_algos=).
+ */
+static bool result_fits(const struct result *r, const struct ev *e)
+{
+	bool need_sig = e->dec.flags & VG_POLF_DIGSIG_REQUIRED;
+	uint32_t need_algos = e->dec.allowed_algos;
+
+	return !e->need_appraise || (r->sig_required == need_sig && r->allowed_algos == need_algos) ||
+	       vd_result_satisfies(r, need_sig, need_algos);
+}
+
+/* The opener's effective uid: the owner of /proc/PID (one stat, no parsing). */
+static uid_t opener_uid(pid_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
+static bool queues_empty(const struct vd *d)
+{
+	for (size_t i = 0; i < UQ_CAP; i++)
+		if (d->uq[i].head >= 0)
+			return false;
+	return true;
+}
+
+/* Charge event @e to its opener's queue. Return: -EAGAIN that user holds too many already. */
+static int count_opener(struct vd *d, struct ev *e, pid_t pid)
+{
+	struct uqueue *q;
+
+	e->uid = opener_uid(pid);
+	q = vd_uq_of(d, e->uid);
+	if (q->pending >= MAX_PENDING / 4)
+		return -EAGAIN;
+	q->pending++;
+	e->counted = true;
+	return 0;
+}
+
+static int ev_alloc(struct vd *d)
+{
+	static int hint;
+
+	for (int n = 0; n < MAX_PENDING; n++) {
+		int i = (hint + n) % MAX_PENDING;
+
+		if (!d->ev[i].used) {
+			hint = i + 1;
+			return i;
+		}
+	}
+	return -1;
+}
+
+static bool is_own(struct vd *d, pid_t pid)
+{
+	if (pid == d->self)
+		return true;
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (d->w[i].pid == pid)
+			return true;
+	return false;
+}
+
+void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
+{
+	struct stat st;
+	struct result *r;
+	struct lease *l;
+	struct ev *e;
+	int i, leader, w;
+	double t0 = vd_now();
+
+	d->st.events++;
+	if (is_own(d, pid)) {
+		d->st.own++;
+		vd_fan_respond(d, fd, true);
+		close(fd);
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !d->policy) {
+		vd_fan_respond(d, fd, true);
+		d->st.allowed++;
+		close(fd);
+		return;
+	}
+	i = ev_alloc(d);
+	if (i < 0) {	/* the bounded table is full: the overflow policy */
+		bool allow = d->mode != MODE_ENFORCE || d->fail_open;
+
+		d->st.overflows++;
+		vd_fan_respond(d, fd, allow);
+		allow ? d->st.allowed++ : d->st.denied++;
+		close(fd);
+		return;
+	}
+	e = &d->ev[i];
+	{
+		uint16_t gen = e->gen;
+
+		memset(e, 0, sizeof(*e));
+		e->gen = (uint16_t)(gen + 1);
+	}
+	e->used = true;
+	e->fd = fd;
+	e->pid = pid;
+	e->mask = mask;
+	e->t0 = t0;
+	e->worker = -1;
+	e->leader = -1;
+	e->next_waiter = -1;
+	e->qnext = -1;
+	e->key = (struct vkey){ st.st_dev, st.st_ino, st.st_size,
+				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec };
+	d->npending++;
+	{
+		char link[64];
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		e->path = vd_readlink(link);
+	}
+	e->acc.func = mask & VD_EV_EXEC ? VG_FUNC_BPRM_CHECK : VG_FUNC_FILE_CHECK;
+	e->acc.mask = mask & VD_EV_EXEC ? VG_MAY_EXEC : VG_MAY_READ;
+	vd_loader_access(&d->loaders, pid, mask & VD_EV_EXEC, &e->acc);
+	vd_fsinfo_access(&d->fsinfo, fd, st.st_dev, &e->acc);
+	e->acc.path = e->path;
+	e->acc.fsmagic = fsmagic_of(d, fd, st.st_dev);
+	e->acc.fowner = st.st_uid;
+	e->acc.fgroup = st.st_gid;
+	if (d->policy_uses_uid)
+		task_creds(pid, &e->acc);
+	if (d->policy_uses_subject) {
+		char link[64];
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		e->subj_exe = vd_readlink(link);
+		e->acc.subj_exe = e->subj_exe;
+	}
+	vg_policy_match(d->policy, &e->acc, VG_CLASSES_IMA, &e->dec);
+	e->need_appraise = e->dec.appraise;
+	if (!e->dec.appraise && !e->dec.measure && !e->dec.audit && !d->policy_access) {
+		vd_answer(d, e, true);
+		vd_ev_release(d, i);
+		return;
+	}
+	if (!e->dec.appraise && !e->dec.measure) {
+		vd_finish(d, i, NULL);
+		return;
+	}
+	l = vd_lease_get(d, st.st_dev, st.st_ino);
+	r = l ? vd_cache_get(d, &e->key, l->gen) : NULL;
+	if (r) {
+		e->leased = true;
+		e->lease_gen = l->gen;
+	}
+	if (!r && st.st_size == 0 && fgetxattr(fd, "security.ima", NULL, 0) < 0 && errno == ENODATA) {
+		/*
+		 * An empty file without a label: most likely being created (the
+		 * event does not say O_CREAT). The kernel passes IMA_NEW_FILE;
+		 * empty content can neither leak nor run anything. Kept only
+		 * under a lease: its creator usually still has it open.
+		 */
+		e->leased = vd_lease_take(d, fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
+		r = e->leased ? vd_cache_put(d, &e->key, e->lease_gen) : vd_result_uncached(d, &e->key);
+		r->appraised = true;
+		r->status = VG_ST_PASS;
+		vg_hash_buf(d->algo, "", 0, &r->digest, NULL);
+	}
+	if (r && (r->appraised || !e->need_appraise) && !r->err && result_fits(r, e)) {
+		d->st.cache_hits++;
+		vd_finish(d, i, r);
+		return;
+	}
+	d->st.cache_misses++;
+	if (d->max_size && (uint64_t)st.st_size > d->max_size) {
+		d->st.too_large++;
+		vd_fail_group(d, i, "file-too-large");
+		return;
+	}
+	e->large = st.st_size >= LARGE_FILE;
+	leader = find_leader(d, e);
+	if (leader < 0) {
+		/* the lease is taken before any content is read: a writer since then voids the verdict */
+		e->leased = vd_lease_take(d, fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
+		/*
+		 * Whose access this is matters only when it has to wait: a small
+		 * file that an appraiser takes at once, with nobody queued, is
+		 * sent without looking the opener up (a stat of /proc/PID saved).
+		 */
+		if (!e->large && queues_empty(d) && (w = vd_pick_worker(d, e)) >= 0 && vd_pool_send(d, w, i) == 0)
+			return;
+	}
+	if (count_opener(d, e, pid) < 0) {
+		/* one user's flood must not fill the table for everyone */
+		d->st.overflows++;
+		vd_fail_group(d, i, "overflow");
+		return;
+	}
+	if (leader >= 0) {	/* one appraisal for every opener of this version */
+		e->leased = d->ev[leader].leased;
+		e->lease_gen = d->ev[leader].lease_gen;
+		e->leader = leader;
+		e->next_waiter = d->ev[leader].next_waiter;
+		d->ev[leader].next_waiter = i;
+		return;
+	}
+	vd_uq_push(d, i);
+	vd_dispatch(d);
+}

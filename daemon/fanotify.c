@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fanotify.c - the monitor's fanotify intake, the only user of
+ * <sys/fanotify.h>: the permission group and its filesystem marks, the
+ * FAN_ATTRIB notification group, reading and checking event metadata,
+ * answers, and ignore marks. Events reach events.c as (fd, pid,
+ * VD_EV_OPEN | VD_EV_EXEC); nothing here decides anything.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <unistd.h>
+
+#include "monitor.h"
+
+void vd_fan_respond(struct vd *d, int fd, bool allow)
+{
+	struct fanotify_response r = { .fd = fd, .response = allow ? FAN_ALLOW : FAN_DENY };
+
+	if (write(d->fan, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
+		d->st.errors++;
+		vd_log("fanotify response for fd %d failed: %s", fd, strerror(errno));
+	}
+}
+
+static uint64_t fan_mask(uint32_t mask)
+{
+	return (mask & VD_EV_OPEN ? FAN_OPEN_PERM : 0) | (mask & VD_EV_EXEC ? FAN_OPEN_EXEC_PERM : 0);
+}
+
+int vd_fan_ignore(struct vd *d, int fd, uint32_t mask)
+{
+	return fanotify_mark(d->fan, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_EVICTABLE,
+			     fan_mask(mask), fd, NULL) == 0 ? 0 : -errno;
+}
+
+void vd_fan_unignore(struct vd *d, int fd)
+{
+	(void)fanotify_mark(d->fan, FAN_MARK_REMOVE | FAN_MARK_IGNORED_MASK,
+			    FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM, fd, NULL);
+}
+
+void vd_fan_flush(struct vd *d)
+{
+	if (d->notif >= 0)
+		(void)fanotify_mark(d->fan, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL);
+}
+
+void vd_fan_flush_ignores(struct vd *d)
+{
+	char buf[4096];
+
+	while (read(d->notif, buf, sizeof(buf)) > 0)
+		;
+	if (fanotify_mark(d->fan, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL) == 0)
+		d->st.ignore_flushes++;
+}
+
+void vd_fan_read(struct vd *d)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+
+	for (;;) {
+		ssize_t n = read(d->fan, buf, sizeof(buf));
+		const struct fanotify_event_metadata *m = (const void *)buf;
+
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				vd_log("reading fanotify: %s", strerror(errno));
+			return;
+		}
+		for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
+			if (m->vers != FANOTIFY_METADATA_VERSION) {
+				vd_log("fanotify metadata version %u, not %u", m->vers,
+				       FANOTIFY_METADATA_VERSION);
+				exit(2);
+			}
+			if (m->mask & FAN_Q_OVERFLOW) {
+				d->st.overflows++;
+				vd_log("fanotify queue overflow: events were allowed unseen");
+				continue;
+			}
+			if (m->fd < 0)
+				continue;
+			vd_event(d, m->fd, m->pid,
+				 (m->mask & FAN_OPEN_PERM ? VD_EV_OPEN : 0) |
+				 (m->mask & FAN_OPEN_EXEC_PERM ? VD_EV_EXEC : 0));
+		}
+	}
+}
+
+int vd_fan_setup(struct vd *d)
+{
+	d->fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
+			       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
+	if (d->fan < 0) {
+		vd_log("fanotify_init: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < d->nwatch; i++)
+		if (fanotify_mark(d->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+				  FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM, AT_FDCWD, d->watch[i]) < 0) {
+			vd_log("cannot mark the filesystem of %s: %s", d->watch[i], strerror(errno));
+			return -1;
+		}
+	/* the attribute channel; without it no ignore marks are set */
+	d->notif = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY);
+	for (size_t i = 0; d->notif >= 0 && i < d->nwatch; i++)
+		if (fanotify_mark(d->notif, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ATTRIB, AT_FDCWD,
+				  d->watch[i]) < 0) {
+			vd_log("no FAN_ATTRIB channel for %s (%s): verdicts are cached in vigild only",
+			       d->watch[i], strerror(errno));
+			close(d->notif);
+			d->notif = -1;
+		}
+	return 0;
+}

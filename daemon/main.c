@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c - vigild, the integrity hooks: fanotify permission events at
+ * exec and open, decided by policy (measure, appraise, audit, IBAC access
+ * rules).
+ *
+ * This file is the monitor's setup and its loop (monitor.h explains the
+ * split into files, vigild.h the split into processes): one thread polls
+ * the fanotify group, the appraisers' sockets, the control socket and a
+ * signalfd, and answers every event. It never opens a file while events
+ * may be pending: files are opened before the marks are placed. Started
+ * as `vigild --appraiser FD`, the same binary is an appraiser (worker.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "monitor.h"
+
+void vd_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vigild: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int setup_keys(struct vd *d)
+{
+	struct vg_diag dg = { 0 };
+	const char *hk = d->hmac_key_path ? d->hmac_key_path : d->cfg.hmac_key;
+
+	for (size_t i = 0; i < d->nkeyrings; i++)
+		vd_args_worker(d, "--keyring", d->keyrings[i]);
+	if (!d->nkeyrings)
+		for (size_t i = 0; i < d->cfg.nkeyrings; i++)
+			vd_args_worker(d, "--keyring", d->cfg.keyrings[i]);
+	for (size_t i = 8; i < d->cfg.evm.n; i++)
+		vd_args_worker(d, "--evm-xattr", d->cfg.evm.x[i].name);
+	if (d->cfg.uuid == VG_CONFIG_UUID_NONE)
+		vd_args_worker(d, "--no-uuid", NULL);
+	vd_args_worker(d, "--algo", vg_hash_name(d->algo));
+	if (hk) {
+		struct vg_key_source src = { .tpm = d->tpm, .tcti = d->tcti };
+
+		if (vg_hmac_key_load(hk, &src, &d->key, NULL, &dg) < 0) {
+			vd_log("HMAC key %s", dg.msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int setup_log(struct vd *d)
+{
+	struct vg_mlog_opts mo = { 0 };
+	struct vg_mlog_recovery rec;
+	struct vg_diag dg = { 0 };
+
+	if (!d->log_path)
+		return 0;
+	if (d->no_tpm) {
+		char bank[PATH_MAX];
+
+		snprintf(bank, sizeof(bank), "%s.pcrs", d->log_path);
+		if (vg_pcrbank_open(bank, 1u << VG_HASH_SHA1 | 1u << VG_HASH_SHA256, &d->bank, &dg) < 0) {
+			vd_log("%s", dg.msg);
+			return -1;
+		}
+		mo.ops = &vg_pcrbank_ops;
+		mo.ops_ctx = d->bank;
+		mo.pcr_sync = vg_pcrbank_sync_cb;
+	} else {
+		mo.ops = &vg_tpm_pcr_ops;
+		mo.ops_ctx = d->tpm;
+	}
+	if (vg_mlog_open(d->log_path, &mo, &d->mlog, &rec, &dg) < 0) {
+		vd_log("measurement log %s: %s", d->log_path, dg.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void notify_ready(struct vd *d)
+{
+	const char *ns = getenv("NOTIFY_SOCKET");
+
+	if (ns && (ns[0] == '/' || ns[0] == '@') && strlen(ns) < sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		socklen_t len;
+
+		strcpy(a.sun_path, ns);
+		if (a.sun_path[0] == '@')
+			a.sun_path[0] = 0;
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(ns));
+		if (s >= 0) {
+			(void)sendto(s, "READY=1", 7, 0, (struct sockaddr *)&a, len);
+			close(s);
+		}
+	}
+	if (d->foreground)
+		fputs("vigild: ready\n", stderr);
+}
+
+static void drain(struct vd *d)
+{
+	double until = vd_now() + d->timeout_ms / 1000.0;
+
+	while (d->npending && vd_now() < until) {
+		struct pollfd p[MAX_WORKERS];
+
+		vd_dispatch(d);
+		for (unsigned int i = 0; i < d->nworkers; i++)
+			p[i] = (struct pollfd){ .fd = d->w[i].dead ? -1 : d->w[i].sock, .events = POLLIN };
+		if (poll(p, d->nworkers, 100) > 0)
+			for (unsigned int i = 0; i < d->nworkers; i++)
+				if (p[i].revents)
+					vd_pool_reply(d, (int)i);
+	}
+	for (int i = 0; i < MAX_PENDING; i++)
+		if (d->ev[i].used && d->ev[i].leader < 0)
+			vd_fail_group(d, i, "shutdown");
+}
+
+static int run(struct vd *d)
+{
+	for (;;) {
+		struct pollfd p[5 + MAX_WORKERS];
+		int n = 0, timeout = d->npending ? 50 : 1000;
+
+		p[n++] = (struct pollfd){ .fd = d->fan, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = d->ctl, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = d->reload_pipe[0], .events = POLLIN };
+		for (unsigned int i = 0; i < d->nworkers; i++)
+			p[n++] = (struct pollfd){ .fd = d->w[i].dead ? -1 : d->w[i].sock, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = d->notif, .events = POLLIN };
+		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR) {
+			vd_log("poll: %s", strerror(errno));
+			return -1;
+		}
+		/* attribute changes first: no event may be skipped on a stale mark */
+		if (p[n - 1].revents & POLLIN)
+			vd_fan_flush_ignores(d);
+		/* lease breaks before events: a writer waits on each */
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (d->lease_sig && si.ssi_signo == (uint32_t)d->lease_sig) {
+					vd_lease_broken(d, si.ssi_fd);
+				} else if (si.ssi_signo == SIGIO) {
+					vd_lease_rescan(d);
+				} else if (si.ssi_signo == SIGHUP) {
+					vd_reload_start(d);
+				} else if (si.ssi_signo == SIGCHLD) {
+					pid_t pid;
+
+					while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+						for (unsigned int i = 0; i < d->nworkers; i++)
+							if (d->w[i].pid == pid && !d->w[i].dead)
+								vd_pool_died(d, (int)i, "exited", false);
+				} else {
+					vd_log("signal %d: draining and exiting", (int)si.ssi_signo);
+					d->stopping = true;
+					drain(d);
+					return 0;
+				}
+			}
+		}
+		if (p[0].revents & POLLIN)
+			vd_fan_read(d);
+		for (unsigned int i = 0; i < d->nworkers; i++)
+			if (p[4 + i].revents)
+				vd_pool_reply(d, (int)i);
+		if (p[2].revents & POLLIN)
+			vd_control(d);
+		if (p[3].revents & POLLIN)
+			vd_reload_done(d);
+		if (d->npending)
+			vd_pool_timeouts(d);
+		vd_dispatch(d);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct vd vd;
+	struct vd *d = &vd;
+	struct vg_diag dg = { 0 };
+	char msg[640];
+	sigset_t mask;
+	int rc;
+
+	if (argc >= 3 && strcmp(argv[1], "--appraiser") == 0) {
+		int sock = atoi(argv[2]);
+
+		return vd_worker_main(sock, argc - 2, argv + 2);
+	}
+	d->fan = d->sigfd = d->ctl = d->audit = d->notif = -1;
+	d->self = getpid();
+	vg_config_init(&d->cfg);
+	if (vd_args_parse(d, argc, argv) < 0 || vd_args_appraiser_user(d) < 0)
+		return 2;
+	if (vg_config_load(&d->cfg, d->config ? d->config : VG_CONFIG_DEFAULT, !d->config, &dg) < 0) {
+		vd_log("config: %s", dg.msg);
+		return 2;
+	}
+	d->algo = d->cfg.algo;
+	if (!d->tcti)
+		d->tcti = d->cfg.tcti;
+	if (d->log_path && !d->no_tpm && !d->tcti && !getenv("VIGIL_TCTI")) {
+		vd_log("--log needs a TPM (--tcti, tpm.tcti or $VIGIL_TCTI) or --no-tpm");
+		return 2;
+	}
+	if (vd_policy_load(d->policy_path, d->accept_unenforced, &d->policy, msg, sizeof(msg)) < 0) {
+		vd_log("policy refused: %s", msg);
+		return 2;
+	}
+	vd_policy_unenforced_log(d->policy, d->policy_path, vd_log);
+	vd_loaders_init(&d->loaders, d->loader_paths, d->nloader_paths);	/* --loader checked above */
+	vd_policy_facts(d, d->policy);
+	vd_policy_digest(d->policy, d->policy_digest);
+	d->cache = calloc(CACHE_CAP, sizeof(*d->cache));
+	d->measured = calloc(CACHE_CAP, sizeof(*d->measured));
+	for (size_t i = 0; i < UQ_CAP; i++)
+		d->uq[i].head = d->uq[i].tail = -1;
+	vd_lease_setup(d);
+	if (!d->cache || !d->measured || !d->lease) {
+		vd_log("out of memory");
+		return 2;
+	}
+	if (!d->no_tpm && (d->tcti || getenv("VIGIL_TCTI"))) {
+		setenv("TSS2_LOG", "all+none", 0);	/* errors are reported once, here */
+		if (vg_tpm_open(d->tcti, &d->tpm, &dg) < 0) {
+			vd_log("TPM: %s", dg.msg);
+			return 2;
+		}
+	}
+	if (setup_keys(d) < 0 || setup_log(d) < 0 || vd_control_setup(d) < 0)
+		return 2;
+	if (d->audit_path) {
+		d->audit = open(d->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		if (d->audit < 0) {
+			vd_log("audit file %s: %s", d->audit_path, strerror(errno));
+			return 2;
+		}
+	}
+	if (pipe2(d->reload_pipe, O_CLOEXEC) < 0)
+		return 2;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGIO);
+	if (d->lease_sig)
+		sigaddset(&mask, d->lease_sig);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	signal(SIGPIPE, SIG_IGN);
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (vd_pool_spawn(d, (int)i) < 0) {
+			vd_log("cannot start appraiser: %s", strerror(errno));
+			return 2;
+		}
+	/*
+	 * The monitor keeps the key (locked in memory, out of core dumps) for
+	 * the appraisers it starts later: one that replaces a dead or killed
+	 * appraiser, anyone can provoke that, must not come up without it and
+	 * let HMAC labels go unchecked. The monitor is root and holds the TPM
+	 * that unseals it anyway; it never reads file content.
+	 */
+	(void)mlock(&d->key, sizeof(d->key));
+	(void)madvise((void *)((uintptr_t)&d->key & ~(uintptr_t)4095), 4096, MADV_DONTDUMP);
+	if (vd_fan_setup(d) < 0)
+		return 2;
+	notify_ready(d);
+	rc = run(d);
+	/* an appraiser may be in the middle of a long hash: it holds nothing to save */
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (!d->w[i].dead) {
+			close(d->w[i].sock);
+			kill(d->w[i].pid, SIGKILL);
+			waitpid(d->w[i].pid, NULL, 0);
+		}
+	close(d->fan);
+	vg_hmac_key_wipe(&d->key);
+	vg_mlog_free(d->mlog);
+	vg_pcrbank_free(d->bank);
+	vg_tpm_close(d->tpm);
+	vg_policy_unref(d->policy);
+	vd_cache_clear(d);
+	free(d->cache);
+	free(d->measured);
+	free(d->worker_args);
+	vg_config_release(&d->cfg);
+	if (d->control_path)
+		unlink(d->control_path);
+	return rc < 0 ? 2 : 0;
+}

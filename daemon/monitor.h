@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * monitor.h - the vigild monitor's state and the contracts between its
+ * files. The monitor is one thread (main.c's poll loop); nothing here is
+ * locked. Files, in the order an event meets them:
+ *
+ *   fanotify.c  the only user of <sys/fanotify.h>: groups, marks, reading
+ *               events, answers, ignore marks
+ *   events.c    an event: access facts, policy match, cache, leader
+ *   cache.c     verdicts per file version      lease.c  read leases
+ *   dispatch.c  per-uid queues, round-robin    pool.c   the appraisers
+ *   verdict.c   measure, decide, audit, answer audit.c   audit lines
+ *   reload.c    policy load and reload         control.c control socket
+ *   stats.c     reasons and latency            args.c   command line
+ *   main.c      setup and the loop
+ *
+ * What is looked up on every event (the cache slot, the lease set) is
+ * static inline here, so the event path costs what it did in one file.
+ */
+#ifndef VIGILD_MONITOR_H
+#define VIGILD_MONITOR_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "vigil/appraise.h"
+#include "vigil/config.h"
+#include "vigil/hmac_key.h"
+#include "vigil/mlog.h"
+#include "vigil/pcrbank.h"
+#include "vigil/policy.h"
+#include "vigil/tpm.h"
+#include "vigild.h"
+#include "vigild_ctl.h"
+
+#define MAX_WATCH 16
+#define MAX_PENDING 4096
+#define MAX_WORKERS 8
+#define CACHE_CAP 65536		/* power of two */
+#define LEASE_CAP 65536		/* power of two */
+#define LEASE_WAYS 4		/* the lease table's associativity (lease.c) */
+#define UQ_CAP 64		/* per-uid queues (a uid hashes to one) */
+#define WORKER_DEPTH 2		/* small requests in flight per appraiser */
+#define LARGE_FILE ((off_t)16 << 20)	/* takes an appraiser for itself */
+
+/* what an event is, in fanotify.c's words to the rest */
+#define VD_EV_OPEN 0x1u		/* FAN_OPEN_PERM */
+#define VD_EV_EXEC 0x2u		/* FAN_OPEN_EXEC_PERM */
+
+enum mode { MODE_ENFORCE = VD_CTL_ENFORCE, MODE_PERMISSIVE = VD_CTL_PERMISSIVE, MODE_FIX = VD_CTL_FIX };
+
+struct vkey {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime, ctime;
+};
+
+struct result {
+	bool valid, appraised;
+	bool sig_required;	/* appraised with appraise_type=imasig */
+	uint32_t allowed_algos;	/* ... and with this appraise_algos= (0: any) */
+	uint32_t lease_gen;	/* valid while this lease generation is held */
+	struct vkey key;
+	int err;
+	uint32_t status;
+	char cause[40];
+	struct vg_digest digest;
+	uint16_t siglen;
+	uint8_t *sig;
+};
+
+/* PCRs a file version was measured into: kept across policy reloads, as IMA keeps IMA_MEASURED */
+struct measured {
+	bool valid;
+	uint32_t lease_gen;
+	struct vkey key;
+	uint32_t pcrs;
+};
+
+struct ev {
+	bool used;
+	uint16_t gen;
+	int fd;
+	pid_t pid;
+	uint64_t mask;
+	struct vkey key;
+	double t0;
+	int worker;		/* appraiser working on it, -1: waiting for a leader */
+	int leader;		/* index of the event whose appraisal this one waits for */
+	int next_waiter;	/* list of events waiting for this one */
+	char *path;
+	struct vg_decision dec;
+	struct vg_access acc;
+	char *subj_exe;
+	bool need_appraise;
+	bool leased;		/* a lease was held from before the content was read */
+	uint32_t lease_gen;
+	bool large, queued;	/* queued: waiting in its uid's queue for an appraiser */
+	int qnext;
+	bool counted;		/* in its uid queue's pending count */
+	bool fixing;		/* fix mode wrote its labels: appraised again without VD_FIX */
+	uid_t uid;		/* the opener's, for fair dispatch */
+};
+
+/* The monitor's read lease on an inode: what keeps its cached verdicts true. */
+struct lease {
+	bool held, ignored;	/* ignored: a kernel ignore mark depends on it */
+	dev_t dev;
+	ino_t ino;
+	int fd;
+	uint32_t gen;		/* new on take and on drop: old verdicts never match */
+};
+
+struct uqueue {
+	int head, tail;		/* events waiting for an appraiser, FIFO */
+	unsigned int pending;	/* events of this queue's uids not yet answered */
+	unsigned int large_inflight;
+};
+
+struct worker {
+	pid_t pid;
+	int sock;
+	unsigned int inflight;
+	bool dead, large;	/* large: hashing a large file, takes nothing else */
+};
+
+struct stats {
+	uint64_t events, allowed, denied, would_deny, own, cache_hits, cache_misses, hashed_bytes;
+	uint64_t timeouts, worker_restarts, overflows, measured, fixed, errors;
+	uint64_t ignore_marks, ignore_flushes, measure_failures;
+	uint64_t lease_breaks, lease_writers, lease_errors, too_large, appraiser_kills, worker_spawns;
+	uint64_t lat[32];	/* log2 buckets of microseconds */
+	struct {
+		char reason[40];
+		uint64_t n;
+	} reasons[32];
+	unsigned int nreasons;
+};
+
+struct vd {
+	/* options */
+	const char *config, *policy_path, *log_path, *audit_path, *control_path, *tcti;
+	const char *hmac_key_path;
+	const char *watch[MAX_WATCH];
+	size_t nwatch;
+	const char *keyrings[16];
+	size_t nkeyrings;
+	bool no_tpm, foreground, fail_open;
+	bool accept_unenforced;	/* keep rules vigild cannot enforce (unenforced.c) */
+	const char *appraiser_user;	/* --appraiser-user (default "vigil") */
+	uid_t app_uid;
+	gid_t app_gid;
+	char app_ids[2][16];	/* the appraisers' --uid, --gid */
+	const char *loader_paths[8];	/* --loader */
+	size_t nloader_paths;
+	enum mode mode;
+	unsigned int nworkers, timeout_ms, algo;
+	uint64_t max_size;	/* 0: none */
+	char **worker_args;	/* options handed to appraisers */
+	size_t nworker_args;
+	/* state */
+	struct vg_config cfg;
+	struct vg_policy *policy;
+	bool policy_uses_subject, policy_uses_uid, policy_access;
+	bool ignore_ok;		/* verdicts depend on the inode alone: kernel ignore marks may cache them */
+	bool ignore_open_ok;	/* ... for opens too: no rule can match an exec (loader.c) */
+	struct vd_loaders loaders;
+	struct vd_fsinfo fsinfo;	/* fsname=, fsuuid= */
+	int notif;		/* FAN_ATTRIB notifications: chmod, chown, setxattr drop ignore marks */
+	char policy_digest[65];
+	int fan, sigfd, ctl, audit;
+	int reload_pipe[2];
+	pthread_t reload_tid;
+	bool reloading;
+	struct vg_hmac_key key;
+	struct vg_tpm *tpm;
+	struct vg_pcrbank *bank;
+	struct vg_mlog *mlog;
+	struct worker w[MAX_WORKERS];
+	struct ev ev[MAX_PENDING];
+	unsigned int npending;
+	struct result *cache;
+	struct measured *measured;
+	struct lease *lease;
+	unsigned int nleases, lease_max;
+	int lease_sig;		/* 0: leases unavailable, nothing is cached */
+	unsigned int lease_evict;
+	uint32_t lease_gens;	/* generations are unique across the table: a set's ways never share one */
+	bool lease_warned;
+	struct result uncached;	/* a verdict that may not be kept */
+	struct uqueue uq[UQ_CAP];
+	unsigned int rr;
+	struct stats st;
+	pid_t self;
+	bool stopping;
+	struct {
+		bool valid;
+		dev_t dev;
+		uint64_t magic;
+	} fs[8];
+};
+
+/* ---- main.c ---- */
+
+static inline double vd_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* "vigild: MESSAGE" on stderr (the journal under systemd). */
+void vd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- cache.c ---- */
+
+static inline size_t vd_key_slot(const struct vkey *k)
+{
+	uint64_t h = (uint64_t)k->ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)k->dev * 0xc2b2ae3d27d4eb4full ^
+		     (uint64_t)k->ctime * 0x165667b19e3779f9ull ^ (uint64_t)k->mtime ^ (uint64_t)k->size;
+
+	return (size_t)(h ^ (h >> 29)) & (CACHE_CAP - 1);
+}
+
+static inline bool vd_key_eq(const struct vkey *a, const struct vkey *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime == b->mtime &&
+	       a->ctime == b->ctime;
+}
+
+/*
+ * Direct-mapped: a collision replaces the older version (it is only a
+ * cache). A verdict counts only under the lease generation it was made in.
+ * Return: the cached result of version @k, or NULL.
+ */
+static inline struct result *vd_cache_get(struct vd *d, const struct vkey *k, uint32_t lease_gen)
+{
+	struct result *r = &d->cache[vd_key_slot(k)];
+
+	return r->valid && vd_key_eq(&r->key, k) && r->lease_gen == lease_gen ? r : NULL;
+}
+
+/* Return: @k's slot, emptied and keyed, for a verdict made under @lease_gen. */
+struct result *vd_cache_put(struct vd *d, const struct vkey *k, uint32_t lease_gen);
+/* Forget every verdict (policy or mode changed). */
+void vd_cache_clear(struct vd *d);
+
+/* ---- lease.c ---- */
+
+static inline size_t vd_lease_set(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4full;
+
+	return (size_t)(h ^ (h >> 31)) & (LEASE_CAP - 1) & ~(size_t)(LEASE_WAYS - 1);
+}
+
+/* Return: the lease held on (@dev, @ino), or NULL. */
+static inline struct lease *vd_lease_get(struct vd *d, dev_t dev, ino_t ino)
+{
+	struct lease *set = &d->lease[vd_lease_set(dev, ino)];
+
+	for (size_t k = 0; k < LEASE_WAYS; k++)
+		if (set[k].held && set[k].dev == dev && set[k].ino == ino)
+			return &set[k];
+	return NULL;
+}
+
+/* Invalidate what depends on @l (its ignore mark, its verdicts), then release it. */
+void vd_lease_drop(struct vd *d, struct lease *l);
+/*
+ * vd_lease_take - a lease on the inode of @fd (an event's descriptor).
+ * Return: 0 with *@ret_gen; -EAGAIN the file is open for writing (do not
+ * cache); another -errno when leases cannot be had (nothing is cached).
+ */
+int vd_lease_take(struct vd *d, int fd, dev_t dev, ino_t ino, uint32_t *ret_gen);
+/* The kernel breaks the lease on @fd (a writer waits): drop it. */
+void vd_lease_broken(struct vd *d, int fd);
+/* SIGIO: the signal queue overflowed; check every lease. */
+void vd_lease_rescan(struct vd *d);
+/* Allocate the table, raise RLIMIT_NOFILE, choose the lease signal (0: none). */
+void vd_lease_setup(struct vd *d);
+/* Return: whether @e's verdict may be kept (its lease is still the one it was made under). */
+bool vd_lease_valid_for(struct vd *d, const struct ev *e);
+
+/* ---- stats.c ---- */
+
+/* Count one denial (or would-deny, fail action) for @reason. */
+void vd_stats_reason(struct vd *d, const char *reason);
+/* Return: the upper bound in µs of the bucket holding percentile @p (0..1). */
+double vd_stats_percentile(const struct stats *s, double p);
+/* Count the latency of a decision that started at @t0 (vd_now()). */
+void vd_stats_latency(struct vd *d, double t0);
+
+/* ---- fanotify.c ---- */
+
+/*
+ * vd_fan_setup - the permission group with its filesystem marks on every
+ * --watch path, and the FAN_ATTRIB notification group (without which no
+ * ignore marks are set: d->notif stays -1).
+ * Return: 0, or -1 after logging why.
+ */
+int vd_fan_setup(struct vd *d);
+/* Answer the permission event of @fd. */
+void vd_fan_respond(struct vd *d, int fd, bool allow);
+/* Read and hand on every queued event (vd_event). */
+void vd_fan_read(struct vd *d);
+/* Return: 0 when an ignore mark for @mask (VD_EV_*) is set on @fd's inode, or -errno. */
+int vd_fan_ignore(struct vd *d, int fd, uint32_t mask);
+/* Remove the ignore mark of @fd's inode. */
+void vd_fan_unignore(struct vd *d, int fd);
+/* Remove every ignore mark. */
+void vd_fan_flush(struct vd *d);
+/* An attribute changed (chmod, chown, setxattr): drain the channel, flush the marks. */
+void vd_fan_flush_ignores(struct vd *d);
+
+/* ---- events.c ---- */
+
+/* One permission event (@mask: VD_EV_*): answered now or queued. */
+void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask);
+/* Return: the target of the symbolic link @link (malloc'ed), or NULL. */
+char *vd_readlink(const char *link);
+
+/* ---- verdict.c ---- */
+
+/* @r passed its appraisal. */
+static inline bool vd_result_passes(const struct result *r)
+{
+	return r && r->appraised && !r->err && (r->status == VG_ST_PASS || r->status == VG_ST_PASS_IMMUTABLE);
+}
+
+/*
+ * @r passed under requirements at least as strict as these: a signature
+ * if one is needed, algorithms within @need_algos (0: any).
+ */
+static inline bool vd_result_satisfies(const struct result *r, bool need_sig, uint32_t need_algos)
+{
+	return vd_result_passes(r) && (r->sig_required || !need_sig) &&
+	       (!need_algos || (r->allowed_algos && !(r->allowed_algos & ~need_algos)));
+}
+
+/* A verdict for this access only (a writer was, or came): never in the cache. */
+struct result *vd_result_uncached(struct vd *d, const struct vkey *k);
+/* Free event slot @i (its descriptor closed). */
+void vd_ev_release(struct vd *d, int i);
+/* Answer @e and count it. */
+void vd_answer(struct vd *d, struct ev *e, bool allow);
+/* Decide event @i with the appraisal/hash result @r (NULL: none needed), answer it, release it. */
+void vd_finish(struct vd *d, int i, struct result *r);
+/* vd_finish for @leader and every event waiting for it. */
+void vd_finish_group(struct vd *d, int leader, struct result *r);
+/* No answer in time, or the appraiser died: the fail action for @leader's group, reason @why. */
+void vd_fail_group(struct vd *d, int leader, const char *why);
+
+/* ---- audit.c ---- */
+
+/* One audit line for @e (@rule: the policy rule's index, or -1). */
+void vd_audit(struct vd *d, const struct ev *e, const char *action, const char *reason, long rule);
+
+/* ---- dispatch.c ---- */
+
+struct uqueue *vd_uq_of(struct vd *d, uid_t uid);
+/* Leader @i leaves its uid's queue. */
+void vd_uq_remove(struct vd *d, int i);
+/* Leader @i waits at the end of its uid's queue. */
+void vd_uq_push(struct vd *d, int i);
+/* Leader @e's appraiser no longer works for it (answered, overran, died). */
+void vd_req_done(struct vd *d, struct ev *e);
+/* Return: an appraiser that may take leader @e now, or -1. */
+int vd_pick_worker(struct vd *d, const struct ev *e);
+/* Send queued leaders to appraisers, one uid queue after the other. */
+void vd_dispatch(struct vd *d);
+
+/* ---- pool.c ---- */
+
+/* Start appraiser @w. Return: 0 or -errno. */
+int vd_pool_spawn(struct vd *d, int w);
+/* Send leader @i to appraiser @w. Return: 0 or -errno (nothing sent). */
+int vd_pool_send(struct vd *d, int w, int i);
+/*
+ * Appraiser @w is gone (or is killed here): its events get the fail
+ * action, or with @requeue go back to their queues; it is replaced.
+ */
+void vd_pool_died(struct vd *d, int w, const char *why, bool requeue);
+/* A reply (or the end) from appraiser @w. */
+void vd_pool_reply(struct vd *d, int w);
+/* Fail what is past its deadline; kill appraisers that overran. */
+void vd_pool_timeouts(struct vd *d);
+
+/* ---- reload.c ---- */
+
+/* Derive from @p what the event path needs to know (struct vd's policy_* and ignore_*). */
+void vd_policy_facts(struct vd *d, struct vg_policy *p);
+/* @out: the hex sha256 of @p's canonical text ("" if it cannot be formatted). */
+void vd_policy_digest(struct vg_policy *p, char out[65]);
+/*
+ * vd_policy_load - parse @path and check it can be enforced (unless @accept_unenforced).
+ * Return: 0 with *@ret, or -errno with the reason in @msg.
+ */
+int vd_policy_load(const char *path, bool accept_unenforced, struct vg_policy **ret, char *msg,
+		   size_t cap);
+/* Start reading the policy on a thread (no-op while one runs). */
+void vd_reload_start(struct vd *d);
+/* The reload thread's result: swap the policy in, or keep the old one. */
+void vd_reload_done(struct vd *d);
+
+/* ---- control.c ---- */
+
+/* Bind and listen on the control socket. Return: 0, or -1 after logging. */
+int vd_control_setup(struct vd *d);
+/* Accept one control connection and answer it. */
+void vd_control(struct vd *d);
+
+/* ---- args.c ---- */
+
+/* Return: 0, or -1 after logging (usage error). */
+int vd_args_parse(struct vd *d, int argc, char **argv);
+/*
+ * vd_args_appraiser_user - look up --appraiser-user (before any mark is
+ * set) and hand its uid and gid to the appraisers.
+ * Return: 0, or -1 after logging: no such user, or uid or gid 0.
+ */
+int vd_args_appraiser_user(struct vd *d);
+/* Append @a (and @b unless NULL) to the appraisers' options. Return: 0 or -1. */
+int vd_args_worker(struct vd *d, const char *a, const char *b);
+
+#endif

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pool.c - the appraiser processes seen from the monitor: starting one
+ * (fork, then exec of vigild --appraiser with the init message carrying
+ * the HMAC key), sending it a request with the event's descriptor,
+ * checking its fixed-size replies, deadlines (an appraiser that overruns
+ * is killed and replaced) and death (its events get the fail action).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "monitor.h"
+
+int vd_pool_send(struct vd *d, int w, int i)
+{
+	struct ev *e = &d->ev[i];
+	struct vd_req q = {
+		.magic = VD_MAGIC_REQ,
+		.id = (uint32_t)e->gen << 16 | (uint32_t)i,
+		.flags = (e->need_appraise ? VD_APPRAISE : 0) | (d->mode == MODE_FIX && !e->fixing ? VD_FIX : 0) |
+			 (e->dec.flags & VG_POLF_DIGSIG_REQUIRED ? VD_REQUIRE_SIG : 0),
+		.algo = d->algo,
+		.allowed_algos = e->dec.allowed_algos,
+	};
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &q, .iov_len = sizeof(q) };
+	struct msghdr m = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+
+	memset(cbuf, 0, sizeof(cbuf));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &e->fd, sizeof(int));
+	if (sendmsg(d->w[w].sock, &m, MSG_NOSIGNAL) != (ssize_t)sizeof(q))
+		return -errno;
+	e->worker = w;
+	d->w[w].inflight++;
+	if (e->large) {
+		d->w[w].large = true;
+		vd_uq_of(d, e->uid)->large_inflight++;
+	}
+	return 0;
+}
+
+int vd_pool_spawn(struct vd *d, int w)
+{
+	int sv[2];
+	pid_t pid;
+	struct vd_init init = { .magic = VD_MAGIC_INIT };
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		char fdarg[16];
+		/* vigild --appraiser FD, the options, [--fix], NULL */
+		char **argv = calloc(d->nworker_args + 5, sizeof(*argv));
+
+		sigset_t none;
+
+		if (!argv)
+			_exit(2);
+		if (dup2(sv[1], 3) < 0)
+			_exit(2);
+		/* the monitor's blocked signals are for its signalfd, not the appraiser's */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		{
+			/*
+			 * sanitizer builds: LeakSanitizer needs /proc, which Landlock
+			 * denies; the symbolizer would fork, which seccomp kills (a
+			 * report is written unsymbolized)
+			 */
+			const char *asan = getenv("ASAN_OPTIONS"), *ubsan = getenv("UBSAN_OPTIONS");
+			char opt[512];
+
+			snprintf(opt, sizeof(opt), "%s%sdetect_leaks=0:symbolize=0", asan ? asan : "",
+				 asan ? ":" : "");
+			setenv("ASAN_OPTIONS", opt, 1);
+			snprintf(opt, sizeof(opt), "%s%ssymbolize=0", ubsan ? ubsan : "", ubsan ? ":" : "");
+			setenv("UBSAN_OPTIONS", opt, 1);
+		}
+		snprintf(fdarg, sizeof(fdarg), "%d", 3);
+		argv[0] = (char *)"vigild";
+		argv[1] = (char *)"--appraiser";
+		argv[2] = fdarg;
+		for (size_t i = 0; i < d->nworker_args; i++)
+			argv[3 + i] = d->worker_args[i];
+		if (d->mode == MODE_FIX)
+			argv[3 + d->nworker_args] = (char *)"--fix";
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(sv[1]);
+	init.keylen = (uint32_t)d->key.len;
+	memcpy(init.key, d->key.key, d->key.len);
+	if (write(sv[0], &init, sizeof(init)) != (ssize_t)sizeof(init)) {
+		OPENSSL_cleanse(&init, sizeof(init));
+		close(sv[0]);
+		kill(pid, SIGKILL);
+		return -EIO;
+	}
+	OPENSSL_cleanse(&init, sizeof(init));
+	d->w[w] = (struct worker){ .pid = pid, .sock = sv[0] };
+	return 0;
+}
+
+/*
+ * Appraiser @w is gone (or is killed here). Its events get the fail
+ * action, or with @requeue (it was killed for overrunning another
+ * event's deadline) go back to their queues for another appraiser.
+ */
+void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
+{
+	if (d->w[w].dead)
+		return;
+	vd_log("appraiser %d (pid %d) %s; %s", w, (int)d->w[w].pid, why,
+	       requeue ? "its other events go to another appraiser"
+		       : "answering its events with the fail action");
+	d->w[w].dead = true;
+	close(d->w[w].sock);
+	kill(d->w[w].pid, SIGKILL);
+	for (int i = 0; i < MAX_PENDING; i++)
+		if (d->ev[i].used && d->ev[i].worker == w && d->ev[i].leader < 0) {
+			if (requeue) {
+				vd_req_done(d, &d->ev[i]);
+				vd_uq_push(d, i);
+			} else {
+				vd_fail_group(d, i, "appraiser-died");
+			}
+		}
+	d->w[w].inflight = 0;
+	d->w[w].large = false;
+	if (!d->stopping) {
+		d->st.worker_restarts++;
+		if (vd_pool_spawn(d, w) < 0)
+			vd_log("cannot restart appraiser %d", w);
+	}
+}
+
+/*
+ * Fix mode: write the labels the appraiser computed (it holds no
+ * privilege; security.ima needs CAP_SYS_ADMIN). Fixed-size bytes, not
+ * parsed here. Return: 0, or -errno in @p (err, detail).
+ */
+static int write_fix(int fd, struct vd_rep *p)
+{
+	if (fsetxattr(fd, "security.ima", p->fix_ima, p->fix_ima_len, 0) == 0 &&
+	    (!p->fix_evm_len || fsetxattr(fd, "security.evm", p->fix_evm, p->fix_evm_len, 0) == 0))
+		return 0;
+	p->err = -errno;
+	snprintf(p->detail, sizeof(p->detail), "setxattr security.%s: %s",
+		 p->fix_evm_len && errno != ENOTSUP ? "ima/evm" : "ima", strerror(errno));
+	p->appraised = 0;
+	return p->err;
+}
+
+void vd_pool_reply(struct vd *d, int w)
+{
+	struct vd_rep p;
+	ssize_t n = recv(d->w[w].sock, &p, sizeof(p), MSG_DONTWAIT);
+	unsigned int idx;
+	struct result *r;
+	struct ev *e;
+	bool keep;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n != (ssize_t)sizeof(p) || p.magic != VD_MAGIC_REP ||
+	    p.digest_len > VG_HASH_MAX_DIGEST || p.siglen > sizeof(p.sig) ||
+	    p.fix_ima_len > sizeof(p.fix_ima) || p.fix_evm_len > sizeof(p.fix_evm)) {
+		vd_pool_died(d, w, n == 0 ? "exited" : "sent a malformed reply", false);
+		return;
+	}
+	idx = p.id & 0xffff;
+	if (idx >= MAX_PENDING)
+		return;
+	e = &d->ev[idx];
+	if (!e->used || e->gen != (uint16_t)(p.id >> 16) || e->worker != w)
+		return;	/* answered already */
+	vd_req_done(d, e);
+	p.cause[sizeof(p.cause) - 1] = 0;
+	p.detail[sizeof(p.detail) - 1] = 0;
+	d->st.hashed_bytes += p.size;
+	if (p.fix_ima_len && !p.err) {
+		if (write_fix(e->fd, &p) == 0) {
+			d->st.fixed++;
+			vd_audit(d, e, "fixed", "label-written", e->dec.rule[VG_CLASS_APPRAISE]);
+			/* appraised again, as written, by the same appraiser */
+			e->fixing = true;
+			if (vd_pool_send(d, w, (int)idx) < 0)
+				vd_fail_group(d, (int)idx, "no-appraiser");
+			return;
+		}
+	}
+	keep = vd_lease_valid_for(d, e);
+	r = keep ? vd_cache_put(d, &e->key, e->lease_gen) : vd_result_uncached(d, &e->key);
+	r->appraised = p.appraised;
+	r->sig_required = e->need_appraise && (e->dec.flags & VG_POLF_DIGSIG_REQUIRED);
+	r->allowed_algos = e->need_appraise ? e->dec.allowed_algos : 0;
+	r->err = p.err;
+	r->status = p.status;
+	memcpy(r->cause, p.cause, sizeof(r->cause));
+	r->digest.algo = p.digest_algo;
+	r->digest.len = p.digest_len;
+	memcpy(r->digest.bytes, p.digest, p.digest_len);
+	if (p.siglen) {
+		r->sig = malloc(p.siglen);
+		if (r->sig) {
+			memcpy(r->sig, p.sig, p.siglen);
+			r->siglen = p.siglen;
+		}
+	}
+	if (p.err) {
+		vd_log("%s: %s", e->path ? e->path : "?", p.detail);
+		snprintf(r->cause, sizeof(r->cause), "appraisal-error");
+	}
+	vd_finish_group(d, (int)idx, r);
+	if (keep && r->err)	/* do not keep an error: the next open retries */
+		r->valid = false;
+}
+
+/*
+ * Deadlines: a leader still queued gets the fail action; one being
+ * appraised too, and its appraiser, hung or hashing something endless
+ * (a 500 GB sparse file), is killed and replaced: nobody can keep an
+ * appraiser for longer than the deadline.
+ */
+static double deadline_s(const struct vd *d, const struct ev *e)
+{
+	double base = d->timeout_ms / 1000.0, extra = 0;
+
+	/* large files: 200 MB/s is granted on top, at most 11 deadlines more */
+	if (e->large) {
+		extra = (double)e->key.size / 200e6;
+		if (extra > 11 * base)
+			extra = 11 * base;
+	}
+	return base + extra;
+}
+
+void vd_pool_timeouts(struct vd *d)
+{
+	double now = vd_now();
+
+	for (int i = 0; i < MAX_PENDING; i++) {
+		struct ev *e = &d->ev[i];
+		int w = e->worker;
+
+		if (!e->used || e->leader >= 0 || (w < 0 && !e->queued) || now - e->t0 <= deadline_s(d, e))
+			continue;
+		d->st.timeouts++;
+		vd_fail_group(d, i, "timeout");
+		if (w >= 0 && !d->w[w].dead) {
+			d->st.appraiser_kills++;
+			vd_pool_died(d, w, "overran the deadline: killed", true);
+		}
+	}
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reload.c - the policy: loaded and checked (rules vigild cannot enforce
+ * are refused unless accepted), the facts the event path derives from it
+ * (whether it names uids, the subject, paths; whether ignore marks may
+ * cache its verdicts), its digest, and the reload on SIGHUP or `vigil
+ * status --reload`. The monitor never opens a file while events may be
+ * pending: a reload reads the policy on a short-lived thread, whose open
+ * the loop answers like any own-process event, and hands the result over
+ * through a pipe.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "monitor.h"
+
+void vd_policy_facts(struct vd *d, struct vg_policy *p)
+{
+	unsigned int uses = vg_policy_uses(p);
+
+	d->policy_uses_subject = uses & (VG_POLICY_USES_SUBJ_EXE | VG_POLICY_USES_SUBJ_APPRAISAL);
+	d->policy_access = uses & VG_POLICY_USES_ACCESS_RULES;
+	d->policy_uses_uid = false;
+	for (size_t i = 0; i < vg_policy_count(p); i++)
+		if (vg_policy_rule(p, i)->flags & (VG_POLF_UID | VG_POLF_EUID | VG_POLF_GID | VG_POLF_EGID))
+			d->policy_uses_uid = true;
+	/* a path is not a property of the inode (hard links, renames), nor is the subject */
+	d->ignore_ok = !d->policy_uses_uid && !d->policy_uses_subject &&
+		       !(uses & (VG_POLICY_USES_PATH | VG_POLICY_USES_SUBJ_LSM));
+	d->ignore_open_ok = vd_loader_policy(&d->loaders, p);
+	vd_fsinfo_policy(&d->fsinfo, p);
+}
+
+void vd_policy_digest(struct vg_policy *p, char out[65])
+{
+	char *text = NULL;
+	size_t len = 0;
+	struct vg_digest dg;
+
+	out[0] = 0;
+	if (vg_policy_format(p, &text, &len) == 0 && vg_hash_buf(VG_HASH_SHA256, text, len, &dg, NULL) == 0)
+		vg_hex_encode(dg.bytes, dg.len, out);
+	free(text);
+}
+
+int vd_policy_load(const char *path, bool accept_unenforced, struct vg_policy **ret, char *msg,
+		       size_t cap)
+{
+	struct vg_policy_error err = { 0 };
+	int r = vg_policy_load_file(path, 0, ret, &err);
+
+	if (r < 0) {
+		if (err.line)
+			snprintf(msg, cap, "%s:%u:%u: %s", path, err.line, err.col, err.msg);
+		else
+			snprintf(msg, cap, "%s: %s", path, err.msg[0] ? err.msg : strerror(-r));
+		return r;
+	}
+	r = vd_policy_enforceable(*ret, path, accept_unenforced, msg, cap);
+	if (r < 0) {
+		vg_policy_unref(*ret);
+		*ret = NULL;
+	}
+	return r;
+}
+
+struct reload_msg {
+	struct vg_policy *p;
+	char msg[640];
+};
+
+static void *reload_main(void *arg)
+{
+	struct vd *d = arg;
+	struct reload_msg m = { 0 };
+
+	if (vd_policy_load(d->policy_path, d->accept_unenforced, &m.p, m.msg, sizeof(m.msg)) < 0)
+		m.p = NULL;
+	if (write(d->reload_pipe[1], &m, sizeof(m)) != (ssize_t)sizeof(m))
+		vg_policy_unref(m.p);
+	return NULL;
+}
+
+void vd_reload_start(struct vd *d)
+{
+	if (d->reloading || !d->policy_path)
+		return;
+	if (pthread_create(&d->reload_tid, NULL, reload_main, d) == 0)
+		d->reloading = true;
+}
+
+void vd_reload_done(struct vd *d)
+{
+	struct reload_msg m;
+
+	if (read(d->reload_pipe[0], &m, sizeof(m)) != (ssize_t)sizeof(m))
+		return;
+	pthread_join(d->reload_tid, NULL);
+	d->reloading = false;
+	if (!m.p) {
+		vd_log("policy reload refused, the old policy stays: %s", m.msg);
+		return;
+	}
+	vg_policy_unref(d->policy);
+	d->policy = m.p;
+	vd_policy_facts(d, d->policy);
+	vd_policy_digest(d->policy, d->policy_digest);
+	vd_cache_clear(d);		/* verdicts of the old policy */
+	vd_fan_flush(d);
+	vd_log("policy reloaded (%zu rules, sha256 %.16s)", vg_policy_count(d->policy),
+	       d->policy_digest);
+	vd_policy_unenforced_log(d->policy, d->policy_path, vd_log);
+}

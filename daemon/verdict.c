@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * verdict.c - deciding and answering an event once its result (appraisal
+ * or hash, fresh or cached) is known: measurement into the log (once per
+ * version under a lease), the appraisal verdict, access rules, audit,
+ * the kernel ignore mark for a clean inode-only allow, and the answer.
+ * The fail action for events whose appraisal could not be had is here
+ * too (vd_fail_group).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "monitor.h"
+
+void vd_ev_release(struct vd *d, int i)
+{
+	struct ev *e = &d->ev[i];
+
+	if (e->counted && vd_uq_of(d, e->uid)->pending)
+		vd_uq_of(d, e->uid)->pending--;
+	e->counted = false;
+	if (e->fd >= 0)
+		close(e->fd);
+	free(e->path);
+	free(e->subj_exe);
+	e->used = false;
+	e->fd = -1;
+	e->path = NULL;
+	e->subj_exe = NULL;
+	d->npending--;
+}
+
+void vd_answer(struct vd *d, struct ev *e, bool allow)
+{
+	vd_fan_respond(d, e->fd, allow);
+	if (allow)
+		d->st.allowed++;
+	else
+		d->st.denied++;
+	vd_stats_latency(d, e->t0);
+}
+
+/*
+ * Log, then PCR (mlog). Return: false when the measurement could not be
+ * made (log write or sync failed, disk full, TPM gone): in enforce mode
+ * the access is denied, so that nothing runs that the log, and so the
+ * attestation, does not show. The writer recovers by itself at a later
+ * measurement, once the disk has room or the TPM answers again (mlog.h).
+ */
+static bool measure(struct vd *d, struct ev *e, struct result *r)
+{
+	struct vg_diag dg = { 0 };
+	unsigned int pcr = e->dec.pcr >= 0 ? (unsigned int)e->dec.pcr : VG_POLICY_DEFAULT_PCR;
+	bool sig = e->dec.template_name && strcmp(e->dec.template_name, "ima-sig") == 0;
+	bool was_failed;
+
+	struct measured *m = &d->measured[vd_key_slot(&e->key)];
+	bool keep = vd_lease_valid_for(d, e);
+
+	/*
+	 * "Measured" is remembered only under a lease: a file open for
+	 * writing is measured at every access, and after any writer (a shared
+	 * mapping changes content without changing the version) again.
+	 */
+	if (!keep || !m->valid || !vd_key_eq(&m->key, &e->key) || m->lease_gen != e->lease_gen)
+		*m = (struct measured){ .valid = keep, .key = e->key, .lease_gen = e->lease_gen };
+	if (!d->mlog || (m->pcrs & (1u << pcr)))
+		return true;
+	was_failed = vg_mlog_failed(d->mlog);
+	if (!r->digest.len || vg_mlog_append_file(d->mlog, pcr, &r->digest, e->path ? e->path : "?",
+						  sig ? r->sig : NULL, sig ? r->siglen : 0, &dg) < 0 ||
+	    vg_mlog_commit(d->mlog, &dg) < 0) {
+		d->st.errors++;
+		d->st.measure_failures++;
+		vd_log("measurement of %s failed: %s", e->path ? e->path : "?",
+		       dg.msg[0] ? dg.msg : "no digest");
+		return false;
+	}
+	if (was_failed)
+		vd_log("measurement log %s recovered: measuring again", d->log_path);
+	if (m->valid)
+		m->pcrs |= 1u << pcr;
+	d->st.measured++;
+	return true;
+}
+
+static enum vg_integrity integrity_of(const struct result *r)
+{
+	if (!r->appraised || r->err)
+		return VG_INTEGRITY_UNKNOWN;
+	switch (r->status) {
+	case VG_ST_PASS:
+	case VG_ST_PASS_IMMUTABLE:
+		return VG_INTEGRITY_PASS;
+	case VG_ST_NOLABEL:
+	case VG_ST_NOXATTRS:
+		return VG_INTEGRITY_NOLABEL;
+	case VG_ST_FAIL:
+	case VG_ST_FAIL_IMMUTABLE:
+		return VG_INTEGRITY_FAIL;
+	default:
+		return VG_INTEGRITY_UNKNOWN;
+	}
+}
+
+/* A verdict for this access only (a writer was, or came): never in the cache. */
+struct result *vd_result_uncached(struct vd *d, const struct vkey *k)
+{
+	free(d->uncached.sig);
+	memset(&d->uncached, 0, sizeof(d->uncached));
+	d->uncached.key = *k;
+	return &d->uncached;
+}
+
+/*
+ * A loader's open of this inode is an exec of it too (loader.c), and an
+ * ignore mark for opens would hide that open. Such a mark is still right
+ * when the exec would pass with nothing left to do: no measurement, no
+ * audit, no access rule, and an appraisal it has passed already, under
+ * requirements at least as strict (a signature, the algorithms).
+ */
+static bool exec_needs_nothing(struct vd *d, const struct ev *e, const struct result *r)
+{
+	struct vg_access xa = e->acc;
+	struct vg_decision xd;
+
+	if (d->policy_access)
+		return false;
+	xa.func = VG_FUNC_BPRM_CHECK;
+	xa.mask = VG_MAY_EXEC;
+	xa.also_func = VG_FUNC_NONE;
+	xa.also_mask = 0;
+	if (vg_policy_match(d->policy, &xa, VG_CLASSES_IMA, &xd) < 0 || xd.measure || xd.audit)
+		return false;
+	return !xd.appraise || vd_result_satisfies(r, xd.flags & VG_POLF_DIGSIG_REQUIRED, xd.allowed_algos);
+}
+
+static void ignore_inode(struct vd *d, const struct ev *e, const struct result *r)
+{
+	uint32_t mask = (uint32_t)e->mask & (VD_EV_OPEN | VD_EV_EXEC);
+	struct lease *l = vd_lease_get(d, e->key.dev, e->key.ino);
+
+	/* the loader's open of this inode must still be seen, unless its exec needs nothing */
+	if (!d->ignore_open_ok && (mask & VD_EV_OPEN) && !exec_needs_nothing(d, e, r))
+		mask &= ~VD_EV_OPEN;
+	if (!mask || !e->leased || !l || l->gen != e->lease_gen)
+		return;
+	if (vd_fan_ignore(d, e->fd, mask) == 0) {
+		l->ignored = true;
+		d->st.ignore_marks++;
+	}
+}
+
+/* Decide event @i with the appraisal/hash result @r, answer it, release it. */
+void vd_finish(struct vd *d, int i, struct result *r)
+{
+	struct ev *e = &d->ev[i];
+	const char *reason = NULL;
+	long rule = -1;
+	bool deny = false;
+
+	if (e->dec.measure && r && !measure(d, e, r) && !d->fail_open) {
+		deny = true;
+		reason = "measurement-failed";
+		rule = e->dec.rule[VG_CLASS_MEASURE];
+	}
+	if (!deny && e->need_appraise) {
+		if (!r || r->err) {
+			deny = true;
+			reason = "appraisal-error";
+			rule = e->dec.rule[VG_CLASS_APPRAISE];
+		} else if (r->status != VG_ST_PASS && r->status != VG_ST_PASS_IMMUTABLE) {
+			deny = true;
+			reason = r->cause[0] ? r->cause : "unknown";
+			rule = e->dec.rule[VG_CLASS_APPRAISE];
+		}
+	}
+	if (!deny && d->policy_access) {
+		struct vg_decision ad;
+
+		e->acc.appraisal = r ? integrity_of(r) : VG_INTEGRITY_UNKNOWN;
+		if (vg_policy_match(d->policy, &e->acc, 1u << VG_CLASS_ACCESS, &ad) == 0) {
+			if (ad.verdict == VG_VERDICT_DENY) {
+				deny = true;
+				reason = "access-rule";
+				rule = ad.rule[VG_CLASS_ACCESS];
+			} else if (ad.verdict == VG_VERDICT_AUDIT) {
+				vd_audit(d, e, "allow", "audit-access", ad.rule[VG_CLASS_ACCESS]);
+			}
+		}
+	}
+	if (!deny && e->dec.audit)
+		vd_audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);
+	if (!deny && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX)
+		ignore_inode(d, e, r);
+	/*
+	 * The record is written before the answer: once the access goes on (or
+	 * fails), its audit line is there, and the subject is still alive to
+	 * be named by /proc/PID/exe.
+	 */
+	if (deny && d->mode == MODE_ENFORCE) {
+		vd_stats_reason(d, reason);
+		vd_audit(d, e, "deny", reason, rule);
+		vd_answer(d, e, false);
+	} else {
+		if (deny) {
+			d->st.would_deny++;
+			vd_stats_reason(d, reason);
+			vd_audit(d, e, "would-deny", reason, rule);
+		}
+		vd_answer(d, e, true);
+	}
+	vd_ev_release(d, i);
+}
+
+void vd_finish_group(struct vd *d, int leader, struct result *r)
+{
+	int i = leader;
+
+	while (i >= 0) {
+		int next = d->ev[i].next_waiter;
+
+		vd_finish(d, i, r);
+		i = next;
+	}
+}
+
+/* No answer in time, or the appraiser died: the fail action. */
+void vd_fail_group(struct vd *d, int leader, const char *why)
+{
+	int i = leader;
+
+	vd_uq_remove(d, leader);
+	vd_req_done(d, &d->ev[leader]);
+	while (i >= 0) {
+		struct ev *e = &d->ev[i];
+		int next = e->next_waiter;
+		bool allow = d->fail_open || d->mode != MODE_ENFORCE;
+
+		vd_stats_reason(d, why);
+		vd_audit(d, e, allow ? "allow-on-failure" : "deny-on-failure", why,
+		      e->dec.rule[VG_CLASS_APPRAISE]);
+		vd_answer(d, e, allow);
+		vd_ev_release(d, i);
+		i = next;
+	}
+}
