@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "monitor.h"
+#include "tcti.h"
 
 void vd_log(const char *fmt, ...)
 {
@@ -57,7 +58,7 @@ static int setup_keys(struct vd *d)
 		vd_args_worker(d, "--no-uuid", NULL);
 	vd_args_worker(d, "--algo", vg_hash_name(d->algo));
 	if (hk) {
-		struct vg_key_source src = { .tpm = d->tpm, .tcti = d->tcti };
+		struct vg_key_source src = { .tpm = d->tpm, .tcti = vg_prog_tcti(d->tcti) };
 
 		if (vg_hmac_key_load(hk, &src, &d->key, NULL, &dg) < 0) {
 			vd_log("HMAC key %s", dg.msg);
@@ -226,7 +227,7 @@ int main(int argc, char **argv)
 	d->algo = d->cfg.algo;
 	if (!d->tcti)
 		d->tcti = d->cfg.tcti;
-	if (d->log_path && !d->no_tpm && !d->tcti && !getenv("VIGIL_TCTI")) {
+	if (d->log_path && !d->no_tpm && !vg_prog_tcti(d->tcti)) {
 		vd_log("--log needs a TPM (--tcti, tpm.tcti or $VIGIL_TCTI) or --no-tpm");
 		return 2;
 	}
@@ -247,9 +248,9 @@ int main(int argc, char **argv)
 		vd_log("out of memory");
 		return 2;
 	}
-	if (!d->no_tpm && (d->tcti || getenv("VIGIL_TCTI"))) {
+	if (!d->no_tpm && vg_prog_tcti(d->tcti)) {
 		setenv("TSS2_LOG", "all+none", 0);	/* errors are reported once, here */
-		if (vg_tpm_open(d->tcti, &d->tpm, &dg) < 0) {
+		if (vg_tpm_open(vg_prog_tcti(d->tcti), &d->tpm, &dg) < 0) {
 			vd_log("TPM: %s", dg.msg);
 			return 2;
 		}
