@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "verb.h"
 #include "vigil/eventlog.h"
 #include "vigil/pcrbank.h"
 
@@ -377,20 +378,18 @@ out:
 	return rc;
 }
 
+static const struct cli_verb verbs[] = {
+	{ "show", boot_show },
+	{ "replay", boot_replay },
+};
+
 int cmd_log_boot(int argc, char **argv)
 {
-	if (argc < 2) {
-		fputs(help, stderr);
-		return EXIT_ERROR;
+	int rc = cli_verb_main(verbs, CLI_NVERBS(verbs), help, argc, argv);
+
+	if (rc < 0) {
+		cli_err("'%s' is not a boot log command (show, replay)", argv[1]);
+		rc = EXIT_ERROR;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fputs(help, stdout);
-		return EXIT_OK;
-	}
-	if (strcmp(argv[1], "show") == 0)
-		return boot_show(argc - 1, argv + 1);
-	if (strcmp(argv[1], "replay") == 0)
-		return boot_replay(argc - 1, argv + 1);
-	cli_err("'%s' is not a boot log command (show, replay)", argv[1]);
-	return EXIT_ERROR;
+	return rc;
 }
