@@ -68,6 +68,9 @@ void cli_put_path(FILE *f, const char *path);
 /* @path as a JSON string (json-c); escaped as above only if it is not valid UTF-8. */
 struct json_object *cli_json_path(const char *path);
 
+/* @n bytes at @p as a JSON string of lowercase hex (vg_hex_encode). Return: it, or NULL. */
+struct json_object *cli_json_hex(const uint8_t *p, size_t n);
+
 /* Parse a kernel hash name that OpenSSL can compute. Return: id or -1 (reported). */
 int cli_parse_algo(const char *name);
 

@@ -38,7 +38,7 @@ const char cli_log_help[] =
 	"       vigil log replay [--bank ALGO]... [--pcrs [ALGO,]FILE]... [--tpm[=TCTI]]\n"
 	"                        [--legacy-padded] [--allow-prefix] [--state FILE] FILE\n"
 	"       vigil log convert [--to ascii|binary] [--bank ALGO] [-o OUT] FILE\n"
-	"       vigil log boot show|replay ...   the TCG boot event log (vigil log boot --cli_log_help)\n"
+	"       vigil log boot show|replay ...   the TCG boot event log (vigil log boot --help)\n"
 	"\n"
 	"The kernel's IMA measurement list (binary_runtime_measurements[_ALGO] or\n"
 	"ascii_runtime_measurements; the format is detected).\n"
@@ -145,19 +145,6 @@ static int write_out(const char *out, const uint8_t *data, size_t len)
 	return cli_write_out(out, data, len, 0644, VG_OUTFILE_STREAM) < 0 ? EXIT_ERROR : 0;
 }
 
-static json_object *hexstr(const uint8_t *p, size_t n)
-{
-	char *h = malloc(2 * n + 1);
-	json_object *o;
-
-	if (!h)
-		return NULL;
-	vg_hex_encode(p, n, h);
-	o = json_object_new_string(h);
-	free(h);
-	return o;
-}
-
 static json_object *entry_json(const struct vg_imalog_entry *e, uint64_t index)
 {
 	json_object *o = json_object_new_object(), *fa = json_object_new_array(),
@@ -171,7 +158,7 @@ static json_object *entry_json(const struct vg_imalog_entry *e, uint64_t index)
 	json_object_object_add(o, "pcr", json_object_new_int((int)e->pcr));
 	json_object_object_add(o, "template_hash_algo",
 			       json_object_new_string(vg_hash_name(e->digest.algo)));
-	json_object_object_add(o, "template_hash", hexstr(e->digest.bytes, e->digest.len));
+	json_object_object_add(o, "template_hash", cli_json_hex(e->digest.bytes, e->digest.len));
 	json_object_object_add(o, "template_name", json_object_new_string_len(e->name, (int)e->name_len));
 	json_object_object_add(o, "violation", json_object_new_boolean(e->violation));
 	for (unsigned int i = 0; i < e->tmpl.nfields; i++) {
@@ -189,7 +176,7 @@ static json_object *entry_json(const struct vg_imalog_entry *e, uint64_t index)
 		case VG_IMAF_D_MODSIG:
 			if (vg_imalog_field_digest(f, &a, &d, &l, NULL) == 0) {
 				json_object_object_add(fo, "algo", json_object_new_string(vg_hash_name(a)));
-				json_object_object_add(fo, "digest", hexstr(d, l));
+				json_object_object_add(fo, "digest", cli_json_hex(d, l));
 				if (f->id == VG_IMAF_D_NGV2)
 					json_object_object_add(fo, "type", json_object_new_string_len(
 						(const char *)f->data, (int)strcspn((const char *)f->data, ":")));
@@ -216,7 +203,7 @@ static json_object *entry_json(const struct vg_imalog_entry *e, uint64_t index)
 						       json_object_new_int(f->data[0] | f->data[1] << 8));
 			break;
 		default:
-			json_object_object_add(fo, "hex", hexstr(f->data, f->len));
+			json_object_object_add(fo, "hex", cli_json_hex(f->data, f->len));
 			break;
 		}
 		json_object_array_add(fa, fo);
@@ -224,7 +211,7 @@ static json_object *entry_json(const struct vg_imalog_entry *e, uint64_t index)
 	json_object_object_add(o, "fields", fa);
 	nb = vg_imalog_entry_bank_digests(e, banks, false, bd, NULL);
 	for (int i = 0; i < nb; i++)
-		json_object_object_add(dg, vg_hash_name(bd[i].algo), hexstr(bd[i].bytes, bd[i].len));
+		json_object_object_add(dg, vg_hash_name(bd[i].algo), cli_json_hex(bd[i].bytes, bd[i].len));
 	json_object_object_add(o, "extends", dg);
 	return o;
 }
