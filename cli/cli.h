@@ -2,7 +2,8 @@
 /*
  * cli.h - what the vigil commands share: the command table entry, error
  * reporting (once, at the boundary, naming the command and the file), and
- * the option groups several commands take (keys, EVM xattrs, UUID).
+ * the parsers of single option values (hash names, UUIDs, key files). The
+ * option groups built on them are opts.h's; verb tables are verb.h's.
  *
  * Exit codes: 0 verified / done, 1 not verified, 2 usage or operational
  * error.

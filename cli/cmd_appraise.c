@@ -248,20 +248,12 @@ int cmd_appraise(int argc, char **argv)
 	struct tree t;
 	bool evm_required = false, require_sig = false, metadata_only = false;
 	bool have_tree = false;
-	int c, r, rc = EXIT_ERROR;
+	int c, rc = EXIT_ERROR;
+	const struct cli_groups gr = { .cfg = &cf, .tree = &to, .keys = &k, .evm = &e, .out = &o };
 
 	vg_config_init(&cfg);
-	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]));
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
 	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
-		r = cli_opts_tree(&to, c, optarg);
-		r = r ? r : cli_opts_cfg(&cf, c, optarg);
-		r = r ? r : cli_opts_keys(&k, c, optarg);
-		r = r ? r : cli_opts_evm(&e, c, optarg);
-		r = r ? r : cli_opts_out(&o, c, optarg);
-		if (r < 0)
-			goto out;
-		if (r)
-			continue;
 		switch (c) {
 		case 'E':
 			evm_required = true;
@@ -275,6 +267,8 @@ int cmd_appraise(int argc, char **argv)
 		case CLI_O_HELP:
 			fputs(help, stdout);
 			rc = EXIT_OK;
+			goto out;
+		case CLI_O_BAD:
 			goto out;
 		default:
 			fputs(help, stderr);

@@ -65,18 +65,14 @@ int cmd_evm(int argc, char **argv)
 	struct cli_cfgargs cf = { .algo = VG_HASH_SHA256 };
 	struct cli_keyargs k = { 0 };
 	struct cli_evmargs e = { .direct = &cfg };
-	int c, r, rc = EXIT_OK;
+	int c, rc = EXIT_OK;
+	const struct cli_groups gr = { .cfg = &cf, .keys = &k, .evm = &e };
 
 	vg_evm_config_default(&cfg);
-	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]));
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
 	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
-		r = cli_opts_cfg(&cf, c, optarg);
-		r = r ? r : cli_opts_keys(&k, c, optarg);
-		r = r ? r : cli_opts_evm(&e, c, optarg);
-		if (r < 0)
+		if (c == CLI_O_BAD)
 			return EXIT_ERROR;
-		if (r)
-			continue;
 		if (c == CLI_O_HELP) {
 			fputs(help, stdout);
 			return EXIT_OK;
@@ -120,7 +116,7 @@ int cmd_evm(int argc, char **argv)
 
 	for (int i = optind; i < argc; i++) {
 		struct vg_diag d = { 0 };
-		int fd = open(argv[i], O_RDONLY | O_CLOEXEC);
+		int fd = open(argv[i], O_RDONLY | O_CLOEXEC), r;
 
 		if (fd < 0) {
 			cli_file_err(argv[i], "%s", strerror(errno));

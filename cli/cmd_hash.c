@@ -37,20 +37,18 @@ int cmd_hash(int argc, char **argv)
 	struct vg_hasher *h = NULL;
 	struct cli_getopt g;
 	struct cli_cfgargs cf = { .algo = VG_HASH_SHA256 };
-	int c, r, rc = EXIT_OK;
+	int c, rc = EXIT_OK;
 	bool write = false;
+	const struct cli_groups gr = { .cfg = &cf };
 
-	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]));
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
 	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
-		r = cli_opts_cfg(&cf, c, optarg);
-		if (r < 0)
-			return EXIT_ERROR;
-		if (r)
-			continue;
 		if (c == 'w') {
 			write = true;
 			continue;
 		}
+		if (c == CLI_O_BAD)
+			return EXIT_ERROR;
 		if (c == CLI_O_HELP) {
 			fputs(help, stdout);
 			return EXIT_OK;

@@ -319,21 +319,14 @@ int cmd_scan(int argc, char **argv)
 	struct tree t;
 	struct vg_diag d = { 0 };
 	bool init = false, have_tree = false;
-	int c, r, rc = EXIT_ERROR;
+	int c, rc = EXIT_ERROR;
 	char **roots = NULL;
 	int nroots = 0;
+	const struct cli_groups gr = { .cfg = &cf, .tree = &to, .keys = &k, .out = &o };
 
 	vg_config_init(&cfg);
-	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]));
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
 	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
-		r = cli_opts_tree(&to, c, optarg);
-		r = r ? r : cli_opts_cfg(&cf, c, optarg);
-		r = r ? r : cli_opts_keys(&k, c, optarg);
-		r = r ? r : cli_opts_out(&o, c, optarg);
-		if (r < 0)
-			goto out;
-		if (r)
-			continue;
 		switch (c) {
 		case 'i':
 			init = true;
@@ -344,6 +337,8 @@ int cmd_scan(int argc, char **argv)
 		case CLI_O_HELP:
 			fputs(help, stdout);
 			rc = EXIT_OK;
+			goto out;
+		case CLI_O_BAD:
 			goto out;
 		default:
 			fputs(help, stderr);

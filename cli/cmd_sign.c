@@ -38,16 +38,13 @@ int cmd_sign(int argc, char **argv)
 	struct cli_getopt g;
 	struct cli_cfgargs cf = { .algo = VG_HASH_SHA256 };
 	struct cli_keyargs k = { 0 };
-	int c, r, rc = EXIT_OK;
+	int c, rc = EXIT_OK;
+	const struct cli_groups gr = { .cfg = &cf, .keys = &k };
 
-	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]));
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
 	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
-		r = cli_opts_cfg(&cf, c, optarg);
-		r = r ? r : cli_opts_keys(&k, c, optarg);
-		if (r < 0)
+		if (c == CLI_O_BAD)
 			return EXIT_ERROR;
-		if (r)
-			continue;
 		if (c == CLI_O_HELP) {
 			fputs(help, stdout);
 			return EXIT_OK;

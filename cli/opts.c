@@ -12,7 +12,8 @@
 #include "opts.h"
 #include "tree.h"
 
-int cli_getopt_init(struct cli_getopt *g, const struct cli_opt *opts, size_t n)
+int cli_getopt_init(struct cli_getopt *g, const struct cli_opt *opts, size_t n,
+		    const struct cli_groups *groups)
 {
 	size_t nl = 0, ns = 0;
 
@@ -21,6 +22,7 @@ int cli_getopt_init(struct cli_getopt *g, const struct cli_opt *opts, size_t n)
 	memset(g, 0, sizeof(*g));
 	g->opts = opts;
 	g->n = n;
+	g->groups = groups;
 	for (size_t i = 0; i < n; i++) {
 		if (opts[i].name)
 			g->longopts[nl++] = (struct option){ opts[i].name, opts[i].has_arg, NULL,
@@ -37,11 +39,9 @@ int cli_getopt_init(struct cli_getopt *g, const struct cli_opt *opts, size_t n)
 	return 0;
 }
 
-int cli_getopt_next(struct cli_getopt *g, int argc, char **argv)
+/* The id of what getopt_long() returned: '?', -1, or an entry's id. */
+static int opt_id(const struct cli_getopt *g, int c, int li)
 {
-	int li = -1;
-	int c = getopt_long(argc, argv, g->shortopts, g->longopts, &li);
-
 	if (c == -1 || c == '?' || c == ':')
 		return c == -1 ? -1 : '?';
 	if (li >= 0)
@@ -51,6 +51,39 @@ int cli_getopt_next(struct cli_getopt *g, int argc, char **argv)
 		if (g->opts[i].letter == c)
 			return g->opts[i].id;
 	return '?';
+}
+
+int cli_getopt_next(struct cli_getopt *g, int argc, char **argv)
+{
+	for (;;) {
+		int li = -1, c = getopt_long(argc, argv, g->shortopts, g->longopts, &li);
+		int id = opt_id(g, c, li), r;
+
+		if (id == -1 || id == '?' || !g->groups)
+			return id;
+		r = cli_opts_groups(g->groups, id, optarg);
+		if (r < 0)
+			return CLI_O_BAD;
+		if (r == 0)
+			return id;
+	}
+}
+
+int cli_opts_groups(const struct cli_groups *gr, int id, const char *arg)
+{
+	int r = 0;
+
+	if (!r && gr->cfg)
+		r = cli_opts_cfg(gr->cfg, id, arg);
+	if (!r && gr->tree)
+		r = cli_opts_tree(gr->tree, id, arg);
+	if (!r && gr->keys)
+		r = cli_opts_keys(gr->keys, id, arg);
+	if (!r && gr->evm)
+		r = cli_opts_evm(gr->evm, id, arg);
+	if (!r && gr->out)
+		r = cli_opts_out(gr->out, id, arg);
+	return r;
 }
 
 int cli_opts_cfg(struct cli_cfgargs *c, int id, const char *arg)

@@ -26,6 +26,10 @@
 #include "vigil/config.h"
 
 struct tree_opts;
+struct cli_cfgargs;
+struct cli_keyargs;
+struct cli_evmargs;
+struct cli_outargs;
 
 /* The ids of the groups' options; a command's own use letters or ids below 256. */
 enum cli_opt_id {
@@ -93,29 +97,52 @@ struct cli_opt {
 
 #define CLI_OPTS_MAX 48
 
+/* The groups a command composes: each non-NULL one parses its options. */
+struct cli_groups {
+	struct cli_cfgargs *cfg;
+	struct tree_opts *tree;
+	struct cli_keyargs *keys;
+	struct cli_evmargs *evm;
+	struct cli_outargs *out;
+};
+
 /* A command's table turned into getopt_long()'s. */
 struct cli_getopt {
 	const struct cli_opt *opts;
 	size_t n;
+	const struct cli_groups *groups;
 	struct option longopts[CLI_OPTS_MAX + 1];
 	char shortopts[3 * CLI_OPTS_MAX + 1];
 };
 
+/* What cli_getopt_next() returns for a group's option with a bad argument. */
+#define CLI_O_BAD (-2)
+
 /*
  * cli_getopt_init - prepare @g for the @n options of @opts (in their
- * order: getopt_long's abbreviations and messages follow it) and restart
+ * order: getopt_long's abbreviations and messages follow it), parsed by
+ * @groups (may be NULL: every option is the command's), and restart
  * getopt (optind = 0).
  * Return: 0, or -E2BIG past CLI_OPTS_MAX options.
  */
-int cli_getopt_init(struct cli_getopt *g, const struct cli_opt *opts, size_t n);
+int cli_getopt_init(struct cli_getopt *g, const struct cli_opt *opts, size_t n,
+		    const struct cli_groups *groups);
 
 /*
- * cli_getopt_next - the next option of @argv, long or short, as its id
- * (optarg set as by getopt_long).
+ * cli_getopt_next - the next option of @argv, long or short, that is the
+ * command's own (optarg set as by getopt_long); the groups' options are
+ * parsed on the way.
  * Return: the id, '?' for an option not in the table or a missing
- * argument (getopt_long has said so), -1 after the last option.
+ * argument (getopt_long has said so), CLI_O_BAD for a group's option with
+ * a bad argument (reported), -1 after the last option.
  */
 int cli_getopt_next(struct cli_getopt *g, int argc, char **argv);
+
+/*
+ * cli_opts_groups - offer option @id (with @arg) to each of @gr's groups.
+ * Return: as the groups' parsers below.
+ */
+int cli_opts_groups(const struct cli_groups *gr, int id, const char *arg);
 
 /*
  * The groups. Each cli_opts_<group>() takes an id from cli_getopt_next()

@@ -47,7 +47,7 @@ static void getopt_maps_short_and_long_to_ids(void **state)
 	struct cli_getopt g;
 
 	(void)state;
-	assert_int_equal(cli_getopt_init(&g, table, sizeof(table) / sizeof(table[0])), 0);
+	assert_int_equal(cli_getopt_init(&g, table, sizeof(table) / sizeof(table[0]), NULL), 0);
 	assert_string_equal(g.shortopts, "rJ:qih");
 	assert_int_equal(next(&g, argc, argv), CLI_O_JOBS);
 	assert_string_equal(optarg, "3");
@@ -66,9 +66,9 @@ static void getopt_long_only_option_has_no_letter(void **state)
 	struct cli_getopt g;
 
 	(void)state;
-	cli_getopt_init(&g, table, sizeof(table) / sizeof(table[0]));
+	cli_getopt_init(&g, table, sizeof(table) / sizeof(table[0]), NULL);
 	assert_int_equal(next(&g, 2, a1), 'E');
-	cli_getopt_init(&g, table, sizeof(table) / sizeof(table[0]));
+	cli_getopt_init(&g, table, sizeof(table) / sizeof(table[0]), NULL);
 	opterr = 0;
 	assert_int_equal(next(&g, 2, a2), '?');
 	opterr = 1;
@@ -80,7 +80,7 @@ static void getopt_takes_abbreviations_and_optional_arguments(void **state)
 	struct cli_getopt g;
 
 	(void)state;
-	cli_getopt_init(&g, table, sizeof(table) / sizeof(table[0]));
+	cli_getopt_init(&g, table, sizeof(table) / sizeof(table[0]), NULL);
 	assert_int_equal(next(&g, 5, argv), CLI_O_QUIET);
 	assert_int_equal(next(&g, 5, argv), 'T');
 	assert_string_equal(optarg, "dev");
@@ -95,7 +95,25 @@ static void getopt_init_refuses_too_many(void **state)
 	struct cli_getopt g;
 
 	(void)state;
-	assert_int_equal(cli_getopt_init(&g, many, CLI_OPTS_MAX + 1), -E2BIG);
+	assert_int_equal(cli_getopt_init(&g, many, CLI_OPTS_MAX + 1, NULL), -E2BIG);
+}
+
+static void getopt_groups_parse_their_options(void **state)
+{
+	char **argv = ARGV("-J", "2", "--init", "-q", "-J", "0", "-r");
+	struct tree_opts to = { 0 };
+	const struct cli_groups gr = { .tree = &to };
+	struct cli_getopt g;
+
+	(void)state;
+	cli_getopt_init(&g, table, sizeof(table) / sizeof(table[0]), &gr);
+	/* the group's options are parsed on the way; the command sees its own */
+	assert_int_equal(next(&g, 8, argv), 'i');
+	assert_int_equal(to.workers, 2);
+	assert_int_equal(next(&g, 8, argv), CLI_O_BAD);
+	assert_true(to.quiet);
+	assert_int_equal(next(&g, 8, argv), -1);
+	assert_true(to.recursive);
 }
 
 static void opts_tree_parses_and_refuses_jobs(void **state)
@@ -209,6 +227,7 @@ int main(void)
 		cmocka_unit_test(getopt_long_only_option_has_no_letter),
 		cmocka_unit_test(getopt_takes_abbreviations_and_optional_arguments),
 		cmocka_unit_test(getopt_init_refuses_too_many),
+		cmocka_unit_test(getopt_groups_parse_their_options),
 		cmocka_unit_test(opts_tree_parses_and_refuses_jobs),
 		cmocka_unit_test(opts_keys_hmac_key_once),
 		cmocka_unit_test(opts_cfg_refuses_unknown_algo),
