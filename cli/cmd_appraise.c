@@ -264,14 +264,8 @@ int cmd_appraise(int argc, char **argv)
 		case 'm':
 			metadata_only = true;
 			break;
-		case CLI_O_HELP:
-			fputs(help, stdout);
-			rc = EXIT_OK;
-			goto out;
-		case CLI_O_BAD:
-			goto out;
 		default:
-			fputs(help, stderr);
+			rc = cli_opts_stop(help, c);
 			goto out;
 		}
 	}

@@ -70,16 +70,10 @@ int cmd_evm(int argc, char **argv)
 
 	vg_evm_config_default(&cfg);
 	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
-	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
-		if (c == CLI_O_BAD)
-			return EXIT_ERROR;
-		if (c == CLI_O_HELP) {
-			fputs(help, stdout);
-			return EXIT_OK;
-		}
-		fputs(help, stderr);
-		return EXIT_ERROR;
-	}
+	/* every option is a group's: what comes back ends the command */
+	c = cli_getopt_next(&g, argc, argv);
+	if (c != -1)
+		return cli_opts_stop(help, c);
 	if (!k.key == !k.hmac_key) {
 		cli_err("give exactly one of --key KEY.pem or --hmac-key KEYFILE");
 		return EXIT_ERROR;

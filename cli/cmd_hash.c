@@ -47,14 +47,7 @@ int cmd_hash(int argc, char **argv)
 			write = true;
 			continue;
 		}
-		if (c == CLI_O_BAD)
-			return EXIT_ERROR;
-		if (c == CLI_O_HELP) {
-			fputs(help, stdout);
-			return EXIT_OK;
-		}
-		fputs(help, stderr);
-		return EXIT_ERROR;
+		return cli_opts_stop(help, c);
 	}
 	if (optind >= argc) {
 		cli_err("no FILE given");

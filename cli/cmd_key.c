@@ -554,12 +554,8 @@ int cmd_key(int argc, char **argv)
 		case 'f':
 			a.force = true;
 			break;
-		case CLI_O_HELP:
-			fputs(help, stdout);
-			return EXIT_OK;
 		default:
-			fputs(help, stderr);
-			return EXIT_ERROR;
+			return cli_opts_stop(help, c);
 		}
 	}
 	if (!verbs[v].makes_keys &&

@@ -186,14 +186,8 @@ int cmd_label(int argc, char **argv)
 		case OPT_NOEVM:
 			no_evm = true;
 			break;
-		case CLI_O_HELP:
-			fputs(help, stdout);
-			rc = EXIT_OK;
-			goto out;
-		case CLI_O_BAD:
-			goto out;
 		default:
-			fputs(help, stderr);
+			rc = cli_opts_stop(help, c);
 			goto out;
 		}
 	}

@@ -203,14 +203,8 @@ int cmd_measure(int argc, char **argv)
 			tpm = true;
 			tcti = optarg;
 			break;
-		case CLI_O_HELP:
-			fputs(help, stdout);
-			rc = EXIT_OK;
-			goto out;
-		case CLI_O_BAD:
-			goto out;
 		default:
-			fputs(help, stderr);
+			rc = cli_opts_stop(help, c);
 			goto out;
 		}
 	}

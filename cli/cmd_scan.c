@@ -334,14 +334,8 @@ int cmd_scan(int argc, char **argv)
 		case 'C':
 			check = optarg;
 			break;
-		case CLI_O_HELP:
-			fputs(help, stdout);
-			rc = EXIT_OK;
-			goto out;
-		case CLI_O_BAD:
-			goto out;
 		default:
-			fputs(help, stderr);
+			rc = cli_opts_stop(help, c);
 			goto out;
 		}
 	}

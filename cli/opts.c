@@ -7,6 +7,7 @@
  * stay with the commands.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "opts.h"
@@ -67,6 +68,17 @@ int cli_getopt_next(struct cli_getopt *g, int argc, char **argv)
 		if (r == 0)
 			return id;
 	}
+}
+
+int cli_opts_stop(const char *help, int id)
+{
+	if (id == CLI_O_HELP) {
+		fputs(help, stdout);
+		return EXIT_OK;
+	}
+	if (id != CLI_O_BAD)
+		fputs(help, stderr);
+	return EXIT_ERROR;
 }
 
 int cli_opts_groups(const struct cli_groups *gr, int id, const char *arg)

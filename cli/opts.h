@@ -139,6 +139,15 @@ int cli_getopt_init(struct cli_getopt *g, const struct cli_opt *opts, size_t n,
 int cli_getopt_next(struct cli_getopt *g, int argc, char **argv);
 
 /*
+ * cli_opts_stop - what ends a command's option loop at @id, the id of
+ * --help, of an option not in its table, or CLI_O_BAD: --help prints @help
+ * on stdout; an unknown option prints it on stderr (after getopt_long's
+ * own message); a bad argument prints nothing more (reported already).
+ * Return: EXIT_OK after --help, else EXIT_ERROR.
+ */
+int cli_opts_stop(const char *help, int id);
+
+/*
  * cli_opts_groups - offer option @id (with @arg) to each of @gr's groups.
  * Return: as the groups' parsers below.
  */
