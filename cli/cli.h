@@ -2,7 +2,8 @@
 /*
  * cli.h - what the vigil commands share: the command table entry, error
  * reporting (once, at the boundary, naming the command and the file), and
- * the option groups several commands take (keys, EVM xattrs, UUID).
+ * the parsers of single option values (hash names, UUIDs, key files). The
+ * option groups built on them are opts.h's; verb tables are verb.h's.
  *
  * Exit codes: 0 verified / done, 1 not verified, 2 usage or operational
  * error.
@@ -67,6 +68,9 @@ int cli_write_out(const char *path, const void *data, size_t len, unsigned int m
 void cli_put_path(FILE *f, const char *path);
 /* @path as a JSON string (json-c); escaped as above only if it is not valid UTF-8. */
 struct json_object *cli_json_path(const char *path);
+
+/* @n bytes at @p as a JSON string of lowercase hex (vg_hex_encode). Return: it, or NULL. */
+struct json_object *cli_json_hex(const uint8_t *p, size_t n);
 
 /* Parse a kernel hash name that OpenSSL can compute. Return: id or -1 (reported). */
 int cli_parse_algo(const char *name);

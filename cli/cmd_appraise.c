@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "tree.h"
 #include "vigil/xattr_ima.h"
 
@@ -28,25 +29,23 @@ static const char help[] =
 	"security.evm, as the kernel's IMA appraisal and EVM do.\n"
 	"  -r, --recursive        walk directories (without crossing mount points);\n"
 	"                         print failures only (-v: every file) and a summary\n"
-	"      --cross-mounts     also walk into other filesystems\n"
-	"  -c, --config FILE      configuration (default " VG_CONFIG_DEFAULT ", if present)\n"
-	"  -J, --jobs N           worker threads (default: one per CPU)\n"
+	CLI_HELP_CROSS_MOUNTS
+	CLI_HELP_CONFIG
+	CLI_HELP_JOBS("J")
 	"  -q, --quiet            no progress line\n"
 	"  -k, --keyring CERT     trusted X.509 certificate(s) or public key(s), PEM\n"
 	"                         or DER, for IMA and EVM signatures (repeatable)\n"
 	"  -H, --hmac-key FILE    EVM HMAC key (raw, passphrase or TPM-sealed key file);\n"
 	"                         also makes security.evm mandatory\n"
-	"      --passphrase-file F  passphrase of a passphrase key file (else the terminal)\n"
-	"      --tcti STRING      TPM of a sealed key file (default $VIGIL_TCTI)\n"
+	CLI_HELP_KEYOPTS
 	"      --require-evm      a file without security.evm fails (missing-HMAC)\n"
 	"      --require-sig      only signatures satisfy security.ima (imasig)\n"
 	"  -m, --metadata-only    check security.evm and the form of security.ima only;\n"
 	"                         do not read content (a quick pass over a tree)\n"
-	"      --uuid UUID        filesystem UUID bound in HMACs and 03 signatures\n"
-	"      --no-uuid          HMACs and 03 signatures carry no UUID\n"
+	CLI_HELP_UUID
 	"      --inode N          check against inode number N, not the file's own\n"
 	"      --generation N     check against generation N, not the file's own\n"
-	"  -x, --evm-xattr NAME   protect NAME too (after the kernel's default list)\n"
+	CLI_HELP_EVM_XATTR
 	"  -a, --algo ALGO        hash for labels that name none (default sha256)\n"
 	"  -j, --json             one JSON object per file (-r: per failing file,\n"
 	"                         then a summary object)\n"
@@ -212,83 +211,50 @@ static void summary(const struct appraise *a, const struct tree *t, const struct
 
 int cmd_appraise(int argc, char **argv)
 {
-	enum { OPT_XDEV = 256 };
-	static const struct option opts[] = {
-		{ "recursive", no_argument, NULL, 'r' },
-		{ "cross-mounts", no_argument, NULL, OPT_XDEV },
-		{ "config", required_argument, NULL, 'c' },
-		{ "jobs", required_argument, NULL, 'J' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "keyring", required_argument, NULL, 'k' },
-		{ "hmac-key", required_argument, NULL, 'H' },
-		{ "require-evm", no_argument, NULL, 'E' },
-		{ "require-sig", no_argument, NULL, 'S' },
-		{ "metadata-only", no_argument, NULL, 'm' },
-		{ "uuid", required_argument, NULL, 'U' },
-		{ "no-uuid", no_argument, NULL, 'N' },
-		{ "inode", required_argument, NULL, 'i' },
-		{ "generation", required_argument, NULL, 'G' },
-		{ "evm-xattr", required_argument, NULL, 'x' },
-		{ "algo", required_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "passphrase-file", required_argument, NULL, 'P' },
-		{ "tcti", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	static const struct cli_opt opts[] = {
+		CLI_OPT_RECURSIVE('r'),
+		CLI_OPT_CROSS_MOUNTS,
+		CLI_OPT_CONFIG('c'),
+		CLI_OPT_JOBS('J'),
+		CLI_OPT_QUIET('q'),
+		CLI_OPT_KEYRING('k'),
+		CLI_OPT_HMAC_KEY('H'),
+		{ "require-evm", no_argument, 0, 'E' },
+		{ "require-sig", no_argument, 0, 'S' },
+		{ "metadata-only", no_argument, 'm', 'm' },
+		CLI_OPT_UUID,
+		CLI_OPT_NO_UUID,
+		CLI_OPT_INODE,
+		CLI_OPT_GENERATION,
+		CLI_OPT_EVM_XATTR('x'),
+		CLI_OPT_ALGO('a'),
+		CLI_OPT_JSON('j'),
+		CLI_OPT_VERBOSE('v'),
+		CLI_OPT_PASSPHRASE_FILE,
+		CLI_OPT_TCTI,
+		CLI_OPT_HELP,
 	};
-	const char *config = NULL, *hkey = NULL;
-	const char *keyrings[64], *xattrs[VG_EVM_MAX_XATTRS];
-	size_t nkeyrings = 0, nxattrs = 0;
 	struct appraise *a = NULL;
 	struct vg_config cfg;
 	struct vg_keyring *kr = NULL;
 	struct vg_hmac_key hk = { 0 };
-	struct cli_keyopts ko = { 0 };
-	struct cli_uuid u = { 0 };
+	struct cli_getopt g;
+	struct cli_cfgargs cf = { .algo = -1 };
+	struct cli_keyargs k = { .hmac_key_once = true };
+	struct cli_evmargs e = { 0 };
+	struct cli_outargs o = { 0 };
 	struct tree_opts to = { 0 };
-	struct vg_meta_override meta = { 0 };
 	struct tree_stats st;
 	struct tree t;
-	bool json = false, verbose = false, evm_required = false, require_sig = false;
-	bool metadata_only = false;
+	bool evm_required = false, require_sig = false, metadata_only = false;
 	bool have_tree = false;
-	int algo = -1, c, rc = EXIT_ERROR;
+	int c, rc = EXIT_ERROR;
+	const struct cli_groups gr = { .cfg = &cf, .tree = &to, .keys = &k, .evm = &e, .out = &o };
 
 	vg_config_init(&cfg);
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "rc:J:qk:H:x:a:jvmh", opts, NULL)) != -1) {
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
+	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'r':
-			to.recursive = true;
-			break;
-		case OPT_XDEV:
-			to.cross_mounts = true;
-			break;
-		case 'c':
-			config = optarg;
-			break;
-		case 'J':
-			if (cli_parse_jobs(optarg, &to.workers) < 0)
-				goto out;
-			break;
-		case 'q':
-			to.quiet = true;
-			break;
-		case 'k':
-			if (nkeyrings == sizeof(keyrings) / sizeof(keyrings[0])) {
-				cli_err("too many --keyring");
-				goto out;
-			}
-			keyrings[nkeyrings++] = optarg;
-			break;
-		case 'H':
-			if (hkey) {
-				cli_err("--hmac-key given twice");
-				goto out;
-			}
-			hkey = optarg;
-			break;
 		case 'E':
 			evm_required = true;
 			break;
@@ -298,80 +264,31 @@ int cmd_appraise(int argc, char **argv)
 		case 'm':
 			metadata_only = true;
 			break;
-		case 'U':
-			if (cli_parse_uuid(&u, optarg) < 0)
-				goto out;
-			break;
-		case 'N':
-			u.omit = true;
-			break;
-		case 'i':
-		case 'G':
-			if (cli_parse_meta(&meta, c, optarg) < 0)
-				goto out;
-			break;
-		case 'x':
-			if (nxattrs == VG_EVM_MAX_XATTRS) {
-				cli_err("too many --evm-xattr");
-				goto out;
-			}
-			xattrs[nxattrs++] = optarg;
-			break;
-		case 'a':
-			algo = cli_parse_algo(optarg);
-			if (algo < 0)
-				goto out;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'P':
-			ko.passphrase_file = optarg;
-			break;
-		case 'T':
-			ko.tcti = optarg;
-			break;
-		case 'h':
-			fputs(help, stdout);
-			rc = EXIT_OK;
-			goto out;
 		default:
-			fputs(help, stderr);
+			rc = cli_opts_stop(help, c);
 			goto out;
 		}
 	}
-	if (u.omit && u.mode == VG_UUID_GIVEN) {
-		cli_err("--uuid and --no-uuid exclude each other");
+	if (cli_evmargs_check(&e) < 0)
 		goto out;
-	}
 	if (optind >= argc) {
 		cli_err("no FILE given");
 		goto out;
 	}
-	if (cli_load_config(config, &cfg) < 0)
+	if (cli_load_config(cf.config, &cfg) < 0 || cli_evmargs_apply(&e, &cfg.evm) < 0)
 		goto out;
-	for (size_t i = 0; i < nxattrs; i++)
-		if (cli_evm_add(&cfg.evm, xattrs[i]) < 0)
-			goto out;
 	if (vg_keyring_new(&kr) < 0 || !(a = calloc(1, sizeof(*a)))) {
 		cli_err("out of memory");
 		goto out;
 	}
 	/* the command line replaces the configuration's keys */
-	for (size_t i = 0; i < (nkeyrings ? nkeyrings : cfg.nkeyrings); i++)
-		if (cli_keyring_add(kr, nkeyrings ? keyrings[i] : cfg.keyrings[i]) < 0)
+	for (size_t i = 0; i < (k.nkeyrings ? k.nkeyrings : cfg.nkeyrings); i++)
+		if (cli_keyring_add(kr, k.nkeyrings ? k.keyrings[i] : cfg.keyrings[i]) < 0)
 			goto out;
-	if (!hkey)
-		hkey = cfg.hmac_key;
-	if (!ko.tcti)
-		ko.tcti = cfg.tcti;
-	if (hkey && cli_load_hmac_key_opts(hkey, &ko, &hk) < 0)
+	if (!k.hmac_key)
+		k.hmac_key = cfg.hmac_key;
+	if (k.hmac_key && cli_keyargs_load_hmac(&k, &cfg, &hk) < 0)
 		goto out;
-	if (u.omit || cfg.uuid == VG_CONFIG_UUID_NONE)
-		cfg.evm.fsuuid = false;
 	a->o.evm = &cfg.evm;
 	a->o.ima_keys = kr;
 	a->o.evm_keys = kr;
@@ -380,20 +297,15 @@ int cmd_appraise(int argc, char **argv)
 	a->o.metadata_only = metadata_only;
 	if (metadata_only)	/* without EVM, nothing would be checked at all */
 		a->o.evm_required = true;
-	a->o.default_algo = algo >= 0 ? (unsigned int)algo : cfg.algo;
-	a->o.meta = meta;
+	a->o.default_algo = cf.algo >= 0 ? (unsigned int)cf.algo : cfg.algo;
+	a->o.meta = e.meta;
 	if (hk.len) {
 		a->o.hmac_key = hk.key;
 		a->o.hmac_key_len = hk.len;
 	}
-	if (u.mode == VG_UUID_GIVEN || cfg.uuid == VG_CONFIG_UUID_GIVEN) {
-		a->o.uuid_mode = VG_UUID_GIVEN;
-		memcpy(a->o.uuid, u.mode == VG_UUID_GIVEN ? u.uuid : cfg.uuid_value, 16);
-	} else {
-		a->uuid_auto = true;
-	}
-	a->json = json;
-	a->verbose = verbose;
+	a->uuid_auto = cli_evmargs_uuid(&e, &cfg, &a->o.uuid_mode, a->o.uuid);
+	a->json = o.json;
+	a->verbose = o.verbose;
 	a->recursive = to.recursive;
 	to.config = &cfg;
 	/* a file named twice on the command line is appraised twice */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "vigil/xattr_ima.h"
 
 static const char help[] =
@@ -27,8 +28,7 @@ static const char help[] =
 	"                         generation or UUID)\n"
 	"  -H, --hmac-key FILE    HMAC-SHA1 with this key (type 02): a raw, passphrase or\n"
 	"                         TPM-sealed key file (vigil key)\n"
-	"      --passphrase-file F  passphrase of a passphrase key file (else the terminal)\n"
-	"      --tcti STRING      TPM of a sealed key file (default $VIGIL_TCTI)\n"
+	CLI_HELP_KEYOPTS
 	"  -a, --algo ALGO        signature hash algorithm (default sha256)\n"
 	"      --keyid HEX        override the signing keyid\n"
 	"      --uuid UUID        filesystem UUID to bind (default: the filesystem's own,\n"
@@ -37,124 +37,76 @@ static const char help[] =
 	"                         evmctl 1.4's hmac)\n"
 	"      --inode N          bind inode number N instead of the file's own\n"
 	"      --generation N     bind generation N instead of the file's own\n"
-	"  -x, --evm-xattr NAME   protect NAME too (after the kernel's default list)\n"
+	CLI_HELP_EVM_XATTR
 	"Exit status: 0 all labeled, 2 any error.\n";
 
 int cmd_evm(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ "portable", no_argument, NULL, 'p' },
-		{ "hmac-key", required_argument, NULL, 'H' },
-		{ "algo", required_argument, NULL, 'a' },
-		{ "keyid", required_argument, NULL, 'I' },
-		{ "uuid", required_argument, NULL, 'U' },
-		{ "no-uuid", no_argument, NULL, 'N' },
-		{ "inode", required_argument, NULL, 'i' },
-		{ "generation", required_argument, NULL, 'G' },
-		{ "evm-xattr", required_argument, NULL, 'x' },
-		{ "passphrase-file", required_argument, NULL, 'P' },
-		{ "tcti", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	static const struct cli_opt opts[] = {
+		CLI_OPT_KEY('k'),
+		CLI_OPT_PORTABLE('p'),
+		CLI_OPT_HMAC_KEY('H'),
+		CLI_OPT_ALGO('a'),
+		CLI_OPT_KEYID,
+		CLI_OPT_UUID,
+		CLI_OPT_NO_UUID,
+		CLI_OPT_INODE,
+		CLI_OPT_GENERATION,
+		CLI_OPT_EVM_XATTR('x'),
+		CLI_OPT_PASSPHRASE_FILE,
+		CLI_OPT_TCTI,
+		CLI_OPT_HELP,
 	};
-	const char *key = NULL, *hkey = NULL, *keyid = NULL;
 	struct vg_evm_config cfg;
-	struct vg_evm_label_opts o = { .algo = VG_HASH_SHA256 };
+	struct vg_evm_label_opts o = { 0 };
 	struct vg_hmac_key hk = { 0 };
 	struct vg_signer *signer = NULL;
-	struct cli_uuid u = { 0 };
-	struct cli_keyopts ko = { 0 };
-	bool portable = false;
+	struct cli_getopt g;
+	struct cli_cfgargs cf = { .algo = VG_HASH_SHA256 };
+	struct cli_keyargs k = { 0 };
+	struct cli_evmargs e = { .direct = &cfg };
 	int c, rc = EXIT_OK;
+	const struct cli_groups gr = { .cfg = &cf, .keys = &k, .evm = &e };
 
 	vg_evm_config_default(&cfg);
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "k:pH:a:x:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'k':
-			key = optarg;
-			break;
-		case 'p':
-			portable = true;
-			break;
-		case 'H':
-			hkey = optarg;
-			break;
-		case 'a': {
-			int a = cli_parse_algo(optarg);
-
-			if (a < 0)
-				return EXIT_ERROR;
-			o.algo = (unsigned int)a;
-			break;
-		}
-		case 'I':
-			keyid = optarg;
-			break;
-		case 'U':
-			if (cli_parse_uuid(&u, optarg) < 0)
-				return EXIT_ERROR;
-			break;
-		case 'N':
-			u.omit = true;
-			break;
-		case 'i':
-		case 'G':
-			if (cli_parse_meta(&o.meta, c, optarg) < 0)
-				return EXIT_ERROR;
-			break;
-		case 'x':
-			if (cli_evm_add(&cfg, optarg) < 0)
-				return EXIT_ERROR;
-			break;
-		case 'P':
-			ko.passphrase_file = optarg;
-			break;
-		case 'T':
-			ko.tcti = optarg;
-			break;
-		case 'h':
-			fputs(help, stdout);
-			return EXIT_OK;
-		default:
-			fputs(help, stderr);
-			return EXIT_ERROR;
-		}
-	}
-	if (!key == !hkey) {
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
+	/* every option is a group's: what comes back ends the command */
+	c = cli_getopt_next(&g, argc, argv);
+	if (c != -1)
+		return cli_opts_stop(help, c);
+	if (!k.key == !k.hmac_key) {
 		cli_err("give exactly one of --key KEY.pem or --hmac-key KEYFILE");
 		return EXIT_ERROR;
 	}
-	if (portable && !key) {
+	if (k.portable && !k.key) {
 		cli_err("--portable needs --key");
 		return EXIT_ERROR;
 	}
-	if (u.omit && u.mode == VG_UUID_GIVEN) {
-		cli_err("--uuid and --no-uuid exclude each other");
+	if (cli_evmargs_check(&e) < 0)
 		return EXIT_ERROR;
-	}
 	if (optind >= argc) {
 		cli_err("no FILE given");
 		return EXIT_ERROR;
 	}
-	if (u.omit)
+	if (e.u.omit)
 		cfg.fsuuid = false;
-	if (key) {
-		if (cli_load_signer(key, keyid, &signer) < 0)
+	o.algo = (unsigned int)cf.algo;
+	o.meta = e.meta;
+	if (k.key) {
+		if (cli_load_signer(k.key, k.keyid, &signer) < 0)
 			return EXIT_ERROR;
-		o.type = portable ? VG_EVM_XATTR_PORTABLE_DIGSIG : VG_EVM_IMA_XATTR_DIGSIG;
+		o.type = k.portable ? VG_EVM_XATTR_PORTABLE_DIGSIG : VG_EVM_IMA_XATTR_DIGSIG;
 		o.signer = signer;
 	} else {
-		if (cli_load_hmac_key_opts(hkey, &ko, &hk) < 0)
+		if (cli_keyargs_load_hmac(&k, NULL, &hk) < 0)
 			return EXIT_ERROR;
 		o.type = VG_EVM_XATTR_HMAC;
 		o.hmac_key = hk.key;
 		o.hmac_key_len = hk.len;
 	}
 	o.evm = &cfg;
-	o.uuid_mode = u.mode;
-	memcpy(o.uuid, u.uuid, 16);
+	o.uuid_mode = e.u.mode;
+	memcpy(o.uuid, e.u.uuid, 16);
 
 	for (int i = optind; i < argc; i++) {
 		struct vg_diag d = { 0 };

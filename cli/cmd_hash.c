@@ -14,6 +14,7 @@
 #include <sys/xattr.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "vigil/xattr_ima.h"
 
 static const char help[] =
@@ -28,34 +29,25 @@ static const char help[] =
 
 int cmd_hash(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "algo", required_argument, NULL, 'a' },
-		{ "write", no_argument, NULL, 'w' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	static const struct cli_opt opts[] = {
+		CLI_OPT_ALGO('a'),
+		{ "write", no_argument, 'w', 'w' },
+		CLI_OPT_HELP,
 	};
 	struct vg_hasher *h = NULL;
-	int algo = VG_HASH_SHA256, c, rc = EXIT_OK;
+	struct cli_getopt g;
+	struct cli_cfgargs cf = { .algo = VG_HASH_SHA256 };
+	int c, rc = EXIT_OK;
 	bool write = false;
+	const struct cli_groups gr = { .cfg = &cf };
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "a:wh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			algo = cli_parse_algo(optarg);
-			if (algo < 0)
-				return EXIT_ERROR;
-			break;
-		case 'w':
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
+	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
+		if (c == 'w') {
 			write = true;
-			break;
-		case 'h':
-			fputs(help, stdout);
-			return EXIT_OK;
-		default:
-			fputs(help, stderr);
-			return EXIT_ERROR;
+			continue;
 		}
+		return cli_opts_stop(help, c);
 	}
 	if (optind >= argc) {
 		cli_err("no FILE given");
@@ -79,8 +71,8 @@ int cmd_hash(int argc, char **argv)
 			rc = EXIT_ERROR;
 			continue;
 		}
-		if (write ? vg_label_ima_fd(h, fd, (unsigned int)algo, NULL, &dg, &d) < 0
-			  : vg_hasher_fd(h, fd, (unsigned int)algo, &dg, NULL, &d) < 0) {
+		if (write ? vg_label_ima_fd(h, fd, (unsigned int)cf.algo, NULL, &dg, &d) < 0
+			  : vg_hasher_fd(h, fd, (unsigned int)cf.algo, &dg, NULL, &d) < 0) {
 			cli_file_err(path, "%s", d.msg);
 			rc = EXIT_ERROR;
 			close(fd);

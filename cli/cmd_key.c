@@ -27,6 +27,7 @@
 #include <openssl/crypto.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "vigil/tpm.h"
 
 static const char help[] =
@@ -65,13 +66,14 @@ static const char help[] =
 	"  -j, --json              show: one JSON object per file\n"
 	"Exit status: 0 done, 1 -, 2 usage or operational error (a key unavailable).\n";
 
-enum { OPT_PASS = 0x100, OPT_TPM, OPT_PCRS, OPT_PCRVAL, OPT_FROM, OPT_PASSFILE, OPT_LOGN, OPT_TCTI };
+enum { OPT_PASS = 1, OPT_TPM, OPT_PCRS, OPT_PCRVAL, OPT_FROM, OPT_LOGN };
 
 struct key_args {
-	bool passphrase, tpm, force, json;
-	const char *out, *from;
+	bool passphrase, tpm, force;
+	struct cli_outargs o;		/* --json, --output */
+	struct cli_keyargs k;		/* --passphrase-file, --tcti */
+	const char *from;
 	const char *pcrs;
-	struct cli_keyopts ko;
 	unsigned int logn;
 	struct { unsigned int pcr; const char *hex; } vals[VG_PCR_COUNT];
 	size_t nvals;
@@ -202,17 +204,17 @@ static int key_create(struct key_args *a)
 		cli_err("create --passphrase: --from, --pcrs and --pcr-value go with --tpm");
 		goto out;
 	}
-	if (!a->out) {
+	if (!a->o.output) {
 		cli_err("create: no output file (-o OUT)");
 		goto out;
 	}
-	if (!a->force && lstat(a->out, &st) == 0) {
-		cli_file_err(a->out, "exists; use --force to replace it");
+	if (!a->force && lstat(a->o.output, &st) == 0) {
+		cli_file_err(a->o.output, "exists; use --force to replace it");
 		goto out;
 	}
 	if (a->passphrase) {
 		char pass[1024];
-		int n = cli_read_passphrase(&a->ko, a->out, true, pass, sizeof(pass));
+		int n = cli_read_passphrase(&a->k.ko, a->o.output, true, pass, sizeof(pass));
 
 		if (n < 0)
 			goto out;
@@ -222,18 +224,18 @@ static int key_create(struct key_args *a)
 			goto out;
 		}
 		OPENSSL_cleanse(pass, sizeof(pass));
-		if (write_key(a->out, kf) < 0)
+		if (write_key(a->o.output, kf) < 0)
 			goto out;
-		cli_put_path(stdout, a->out);
+		cli_put_path(stdout, a->o.output);
 		printf(": passphrase key, scrypt N=2^%u r=%u p=%u\n", kf->kdf.log_n, kf->kdf.r, kf->kdf.p);
 	} else {
 		struct vg_tpm_pcrs p = { .bank = VG_HASH_SHA256, .mask = 0xff };
 
 		if (a->pcrs && parse_pcrs(a->pcrs, &p) < 0)
 			goto out;
-		if (a->from && cli_load_hmac_key_opts(a->from, &a->ko, &k) < 0)
+		if (a->from && cli_load_hmac_key_opts(a->from, &a->k.ko, &k) < 0)
 			goto out;
-		if (cli_tpm_open(a->ko.tcti, &tpm) < 0 || bind_values(tpm, a, &p) < 0)
+		if (cli_tpm_open(a->k.ko.tcti, &tpm) < 0 || bind_values(tpm, a, &p) < 0)
 			goto out;
 		if (!a->from && vg_hmac_key_generate(tpm, 32, &k, &d) < 0) {
 			cli_err("%s", d.msg);
@@ -243,9 +245,9 @@ static int key_create(struct key_args *a)
 			cli_err("sealing: %s", d.msg);
 			goto out;
 		}
-		if (write_key(a->out, kf) < 0)
+		if (write_key(a->o.output, kf) < 0)
 			goto out;
-		say_bound(a->out, "TPM key", kf);
+		say_bound(a->o.output, "TPM key", kf);
 	}
 	rc = EXIT_OK;
 out:
@@ -273,7 +275,7 @@ static int key_unseal(struct key_args *a, int argc, char **argv)
 			rc = EXIT_ERROR;
 			continue;
 		}
-		if (cli_load_hmac_key_opts(argv[i], &a->ko, &k) < 0) {
+		if (cli_load_hmac_key_opts(argv[i], &a->k.ko, &k) < 0) {
 			rc = EXIT_ERROR;
 			continue;
 		}
@@ -307,7 +309,7 @@ static int key_reseal(struct key_args *a, int argc, char **argv)
 		cli_err("%s", d.msg);
 		goto out;
 	}
-	if (kf->kind != VG_KEY_TPM && !a->out) {
+	if (kf->kind != VG_KEY_TPM && !a->o.output) {
 		cli_file_err(in, "a %s key, not TPM-sealed: give -o OUT for the sealed copy",
 			     vg_key_kind_name(kf->kind));
 		goto out;
@@ -318,10 +320,10 @@ static int key_reseal(struct key_args *a, int argc, char **argv)
 	}
 	if (a->pcrs && parse_pcrs(a->pcrs, &p) < 0)
 		goto out;
-	if (cli_tpm_open(a->ko.tcti, &tpm) < 0)
+	if (cli_tpm_open(a->k.ko.tcti, &tpm) < 0)
 		goto out;
 	if (a->from) {
-		if (cli_load_hmac_key_opts(a->from, &a->ko, &k) < 0)
+		if (cli_load_hmac_key_opts(a->from, &a->k.ko, &k) < 0)
 			goto out;
 		if (kf->kind == VG_KEY_TPM && k.len != kf->key_len) {
 			cli_file_err(a->from, "a %zu-byte key, %s holds %zu bytes", k.len, in, kf->key_len);
@@ -334,7 +336,7 @@ static int key_reseal(struct key_args *a, int argc, char **argv)
 					d.err == -EACCES ? "; reseal needs the key: give --from BACKUP" : "");
 				goto out;
 			}
-		} else if (cli_load_hmac_key_opts(in, &a->ko, &k) < 0) {
+		} else if (cli_load_hmac_key_opts(in, &a->k.ko, &k) < 0) {
 			goto out;
 		}
 	}
@@ -344,9 +346,9 @@ static int key_reseal(struct key_args *a, int argc, char **argv)
 		cli_err("sealing: %s", d.msg);
 		goto out;
 	}
-	if (write_key(a->out ? a->out : in, nkf) < 0)
+	if (write_key(a->o.output ? a->o.output : in, nkf) < 0)
 		goto out;
-	say_bound(a->out ? a->out : in, "resealed", nkf);
+	say_bound(a->o.output ? a->o.output : in, "resealed", nkf);
 	rc = EXIT_OK;
 out:
 	vg_hmac_key_wipe(&k);
@@ -417,7 +419,7 @@ static int key_show(struct key_args *a, int argc, char **argv)
 				continue;
 			}
 		}
-		if (a->json) {
+		if (a->o.json) {
 			puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 							       JSON_C_TO_STRING_NOSLASHESCAPE));
 		} else {
@@ -446,25 +448,51 @@ static int key_show(struct key_args *a, int argc, char **argv)
 	return rc;
 }
 
+/* `key create [OUT]`: the file may be named without --output */
+static int key_create_args(struct key_args *a, int argc, char **argv)
+{
+	if (!a->o.output && optind + 1 == argc)
+		a->o.output = argv[optind++];
+	if (optind != argc) {
+		cli_err("create: unexpected argument '%s'", argv[optind]);
+		return EXIT_ERROR;
+	}
+	return key_create(a);
+}
+
+/* The verbs share one option table; only create and reseal take its key-making options. */
+static const struct {
+	const char *name;
+	int (*run)(struct key_args *a, int argc, char **argv);
+	bool makes_keys;
+} verbs[] = {
+	{ "create", key_create_args, true },
+	{ "unseal", key_unseal, false },
+	{ "reseal", key_reseal, true },
+	{ "show", key_show, false },
+};
+
 int cmd_key(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "passphrase", no_argument, NULL, OPT_PASS },
-		{ "tpm", no_argument, NULL, OPT_TPM },
-		{ "pcrs", required_argument, NULL, OPT_PCRS },
-		{ "pcr-value", required_argument, NULL, OPT_PCRVAL },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "passphrase-file", required_argument, NULL, OPT_PASSFILE },
-		{ "scrypt-logn", required_argument, NULL, OPT_LOGN },
-		{ "tcti", required_argument, NULL, OPT_TCTI },
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	static const struct cli_opt opts[] = {
+		{ "passphrase", no_argument, 0, OPT_PASS },
+		{ "tpm", no_argument, 0, OPT_TPM },
+		{ "pcrs", required_argument, 0, OPT_PCRS },
+		{ "pcr-value", required_argument, 0, OPT_PCRVAL },
+		{ "from", required_argument, 0, OPT_FROM },
+		CLI_OPT_PASSPHRASE_FILE,
+		{ "scrypt-logn", required_argument, 0, OPT_LOGN },
+		CLI_OPT_TCTI,
+		CLI_OPT_OUTPUT('o'),
+		{ "force", no_argument, 'f', 'f' },
+		CLI_OPT_JSON('j'),
+		CLI_OPT_HELP,
 	};
 	struct key_args a = { .logn = VG_KEY_SCRYPT_LOGN_DEFAULT };
+	const struct cli_groups gr = { .keys = &a.k, .out = &a.o };
+	struct cli_getopt g;
 	const char *sub;
+	size_t v;
 	int c;
 
 	if (argc < 2) {
@@ -476,15 +504,17 @@ int cmd_key(int argc, char **argv)
 		fputs(help, stdout);
 		return EXIT_OK;
 	}
-	if (strcmp(sub, "create") && strcmp(sub, "unseal") && strcmp(sub, "reseal") &&
-	    strcmp(sub, "show")) {
+	for (v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
+		if (strcmp(verbs[v].name, sub) == 0)
+			break;
+	if (v == sizeof(verbs) / sizeof(verbs[0])) {
 		cli_err("'%s' is not a key command (create, unseal, reseal, show)", sub);
 		return EXIT_ERROR;
 	}
 	argc--;
 	argv++;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:fjh", opts, NULL)) != -1) {
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
+	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_PASS:
 			a.passphrase = true;
@@ -510,9 +540,6 @@ int cmd_key(int argc, char **argv)
 		case OPT_FROM:
 			a.from = optarg;
 			break;
-		case OPT_PASSFILE:
-			a.ko.passphrase_file = optarg;
-			break;
 		case OPT_LOGN: {
 			char *end;
 			unsigned long n = strtoul(optarg, &end, 10);
@@ -524,42 +551,17 @@ int cmd_key(int argc, char **argv)
 			a.logn = (unsigned int)n;
 			break;
 		}
-		case OPT_TCTI:
-			a.ko.tcti = optarg;
-			break;
-		case 'o':
-			a.out = optarg;
-			break;
 		case 'f':
 			a.force = true;
 			break;
-		case 'j':
-			a.json = true;
-			break;
-		case 'h':
-			fputs(help, stdout);
-			return EXIT_OK;
 		default:
-			fputs(help, stderr);
-			return EXIT_ERROR;
+			return cli_opts_stop(help, c);
 		}
 	}
-	if (strcmp(sub, "create") == 0) {
-		if (!a.out && optind + 1 == argc)
-			a.out = argv[optind++];
-		if (optind != argc) {
-			cli_err("create: unexpected argument '%s'", argv[optind]);
-			return EXIT_ERROR;
-		}
-		return key_create(&a);
-	}
-	if (strcmp(sub, "reseal") == 0)
-		return key_reseal(&a, argc, argv);
-	if (a.passphrase || a.tpm || a.pcrs || a.nvals || a.from || a.out || a.force) {
+	if (!verbs[v].makes_keys &&
+	    (a.passphrase || a.tpm || a.pcrs || a.nvals || a.from || a.o.output || a.force)) {
 		cli_err("%s: takes no create/reseal options", sub);
 		return EXIT_ERROR;
 	}
-	if (strcmp(sub, "unseal") == 0)
-		return key_unseal(&a, argc, argv);
-	return key_show(&a, argc, argv);
+	return verbs[v].run(&a, argc, argv);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "tree.h"
 #include "vigil/xattr_ima.h"
 
@@ -29,22 +30,20 @@ static const char help[] =
 	"security.evm (HMAC-SHA1, or an EVM signature), for every regular file the\n"
 	"configuration selects. Symlinks are not followed; hard links are labeled once.\n"
 	"  -r, --recursive        walk directories (without crossing mount points)\n"
-	"      --cross-mounts     also walk into other filesystems\n"
-	"  -c, --config FILE      configuration (default " VG_CONFIG_DEFAULT ", if present)\n"
+	CLI_HELP_CROSS_MOUNTS
+	CLI_HELP_CONFIG
 	"  -a, --algo ALGO        content hash (default from the config, else sha256)\n"
 	"  -k, --key KEY.pem      sign content: security.ima holds a signature v2\n"
 	"      --keyid HEX        keyid to put in signatures (default from the key)\n"
 	"  -H, --hmac-key FILE    EVM HMAC key (security.evm type 02): raw, passphrase or\n"
 	"                         TPM-sealed key file\n"
-	"      --passphrase-file F  passphrase of a passphrase key file (else the terminal)\n"
-	"      --tcti STRING      TPM of a sealed key file (default $VIGIL_TCTI)\n"
+	CLI_HELP_KEYOPTS
 	"  -e, --evm-key KEY.pem  EVM signature (type 03; 05 with --portable)\n"
 	"  -p, --portable         portable EVM signature (no inode, generation, UUID)\n"
 	"      --no-evm           write security.ima only\n"
-	"      --uuid UUID        filesystem UUID bound in HMACs and 03 signatures\n"
-	"      --no-uuid          HMACs and 03 signatures carry no UUID\n"
-	"  -x, --evm-xattr NAME   protect NAME too (after the kernel's default list)\n"
-	"  -j, --jobs N           worker threads (default: one per CPU)\n"
+	CLI_HELP_UUID
+	CLI_HELP_EVM_XATTR
+	CLI_HELP_JOBS("j")
 	"  -q, --quiet            no progress line and no summary\n"
 	"  -v, --verbose          print every labeled file\n"
 	"Exit status: 0 every selected file labeled, 1 some could not be, 2 usage or\n"
@@ -142,116 +141,53 @@ static const struct tree_ops label_ops = { .file = label_file };
 
 int cmd_label(int argc, char **argv)
 {
-	enum { OPT_KEYID = 256, OPT_NOEVM, OPT_UUID, OPT_NOUUID, OPT_XDEV };
-	static const struct option opts[] = {
-		{ "recursive", no_argument, NULL, 'r' },
-		{ "cross-mounts", no_argument, NULL, OPT_XDEV },
-		{ "config", required_argument, NULL, 'c' },
-		{ "algo", required_argument, NULL, 'a' },
-		{ "key", required_argument, NULL, 'k' },
-		{ "keyid", required_argument, NULL, OPT_KEYID },
-		{ "hmac-key", required_argument, NULL, 'H' },
-		{ "evm-key", required_argument, NULL, 'e' },
-		{ "portable", no_argument, NULL, 'p' },
-		{ "no-evm", no_argument, NULL, OPT_NOEVM },
-		{ "uuid", required_argument, NULL, OPT_UUID },
-		{ "no-uuid", no_argument, NULL, OPT_NOUUID },
-		{ "evm-xattr", required_argument, NULL, 'x' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "passphrase-file", required_argument, NULL, 'P' },
-		{ "tcti", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	enum { OPT_NOEVM = 1 };
+	static const struct cli_opt opts[] = {
+		CLI_OPT_RECURSIVE('r'),
+		CLI_OPT_CROSS_MOUNTS,
+		CLI_OPT_CONFIG('c'),
+		CLI_OPT_ALGO('a'),
+		CLI_OPT_KEY('k'),
+		CLI_OPT_KEYID,
+		CLI_OPT_HMAC_KEY('H'),
+		CLI_OPT_EVM_KEY('e'),
+		CLI_OPT_PORTABLE('p'),
+		{ "no-evm", no_argument, 0, OPT_NOEVM },
+		CLI_OPT_UUID,
+		CLI_OPT_NO_UUID,
+		CLI_OPT_EVM_XATTR('x'),
+		CLI_OPT_JOBS('j'),
+		CLI_OPT_QUIET('q'),
+		CLI_OPT_VERBOSE('v'),
+		CLI_OPT_PASSPHRASE_FILE,
+		CLI_OPT_TCTI,
+		CLI_OPT_HELP,
 	};
-	const char *config = NULL, *ima_key = NULL, *keyid = NULL, *hkey = NULL, *evm_key = NULL;
-	const char *xattrs[VG_EVM_MAX_XATTRS];
-	size_t nxattrs = 0;
 	struct label *l = NULL;
 	struct vg_config cfg;
 	struct vg_signer *ima_signer = NULL, *evm_signer = NULL;
 	struct vg_hmac_key hk = { 0 };
-	struct cli_keyopts ko = { 0 };
-	struct cli_uuid u = { 0 };
+	struct cli_getopt g;
+	struct cli_cfgargs cf = { .algo = -1 };
+	struct cli_keyargs k = { 0 };
+	struct cli_evmargs e = { 0 };
+	struct cli_outargs o = { 0 };
 	struct tree_opts to = { 0 };
 	struct tree_stats st;
 	struct tree t;
-	bool portable = false, no_evm = false, verbose = false, have_tree = false;
-	int algo = -1, c, rc = EXIT_ERROR;
+	bool no_evm = false, have_tree = false;
+	int c, rc = EXIT_ERROR;
+	const struct cli_groups gr = { .cfg = &cf, .tree = &to, .keys = &k, .evm = &e, .out = &o };
 
 	vg_config_init(&cfg);
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "rc:a:k:H:e:px:j:qvh", opts, NULL)) != -1) {
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
+	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'r':
-			to.recursive = true;
-			break;
-		case OPT_XDEV:
-			to.cross_mounts = true;
-			break;
-		case 'c':
-			config = optarg;
-			break;
-		case 'a':
-			algo = cli_parse_algo(optarg);
-			if (algo < 0)
-				goto out;
-			break;
-		case 'k':
-			ima_key = optarg;
-			break;
-		case OPT_KEYID:
-			keyid = optarg;
-			break;
-		case 'H':
-			hkey = optarg;
-			break;
-		case 'e':
-			evm_key = optarg;
-			break;
-		case 'p':
-			portable = true;
-			break;
 		case OPT_NOEVM:
 			no_evm = true;
 			break;
-		case OPT_UUID:
-			if (cli_parse_uuid(&u, optarg) < 0)
-				goto out;
-			break;
-		case OPT_NOUUID:
-			u.omit = true;
-			break;
-		case 'x':
-			if (nxattrs == VG_EVM_MAX_XATTRS) {
-				cli_err("too many --evm-xattr");
-				goto out;
-			}
-			xattrs[nxattrs++] = optarg;
-			break;
-		case 'j':
-			if (cli_parse_jobs(optarg, &to.workers) < 0)
-				goto out;
-			break;
-		case 'q':
-			to.quiet = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case 'P':
-			ko.passphrase_file = optarg;
-			break;
-		case 'T':
-			ko.tcti = optarg;
-			break;
-		case 'h':
-			fputs(help, stdout);
-			rc = EXIT_OK;
-			goto out;
 		default:
-			fputs(help, stderr);
+			rc = cli_opts_stop(help, c);
 			goto out;
 		}
 	}
@@ -260,20 +196,14 @@ int cmd_label(int argc, char **argv)
 		cli_err("no PATH given");
 		goto out;
 	}
-	if (cli_load_config(config, &cfg) < 0)
+	if (cli_load_config(cf.config, &cfg) < 0 || cli_evmargs_apply(&e, &cfg.evm) < 0 ||
+	    cli_evmargs_check(&e) < 0)
 		goto out;
-	for (size_t i = 0; i < nxattrs; i++)
-		if (cli_evm_add(&cfg.evm, xattrs[i]) < 0)
-			goto out;
-	if (u.omit && u.mode == VG_UUID_GIVEN) {
-		cli_err("--uuid and --no-uuid exclude each other");
-		goto out;
-	}
-	if (hkey && evm_key) {
+	if (k.hmac_key && k.evm_key) {
 		cli_err("--hmac-key and --evm-key exclude each other");
 		goto out;
 	}
-	if (portable && !evm_key && !cfg.evm_key) {
+	if (k.portable && !k.evm_key && !cfg.evm_key) {
 		cli_err("--portable needs --evm-key (or key.evm in the configuration)");
 		goto out;
 	}
@@ -282,54 +212,45 @@ int cmd_label(int argc, char **argv)
 		cli_err("out of memory");
 		goto out;
 	}
-	l->verbose = verbose;
-	l->algo = algo >= 0 ? (unsigned int)algo : cfg.algo;
-	if (!ima_key)
-		ima_key = cfg.ima_key;
-	if (ima_key) {
-		if (cli_load_signer(ima_key, keyid, &ima_signer) < 0)
+	l->verbose = o.verbose;
+	l->algo = cf.algo >= 0 ? (unsigned int)cf.algo : cfg.algo;
+	if (!k.key)
+		k.key = cfg.ima_key;
+	if (k.key) {
+		if (cli_load_signer(k.key, k.keyid, &ima_signer) < 0)
 			goto out;
 		l->ima_signer = ima_signer;
 	}
 	/* EVM: command line first, then the configuration */
-	if (!hkey && !evm_key && !no_evm) {
+	if (!k.hmac_key && !k.evm_key && !no_evm) {
 		if (cfg.evm_type == VG_EVM_XATTR_HMAC || (!cfg.evm_type && cfg.hmac_key))
-			hkey = cfg.hmac_key;
+			k.hmac_key = cfg.hmac_key;
 		else if (cfg.evm_type || cfg.evm_key)
-			evm_key = cfg.evm_key;
+			k.evm_key = cfg.evm_key;
 		if (cfg.evm_type == VG_EVM_XATTR_PORTABLE_DIGSIG)
-			portable = true;
-		if (cfg.evm_type && !hkey && !evm_key) {
+			k.portable = true;
+		if (cfg.evm_type && !k.hmac_key && !k.evm_key) {
 			cli_err("the configuration sets evm.type but no key for it");
 			goto out;
 		}
 	}
 	l->eo.evm = &cfg.evm;
 	l->eo.algo = l->algo;
-	if (!no_evm && hkey) {
-		if (!ko.tcti)
-		ko.tcti = cfg.tcti;
-	if (cli_load_hmac_key_opts(hkey, &ko, &hk) < 0)
+	if (!no_evm && k.hmac_key) {
+		if (cli_keyargs_load_hmac(&k, &cfg, &hk) < 0)
 			goto out;
 		l->evm = true;
 		l->eo.type = VG_EVM_XATTR_HMAC;
 		l->eo.hmac_key = hk.key;
 		l->eo.hmac_key_len = hk.len;
-	} else if (!no_evm && evm_key) {
-		if (cli_load_signer(evm_key, NULL, &evm_signer) < 0)
+	} else if (!no_evm && k.evm_key) {
+		if (cli_load_signer(k.evm_key, NULL, &evm_signer) < 0)
 			goto out;
 		l->evm = true;
-		l->eo.type = portable ? VG_EVM_XATTR_PORTABLE_DIGSIG : VG_EVM_IMA_XATTR_DIGSIG;
+		l->eo.type = k.portable ? VG_EVM_XATTR_PORTABLE_DIGSIG : VG_EVM_IMA_XATTR_DIGSIG;
 		l->eo.signer = evm_signer;
 	}
-	if (u.omit || cfg.uuid == VG_CONFIG_UUID_NONE)
-		cfg.evm.fsuuid = false;
-	if (u.mode == VG_UUID_GIVEN || cfg.uuid == VG_CONFIG_UUID_GIVEN) {
-		l->eo.uuid_mode = VG_UUID_GIVEN;
-		memcpy(l->eo.uuid, u.mode == VG_UUID_GIVEN ? u.uuid : cfg.uuid_value, 16);
-	} else {
-		l->uuid_auto = true;
-	}
+	l->uuid_auto = cli_evmargs_uuid(&e, &cfg, &l->eo.uuid_mode, l->eo.uuid);
 	to.config = &cfg;
 	have_tree = true;
 	if (tree_run(&to, &label_ops, l, argv + optind, argc - optind, &st, &t) < 0)

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "verb.h"
 #include "vigil/eventlog.h"
 #include "vigil/pcrbank.h"
 
@@ -87,19 +88,6 @@ static void type_name(uint32_t type, char *out, size_t n)
 		snprintf(out, n, "0x%08" PRIx32, type);
 }
 
-static json_object *hex_json(const uint8_t *p, size_t n)
-{
-	char *h = malloc(2 * n + 1);
-	json_object *o;
-
-	if (!h)
-		return NULL;
-	vg_hex_encode(p, n, h);
-	o = json_object_new_string(h);
-	free(h);
-	return o;
-}
-
 static int show_json(const struct vg_eventlog *log)
 {
 	json_object *root = json_object_new_object(), *evs = json_object_new_array();
@@ -127,7 +115,7 @@ static int show_json(const struct vg_eventlog *log)
 		}
 		json_object_object_add(sid, "algorithms", algs);
 		json_object_object_add(sid, "vendor_info",
-				       hex_json(log->buf + log->vendor_off, log->vendor_len));
+				       cli_json_hex(log->buf + log->vendor_off, log->vendor_len));
 		json_object_object_add(root, "spec_id", sid);
 	}
 	if (log->startup_locality >= 0)
@@ -147,11 +135,11 @@ static int show_json(const struct vg_eventlog *log)
 			const struct vg_eventlog_digest *d = &log->digests[e->first_digest + k];
 
 			alg_name(d->tpm_alg, log, name, sizeof(name));
-			json_object_object_add(dg, name, hex_json(log->buf + d->off, d->len));
+			json_object_object_add(dg, name, cli_json_hex(log->buf + d->off, d->len));
 		}
 		json_object_object_add(o, "digests", dg);
 		json_object_object_add(o, "size", json_object_new_int64(e->data_len));
-		json_object_object_add(o, "data", hex_json(log->buf + e->data_off, e->data_len));
+		json_object_object_add(o, "data", cli_json_hex(log->buf + e->data_off, e->data_len));
 		json_object_array_add(evs, o);
 	}
 	json_object_object_add(root, "events", evs);
@@ -377,20 +365,18 @@ out:
 	return rc;
 }
 
+static const struct cli_verb verbs[] = {
+	{ "show", boot_show },
+	{ "replay", boot_replay },
+};
+
 int cmd_log_boot(int argc, char **argv)
 {
-	if (argc < 2) {
-		fputs(help, stderr);
-		return EXIT_ERROR;
+	int rc = cli_verb_main(verbs, CLI_NVERBS(verbs), help, argc, argv);
+
+	if (rc < 0) {
+		cli_err("'%s' is not a boot log command (show, replay)", argv[1]);
+		rc = EXIT_ERROR;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fputs(help, stdout);
-		return EXIT_OK;
-	}
-	if (strcmp(argv[1], "show") == 0)
-		return boot_show(argc - 1, argv + 1);
-	if (strcmp(argv[1], "replay") == 0)
-		return boot_replay(argc - 1, argv + 1);
-	cli_err("'%s' is not a boot log command (show, replay)", argv[1]);
-	return EXIT_ERROR;
+	return rc;
 }

@@ -21,6 +21,7 @@
 #include <sys/xattr.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "vigil/imalog.h"
 #include "vigil/mlog.h"
 #include "vigil/pcrbank.h"
@@ -127,24 +128,23 @@ static int flush(struct vg_mlog *l, struct pend *pe, size_t *np, const char *log
 
 int cmd_measure(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "log", required_argument, NULL, 'l' },
-		{ "pcrs", required_argument, NULL, 'p' },
-		{ "banks", required_argument, NULL, 'B' },
-		{ "pcr", required_argument, NULL, 'n' },
-		{ "algo", required_argument, NULL, 'a' },
-		{ "sig", no_argument, NULL, 's' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "no-sync", no_argument, NULL, 'S' },
-		{ "tpm", optional_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	static const struct cli_opt opts[] = {
+		{ "log", required_argument, 'l', 'l' },
+		{ "pcrs", required_argument, 'p', 'p' },
+		{ "banks", required_argument, 'B', 'B' },
+		{ "pcr", required_argument, 'n', 'n' },
+		CLI_OPT_ALGO('a'),
+		{ "sig", no_argument, 's', 's' },
+		{ "batch", required_argument, 'b', 'b' },
+		{ "no-sync", no_argument, 0, 'S' },
+		{ "tpm", optional_argument, 0, 'T' },
+		CLI_OPT_HELP,
 	};
 	const char *log = DEFAULT_LOG;
 	char *bankpath = NULL;
 	uint32_t banks = 1u << VG_HASH_SHA1 | 1u << VG_HASH_SHA256;
 	unsigned long pcr = VG_IMALOG_PCR_DEFAULT, batch = 64;
-	int algo = VG_HASH_SHA256, c, rc = EXIT_ERROR;
+	int c, rc = EXIT_ERROR;
 	bool sig = false, tpm = false;
 	const char *tcti = NULL;
 	struct vg_tpm *t = NULL;
@@ -158,9 +158,12 @@ int cmd_measure(int argc, char **argv)
 	size_t np = 0;
 	char *end;
 	int r;
+	struct cli_getopt g;
+	struct cli_cfgargs cf = { .algo = VG_HASH_SHA256 };
+	const struct cli_groups gr = { .cfg = &cf };
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "l:p:B:n:a:sb:h", opts, NULL)) != -1) {
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
+	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'l':
 			log = optarg;
@@ -183,11 +186,6 @@ int cmd_measure(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case 'a':
-			algo = cli_parse_algo(optarg);
-			if (algo < 0)
-				goto out;
-			break;
 		case 's':
 			sig = true;
 			break;
@@ -206,12 +204,8 @@ int cmd_measure(int argc, char **argv)
 			tpm = true;
 			tcti = optarg;
 			break;
-		case 'h':
-			fputs(help, stdout);
-			rc = EXIT_OK;
-			goto out;
 		default:
-			fputs(help, stderr);
+			rc = cli_opts_stop(help, c);
 			goto out;
 		}
 	}
@@ -274,7 +268,7 @@ int cmd_measure(int argc, char **argv)
 			rc = EXIT_ERROR;
 			continue;
 		}
-		r = vg_hasher_fd(h, fd, (unsigned int)algo, &pe[np].d, NULL, &d);
+		r = vg_hasher_fd(h, fd, (unsigned int)cf.algo, &pe[np].d, NULL, &d);
 		if (r >= 0 && sig)
 			sl = get_sig(fd, sigbuf, sizeof(sigbuf));
 		close(fd);

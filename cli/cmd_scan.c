@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "opts.h"
 #include "tree.h"
 #include "vigil/scan.h"
 
@@ -36,13 +37,12 @@ static const char help[] =
 	"  -o, --output DB        the database to write (--init)\n"
 	"  -C, --check DB         compare the recorded roots with DB\n"
 	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration); any key file\n"
-	"      --passphrase-file F  passphrase of a passphrase key file (else the terminal)\n"
-	"      --tcti STRING      TPM of a sealed key file (default $VIGIL_TCTI)\n"
-	"  -c, --config FILE      configuration (default " VG_CONFIG_DEFAULT ", if present)\n"
+	CLI_HELP_KEYOPTS
+	CLI_HELP_CONFIG
 	"  -a, --algo ALGO        content hash for --init (default from the config)\n"
-	"      --cross-mounts     also walk into other filesystems\n"
+	CLI_HELP_CROSS_MOUNTS
 	"  -j, --json             --check: one JSON object per change, then a summary\n"
-	"  -J, --jobs N           worker threads (default: one per CPU)\n"
+	CLI_HELP_JOBS("J")
 	"  -q, --quiet            no progress line, no summary\n"
 	"Exit status: 0 recorded / no change, 1 changes found, 2 usage or operational\n"
 	"error (an altered database included).\n";
@@ -291,86 +291,51 @@ static void report(struct scan *s, size_t checked, bool quiet)
 
 int cmd_scan(int argc, char **argv)
 {
-	enum { OPT_XDEV = 256 };
-	static const struct option opts[] = {
-		{ "init", no_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "check", required_argument, NULL, 'C' },
-		{ "hmac-key", required_argument, NULL, 'H' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "algo", required_argument, NULL, 'a' },
-		{ "cross-mounts", no_argument, NULL, OPT_XDEV },
-		{ "json", no_argument, NULL, 'j' },
-		{ "jobs", required_argument, NULL, 'J' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "passphrase-file", required_argument, NULL, 'P' },
-		{ "tcti", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	static const struct cli_opt opts[] = {
+		{ "init", no_argument, 'i', 'i' },
+		CLI_OPT_OUTPUT('o'),
+		{ "check", required_argument, 'C', 'C' },
+		CLI_OPT_HMAC_KEY('H'),
+		CLI_OPT_CONFIG('c'),
+		CLI_OPT_ALGO('a'),
+		CLI_OPT_CROSS_MOUNTS,
+		CLI_OPT_JSON('j'),
+		CLI_OPT_JOBS('J'),
+		CLI_OPT_QUIET('q'),
+		CLI_OPT_PASSPHRASE_FILE,
+		CLI_OPT_TCTI,
+		CLI_OPT_HELP,
 	};
-	const char *out = NULL, *check = NULL, *hkey = NULL, *config = NULL;
+	const char *check = NULL;
 	struct scan *s = NULL;
 	struct vg_config cfg;
 	struct vg_hmac_key hk = { 0 };
-	struct cli_keyopts ko = { 0 };
+	struct cli_getopt g;
+	struct cli_cfgargs cf = { .algo = -1 };
+	struct cli_keyargs k = { 0 };
+	struct cli_outargs o = { 0 };
 	struct tree_opts to = { .recursive = true, .all_links = true };
 	struct tree_stats st;
 	struct tree t;
 	struct vg_diag d = { 0 };
-	bool init = false, json = false, have_tree = false;
-	int algo = -1, c, rc = EXIT_ERROR;
+	bool init = false, have_tree = false;
+	int c, rc = EXIT_ERROR;
 	char **roots = NULL;
 	int nroots = 0;
+	const struct cli_groups gr = { .cfg = &cf, .tree = &to, .keys = &k, .out = &o };
 
 	vg_config_init(&cfg);
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "io:C:H:c:a:jJ:qh", opts, NULL)) != -1) {
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
+	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'i':
 			init = true;
 			break;
-		case 'o':
-			out = optarg;
-			break;
 		case 'C':
 			check = optarg;
 			break;
-		case 'H':
-			hkey = optarg;
-			break;
-		case 'c':
-			config = optarg;
-			break;
-		case 'a':
-			algo = cli_parse_algo(optarg);
-			if (algo < 0)
-				goto out;
-			break;
-		case OPT_XDEV:
-			to.cross_mounts = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'J':
-			if (cli_parse_jobs(optarg, &to.workers) < 0)
-				goto out;
-			break;
-		case 'q':
-			to.quiet = true;
-			break;
-		case 'P':
-			ko.passphrase_file = optarg;
-			break;
-		case 'T':
-			ko.tcti = optarg;
-			break;
-		case 'h':
-			fputs(help, stdout);
-			rc = EXIT_OK;
-			goto out;
 		default:
-			fputs(help, stderr);
+			rc = cli_opts_stop(help, c);
 			goto out;
 		}
 	}
@@ -378,7 +343,7 @@ int cmd_scan(int argc, char **argv)
 		cli_err("give exactly one of --init or --check DB");
 		goto out;
 	}
-	if (init && !out) {
+	if (init && !o.output) {
 		cli_err("--init needs --output DB");
 		goto out;
 	}
@@ -390,17 +355,15 @@ int cmd_scan(int argc, char **argv)
 		cli_err("--check walks the roots recorded in the database; give no PATH");
 		goto out;
 	}
-	if (cli_load_config(config, &cfg) < 0)
+	if (cli_load_config(cf.config, &cfg) < 0)
 		goto out;
-	if (!hkey)
-		hkey = cfg.hmac_key;
-	if (!hkey) {
+	if (!k.hmac_key)
+		k.hmac_key = cfg.hmac_key;
+	if (!k.hmac_key) {
 		cli_err("scan databases are authenticated: give --hmac-key KEYFILE or set key.hmac");
 		goto out;
 	}
-	if (!ko.tcti)
-		ko.tcti = cfg.tcti;
-	if (cli_load_hmac_key_opts(hkey, &ko, &hk) < 0)
+	if (cli_keyargs_load_hmac(&k, &cfg, &hk) < 0)
 		goto out;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -408,12 +371,12 @@ int cmd_scan(int argc, char **argv)
 		goto out;
 	}
 	pthread_mutex_init(&s->lock, NULL);
-	s->json = json;
+	s->json = o.json;
 	if (init) {
-		s->algo = algo >= 0 ? (unsigned int)algo : cfg.algo;
+		s->algo = cf.algo >= 0 ? (unsigned int)cf.algo : cfg.algo;
 		roots = argv + optind;
 		nroots = argc - optind;
-		if (vg_scan_db_create(out, s->algo, roots, (size_t)nroots, hk.key, hk.len, &s->db,
+		if (vg_scan_db_create(o.output, s->algo, roots, (size_t)nroots, hk.key, hk.len, &s->db,
 				      &d) < 0) {
 			cli_err("%s", d.msg);
 			goto out;
@@ -442,7 +405,7 @@ int cmd_scan(int argc, char **argv)
 	if (init) {
 		if (st.n[TREE_ERROR]) {
 			cli_err("%llu entries could not be recorded; %s not written",
-				(unsigned long long)st.n[TREE_ERROR], out);
+				(unsigned long long)st.n[TREE_ERROR], o.output);
 			goto out;
 		}
 		if (vg_scan_db_commit(s->db, &d) < 0) {
@@ -452,15 +415,15 @@ int cmd_scan(int argc, char **argv)
 		if (!to.quiet)
 			printf("recorded %llu entries (%llu files, %.1f MB) in %s\n",
 			       (unsigned long long)st.n[TREE_OK], (unsigned long long)st.files,
-			       (double)st.bytes / 1e6, out);
+			       (double)st.bytes / 1e6, o.output);
 		rc = EXIT_OK;
 	} else {
 		size_t checked = (size_t)(st.n[TREE_OK] + st.n[TREE_FAIL]);
 
 		for (size_t i = 0; i < vg_scan_db_count(s->db); i++) {
-			struct vg_scan_rec *r = vg_scan_db_rec(s->db, i);
+			struct vg_scan_rec *rec = vg_scan_db_rec(s->db, i);
 
-			if (!r->seen && add_change(s, r->path, CH_REMOVED, NULL) < 0)
+			if (!rec->seen && add_change(s, rec->path, CH_REMOVED, NULL) < 0)
 				goto out;
 		}
 		report(s, checked, to.quiet);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opts.h"
 
 static const char help[] =
 	"usage: vigil sign --key KEY.pem [--algo ALGO] [--keyid HEX] FILE...\n"
@@ -26,41 +27,26 @@ static const char help[] =
 
 int cmd_sign(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "key", required_argument, NULL, 'k' },
-		{ "algo", required_argument, NULL, 'a' },
-		{ "keyid", required_argument, NULL, 'I' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	static const struct cli_opt opts[] = {
+		CLI_OPT_KEY('k'),
+		CLI_OPT_ALGO('a'),
+		CLI_OPT_KEYID,
+		CLI_OPT_HELP,
 	};
-	const char *key = NULL, *keyid = NULL;
 	struct vg_signer *signer = NULL;
 	struct vg_hasher *h = NULL;
-	int algo = VG_HASH_SHA256, c, rc = EXIT_OK;
+	struct cli_getopt g;
+	struct cli_cfgargs cf = { .algo = VG_HASH_SHA256 };
+	struct cli_keyargs k = { 0 };
+	int c, rc = EXIT_OK;
+	const struct cli_groups gr = { .cfg = &cf, .keys = &k };
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "k:a:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'k':
-			key = optarg;
-			break;
-		case 'a':
-			algo = cli_parse_algo(optarg);
-			if (algo < 0)
-				return EXIT_ERROR;
-			break;
-		case 'I':
-			keyid = optarg;
-			break;
-		case 'h':
-			fputs(help, stdout);
-			return EXIT_OK;
-		default:
-			fputs(help, stderr);
-			return EXIT_ERROR;
-		}
-	}
-	if (!key) {
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
+	/* every option is a group's: what comes back ends the command */
+	c = cli_getopt_next(&g, argc, argv);
+	if (c != -1)
+		return cli_opts_stop(help, c);
+	if (!k.key) {
 		cli_err("--key KEY.pem is required");
 		return EXIT_ERROR;
 	}
@@ -68,7 +54,7 @@ int cmd_sign(int argc, char **argv)
 		cli_err("no FILE given");
 		return EXIT_ERROR;
 	}
-	if (cli_load_signer(key, keyid, &signer) < 0)
+	if (cli_load_signer(k.key, k.keyid, &signer) < 0)
 		return EXIT_ERROR;
 	if (vg_hasher_new(&h) < 0) {
 		vg_signer_free(signer);
@@ -83,7 +69,7 @@ int cmd_sign(int argc, char **argv)
 			rc = EXIT_ERROR;
 			continue;
 		}
-		if (vg_label_ima_fd(h, fd, (unsigned int)algo, signer, NULL, &d) < 0) {
+		if (vg_label_ima_fd(h, fd, (unsigned int)cf.algo, signer, NULL, &d) < 0) {
 			cli_file_err(argv[i], "%s", d.msg);
 			rc = EXIT_ERROR;
 		}

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "vigil/fileio.h"
 #include "vigil/hash.h"
 #include "vigil/outfile.h"
 
@@ -139,65 +140,36 @@ struct json_object *cli_json_path(const char *path)
 	return o;
 }
 
+struct json_object *cli_json_hex(const uint8_t *p, size_t n)
+{
+	char *h = malloc(2 * n + 1);
+	json_object *o;
+
+	if (!h)
+		return NULL;
+	vg_hex_encode(p, n, h);
+	o = json_object_new_string(h);
+	free(h);
+	return o;
+}
+
 int cli_read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_len)
 {
 	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0, cap = 1 << 16;
-	uint8_t *buf;
 	struct stat st;
-	int e = 0;
+	int r;
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		if ((uint64_t)st.st_size > max) {
-			if (fd)
-				close(fd);
-			return -EFBIG;
-		}
-		cap = (size_t)st.st_size + 1;	/* one read, and the EOF */
-	}
-	buf = malloc(cap);
-	while (buf) {
-		ssize_t n;
-
-		if (len == cap) {
-			/* pipes, devices and /proc files have no size: grow, to @max + 1 */
-			size_t ncap = cap > max / 2 ? max + 1 : cap * 2;
-			uint8_t *nb = len > max ? NULL : realloc(buf, ncap);
-
-			if (!nb) {
-				e = len > max ? -EFBIG : -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			e = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	/* a regular file is read in one allocation; pipes, devices and /proc
+	 * files (no size, or not the one fstat() gives) to their end */
+	if (fd && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		r = vg_fd_read_file(fd, max, ret, ret_len);
+	else
+		r = vg_fd_read_all(fd, max, ret, ret_len);
 	if (fd)
 		close(fd);
-	if (!buf)
-		return -ENOMEM;
-	if (e == 0 && len > max)
-		e = -EFBIG;
-	if (e < 0) {
-		free(buf);
-		return e;
-	}
-	buf[len] = 0;	/* the loop ends with len < cap */
-	*ret = buf;
-	*ret_len = len;
-	return 0;
+	return r;
 }
 
 int cli_open_regular(const char *path)

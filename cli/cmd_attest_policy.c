@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_attest_policy.c - `vigil attest policy create|check|import`: the
+ * reference policies of remote attestation, offline. create builds one
+ * from a known-good measurement list, a tree of files and a boot event
+ * log; check judges a measurement list against one; import converts a
+ * Keylime runtime policy. The verifier's copies (policy set|get|assign)
+ * are cmd_attest_remote.c's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "cmd_attest.h"
+#include "vigil/attest.h"
+#include "vigil/attest_boot.h"
+#include "vigil/dsse.h"
+#include "vigil/eventlog.h"
+#include "vigil/hash.h"
+#include "vigil/imalog.h"
+#include "vigil/outfile.h"
+
+/* NULL, "-", /dev/stdout: standard output; a fifo or device in place (cli_write_out) */
+static int write_out(const char *path, const char *data, size_t len)
+{
+	return cli_write_out(path, data, len, 0644, VG_OUTFILE_STREAM);
+}
+
+struct tree_ctx {
+	struct vg_refpolicy *p;
+	struct vg_hasher *h;
+	const char *dir;
+	const char *root;
+	unsigned int algo;
+	int err;
+};
+
+static struct tree_ctx *tctx;		/* nftw has no user pointer */
+
+static int tree_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct vg_digest dg;
+	struct vg_diag d = { 0 };
+	char key[4200];
+	size_t dl = strlen(tctx->dir);
+	int fd;
+
+	(void)ftw;
+	if (type != FTW_F || !S_ISREG(st->st_mode))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		cli_file_err(path, "%s", strerror(errno));
+		tctx->err = -1;
+		return 0;
+	}
+	if (vg_hasher_fd(tctx->h, fd, tctx->algo, &dg, NULL, &d) < 0) {
+		cli_file_err(path, "%s", d.msg);
+		tctx->err = -1;
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	snprintf(key, sizeof(key), "%s%s%s", strcmp(tctx->root, "/") ? tctx->root : "",
+		 path[dl] == '/' ? "" : "/", path + dl);
+	for (char *c = key; *c; c++)
+		if (*c == ' ')
+			*c = '_';		/* as the kernel names events */
+	if (vg_refpolicy_allow(tctx->p, key, &dg) < 0)
+		tctx->err = -1;
+	return 0;
+}
+
+static int policy_from_log(struct vg_refpolicy *p, const char *path)
+{
+	struct vg_imalog_buf scratch = { 0 };
+	struct vg_imalog_parser ps;
+	struct vg_imalog_entry e;
+	struct vg_diag d = { 0 };
+	const uint8_t *buf;
+	uint8_t *raw;
+	size_t rl, len;
+	unsigned int algo;
+	long n;
+	int r, rc = -1;
+
+	if (cli_attest_read(path, &raw, &rl) < 0)
+		return -1;
+	n = vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d);
+	if (n < 0) {
+		cli_file_err(path, "%s", d.msg);
+		goto out;
+	}
+	vg_imalog_parser_init(&ps, buf, len, algo);
+	while ((r = vg_imalog_parser_next(&ps, &e, &d)) == 1) {
+		const struct vg_imalog_field *fn = NULL, *fd = NULL;
+		struct vg_digest dg;
+		const uint8_t *db;
+		size_t dlen, pl;
+		unsigned int da;
+		char name[4200];
+
+		for (unsigned int i = 0; i < e.tmpl.nfields; i++) {
+			if (e.f[i].id == VG_IMAF_N_NG || e.f[i].id == VG_IMAF_N)
+				fn = &e.f[i];
+			if (e.f[i].id == VG_IMAF_D_NG || e.f[i].id == VG_IMAF_D || e.f[i].id == VG_IMAF_D_NGV2)
+				fd = &e.f[i];
+		}
+		if (!fn || !fd || e.violation)
+			continue;
+		for (unsigned int i = 0; i < e.tmpl.nfields; i++)
+			if (e.f[i].id == VG_IMAF_BUF)
+				fn = NULL;	/* ima-buf: not a file */
+		if (!fn || vg_imalog_field_digest(fd, &da, &db, &dlen, &d) < 0)
+			continue;
+		pl = fn->len;
+		if (pl && fn->data[pl - 1] == 0)
+			pl--;
+		if (pl >= sizeof(name))
+			continue;
+		memcpy(name, fn->data, pl);
+		name[pl] = 0;
+		dg.algo = (uint8_t)da;
+		dg.len = (uint8_t)dlen;
+		memcpy(dg.bytes, db, dlen);
+		if (vg_refpolicy_allow(p, name, &dg) < 0)
+			goto out;
+	}
+	if (r < 0 && r != -EMSGSIZE) {
+		cli_file_err(path, "%s", d.msg);
+		goto out;
+	}
+	rc = 0;
+out:
+	vg_imalog_buf_release(&scratch);
+	free(raw);
+	return rc;
+}
+
+static int emit_policy(const struct vg_refpolicy *p, const char *out)
+{
+	char *json;
+	long n = vg_refpolicy_to_json(p, &json);
+	int r;
+
+	if (n < 0) {
+		cli_err("out of memory");
+		return -1;
+	}
+	json[n] = '\n';		/* replaces the NUL: write n + 1 bytes */
+	r = write_out(out, json, (size_t)n + 1);
+	free(json);
+	return r;
+}
+
+/* --boot-log: pin PCRs 0-7 to the replay of a known-good boot log. Return: 0, -1 (reported). */
+static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned int bank)
+{
+	struct vg_eventlog *log = NULL;
+	struct vg_eventlog_pcrs pcrs;
+	struct vg_diag d = { 0 };
+	uint8_t *b;
+	size_t n;
+	int r;
+
+	if (cli_attest_read(path, &b, &n) < 0)
+		return -1;
+	r = vg_eventlog_parse(b, n, &log, &d);
+	free(b);
+	if (r == 0)
+		r = vg_eventlog_replay(log, bank, &pcrs, &d);
+	for (unsigned int i = 0; r == 0 && i < 8; i++)
+		r = vg_refpolicy_boot_pin(p, i, &pcrs.pcr[i]);
+	vg_eventlog_free(log);
+	if (r < 0) {
+		cli_file_err(path, "%s", d.msg[0] ? d.msg : strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+int cli_attest_policy_create(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "log", required_argument, NULL, 'l' },
+		{ "tree", required_argument, NULL, 't' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "algo", required_argument, NULL, 'a' },
+		{ "exclude", required_argument, NULL, 'x' },
+		{ "key", required_argument, NULL, 'k' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "boot-log", required_argument, NULL, 'B' },
+		{ "boot-bank", required_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *log = NULL, *tree = NULL, *root = "/", *out = NULL, *boot = NULL;
+	int boot_bank = VG_HASH_SHA256;
+	struct tree_ctx tc = { 0 };
+	struct vg_refpolicy *p;
+	struct vg_diag d = { 0 };
+	int c, algo = VG_HASH_SHA256, rc = EXIT_ERROR;
+
+	if (vg_refpolicy_new(&p) < 0)
+		return EXIT_ERROR;
+	while ((c = getopt_long(argc, argv, "l:t:r:a:x:k:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': log = optarg; break;
+		case 't': tree = optarg; break;
+		case 'r': root = optarg; break;
+		case 'a':
+			algo = cli_parse_algo(optarg);
+			if (algo < 0)
+				goto out;
+			break;
+		case 'x':
+			if (vg_refpolicy_exclude(p, optarg, &d) < 0) {
+				cli_err("--exclude: %s", d.msg);
+				goto out;
+			}
+			break;
+		case 'k': {
+			uint8_t *k;
+			size_t kl;
+
+			if (cli_attest_read(optarg, &k, &kl) < 0)
+				goto out;
+			if (vg_refpolicy_add_key(p, k, kl, &d) < 0) {
+				cli_file_err(optarg, "%s", d.msg);
+				free(k);
+				goto out;
+			}
+			free(k);
+			break;
+		}
+		case 'o': out = optarg; break;
+		case 'B': boot = optarg; break;
+		case 'K':
+			boot_bank = cli_parse_algo(optarg);
+			if (boot_bank < 0)
+				goto out;
+			break;
+		case 'h': fputs(cli_attest_help, stdout); rc = EXIT_OK; goto out;
+		default: goto out;
+		}
+	}
+	if ((!log && !tree && !boot) || optind != argc) {
+		cli_err("policy create needs --log LOG, --tree DIR, --boot-log FILE, or several");
+		goto out;
+	}
+	if (log && policy_from_log(p, log) < 0)
+		goto out;
+	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank) < 0)
+		goto out;
+	if (tree) {
+		tc.p = p;
+		tc.dir = tree;
+		tc.root = root;
+		tc.algo = (unsigned int)algo;
+		if (vg_hasher_new(&tc.h) < 0)
+			goto out;
+		tctx = &tc;
+		if (nftw(tree, tree_one, 32, FTW_PHYS | FTW_MOUNT) != 0) {
+			cli_file_err(tree, "%s", strerror(errno));
+			tc.err = -1;
+		}
+		vg_hasher_free(tc.h);
+		tctx = NULL;
+		if (tc.err)
+			goto out;
+	}
+	if (emit_policy(p, out) == 0)
+		rc = EXIT_OK;
+out:
+	vg_refpolicy_free(p);
+	return rc;
+}
+
+/* --policy-key FILE: add FILE's keys to *@keys. Return: 0, or -1 (reported). */
+static int add_policy_key(struct vg_dsse_keys **keys, const char *file)
+{
+	struct vg_diag d = { 0 };
+	uint8_t *b;
+	size_t n;
+	int r;
+
+	if (!*keys && vg_dsse_keys_new(keys) < 0) {
+		cli_err("out of memory");
+		return -1;
+	}
+	if (cli_attest_read(file, &b, &n) < 0)
+		return -1;
+	r = vg_dsse_keys_add(*keys, b, n, &d);
+	free(b);
+	if (r < 0) {
+		cli_file_err(file, "%s", d.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * @keys NULL: any policy form (an envelope unwrapped unchecked); else a
+ * DSSE envelope signed by one of @keys. Return: 0; 1 bad signature; -1
+ * other errors (all reported).
+ */
+static int load_policy_file(const char *path, const struct vg_dsse_keys *keys,
+			    struct vg_refpolicy **ret)
+{
+	struct vg_diag d = { 0 };
+	uint8_t *b;
+	size_t n;
+	int r;
+
+	if (cli_attest_read(path, &b, &n) < 0)
+		return -1;
+	r = keys ? vg_refpolicy_load_dsse(keys, b, n, ret, &d) : vg_refpolicy_load(b, n, ret, &d);
+	free(b);
+	if (r < 0) {
+		cli_file_err(path, "%s", d.msg);
+		return r == -EKEYREJECTED ? 1 : -1;
+	}
+	return 0;
+}
+
+static void print_verdict(const struct vg_attest_verdict *v)
+{
+	printf("FAIL %s", vg_attest_fail_id(v->fail));
+	if (v->entry >= 0)
+		printf(" entry=%" PRId64, v->entry);
+	if (v->path[0]) {
+		fputs(" path=", stdout);
+		cli_put_path(stdout, v->path);
+	}
+	if (v->digest[0])
+		printf(" digest=%s", v->digest);
+	printf(": %s\n", v->msg);
+}
+
+int cli_attest_policy_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "policy-key", required_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *pf = NULL;
+	struct vg_dsse_keys *keys = NULL;
+	struct vg_refpolicy *p = NULL;
+	struct vg_imalog_buf scratch = { 0 };
+	struct vg_attest_logstate st;
+	struct vg_attest_verdict v;
+	struct vg_diag d = { 0 };
+	const uint8_t *buf;
+	uint8_t *raw = NULL;
+	size_t rl, len;
+	unsigned int algo;
+	int c, r, rc = EXIT_ERROR;
+
+	while ((c = getopt_long(argc, argv, "p:K:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pf = optarg; break;
+		case 'K':
+			if (add_policy_key(&keys, optarg) < 0)
+				goto out;
+			break;
+		case 'h': fputs(cli_attest_help, stdout); rc = EXIT_OK; goto out;
+		default: goto out;
+		}
+	}
+	if (!pf || optind != argc - 1) {
+		cli_err("policy check needs --policy FILE and one LOG");
+		goto out;
+	}
+	r = load_policy_file(pf, keys, &p);
+	if (r > 0)
+		rc = EXIT_NOTVERIFIED;
+	if (r != 0 || cli_attest_read(argv[optind], &raw, &rl) < 0)
+		goto out;
+	if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
+		cli_file_err(argv[optind], "%s", d.msg);
+		goto out;
+	}
+	vg_attest_logstate_init(&st, VG_HASH_SHA256);
+	vg_attest_verdict_init(&v);
+	r = vg_attest_log_check(p, buf, len, algo, VG_ATTEST_PCR_IMA, NULL, &st, &v);
+	if (r < 0) {
+		cli_err("%s", strerror(-r));
+		goto out;
+	}
+	if (r == 1) {
+		print_verdict(&v);
+		rc = EXIT_NOTVERIFIED;
+		goto out;
+	}
+	printf("OK %" PRIu64 " entries\n", st.entries);
+	rc = EXIT_OK;
+out:
+	vg_imalog_buf_release(&scratch);
+	vg_refpolicy_free(p);
+	vg_dsse_keys_free(keys);
+	free(raw);
+	return rc;
+}
+
+int cli_attest_policy_import(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "policy-key", required_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *out = NULL;
+	struct vg_dsse_keys *keys = NULL;
+	struct vg_refpolicy *p = NULL;
+	int c, r, rc = EXIT_ERROR;
+
+	while ((c = getopt_long(argc, argv, "o:K:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'K':
+			if (add_policy_key(&keys, optarg) < 0)
+				goto done;
+			break;
+		case 'h': fputs(cli_attest_help, stdout); rc = EXIT_OK; goto done;
+		default: goto done;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_err("policy import needs one FILE");
+		goto done;
+	}
+	r = load_policy_file(argv[optind], keys, &p);
+	if (r > 0)
+		rc = EXIT_NOTVERIFIED;
+	if (r == 0 && emit_policy(p, out) == 0)
+		rc = EXIT_OK;
+done:
+	vg_refpolicy_free(p);
+	vg_dsse_keys_free(keys);
+	return rc;
+}
