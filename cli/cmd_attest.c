@@ -41,7 +41,6 @@
 #include "vigil/hash.h"
 #include "vigil/imalog.h"
 #include "vigil/outfile.h"
-#include "vigil/store.h"
 
 static const char help[] =
 	"usage: vigil attest quote-check --ak AK.pub (--msg MSG --sig SIG --pcrs PCRS |\n"

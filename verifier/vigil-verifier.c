@@ -68,7 +68,7 @@
 #include "vigil/dsse.h"
 #include "vigil/attest_api.h"
 #include "vigil/attest_boot.h"
-#include "vigil/store.h"
+#include "store.h"
 #include "vigil/auth.h"
 #include "http_auth.h"
 #include "http_guard.h"
