@@ -14,13 +14,18 @@
  *   hook process (privsep_hook.c, "vigil-hook"): forked before the
  *     sandbox when --on-fail is given, holds nothing; runs the operator's
  *     command (sh -c) outside the sandbox with the failure's four fields.
- *   A result-signing key, when there is one, gets a process of its own
- *   like the store's; the API's TLS key is still in the network process.
+ *   key process (keyproc.c, "vigil-key"): with --api-key, forked before
+ *     the store process; holds the API's TLS private key and signs the
+ *     handshakes of the network process (KEY_* messages), parsing nothing
+ *     else. A result-signing key, when there is one, gets one like it.
  */
 #ifndef VIGIL_VERIFIER_PRIVSEP_H
 #define VIGIL_VERIFIER_PRIVSEP_H
 
 #include <stddef.h>
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
 
 #include "store.h"
 
@@ -34,6 +39,29 @@
  * -errno (socketpair, fork).
  */
 int vg_privsep_store_open(char *url, struct vg_store **ret, struct vg_diag *diag);
+
+/*
+ * vg_privsep_forget_url - overwrite the passwords of @url in place with
+ * '*' (the URL keeps its shape for the log line) and wipe PGPASSWORD from
+ * the environment.
+ */
+void vg_privsep_forget_url(char *url);
+
+/*
+ * vg_privsep_key_start - fork the key process, which imports @key_pem and
+ * signs for us; @key_pem is wiped here (only the key process has the key
+ * after), @db's passwords in the key process. Call it before
+ * vg_privsep_store_open and before any thread starts. Then give
+ * libmicrohttpd vg_privsep_key_cert (MHD_OPTION_HTTPS_CERT_CALLBACK).
+ * Return: 0, -EBADMSG (a certificate or key that does not import: the
+ * diag says which), -errno.
+ */
+int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *db, struct vg_diag *diag);
+
+/* a gnutls_certificate_retrieve_function2: @cert_pem's chain and the external key */
+int vg_privsep_key_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+			const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+			gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey);
 
 /*
  * vg_privsep_hook_start - fork the hook process that runs @cmd (sh -c)

@@ -280,8 +280,7 @@ static const struct vg_store_ops ipc_ops = {
 	.set_timeout = c_set_timeout,
 };
 
-/* argv's URL keeps its shape for the log line, its passwords become '*'; PGPASSWORD is wiped */
-static void forget(char *url)
+void vg_privsep_forget_url(char *url)
 {
 	struct vg_store_span sp[8];
 	size_t n = vg_store_url_secrets(url, sp, sizeof(sp) / sizeof(sp[0]));
@@ -335,7 +334,7 @@ int vg_privsep_store_open(char *url, struct vg_store **ret, struct vg_diag *diag
 	r = sipc_get_done(&in, diag);
 	sipc_end(&in, WHO);
 	sipc_in_free(&in);
-	forget(url);
+	vg_privsep_forget_url(url);
 	if (r < 0) {
 		c_close(c);
 		free(s);

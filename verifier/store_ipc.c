@@ -38,6 +38,10 @@ static const struct { size_t min, max; } bounds[SIPC__COUNT] = {
 	[SIPC_POLICY] = { 4, 4 + SIPC_DOC_MAX },
 	[SIPC_HOOK_RUN] = { 16, 4 * (4 + SIPC_HOOK_FIELD_MAX) },
 	[SIPC_HOOK_DONE] = { 4, 4 },
+	[SIPC_KEY_INFO] = { 4, 4 },
+	[SIPC_KEY_SIGN_DATA] = { 12, 12 + SIPC_SIGN_IN_MAX },
+	[SIPC_KEY_SIGN_HASH] = { 12, 12 + SIPC_SIGN_IN_MAX },
+	[SIPC_KEY_ANSWER] = { 8, 8 + SIPC_SIG_MAX },
 };
 
 bool sipc_bounds(uint32_t t, size_t *min, size_t *max)

@@ -4,7 +4,8 @@
  * enum (the OpenBSD ntpd/relayd way): the network process asks the store
  * process (which alone holds the database credentials, store_proc.c) and
  * the hook process (which runs --on-fail, privsep_hook.c) over
- * socketpairs.
+ * socketpairs, and the key process (which alone holds the API's TLS key,
+ * keyproc.c).
  *
  * A frame is a header of two uint32 in host order (the peers are the
  * same binary on the same machine), type and payload length, then the
@@ -32,6 +33,8 @@
  *   SET_TIMEOUT ms               -> DONE
  *   OPEN_RESULT (store -> network, once, at start) = a DONE
  *   HOOK_RUN agent failure message path (network -> hook) -> HOOK_DONE
+ *   KEY_INFO flags, KEY_SIGN_DATA / KEY_SIGN_HASH algo flags bytes
+ *     (network -> key process, keyproc.c) -> KEY_ANSWER
  * DONE is: int32 result (0 or negative errno), uint32 diag set (0/1), the
  * diag's message. An agent is its 26 row columns (store_row.h) in order,
  * TEXT/BLOB as length + bytes, INT as int64; a verdict its 6 columns.
@@ -63,6 +66,10 @@ enum sipc_type {
 	SIPC_POLICY,		/* reply: a policy document */
 	SIPC_HOOK_RUN,		/* network -> hook process */
 	SIPC_HOOK_DONE,		/* hook process -> network: int32 exit status */
+	SIPC_KEY_INFO,		/* network -> key process: uint32 flags (gnutls_privkey_info_func) */
+	SIPC_KEY_SIGN_DATA,	/* uint32 algo, uint32 flags, the data to sign */
+	SIPC_KEY_SIGN_HASH,	/* uint32 algo, uint32 flags, the hash to sign */
+	SIPC_KEY_ANSWER,	/* key process -> network: int32 result, the signature */
 	SIPC__COUNT
 };
 
@@ -72,6 +79,8 @@ enum sipc_type {
 #define SIPC_DOC_MAX (64u << 20)	/* a policy document (--max-body: 32 MiB by default) */
 #define SIPC_MSG_MAX 256		/* a diag message */
 #define SIPC_HOOK_FIELD_MAX 1024	/* one field of HOOK_RUN */
+#define SIPC_SIGN_IN_MAX 16384		/* what a TLS handshake has signed (data or hash) */
+#define SIPC_SIG_MAX 2048		/* a signature (RSA 16384 bits) */
 
 /* Return: the bounds of a payload of type @t; false for an unknown type. */
 bool sipc_bounds(uint32_t t, size_t *min, size_t *max);

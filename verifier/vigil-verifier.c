@@ -1960,6 +1960,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db URL are required\n");
 		return 2;
 	}
+	if (key_pem && vg_privsep_key_start(key_pem, cert_pem, (char *)db, &dg) < 0) {
+		fprintf(stderr, "vigil-verifier: %s\n", dg.msg);
+		return 2;
+	}
 	if (vg_privsep_store_open((char *)db, &g.store, &dg) < 0) {	/* privsep.h */
 		fprintf(stderr, "vigil-verifier: %s\n", dg.msg);
 		return 2;
@@ -1990,8 +1994,7 @@ int main(int argc, char **argv)
 	 */
 	{
 		struct MHD_OptionItem tls[] = {
-			{ MHD_OPTION_HTTPS_MEM_CERT, 0, cert_pem },
-			{ MHD_OPTION_HTTPS_MEM_KEY, 0, key_pem },
+			{ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)vg_privsep_key_cert },	/* keyproc.c */
 			{ ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, ca_pem },
 			{ MHD_OPTION_END, 0, NULL },
 		};
