@@ -213,9 +213,10 @@ int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *db, struct v
 		gnutls_privkey_deinit(key);
 		return vg_diag_set(diag, -EBADMSG, "--api-key: %s", gnutls_strerror(r));
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+	r = sipc_socketpair(sv);
+	if (r < 0) {
 		gnutls_privkey_deinit(key);
-		return vg_diag_set(diag, -errno, "key process: socketpair: %s", strerror(errno));
+		return vg_diag_set(diag, r, "key process: socketpair: %s", strerror(-r));
 	}
 	fflush(NULL);
 	pid = fork();

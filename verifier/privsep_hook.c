@@ -83,10 +83,9 @@ int vg_privsep_hook_start(const char *cmd, struct vg_diag *diag)
 	int sv[2], r;
 	pid_t pid;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		r = -errno;
+	r = sipc_socketpair(sv);
+	if (r < 0)
 		return vg_diag_set(diag, r, "hook process: socketpair: %s", strerror(-r));
-	}
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {

@@ -79,12 +79,13 @@ static void row(struct sipc_in *in, struct want *w)
 		if (!w->cb_ret)
 			w->cb_ret = w->vcb(w->arg, &v);
 		break;
-	default:	/* SIPC_POLICY */
+	default:	/* SIPC_POLICY: the document moved to the front of the buffer, which is handed over */
 		p = sipc_get_bytes(in, SIPC_DOC_MAX, &len);
 		sipc_end(in, WHO);
-		*w->doc = malloc(len + 1);
+		memmove(in->p, p, len);
+		*w->doc = realloc(in->p, len + 1);
 		if (*w->doc) {
-			memcpy(*w->doc, p, len);
+			in->p = NULL;
 			(*w->doc)[len] = 0;
 			*w->doclen = len;
 		}
@@ -199,7 +200,7 @@ static int c_policy_put(void *ctx, const char *name, const char *doc, size_t len
 	if (len > SIPC_DOC_MAX || strlen(name) > SIPC_NAME_MAX - 1)
 		return vg_diag_set(diag, -EFBIG, "store: a policy over %u bytes", SIPC_DOC_MAX);
 	put_name(&o, name);
-	sipc_put_bytes(&o, doc, len);
+	sipc_put_tail(&o, doc, len);
 	return call(ctx, SIPC_POLICY_PUT, &o, NULL, diag);
 }
 
@@ -305,8 +306,8 @@ int vg_privsep_store_open(char *url, struct vg_store **ret, struct vg_diag *diag
 		free(s);
 		return vg_diag_set(diag, -ENOMEM, "store process");
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		r = -errno;
+	r = sipc_socketpair(sv);
+	if (r < 0) {
 		free(c);
 		free(s);
 		return vg_diag_set(diag, r, "store process: socketpair: %s", strerror(-r));

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include "store_ipc.h"
 #include "store_row.h"
@@ -104,6 +105,17 @@ void sipc_put_bytes(struct sipc_out *o, const void *p, size_t len)
 	put(o, p, len);
 }
 
+void sipc_put_tail(struct sipc_out *o, const void *p, size_t len)
+{
+	if (len > UINT32_MAX - o->len) {
+		o->err = -EMSGSIZE;
+		return;
+	}
+	sipc_put_u32(o, (uint32_t)len);
+	o->tail = p;
+	o->tail_len = len;
+}
+
 static void put_cols(struct sipc_out *o, const struct store_col *cols, const struct store_val *v,
 		     size_t n)
 {
@@ -157,15 +169,33 @@ static int write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
+int sipc_socketpair(int sv[2])
+{
+	int size = 4 << 20;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		/* capped by net.core.wmem_max / rmem_max: a smaller buffer only costs time */
+		setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+		setsockopt(sv[i], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	}
+	return 0;
+}
+
 int sipc_send(int fd, uint32_t t, struct sipc_out *o)
 {
-	uint32_t h[2] = { t, (uint32_t)o->len };
+	uint32_t h[2] = { t, (uint32_t)(o->len + o->tail_len) };
 	int r = o->err;
 
+	if (!r && o->len + o->tail_len > UINT32_MAX)
+		r = -EMSGSIZE;
 	if (!r)
 		r = write_all(fd, h, sizeof(h));
 	if (!r && o->len)
 		r = write_all(fd, o->p, o->len);
+	if (!r && o->tail_len)
+		r = write_all(fd, o->tail, o->tail_len);
 	free(o->p);
 	*o = (struct sipc_out){ 0 };
 	return r;

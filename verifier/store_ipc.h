@@ -85,19 +85,34 @@ enum sipc_type {
 /* Return: the bounds of a payload of type @t; false for an unknown type. */
 bool sipc_bounds(uint32_t t, size_t *min, size_t *max);
 
-/* An outgoing payload. On allocation failure @err is set and nothing more is added. */
+/*
+ * An outgoing payload. On allocation failure @err is set and nothing more
+ * is added. @tail: the bytes of a last field written after @p without a
+ * copy (sipc_put_tail), for policy documents.
+ */
 struct sipc_out {
 	uint8_t *p;
 	size_t len, cap;
 	int err;
+	const void *tail;
+	size_t tail_len;
 };
 
 void sipc_put_u32(struct sipc_out *o, uint32_t v);
 void sipc_put_i64(struct sipc_out *o, int64_t v);
 void sipc_put_bytes(struct sipc_out *o, const void *p, size_t len);
+/* like sipc_put_bytes, @p not copied: it must stay valid until sipc_send; the last field */
+void sipc_put_tail(struct sipc_out *o, const void *p, size_t len);
 void sipc_put_agent(struct sipc_out *o, const struct vg_store_agent *a);
 void sipc_put_verdict(struct sipc_out *o, const struct vg_store_verdict *v);
 void sipc_put_done(struct sipc_out *o, int r, const struct vg_diag *d);
+
+/*
+ * sipc_socketpair - a connected pair for one of our processes, with send
+ * and receive buffers of up to 4 MiB each (a policy document crosses in
+ * few context switches). Return: 0, -errno.
+ */
+int sipc_socketpair(int sv[2]);
 
 /*
  * sipc_send - frame @o (type @t) and write it whole to @fd; frees @o.

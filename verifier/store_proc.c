@@ -106,9 +106,9 @@ static void answer(int fd, struct vg_store *s, struct sipc_in *in)
 		sipc_end(in, WHO);
 		r = vg_store_policy_get(s, name, &doc, &len, &d);
 		if (r == 0) {
-			sipc_put_bytes(&o, doc, len);
-			free(doc);
+			sipc_put_tail(&o, doc, len);
 			reply(fd, SIPC_POLICY, &o);
+			free(doc);
 		}
 		break;
 	case SIPC_POLICY_DEL:
