@@ -83,12 +83,10 @@ static void row(struct sipc_in *in, struct want *w)
 		p = sipc_get_bytes(in, SIPC_DOC_MAX, &len);
 		sipc_end(in, WHO);
 		memmove(in->p, p, len);
-		*w->doc = realloc(in->p, len + 1);
-		if (*w->doc) {
-			in->p = NULL;
-			(*w->doc)[len] = 0;
-			*w->doclen = len;
-		}
+		*w->doc = (char *)in->p;	/* sipc_recv allocated one byte more */
+		in->p = NULL;
+		(*w->doc)[len] = 0;
+		*w->doclen = len;
 		break;
 	}
 }
@@ -126,8 +124,6 @@ static int call(struct sclient *c, uint32_t type, struct sipc_out *o, struct wan
 	pthread_mutex_unlock(&c->lock);
 	if (!w->many && w->row && w->rows != (r == 0))
 		sipc_die(WHO, "a row missing, or one with a failure");
-	if (w->row == SIPC_POLICY && r == 0 && !*w->doc)
-		return vg_diag_set(diag, -ENOMEM, "store: a policy document");
 	return w->cb_ret ? w->cb_ret : r;
 }
 

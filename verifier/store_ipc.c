@@ -243,7 +243,7 @@ int sipc_recv(int fd, struct sipc_in *in, const char *who)
 		sipc_die(who, "message length out of bounds");
 	in->type = h[0];
 	in->len = h[1];
-	in->p = malloc(in->len ? in->len : 1);
+	in->p = malloc(in->len + 1);	/* + 1: a document handed over gets its NUL in place */
 	if (!in->p)
 		return -ENOMEM;
 	r = read_all(fd, in->p, in->len, NULL);

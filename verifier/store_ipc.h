@@ -130,8 +130,9 @@ struct sipc_in {
 
 /*
  * sipc_recv - read one frame from @fd: the header, the bounds of its type
- * checked (sipc_die on a violation), then the payload. *@in->p is
- * malloc'd (free it with sipc_in_free). Return: 0, -EPIPE at the end of
+ * checked (sipc_die on a violation), then the payload. @in->p is
+ * malloc'd with one byte to spare after the payload (free it with
+ * sipc_in_free, or take it and set it NULL). Return: 0, -EPIPE at the end of
  * the stream before a header, -errno.
  */
 int sipc_recv(int fd, struct sipc_in *in, const char *who);
