@@ -7,6 +7,8 @@
 # holds no password (argv and environment scrubbed), and still registers
 # and attests an agent through the store process, on SQLite and on
 # PostgreSQL (a throwaway cluster on a unix socket, tests/lib-pg.sh).
+# With --api-cert/--api-key, the TLS key is in a key process of its own
+# and HTTPS works through it.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
@@ -54,14 +56,15 @@ stop_verifier() {
 	kill $VPID; wait $VPID 2>/dev/null
 	VPID=
 }
-# the store process: the child of the network process named vigil-store
-store_pid() {
+# the store (key) process: the child of the network process named vigil-store (vigil-key)
+child_pid() {
 	local p
 	for p in $(cat /proc/$VPID/task/*/children 2>/dev/null); do
-		[ "$(cat /proc/$p/comm 2>/dev/null)" = vigil-store ] && { echo $p; return 0; }
+		[ "$(cat /proc/$p/comm 2>/dev/null)" = "$1" ] && { echo $p; return 0; }
 	done
 	return 1
 }
+store_pid() { child_pid vigil-store; }
 fd_to() { ls -l /proc/$1/fd 2>/dev/null | grep -qF -- "$2"; }
 status_is() { grep -q "^$2:[[:space:]]*$3\$" /proc/$1/status; }
 attest() {	# WHAT: policy, registration, a trusted round
@@ -116,4 +119,26 @@ check "the start message names the store without the password" \
 attest PostgreSQL
 check_eq "PostgreSQL: the row is in the database" \
 	"$(vg_pg_psql -c "SELECT state FROM agents WHERE id = 'host1'")" 1
+stop_verifier
+
+# ---- the API's TLS key in a key process ----
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem \
+	-subj /CN=t0510-ca -days 2 >/dev/null 2>&1
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout api.key -out api.csr \
+	-subj /CN=127.0.0.1 >/dev/null 2>&1
+printf 'subjectAltName=IP:127.0.0.1\n' >api.ext
+openssl x509 -req -in api.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out api.pem -days 2 \
+	-extfile api.ext >/dev/null 2>&1
+"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/v3.db" --api-cert api.pem \
+	--api-key api.key 2>verifier-tls.err &
+VPID=$!
+for i in $(seq 100); do curl -s --cacert ca.pem "https://127.0.0.1:$VP/" >/dev/null 2>&1 && break; sleep 0.1; done
+KPID=$(child_pid vigil-key)
+check "TLS: a key process" test -n "$KPID"
+check "... with a pid of its own" test "${KPID:-$VPID}" != "$VPID"
+check_eq "TLS: the API answers over HTTPS, the handshake signed by the key process" \
+	"$(curl -s --cacert ca.pem -H "$ATT_HDR" -o /dev/null -w '%{http_code}' "https://127.0.0.1:$VP/v1/agents")" 200
+check_eq "TLS: ... over TLS 1.2 too" \
+	"$(curl -s --tlsv1.2 --tls-max 1.2 --cacert ca.pem -H "$ATT_HDR" -o /dev/null -w '%{http_code}' \
+	"https://127.0.0.1:$VP/v1/agents")" 200
 stop_verifier
