@@ -153,8 +153,12 @@ static int landlock(const char *db, const char *const *read, size_t n, struct vg
 	int rs, r = 0;
 	ssize_t sl;
 
-	if (abi < 1)
+	if (abi < 1) {
+		fprintf(stderr, "vigil-verifier: WARNING: this kernel has no Landlock: the network "
+			"process is kept from the database by seccomp (its unix socket) and by holding "
+			"no credentials only, not from the SQLite file\n");
 		return 1;
+	}
 	a.handled_access_fs = fs_rights(abi);
 	if (abi >= 6) {
 		a.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
