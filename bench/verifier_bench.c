@@ -40,7 +40,7 @@
 
 #include "vigil/attest.h"
 #include "vigil/imalog.h"
-#include "vigil/store.h"
+#include "store.h"
 
 static double now(void)
 {

@@ -127,3 +127,8 @@ vg_pg_cleanup() {
 	[ -n "$VG_PG_DIR" ] && vg_pg_stop
 	return 0
 }
+
+# vg_pg_socket: the path of the running cluster's unix socket
+vg_pg_socket() {
+	echo "$VG_PG_DIR/.s.PGSQL.$VG_PG_PORT"
+}

@@ -68,7 +68,8 @@
 #include "vigil/dsse.h"
 #include "vigil/attest_api.h"
 #include "vigil/attest_boot.h"
-#include "vigil/store.h"
+#include "privsep.h"
+#include "store.h"
 #include "vigil/auth.h"
 #include "http_auth.h"
 #include "http_guard.h"
@@ -476,20 +477,8 @@ static void notify(const struct vg_store_agent *a, const struct vg_store_verdict
 		free(b.p);
 		json_object_put(o);
 	}
-	if (g.on_fail) {
-		pid_t pid = fork();
-
-		if (pid == 0) {
-			setenv("VIGIL_AGENT", a->id, 1);
-			setenv("VIGIL_FAILURE", fid, 1);
-			setenv("VIGIL_MESSAGE", v->msg, 1);
-			setenv("VIGIL_PATH", v->path, 1);
-			execl("/bin/sh", "sh", "-c", g.on_fail, (char *)NULL);
-			_exit(127);
-		}
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-	}
+	if (g.on_fail)
+		vg_privsep_hook_run(a->id, fid, v->msg, v->path);	/* privsep_hook.c */
 }
 
 /* Return: 0, or -1 when the history could not be written (the caller keeps the old state). */
@@ -1971,11 +1960,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db URL are required\n");
 		return 2;
 	}
-	if (vg_store_open(db, &g.store, &dg) < 0) {
+	if (key_pem && vg_privsep_key_start(key_pem, cert_pem, (char *)db, &dg) < 0) {
+		fprintf(stderr, "vigil-verifier: %s\n", dg.msg);
+		return 2;
+	}
+	if (vg_privsep_store_open((char *)db, &g.store, &dg) < 0) {	/* privsep.h */
 		fprintf(stderr, "vigil-verifier: %s\n", dg.msg);
 		return 2;
 	}
 	vg_store_set_timeout(g.store, db_timeout * 1000);
+	if ((g.on_fail && vg_privsep_hook_start(g.on_fail, &dg) < 0) ||
+	    vg_privsep_sandbox(db, (const char *[]){ g.ek_ca, g.agent_ca, g.client_cert,
+			       g.client_key, g.auth_path }, 5, &dg) < 0) {
+		fprintf(stderr, "vigil-verifier: %s\n", dg.msg);
+		return 2;
+	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	sigaction(SIGTERM, &act, NULL);
 	sigaction(SIGHUP, &act, NULL);
@@ -1995,8 +1994,7 @@ int main(int argc, char **argv)
 	 */
 	{
 		struct MHD_OptionItem tls[] = {
-			{ MHD_OPTION_HTTPS_MEM_CERT, 0, cert_pem },
-			{ MHD_OPTION_HTTPS_MEM_KEY, 0, key_pem },
+			{ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)vg_privsep_key_cert },	/* keyproc.c */
 			{ ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, ca_pem },
 			{ MHD_OPTION_END, 0, NULL },
 		};

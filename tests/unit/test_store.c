@@ -28,7 +28,7 @@
 #include <cmocka.h>
 #include <libpq-fe.h>
 
-#include "vigil/store.h"
+#include "store.h"
 
 struct backend {
 	bool pg;

@@ -4,7 +4,7 @@
  *
  * One database file, WAL journal, three tables; the row encoding and the
  * column lists are the ones the PostgreSQL backend uses (store.c,
- * store_internal.h). Failure types are stored as their stable ids
+ * store_row.h). Failure types are stored as their stable ids
  * ("policy.digest"), not as numbers, so history survives enum changes.
  */
 #include <errno.h>
@@ -14,7 +14,7 @@
 
 #include <sqlite3.h>
 
-#include "store_internal.h"
+#include "store_row.h"
 
 static const char schema[] =
 	"PRAGMA journal_mode=WAL;"

@@ -1,30 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * store.c - the backend-neutral half of store.h: vg_store_open() choosing
- * a backend by URL, the wrappers over the ops, and what both backends
- * share (store_internal.h): the column lists, the encoding of agents and
- * verdicts to row values and back (failure types are stored as their
- * stable ids, "policy.digest", not as numbers, so history survives enum
- * changes), and the scrubbing of passwords out of store URLs.
- *
- * Moved here from store_sqlite.c: vg_agent_state_name, vg_store_open,
- * vg_store_close and the vg_store_* wrappers, the agent column list, and
- * the row decoding that was row_agent()/text()/blob() there.
+ * store_row.c - what both store backends share (store_row.h): the column
+ * lists, the encoding of agents and verdicts to row values and back
+ * (failure types are stored as their stable ids, "policy.digest", not as
+ * numbers, so history survives enum changes), and the SQL column lists.
+ * The backends call it; store.c, which dispatches to the backends, does
+ * not, so the dependency runs one way: store.c -> backends -> store_row.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
-#include "internal.h"
-
-static const char *const state_names[] = { "registered", "trusted", "failed", "unreachable" };
-
-const char *vg_agent_state_name(unsigned int s)
-{
-	return s < VG_ARRAY_SIZE(state_names) ? state_names[s] : NULL;
-}
+#include "store_row.h"
 
 const struct store_col store_agent_cols[STORE_AGENT_NCOLS] = {
 	{ "id", STORE_TEXT },		{ "url", STORE_TEXT },
@@ -218,178 +206,4 @@ int store_sql_list(char *buf, size_t cap, const struct store_col *cols, size_t n
 		len += (size_t)w;
 	}
 	return 0;
-}
-
-/* ---- passwords in store URLs ---- */
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-size_t vg_store_url_secrets(const char *url, struct vg_store_span *spans, size_t max)
-{
-	const char *sep = strstr(url, "://"), *p;
-	size_t n = 0;
-
-#define ADD(b, e) do { if (n < max) { spans[n].off = (size_t)((b) - url); \
-			spans[n].len = (size_t)((e) - (b)); } n++; } while (0)
-	if (sep && (size_t)(sep - url) < 16 && !memchr(url, '=', (size_t)(sep - url))) {
-		/* URI: scheme://[user[:password]@]host.../db?k=v&password=v */
-		const char *a = sep + 3, *e = a + strcspn(a, "/?#"), *at = NULL, *q;
-
-		for (p = a; p < e; p++)
-			if (*p == '@')
-				at = p;
-		if (at) {
-			const char *colon = memchr(a, ':', (size_t)(at - a));
-
-			if (colon)
-				ADD(colon + 1, at);
-		}
-		q = strchr(e, '?');
-		for (p = q; p && *p; ) {
-			const char *k = p + 1, *end = k + strcspn(k, "&#");
-
-			if (strncmp(k, "password=", 9) == 0)
-				ADD(k + 9, end);
-			p = *end == '&' ? end : NULL;
-		}
-		return n;
-	}
-	/* libpq conninfo: keyword = value | keyword = 'quoted \' value' */
-	for (p = url; *p; ) {
-		const char *k, *v;
-		size_t kl;
-
-		while (is_space(*p))
-			p++;
-		k = p;
-		while (*p && *p != '=' && !is_space(*p))
-			p++;
-		kl = (size_t)(p - k);
-		while (is_space(*p))
-			p++;
-		if (*p != '=')
-			break;
-		p++;
-		while (is_space(*p))
-			p++;
-		v = p;
-		if (*p == '\'') {
-			for (p++; *p && *p != '\''; p++)
-				if (*p == '\\' && p[1])
-					p++;
-			if (*p)
-				p++;
-		} else {
-			while (*p && !is_space(*p))
-				p++;
-		}
-		if (kl == 8 && strncmp(k, "password", 8) == 0)
-			ADD(v, p);
-	}
-#undef ADD
-	return n;
-}
-
-size_t vg_store_url_scrub(const char *url, char *out, size_t cap)
-{
-	struct vg_store_span s[8];
-	size_t n = vg_store_url_secrets(url, s, VG_ARRAY_SIZE(s)), len = 0, from = 0;
-
-	if (n > VG_ARRAY_SIZE(s))
-		n = VG_ARRAY_SIZE(s);
-#define PUT(p, l) do { for (size_t _i = 0; _i < (l); _i++, len++) \
-			if (len + 1 < cap) out[len] = (p)[_i]; } while (0)
-	for (size_t i = 0; i < n; i++) {
-		PUT(url + from, s[i].off - from);
-		PUT("***", 3);
-		from = s[i].off + s[i].len;
-	}
-	PUT(url + from, strlen(url + from));
-#undef PUT
-	if (cap)
-		out[len < cap ? len : cap - 1] = 0;
-	return len;
-}
-
-/* ---- backend choice and wrappers ---- */
-
-int vg_store_open(const char *url, struct vg_store **ret, struct vg_diag *diag)
-{
-	if (strncmp(url, "sqlite:", 7) == 0)
-		return vg_store_sqlite_open(url + 7, ret, diag);
-	if (strncmp(url, "postgresql:", 11) == 0 || strncmp(url, "postgres:", 9) == 0)
-		return vg_store_pg_open(url, ret, diag);
-	return vg_store_sqlite_open(url, ret, diag);
-}
-
-void vg_store_close(struct vg_store *s)
-{
-	if (!s)
-		return;
-	s->ops->close(s->ctx);
-	free(s);
-}
-
-void vg_store_set_timeout(struct vg_store *s, unsigned int ms)
-{
-	s->ops->set_timeout(s->ctx, ms);
-}
-
-int vg_store_agent_put(struct vg_store *s, const struct vg_store_agent *a, struct vg_diag *diag)
-{
-	return s->ops->agent_put(s->ctx, a, diag);
-}
-
-int vg_store_agent_get(struct vg_store *s, const char *id, struct vg_store_agent *ret,
-		       struct vg_diag *diag)
-{
-	return s->ops->agent_get(s->ctx, id, ret, diag);
-}
-
-int vg_store_agent_del(struct vg_store *s, const char *id, struct vg_diag *diag)
-{
-	return s->ops->agent_del(s->ctx, id, diag);
-}
-
-int vg_store_agent_update(struct vg_store *s, const struct vg_store_agent *old,
-			  const struct vg_store_agent *a, struct vg_diag *diag)
-{
-	return s->ops->agent_update(s->ctx, old, a, diag);
-}
-
-int vg_store_agent_list(struct vg_store *s, vg_store_agent_cb cb, void *arg, struct vg_diag *diag)
-{
-	return s->ops->agent_list(s->ctx, cb, arg, diag);
-}
-
-int vg_store_policy_put(struct vg_store *s, const char *name, const char *doc, size_t len,
-			struct vg_diag *diag)
-{
-	return s->ops->policy_put(s->ctx, name, doc, len, diag);
-}
-
-int vg_store_policy_get(struct vg_store *s, const char *name, char **ret, size_t *len,
-			struct vg_diag *diag)
-{
-	return s->ops->policy_get(s->ctx, name, ret, len, diag);
-}
-
-int vg_store_policy_del(struct vg_store *s, const char *name, struct vg_diag *diag)
-{
-	return s->ops->policy_del(s->ctx, name, diag);
-}
-
-int vg_store_verdict_add(struct vg_store *s, const char *id, const struct vg_store_verdict *v,
-			 struct vg_diag *diag)
-{
-	return s->ops->verdict_add(s->ctx, id, v, diag);
-}
-
-int vg_store_verdict_list(struct vg_store *s, const char *id, size_t max, vg_store_verdict_cb cb,
-			  void *arg, struct vg_diag *diag)
-{
-	return s->ops->verdict_list(s->ctx, id, max, cb, arg, diag);
 }

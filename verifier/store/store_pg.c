@@ -40,8 +40,8 @@
 #include <libpq-fe.h>
 #include <openssl/crypto.h>
 
-#include "store_internal.h"
-#include "internal.h"
+#include "store_row.h"
+#include "store_secret.h"
 
 enum {
 	S_AGENT_PUT,
@@ -92,14 +92,11 @@ static const char schema[] =
 	"CREATE INDEX IF NOT EXISTS verdicts_agent ON verdicts (agent, seq);"
 	"COMMIT";
 
-#define SECRETS_MAX 8
-
 struct pg {
 	PGconn *c;
 	bool prepared;			/* the statements exist on this connection */
 	char url[512];			/* scrubbed, for messages */
-	char secret[SECRETS_MAX][256];	/* passwords of the URL, raw and decoded: never in a message */
-	size_t nsecret;
+	struct store_secrets sec;	/* passwords of the URL: never in a message */
 	char sql[S__COUNT][2048];
 	struct vg_store_agent row;	/* agent_list's row */
 	unsigned int timeout_ms;	/* per statement */
@@ -111,96 +108,12 @@ static void no_notices(void *arg, const char *msg)
 	(void)msg;
 }
 
-/* @in's message on one line, every password replaced by "***" */
-static void clean_msg(const struct pg *q, const char *in, char *out, size_t cap)
-{
-	char line[1024];
-	size_t n = 0, o = 0;
-
-	for (const char *p = in ? in : ""; *p && n + 3 < sizeof(line); p++) {
-		if (*p == '\n' || *p == '\r') {
-			while (p[1] == '\n' || p[1] == '\r' || p[1] == '\t' || p[1] == ' ')
-				p++;
-			if (p[1]) {
-				line[n++] = ';';
-				line[n++] = ' ';
-			}
-			continue;
-		}
-		line[n++] = *p == '\t' ? ' ' : *p;
-	}
-	line[n] = 0;
-	for (size_t i = 0; i < n && o + 1 < cap; ) {
-		size_t hit = 0;
-
-		for (size_t k = 0; k < q->nsecret; k++) {	/* the longest that matches here */
-			size_t sl = strlen(q->secret[k]);
-
-			if (sl > hit && strncmp(line + i, q->secret[k], sl) == 0)
-				hit = sl;
-		}
-		if (!hit) {
-			out[o++] = line[i++];
-			continue;
-		}
-		for (const char *m = "***"; *m && o + 1 < cap; m++)
-			out[o++] = *m;
-		i += hit;
-	}
-	if (cap)
-		out[o] = 0;
-	OPENSSL_cleanse(line, sizeof(line));
-}
-
 static int conn_err(struct pg *q, struct vg_diag *diag, const char *what)
 {
 	char m[512];
 
-	clean_msg(q, PQerrorMessage(q->c), m, sizeof(m));
+	store_secrets_clean(&q->sec, PQerrorMessage(q->c), m, sizeof(m));
 	return vg_diag_set(diag, -EIO, "store: %s: %s: %s", q->url, what, m);
-}
-
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-static void add_secret(struct pg *q, const char *p, size_t len, bool decode)
-{
-	char *s;
-	size_t n = 0;
-
-	if (q->nsecret == SECRETS_MAX || len == 0 || len >= sizeof(q->secret[0]))
-		return;
-	s = q->secret[q->nsecret++];
-	for (size_t i = 0; i < len; i++) {
-		int hi = decode && p[i] == '%' && i + 2 < len ? hexval(p[i + 1]) : -1;
-		int lo = hi >= 0 ? hexval(p[i + 2]) : -1;
-
-		if (lo >= 0) {
-			s[n++] = (char)(hi << 4 | lo);
-			i += 2;
-		} else if (decode && p[i] == '\'' && (i == 0 || i == len - 1)) {
-			continue;	/* conninfo quotes */
-		} else {
-			s[n++] = p[i];
-		}
-	}
-	s[n] = 0;
-}
-
-static void remember_secrets(struct pg *q, const char *url)
-{
-	struct vg_store_span sp[4];
-	size_t n = vg_store_url_secrets(url, sp, VG_ARRAY_SIZE(sp));
-
-	if (n > VG_ARRAY_SIZE(sp))
-		n = VG_ARRAY_SIZE(sp);
-	for (size_t i = 0; i < n; i++) {
-		add_secret(q, url + sp[i].off, sp[i].len, false);
-		add_secret(q, url + sp[i].off, sp[i].len, true);
-	}
 }
 
 static int build_sql(struct pg *q)
@@ -271,7 +184,7 @@ static int prepare_all(struct pg *q, char *msg, size_t cap)
 			const char *pm = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
 			char m[400];
 
-			clean_msg(q, pm ? pm : PQerrorMessage(q->c), m, sizeof(m));
+			store_secrets_clean(&q->sec, pm ? pm : PQerrorMessage(q->c), m, sizeof(m));
 			snprintf(msg, cap, "prepare %s: %s", stmt_names[i], m);
 			PQclear(res);
 			return -EIO;
@@ -288,7 +201,7 @@ static int reconnect(struct pg *q, char *msg, size_t cap)
 	q->prepared = false;
 	PQreset(q->c);
 	if (PQstatus(q->c) != CONNECTION_OK || PQsetnonblocking(q->c, 1) != 0) {
-		clean_msg(q, PQerrorMessage(q->c), msg, cap);
+		store_secrets_clean(&q->sec, PQerrorMessage(q->c), msg, cap);
 		return -EIO;
 	}
 	return prepare_all(q, msg, cap);
@@ -430,7 +343,7 @@ static int run(struct pg *q, int stmt, const struct params *p, row_fn fn, void *
 		}
 		if (!PQsendQueryPrepared(q->c, stmt_names[stmt], p ? p->n : 0, p ? p->vals : NULL,
 					 p ? p->lens : NULL, p ? p->fmts : NULL, 1)) {
-			clean_msg(q, PQerrorMessage(q->c), msg, sizeof(msg));
+			store_secrets_clean(&q->sec, PQerrorMessage(q->c), msg, sizeof(msg));
 			failed = true;
 		} else {
 			PQsetSingleRowMode(q->c);
@@ -461,7 +374,7 @@ static int run(struct pg *q, int stmt, const struct params *p, row_fn fn, void *
 						const char *pm = PQresultErrorField(res,
 									PG_DIAG_MESSAGE_PRIMARY);
 
-						clean_msg(q, pm ? pm : PQerrorMessage(q->c), msg, sizeof(msg));
+						store_secrets_clean(&q->sec, pm ? pm : PQerrorMessage(q->c), msg, sizeof(msg));
 						failed = true;
 					}
 					break;
@@ -727,7 +640,7 @@ static void pg_close(void *ctx)
 	struct pg *q = ctx;
 
 	PQfinish(q->c);
-	OPENSSL_cleanse(q->secret, sizeof(q->secret));
+	OPENSSL_cleanse(&q->sec, sizeof(q->sec));
 	free(q);
 }
 
@@ -761,7 +674,7 @@ static int create_schema(struct pg *q, char *msg, size_t cap)
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		const char *pm = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
 
-		clean_msg(q, pm ? pm : PQerrorMessage(q->c), msg, cap);
+		store_secrets_clean(&q->sec, pm ? pm : PQerrorMessage(q->c), msg, cap);
 		r = -EIO;
 	}
 	PQclear(res);
@@ -786,7 +699,7 @@ int vg_store_pg_open(const char *url, struct vg_store **ret, struct vg_diag *dia
 		return -ENOMEM;
 	}
 	vg_store_url_scrub(url, q->url, sizeof(q->url));
-	remember_secrets(q, url);
+	store_secrets_remember(&q->sec, url);
 	if (strncmp(url, "postgresql://", 13) != 0 && strncmp(url, "postgres://", 11) != 0 &&
 	    !strchr(url, '=')) {
 		r = vg_diag_set(diag, -EINVAL, "store: %s: not a postgresql:// URL or a libpq "
@@ -828,7 +741,7 @@ int vg_store_pg_open(const char *url, struct vg_store **ret, struct vg_diag *dia
 	return 0;
 fail:
 	PQfinish(q->c);
-	OPENSSL_cleanse(q->secret, sizeof(q->secret));
+	OPENSSL_cleanse(&q->sec, sizeof(q->sec));
 	free(q);
 	free(s);
 	return r;

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * store_internal.h - what the store backends (store_sqlite.c, store_pg.c)
+ * store_row.h - what the store backends (store_sqlite.c, store_pg.c)
  * share, so that they cannot drift: the column lists of the agents and
  * verdicts tables, and the encoding of a struct to the column values of a
- * row and back (lib/store.c). A backend only moves column values between
+ * row and back (store_row.c). A backend only moves column values between
  * its database API and a struct store_val array; it never touches a field
- * of struct vg_store_agent itself. Not installed.
+ * of struct vg_store_agent itself. store.c does not include this header:
+ * it reaches the backends only through their open functions and ops.
  */
-#ifndef VIGIL_STORE_INTERNAL_H
-#define VIGIL_STORE_INTERNAL_H
+#ifndef VIGIL_STORE_ROW_H
+#define VIGIL_STORE_ROW_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vigil/store.h"
+#include "store.h"
 
 enum store_type {
 	STORE_TEXT,	/* bytes without NUL, decoded into a char[] (truncated, like snprintf) */
@@ -32,6 +33,8 @@ struct store_val {
 	size_t len;
 	int64_t i;
 };
+
+#define STORE_NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* vg_store_set_timeout()'s default */
 #define STORE_TIMEOUT_MS 10000

@@ -5,11 +5,11 @@
  * and counters, verified log offset and PCR), named reference policies,
  * and the verdict history.
  *
- * A backend is a struct vg_store_ops; SQLite (lib/store_sqlite.c) is the
- * default, PostgreSQL (lib/store_pg.c) serves a fleet of verifiers. Both
+ * A backend is a struct vg_store_ops; SQLite (store_sqlite.c) is the
+ * default, PostgreSQL (store_pg.c) serves a fleet of verifiers. Both
  * give the same results for the same sequence of operations (one test
  * body runs against both, tests/unit/test_store.c); what they share, the
- * row encoding of these structs, lives in lib/store.c.
+ * row encoding of these structs, lives in store_row.c.
  *
  * A store handle is not thread-safe: callers serialise (the verifier
  * holds a mutex around every call). Every write is one transaction.

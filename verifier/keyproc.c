@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * keyproc.c - the key process: the API's TLS private key (--api-key)
+ * lives only here. The network process gives libmicrohttpd a GnuTLS
+ * external key (gnutls_privkey_import_ext4) through
+ * MHD_OPTION_HTTPS_CERT_CALLBACK; its sign and info callbacks are
+ * requests over a socketpair (store_ipc.h: KEY_INFO, KEY_SIGN_DATA,
+ * KEY_SIGN_HASH, each answered by KEY_ANSWER), serialised by a mutex
+ * (libmicrohttpd's four threads handshake at once). The key process
+ * parses the key file once at start, then only those fixed messages: a
+ * network process taken over can have handshake data signed, but cannot
+ * carry the key away.
+ *
+ * Forked before the store process, so that the store process never has
+ * the key in its memory (the network process wipes its copy right after
+ * the fork); it forgets the --db URL's passwords itself (privsep.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <openssl/crypto.h>
+
+#include "privsep.h"
+#include "store_ipc.h"
+
+#define WHO "key process"
+#define PCERTS_MAX 16
+
+static int key_fd = -1;
+static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
+static gnutls_pcert_st pcerts[PCERTS_MAX];
+static unsigned int npcerts;
+static gnutls_privkey_t ext_key;
+
+static int info(gnutls_privkey_t key, unsigned int flags)
+{
+	unsigned int bits = 0;
+	int pk = gnutls_privkey_get_pk_algorithm(key, &bits);
+
+	if (flags & GNUTLS_PRIVKEY_INFO_PK_ALGO)
+		return pk;
+	if (flags & GNUTLS_PRIVKEY_INFO_PK_ALGO_BITS)
+		return (int)bits;
+	if (flags & GNUTLS_PRIVKEY_INFO_HAVE_SIGN_ALGO)
+		return gnutls_sign_supports_pk_algorithm(GNUTLS_FLAGS_TO_SIGN_ALGO(flags),
+							 (gnutls_pk_algorithm_t)pk) ? 1 : 0;
+	return 0;	/* GNUTLS_PRIVKEY_INFO_SIGN_ALGO: no preference */
+}
+
+static void answer(int fd, int r, const gnutls_datum_t *sig)
+{
+	struct sipc_out o = { 0 };
+	bool ok = sig && r == 0 && sig->size <= SIPC_SIG_MAX;
+
+	if (sig && r == 0 && !ok)
+		r = GNUTLS_E_INTERNAL_ERROR;	/* a signature over SIPC_SIG_MAX */
+	sipc_put_u32(&o, (uint32_t)r);
+	sipc_put_bytes(&o, ok ? sig->data : NULL, ok ? sig->size : 0);
+	if (sipc_send(fd, SIPC_KEY_ANSWER, &o) < 0)
+		_exit(0);
+}
+
+static _Noreturn void key_main(int fd, gnutls_privkey_t key)
+{
+	prctl(PR_SET_NAME, "vigil-key");
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close_range(3, (unsigned int)fd - 1, 0);	/* nothing of the parent's but stdio */
+	close_range((unsigned int)fd + 1, ~0u, 0);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	for (;;) {
+		struct sipc_in in;
+		gnutls_datum_t d, sig = { 0 };
+		uint32_t algo, flags;
+		size_t len;
+		int r;
+
+		if (sipc_recv(fd, &in, WHO) < 0)
+			break;
+		if (in.type == SIPC_KEY_INFO) {
+			flags = sipc_get_u32(&in);
+			sipc_end(&in, WHO);
+			answer(fd, info(key, flags), NULL);
+			sipc_in_free(&in);
+			continue;
+		}
+		if (in.type != SIPC_KEY_SIGN_DATA && in.type != SIPC_KEY_SIGN_HASH)
+			sipc_die(WHO, "not a key request");
+		algo = sipc_get_u32(&in);
+		flags = sipc_get_u32(&in);
+		d.data = (unsigned char *)sipc_get_bytes(&in, SIPC_SIGN_IN_MAX, &len);
+		d.size = (unsigned int)len;
+		sipc_end(&in, WHO);
+		if (in.type == SIPC_KEY_SIGN_DATA)
+			r = gnutls_privkey_sign_data2(key, (gnutls_sign_algorithm_t)algo, flags, &d, &sig);
+		else
+			r = gnutls_privkey_sign_hash2(key, (gnutls_sign_algorithm_t)algo, flags, &d, &sig);
+		answer(fd, r, &sig);
+		gnutls_free(sig.data);
+		sipc_in_free(&in);
+	}
+	gnutls_privkey_deinit(key);
+	_exit(0);
+}
+
+/* one request, its KEY_ANSWER: Return: its result; *@sig gnutls_malloc'd when given */
+static int ask(uint32_t t, uint32_t algo, uint32_t flags, const gnutls_datum_t *d, gnutls_datum_t *sig)
+{
+	struct sipc_out o = { 0 };
+	struct sipc_in in;
+	const uint8_t *p;
+	size_t len;
+	int r;
+
+	if (t == SIPC_KEY_INFO) {
+		sipc_put_u32(&o, flags);
+	} else {
+		if (d->size > SIPC_SIGN_IN_MAX)
+			return GNUTLS_E_INVALID_REQUEST;
+		sipc_put_u32(&o, algo);
+		sipc_put_u32(&o, flags);
+		sipc_put_bytes(&o, d->data, d->size);
+	}
+	pthread_mutex_lock(&key_lock);
+	if (sipc_send(key_fd, t, &o) < 0 || sipc_recv(key_fd, &in, "the key process's answer") < 0) {
+		fprintf(stderr, "vigil-verifier: the key process is gone\n");
+		_exit(2);
+	}
+	pthread_mutex_unlock(&key_lock);
+	if (in.type != SIPC_KEY_ANSWER)
+		sipc_die("the key process's answer", "not a KEY_ANSWER");
+	r = (int)sipc_get_u32(&in);
+	p = sipc_get_bytes(&in, SIPC_SIG_MAX, &len);
+	sipc_end(&in, "the key process's answer");
+	if (sig && r == 0) {
+		sig->data = gnutls_malloc(len ? len : 1);
+		sig->size = (unsigned int)len;
+		if (!sig->data)
+			r = GNUTLS_E_MEMORY_ERROR;
+		else if (len)
+			memcpy(sig->data, p, len);
+	}
+	sipc_in_free(&in);
+	return r;
+}
+
+static int ext_sign_data(gnutls_privkey_t key, gnutls_sign_algorithm_t algo, void *arg,
+			 unsigned int flags, const gnutls_datum_t *data, gnutls_datum_t *sig)
+{
+	(void)key;
+	(void)arg;
+	return ask(SIPC_KEY_SIGN_DATA, (uint32_t)algo, flags, data, sig);
+}
+
+static int ext_sign_hash(gnutls_privkey_t key, gnutls_sign_algorithm_t algo, void *arg,
+			 unsigned int flags, const gnutls_datum_t *hash, gnutls_datum_t *sig)
+{
+	(void)key;
+	(void)arg;
+	return ask(SIPC_KEY_SIGN_HASH, (uint32_t)algo, flags, hash, sig);
+}
+
+static int ext_info(gnutls_privkey_t key, unsigned int flags, void *arg)
+{
+	(void)key;
+	(void)arg;
+	return ask(SIPC_KEY_INFO, 0, flags, NULL, NULL);
+}
+
+int vg_privsep_key_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+			const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+			gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey)
+{
+	(void)session;
+	(void)req_ca_dn;
+	(void)nreqs;
+	(void)pk_algos;
+	(void)pk_algos_length;
+	*pcert = pcerts;
+	*pcert_length = npcerts;
+	*pkey = ext_key;
+	return 0;
+}
+
+int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *db, struct vg_diag *diag)
+{
+	gnutls_datum_t kd = { (unsigned char *)key_pem, (unsigned int)strlen(key_pem) };
+	gnutls_datum_t cd = { (unsigned char *)cert_pem, (unsigned int)strlen(cert_pem) };
+	gnutls_privkey_t key;
+	int sv[2], r;
+	pid_t pid;
+
+	npcerts = PCERTS_MAX;
+	r = gnutls_pcert_list_import_x509_raw(pcerts, &npcerts, &cd, GNUTLS_X509_FMT_PEM, 0);
+	if (r < 0)
+		return vg_diag_set(diag, -EBADMSG, "--api-cert: %s", gnutls_strerror(r));
+	if (gnutls_privkey_init(&key) < 0)
+		return vg_diag_set(diag, -ENOMEM, "key process");
+	r = gnutls_privkey_import_x509_raw(key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0);
+	OPENSSL_cleanse(key_pem, kd.size);	/* from here on, only the key process has it */
+	if (r < 0) {
+		gnutls_privkey_deinit(key);
+		return vg_diag_set(diag, -EBADMSG, "--api-key: %s", gnutls_strerror(r));
+	}
+	r = sipc_socketpair(sv);
+	if (r < 0) {
+		gnutls_privkey_deinit(key);
+		return vg_diag_set(diag, r, "key process: socketpair: %s", strerror(-r));
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		vg_privsep_forget_url(db);
+		key_main(sv[1], key);
+	}
+	r = -errno;
+	close(sv[1]);
+	gnutls_privkey_deinit(key);	/* our copy */
+	if (pid < 0) {
+		close(sv[0]);
+		return vg_diag_set(diag, r, "key process: fork: %s", strerror(-r));
+	}
+	key_fd = sv[0];
+	if (gnutls_privkey_init(&ext_key) < 0 ||
+	    gnutls_privkey_import_ext4(ext_key, NULL, ext_sign_data, ext_sign_hash, NULL, NULL,
+				       ext_info, 0) < 0)
+		return vg_diag_set(diag, -EIO, "key process: the external key");
+	return 0;
+}

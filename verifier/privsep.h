@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * privsep.h - vigil-verifier's processes, in the OpenBSD manner: a
+ * process that parses holds nothing; a process that holds secrets parses
+ * nothing.
+ *
+ *   network process (the original pid): libmicrohttpd (the REST API), the
+ *     rounds and every outbound call (agents, webhooks); parses everything
+ *     a peer sends. After startup it holds no database credential and
+ *     cannot reach the database: vg_privsep_sandbox (Landlock, seccomp).
+ *   store process (store_proc.c, "vigil-store"): forked first; holds the
+ *     --db URL, the SQLite file, the libpq connection and its password;
+ *     parses only the fixed, size-checked messages of store_ipc.h.
+ *   hook process (privsep_hook.c, "vigil-hook"): forked before the
+ *     sandbox when --on-fail is given, holds nothing; runs the operator's
+ *     command (sh -c) outside the sandbox with the failure's four fields.
+ *   key process (keyproc.c, "vigil-key"): with --api-key, forked before
+ *     the store process; holds the API's TLS private key and signs the
+ *     handshakes of the network process (KEY_* messages), parsing nothing
+ *     else. A result-signing key, when there is one, gets one like it.
+ */
+#ifndef VIGIL_VERIFIER_PRIVSEP_H
+#define VIGIL_VERIFIER_PRIVSEP_H
+
+#include <stddef.h>
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+
+#include "store.h"
+
+/*
+ * vg_privsep_store_open - fork the store process, which opens @url
+ * (vg_store_open) and answers store_ipc.h requests; *@ret is a store whose
+ * every operation is forwarded to it (serialised by a mutex: callable from
+ * any thread). Then @url's passwords are overwritten in place (it is
+ * argv's copy) and PGPASSWORD is wiped from our environment. Call it
+ * before any thread starts. Return: 0, the store's open error (its diag),
+ * -errno (socketpair, fork).
+ */
+int vg_privsep_store_open(char *url, struct vg_store **ret, struct vg_diag *diag);
+
+/*
+ * vg_privsep_forget_url - overwrite the passwords of @url in place with
+ * '*' (the URL keeps its shape for the log line) and wipe PGPASSWORD from
+ * the environment.
+ */
+void vg_privsep_forget_url(char *url);
+
+/*
+ * vg_privsep_key_start - fork the key process, which imports @key_pem and
+ * signs for us; @key_pem is wiped here (only the key process has the key
+ * after), @db's passwords in the key process. Call it before
+ * vg_privsep_store_open and before any thread starts. Then give
+ * libmicrohttpd vg_privsep_key_cert (MHD_OPTION_HTTPS_CERT_CALLBACK).
+ * Return: 0, -EBADMSG (a certificate or key that does not import: the
+ * diag says which), -errno.
+ */
+int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *db, struct vg_diag *diag);
+
+/* a gnutls_certificate_retrieve_function2: @cert_pem's chain and the external key */
+int vg_privsep_key_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+			const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+			gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey);
+
+/*
+ * vg_privsep_hook_start - fork the hook process that runs @cmd (sh -c)
+ * for vg_privsep_hook_run. Call it before vg_privsep_sandbox and before
+ * any thread starts. Return: 0, -errno.
+ */
+int vg_privsep_hook_start(const char *cmd, struct vg_diag *diag);
+
+/*
+ * vg_privsep_hook_run - run the hook with VIGIL_AGENT, VIGIL_FAILURE,
+ * VIGIL_MESSAGE, VIGIL_PATH set, and wait for it (as a fork and waitpid
+ * did before). Thread-safe. Return: its wait status, -ENOSYS (no hook
+ * process), -errno.
+ */
+int vg_privsep_hook_run(const char *agent, const char *failure, const char *msg, const char *path);
+
+/*
+ * vg_privsep_sandbox - confine the calling process, which must have a
+ * single thread (threads started later inherit the confinement): no new
+ * privileges; Landlock with every filesystem right the kernel knows
+ * handled and only reads (and /dev) allowed, beneath system directories
+ * that do not contain the database, plus the @n files @read (CA bundles,
+ * client certificates, the token list read again on SIGHUP); and a
+ * seccomp filter that refuses socket(AF_UNIX, ...) and io_uring.
+ * @db is the --db URL (its directory, for SQLite, is left out).
+ * Return: 0, 1 when the kernel has no Landlock (seccomp alone applied),
+ * -EBUSY (more than one thread), -errno.
+ */
+int vg_privsep_sandbox(const char *db, const char *const *read, size_t n, struct vg_diag *diag);
+
+#endif

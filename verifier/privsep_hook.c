@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * privsep_hook.c - the hook process: --on-fail CMD runs outside the
+ * network process's sandbox (an operator's command may log through
+ * /dev/log, write a file beside the database, or call setuid helpers,
+ * none of which the sandbox allows). Forked before the sandbox and after
+ * the store process, it holds no credential: only CMD. It reads one
+ * message type, HOOK_RUN (store_ipc.h: four capped, NUL-free fields),
+ * runs `sh -c CMD` with them in VIGIL_AGENT, VIGIL_FAILURE,
+ * VIGIL_MESSAGE and VIGIL_PATH, waits for it and answers HOOK_DONE with
+ * its wait status, so that vg_privsep_hook_run waits as the fork and
+ * waitpid in the network process did.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "privsep.h"
+#include "store_ipc.h"
+
+static int hook_fd = -1;
+static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static _Noreturn void hook_main(int fd, const char *cmd)
+{
+	static char f[4][SIPC_HOOK_FIELD_MAX + 1];
+
+	prctl(PR_SET_NAME, "vigil-hook");
+	/* nothing of the parent's but stdio and our socket (the store's socket, in the hook process) */
+	close_range(3, (unsigned int)fd - 1, 0);
+	close_range((unsigned int)fd + 1, ~0u, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	for (;;) {
+		struct sipc_in in;
+		struct sipc_out o = { 0 };
+		int st = -1;
+		pid_t pid;
+
+		if (sipc_recv(fd, &in, "hook process") < 0)
+			_exit(0);
+		if (in.type != SIPC_HOOK_RUN)
+			sipc_die("hook process", "not a HOOK_RUN");
+		for (int i = 0; i < 4; i++)
+			sipc_get_name(&in, f[i], sizeof(f[i]));
+		sipc_end(&in, "hook process");
+		sipc_in_free(&in);
+		pid = fork();
+		if (pid == 0) {
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+			signal(SIGHUP, SIG_DFL);
+			signal(SIGPIPE, SIG_DFL);
+			close(fd);
+			setenv("VIGIL_AGENT", f[0], 1);
+			setenv("VIGIL_FAILURE", f[1], 1);
+			setenv("VIGIL_MESSAGE", f[2], 1);
+			setenv("VIGIL_PATH", f[3], 1);
+			execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+			_exit(127);
+		}
+		if (pid > 0)
+			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+				;
+		sipc_put_u32(&o, (uint32_t)st);
+		if (sipc_send(fd, SIPC_HOOK_DONE, &o) < 0)
+			_exit(0);
+	}
+}
+
+int vg_privsep_hook_start(const char *cmd, struct vg_diag *diag)
+{
+	int sv[2], r;
+	pid_t pid;
+
+	r = sipc_socketpair(sv);
+	if (r < 0)
+		return vg_diag_set(diag, r, "hook process: socketpair: %s", strerror(-r));
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		hook_main(sv[1], cmd);
+	}
+	r = -errno;
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return vg_diag_set(diag, r, "hook process: fork: %s", strerror(-r));
+	}
+	hook_fd = sv[0];	/* the process ends when we do: the socket closes */
+	return 0;
+}
+
+static void put_field(struct sipc_out *o, const char *s)
+{
+	s = s ? s : "";
+	sipc_put_bytes(o, s, strnlen(s, SIPC_HOOK_FIELD_MAX));
+}
+
+int vg_privsep_hook_run(const char *agent, const char *failure, const char *msg, const char *path)
+{
+	struct sipc_out o = { 0 };
+	struct sipc_in in;
+	int r;
+
+	if (hook_fd < 0)
+		return -ENOSYS;
+	put_field(&o, agent);
+	put_field(&o, failure);
+	put_field(&o, msg);
+	put_field(&o, path);
+	pthread_mutex_lock(&hook_lock);
+	r = sipc_send(hook_fd, SIPC_HOOK_RUN, &o);
+	if (!r)
+		r = sipc_recv(hook_fd, &in, "the hook process's answer");
+	if (!r) {
+		if (in.type != SIPC_HOOK_DONE)
+			sipc_die("the hook process's answer", "not a HOOK_DONE");
+		r = (int)sipc_get_u32(&in);
+		sipc_end(&in, "the hook process's answer");
+		sipc_in_free(&in);
+	}
+	pthread_mutex_unlock(&hook_lock);
+	return r;
+}

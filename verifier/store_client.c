@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * store_client.c - the network process's side of the store process: a
+ * store.h backend whose every operation is one request over the
+ * socketpair and its replies (store_ipc.h), so the rest of the verifier
+ * calls vg_store_* unchanged. One mutex serialises the requests of all
+ * threads (a request and its replies, a streamed list included, are one
+ * exchange); the time limit of one call is the store process's own
+ * (--db-timeout, forwarded by set_timeout), as it was the backend's.
+ * List callbacks run here, in the caller's thread, as rows arrive; when
+ * one returns non-zero the remaining rows are read and dropped and its
+ * value is returned, as a backend stops.
+ *
+ * Also vg_privsep_store_open, which forks the store process and then
+ * forgets the credentials of the URL (privsep.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <openssl/crypto.h>
+
+#include "privsep.h"
+#include "store_ipc.h"
+#include "store_proc.h"
+
+#define WHO "the store process's answer"
+
+struct sclient {
+	int fd;
+	pid_t pid;
+	pthread_mutex_t lock;
+};
+
+/* what a request expects besides DONE */
+struct want {
+	uint32_t row;			/* SIPC_AGENT, SIPC_VERDICT, SIPC_POLICY or 0 */
+	bool many;			/* a list: any number of rows */
+	struct vg_store_agent *agent;	/* agent_get's or a list's row */
+	vg_store_agent_cb acb;
+	vg_store_verdict_cb vcb;
+	void *arg;
+	char **doc;
+	size_t *doclen;
+	int cb_ret;
+	size_t rows;
+};
+
+static _Noreturn void gone(void)
+{
+	fprintf(stderr, "vigil-verifier: the store process is gone\n");
+	_exit(2);
+}
+
+static void row(struct sipc_in *in, struct want *w)
+{
+	struct vg_store_verdict v;
+	size_t len;
+	const uint8_t *p;
+
+	if (in->type != w->row || (!w->many && w->rows))
+		sipc_die(WHO, "a reply that does not answer the request");
+	w->rows++;
+	switch (in->type) {
+	case SIPC_AGENT:
+		sipc_get_agent(in, w->agent);
+		sipc_end(in, WHO);
+		if (w->acb && !w->cb_ret)
+			w->cb_ret = w->acb(w->arg, w->agent);
+		break;
+	case SIPC_VERDICT:
+		sipc_get_verdict(in, &v);
+		sipc_end(in, WHO);
+		if (!w->cb_ret)
+			w->cb_ret = w->vcb(w->arg, &v);
+		break;
+	default:	/* SIPC_POLICY: the document moved to the front of the buffer, which is handed over */
+		p = sipc_get_bytes(in, SIPC_DOC_MAX, &len);
+		sipc_end(in, WHO);
+		memmove(in->p, p, len);
+		*w->doc = (char *)in->p;	/* sipc_recv allocated one byte more */
+		in->p = NULL;
+		(*w->doc)[len] = 0;
+		*w->doclen = len;
+		break;
+	}
+}
+
+static int call(struct sclient *c, uint32_t type, struct sipc_out *o, struct want *w,
+		struct vg_diag *diag)
+{
+	struct want none = { 0 };
+	int r;
+
+	if (!w)
+		w = &none;
+	if (o->err) {
+		free(o->p);
+		return vg_diag_set(diag, o->err, "store: a request too large");
+	}
+	pthread_mutex_lock(&c->lock);
+	if (sipc_send(c->fd, type, o) < 0)
+		gone();
+	for (;;) {
+		struct sipc_in in;
+
+		if (sipc_recv(c->fd, &in, WHO) < 0)
+			gone();
+		if (in.type != SIPC_DONE) {
+			row(&in, w);
+			sipc_in_free(&in);
+			continue;
+		}
+		r = sipc_get_done(&in, diag);
+		sipc_end(&in, WHO);
+		sipc_in_free(&in);
+		break;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!w->many && w->row && w->rows != (r == 0))
+		sipc_die(WHO, "a row missing, or one with a failure");
+	return w->cb_ret ? w->cb_ret : r;
+}
+
+static int put_name(struct sipc_out *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > SIPC_NAME_MAX - 1)
+		return -ENOENT;		/* longer than any stored name */
+	sipc_put_bytes(o, s, n);
+	return 0;
+}
+
+static int c_agent_put(void *ctx, const struct vg_store_agent *a, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+
+	sipc_put_agent(&o, a);
+	return call(ctx, SIPC_AGENT_PUT, &o, NULL, diag);
+}
+
+static int c_agent_get(void *ctx, const char *id, struct vg_store_agent *ret, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+	struct want w = { .row = SIPC_AGENT, .agent = ret };
+
+	if (put_name(&o, id) < 0)
+		return -ENOENT;
+	return call(ctx, SIPC_AGENT_GET, &o, &w, diag);
+}
+
+static int c_agent_del(void *ctx, const char *id, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+
+	if (put_name(&o, id) < 0)
+		return -ENOENT;
+	return call(ctx, SIPC_AGENT_DEL, &o, NULL, diag);
+}
+
+static int c_agent_list(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+	struct want w = { .row = SIPC_AGENT, .many = true, .acb = cb, .arg = arg };
+	int r;
+
+	w.agent = malloc(sizeof(*w.agent));
+	if (!w.agent)
+		return -ENOMEM;
+	r = call(ctx, SIPC_AGENT_LIST, &o, &w, diag);
+	free(w.agent);
+	return r;
+}
+
+static int c_agent_update(void *ctx, const struct vg_store_agent *old,
+			  const struct vg_store_agent *a, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+
+	sipc_put_agent(&o, old);
+	sipc_put_agent(&o, a);
+	return call(ctx, SIPC_AGENT_UPDATE, &o, NULL, diag);
+}
+
+static int c_policy_put(void *ctx, const char *name, const char *doc, size_t len,
+			struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+
+	if (len > SIPC_DOC_MAX || strlen(name) > SIPC_NAME_MAX - 1)
+		return vg_diag_set(diag, -EFBIG, "store: a policy over %u bytes", SIPC_DOC_MAX);
+	put_name(&o, name);
+	sipc_put_tail(&o, doc, len);
+	return call(ctx, SIPC_POLICY_PUT, &o, NULL, diag);
+}
+
+static int c_policy_get(void *ctx, const char *name, char **ret, size_t *len, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+	struct want w = { .row = SIPC_POLICY, .doc = ret, .doclen = len };
+
+	*ret = NULL;
+	if (put_name(&o, name) < 0)
+		return -ENOENT;
+	return call(ctx, SIPC_POLICY_GET, &o, &w, diag);
+}
+
+static int c_policy_del(void *ctx, const char *name, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+
+	if (put_name(&o, name) < 0)
+		return -ENOENT;
+	return call(ctx, SIPC_POLICY_DEL, &o, NULL, diag);
+}
+
+static int c_verdict_add(void *ctx, const char *id, const struct vg_store_verdict *v,
+			 struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+
+	if (put_name(&o, id) < 0)
+		return -ENOENT;
+	sipc_put_verdict(&o, v);
+	return call(ctx, SIPC_VERDICT_ADD, &o, NULL, diag);
+}
+
+static int c_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdict_cb cb,
+			  void *arg, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+	struct want w = { .row = SIPC_VERDICT, .many = true, .vcb = cb, .arg = arg };
+
+	if (put_name(&o, id) < 0)
+		return 0;	/* no such agent: no history */
+	sipc_put_i64(&o, (int64_t)max);
+	return call(ctx, SIPC_VERDICT_LIST, &o, &w, diag);
+}
+
+static void c_set_timeout(void *ctx, unsigned int ms)
+{
+	struct sipc_out o = { 0 };
+
+	sipc_put_u32(&o, ms);
+	call(ctx, SIPC_SET_TIMEOUT, &o, NULL, NULL);
+}
+
+static void c_close(void *ctx)
+{
+	struct sclient *c = ctx;
+
+	close(c->fd);		/* the store process closes the database and exits */
+	while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static const struct vg_store_ops ipc_ops = {
+	.agent_put = c_agent_put,
+	.agent_get = c_agent_get,
+	.agent_del = c_agent_del,
+	.agent_list = c_agent_list,
+	.agent_update = c_agent_update,
+	.policy_put = c_policy_put,
+	.policy_get = c_policy_get,
+	.policy_del = c_policy_del,
+	.verdict_add = c_verdict_add,
+	.verdict_list = c_verdict_list,
+	.close = c_close,
+	.set_timeout = c_set_timeout,
+};
+
+void vg_privsep_forget_url(char *url)
+{
+	struct vg_store_span sp[8];
+	size_t n = vg_store_url_secrets(url, sp, sizeof(sp) / sizeof(sp[0]));
+	char *pw = getenv("PGPASSWORD");
+
+	for (size_t i = 0; i < n && i < sizeof(sp) / sizeof(sp[0]); i++)
+		memset(url + sp[i].off, '*', sp[i].len);
+	if (pw)
+		OPENSSL_cleanse(pw, strlen(pw));
+	unsetenv("PGPASSWORD");
+}
+
+int vg_privsep_store_open(char *url, struct vg_store **ret, struct vg_diag *diag)
+{
+	struct sclient *c = calloc(1, sizeof(*c));
+	struct vg_store *s = calloc(1, sizeof(*s));
+	struct sipc_in in;
+	int sv[2], r;
+
+	if (!c || !s) {
+		free(c);
+		free(s);
+		return vg_diag_set(diag, -ENOMEM, "store process");
+	}
+	r = sipc_socketpair(sv);
+	if (r < 0) {
+		free(c);
+		free(s);
+		return vg_diag_set(diag, r, "store process: socketpair: %s", strerror(-r));
+	}
+	fflush(NULL);
+	c->pid = fork();
+	if (c->pid == 0) {
+		close(sv[0]);
+		store_proc_main(sv[1], url);
+	}
+	close(sv[1]);
+	c->fd = sv[0];
+	pthread_mutex_init(&c->lock, NULL);
+	if (c->pid < 0) {
+		r = -errno;
+		close(c->fd);
+		free(c);
+		free(s);
+		return vg_diag_set(diag, r, "store process: fork: %s", strerror(-r));
+	}
+	if (sipc_recv(c->fd, &in, WHO) < 0)
+		gone();
+	if (in.type != SIPC_DONE)
+		sipc_die(WHO, "not the result of the open");
+	r = sipc_get_done(&in, diag);
+	sipc_end(&in, WHO);
+	sipc_in_free(&in);
+	vg_privsep_forget_url(url);
+	if (r < 0) {
+		c_close(c);
+		free(s);
+		return r;
+	}
+	s->ops = &ipc_ops;
+	s->ctx = c;
+	*ret = s;
+	return 0;
+}

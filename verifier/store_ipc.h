@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store_ipc.h - every message between vigil-verifier's processes, in one
+ * enum (the OpenBSD ntpd/relayd way): the network process asks the store
+ * process (which alone holds the database credentials, store_proc.c) and
+ * the hook process (which runs --on-fail, privsep_hook.c) over
+ * socketpairs, and the key process (which alone holds the API's TLS key,
+ * keyproc.c).
+ *
+ * A frame is a header of two uint32 in host order (the peers are the
+ * same binary on the same machine), type and payload length, then the
+ * payload. The payload is never cast to a struct: it is read field by
+ * field (sipc_get_*), integers as uint32 / int64, variable-length fields
+ * as a uint32 length and the bytes, each length checked against the
+ * field's cap. A receiver checks the frame's length against the type's
+ * bounds before reading it, then that the fields consume it exactly; any
+ * violation (unknown type, a length out of bounds, a field over its cap,
+ * bytes left over, a reply that does not answer the request) ends the
+ * receiving process (sipc_die): a peer that breaks the protocol is not
+ * reasoned with.
+ *
+ * Requests and their replies (network -> store unless said):
+ *   AGENT_PUT agent              -> DONE
+ *   AGENT_GET id                 -> [AGENT] DONE   (AGENT when r == 0)
+ *   AGENT_DEL id                 -> DONE
+ *   AGENT_LIST                   -> AGENT* DONE    (rows streamed)
+ *   AGENT_UPDATE old agent       -> DONE
+ *   POLICY_PUT name doc          -> DONE
+ *   POLICY_GET name              -> [POLICY] DONE
+ *   POLICY_DEL name              -> DONE
+ *   VERDICT_ADD id verdict       -> DONE
+ *   VERDICT_LIST id max          -> VERDICT* DONE
+ *   SET_TIMEOUT ms               -> DONE
+ *   OPEN_RESULT (store -> network, once, at start) = a DONE
+ *   HOOK_RUN agent failure message path (network -> hook) -> HOOK_DONE
+ *   KEY_INFO flags, KEY_SIGN_DATA / KEY_SIGN_HASH algo flags bytes
+ *     (network -> key process, keyproc.c) -> KEY_ANSWER
+ * DONE is: int32 result (0 or negative errno), uint32 diag set (0/1), the
+ * diag's message. An agent is its 26 row columns (store_row.h) in order,
+ * TEXT/BLOB as length + bytes, INT as int64; a verdict its 6 columns.
+ */
+#ifndef VIGIL_VERIFIER_STORE_IPC_H
+#define VIGIL_VERIFIER_STORE_IPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+enum sipc_type {
+	SIPC_AGENT_PUT = 1,
+	SIPC_AGENT_GET,
+	SIPC_AGENT_DEL,
+	SIPC_AGENT_LIST,
+	SIPC_AGENT_UPDATE,
+	SIPC_POLICY_PUT,
+	SIPC_POLICY_GET,
+	SIPC_POLICY_DEL,
+	SIPC_VERDICT_ADD,
+	SIPC_VERDICT_LIST,
+	SIPC_SET_TIMEOUT,
+	SIPC_DONE,		/* reply: the result of a request (and of the open) */
+	SIPC_AGENT,		/* reply: one agent row */
+	SIPC_VERDICT,		/* reply: one verdict row */
+	SIPC_POLICY,		/* reply: a policy document */
+	SIPC_HOOK_RUN,		/* network -> hook process */
+	SIPC_HOOK_DONE,		/* hook process -> network: int32 exit status */
+	SIPC_KEY_INFO,		/* network -> key process: uint32 flags (gnutls_privkey_info_func) */
+	SIPC_KEY_SIGN_DATA,	/* uint32 algo, uint32 flags, the data to sign */
+	SIPC_KEY_SIGN_HASH,	/* uint32 algo, uint32 flags, the hash to sign */
+	SIPC_KEY_ANSWER,	/* key process -> network: int32 result, the signature */
+	SIPC__COUNT
+};
+
+/* caps of the variable-length fields */
+#define SIPC_NAME_MAX 4096		/* an agent id, a policy name (a NUL ends it) */
+#define SIPC_COL_MAX 4096		/* one TEXT/BLOB column of a row (ek_cert: 4096) */
+#define SIPC_DOC_MAX (64u << 20)	/* a policy document (--max-body: 32 MiB by default) */
+#define SIPC_MSG_MAX 256		/* a diag message */
+#define SIPC_HOOK_FIELD_MAX 1024	/* one field of HOOK_RUN */
+#define SIPC_SIGN_IN_MAX 16384		/* what a TLS handshake has signed (data or hash) */
+#define SIPC_SIG_MAX 2048		/* a signature (RSA 16384 bits) */
+
+/* Return: the bounds of a payload of type @t; false for an unknown type. */
+bool sipc_bounds(uint32_t t, size_t *min, size_t *max);
+
+/*
+ * An outgoing payload. On allocation failure @err is set and nothing more
+ * is added. @tail: the bytes of a last field written after @p without a
+ * copy (sipc_put_tail), for policy documents.
+ */
+struct sipc_out {
+	uint8_t *p;
+	size_t len, cap;
+	int err;
+	const void *tail;
+	size_t tail_len;
+};
+
+void sipc_put_u32(struct sipc_out *o, uint32_t v);
+void sipc_put_i64(struct sipc_out *o, int64_t v);
+void sipc_put_bytes(struct sipc_out *o, const void *p, size_t len);
+/* like sipc_put_bytes, @p not copied: it must stay valid until sipc_send; the last field */
+void sipc_put_tail(struct sipc_out *o, const void *p, size_t len);
+void sipc_put_agent(struct sipc_out *o, const struct vg_store_agent *a);
+void sipc_put_verdict(struct sipc_out *o, const struct vg_store_verdict *v);
+void sipc_put_done(struct sipc_out *o, int r, const struct vg_diag *d);
+
+/*
+ * sipc_socketpair - a connected pair for one of our processes, with send
+ * and receive buffers of up to 4 MiB each (a policy document crosses in
+ * few context switches). Return: 0, -errno.
+ */
+int sipc_socketpair(int sv[2]);
+
+/*
+ * sipc_send - frame @o (type @t) and write it whole to @fd; frees @o.
+ * Return: 0, -errno (the peer is gone), -ENOMEM (@o->err).
+ */
+int sipc_send(int fd, uint32_t t, struct sipc_out *o);
+
+/* An incoming payload: reading past its end or over a cap sets @bad. */
+struct sipc_in {
+	uint32_t type;
+	uint8_t *p;
+	size_t len, off;
+	bool bad;
+};
+
+/*
+ * sipc_recv - read one frame from @fd: the header, the bounds of its type
+ * checked (sipc_die on a violation), then the payload. @in->p is
+ * malloc'd with one byte to spare after the payload (free it with
+ * sipc_in_free, or take it and set it NULL). Return: 0, -EPIPE at the end of
+ * the stream before a header, -errno.
+ */
+int sipc_recv(int fd, struct sipc_in *in, const char *who);
+void sipc_in_free(struct sipc_in *in);
+
+uint32_t sipc_get_u32(struct sipc_in *in);
+int64_t sipc_get_i64(struct sipc_in *in);
+/* Return: the field's bytes (inside @in->p, @len set), NULL with @bad on a violation. */
+const uint8_t *sipc_get_bytes(struct sipc_in *in, size_t cap, size_t *len);
+/* a name into @buf (@cap, NUL-terminated): a NUL in it or @cap bytes or more is @bad */
+void sipc_get_name(struct sipc_in *in, char *buf, size_t cap);
+void sipc_get_agent(struct sipc_in *in, struct vg_store_agent *a);
+void sipc_get_verdict(struct sipc_in *in, struct vg_store_verdict *v);
+/* DONE's fields: Return: the result; @d (may be NULL) set when the sender's was */
+int sipc_get_done(struct sipc_in *in, struct vg_diag *d);
+/* the payload consumed exactly and nothing bad: or sipc_die */
+void sipc_end(struct sipc_in *in, const char *who);
+
+/* A protocol violation: say so on stderr and _exit(2). */
+_Noreturn void sipc_die(const char *who, const char *what);
+
+#endif

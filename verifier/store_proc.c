@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/*
+ * store_proc.c - the store process: forked by vg_privsep_store_open, it
+ * alone opens the database (the --db URL with its password, the SQLite
+ * file, the libpq connection) and answers the store_ipc.h requests of the
+ * network process, one at a time, with the real backend (store.h). It
+ * parses nothing but those messages; one that breaks the protocol ends it
+ * (sipc_die), and the network process, whose every store call then fails,
+ * with it. It ends when the network process closes the socket.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+
+#include "store_ipc.h"
+#include "store_proc.h"
+
+#define WHO "store process"
+
+/* one request at a time: the rows live here, not on the stack */
+static struct vg_store_agent a1, a2;
+static struct vg_store_verdict vd;
+static char name[SIPC_NAME_MAX + 1];
+
+static void reply(int fd, uint32_t t, struct sipc_out *o)
+{
+	if (sipc_send(fd, t, o) < 0)
+		_exit(0);	/* the network process is gone */
+}
+
+static void done(int fd, int r, const struct vg_diag *d)
+{
+	struct sipc_out o = { 0 };
+
+	sipc_put_done(&o, r, d);
+	reply(fd, SIPC_DONE, &o);
+}
+
+static int send_agent(void *arg, const struct vg_store_agent *a)
+{
+	struct sipc_out o = { 0 };
+
+	sipc_put_agent(&o, a);
+	reply(*(int *)arg, SIPC_AGENT, &o);
+	return 0;
+}
+
+static int send_verdict(void *arg, const struct vg_store_verdict *v)
+{
+	struct sipc_out o = { 0 };
+
+	sipc_put_verdict(&o, v);
+	reply(*(int *)arg, SIPC_VERDICT, &o);
+	return 0;
+}
+
+static void answer(int fd, struct vg_store *s, struct sipc_in *in)
+{
+	struct vg_diag d = { 0 };
+	struct sipc_out o = { 0 };
+	char *doc = NULL;
+	size_t len = 0;
+	const uint8_t *p;
+	uint64_t max;
+	int r;
+
+	switch (in->type) {
+	case SIPC_AGENT_PUT:
+		sipc_get_agent(in, &a1);
+		sipc_end(in, WHO);
+		r = vg_store_agent_put(s, &a1, &d);
+		break;
+	case SIPC_AGENT_GET:
+		sipc_get_name(in, name, sizeof(name));
+		sipc_end(in, WHO);
+		r = vg_store_agent_get(s, name, &a1, &d);
+		if (r == 0)
+			send_agent(&fd, &a1);
+		break;
+	case SIPC_AGENT_DEL:
+		sipc_get_name(in, name, sizeof(name));
+		sipc_end(in, WHO);
+		r = vg_store_agent_del(s, name, &d);
+		break;
+	case SIPC_AGENT_LIST:
+		sipc_end(in, WHO);
+		r = vg_store_agent_list(s, send_agent, &fd, &d);
+		break;
+	case SIPC_AGENT_UPDATE:
+		sipc_get_agent(in, &a1);
+		sipc_get_agent(in, &a2);
+		sipc_end(in, WHO);
+		r = vg_store_agent_update(s, &a1, &a2, &d);
+		break;
+	case SIPC_POLICY_PUT:
+		sipc_get_name(in, name, sizeof(name));
+		p = sipc_get_bytes(in, SIPC_DOC_MAX, &len);
+		sipc_end(in, WHO);
+		r = vg_store_policy_put(s, name, (const char *)p, len, &d);
+		break;
+	case SIPC_POLICY_GET:
+		sipc_get_name(in, name, sizeof(name));
+		sipc_end(in, WHO);
+		r = vg_store_policy_get(s, name, &doc, &len, &d);
+		if (r == 0) {
+			sipc_put_tail(&o, doc, len);
+			reply(fd, SIPC_POLICY, &o);
+			free(doc);
+		}
+		break;
+	case SIPC_POLICY_DEL:
+		sipc_get_name(in, name, sizeof(name));
+		sipc_end(in, WHO);
+		r = vg_store_policy_del(s, name, &d);
+		break;
+	case SIPC_VERDICT_ADD:
+		sipc_get_name(in, name, sizeof(name));
+		sipc_get_verdict(in, &vd);
+		sipc_end(in, WHO);
+		r = vg_store_verdict_add(s, name, &vd, &d);
+		break;
+	case SIPC_VERDICT_LIST:
+		sipc_get_name(in, name, sizeof(name));
+		max = (uint64_t)sipc_get_i64(in);
+		sipc_end(in, WHO);
+		r = vg_store_verdict_list(s, name, (size_t)max, send_verdict, &fd, &d);
+		break;
+	case SIPC_SET_TIMEOUT:
+		vg_store_set_timeout(s, sipc_get_u32(in));
+		sipc_end(in, WHO);
+		r = 0;
+		break;
+	default:
+		sipc_die(WHO, "not a request");
+	}
+	done(fd, r, &d);
+}
+
+_Noreturn void store_proc_main(int fd, const char *url)
+{
+	struct vg_diag d = { 0 };
+	struct vg_store *s = NULL;
+	int r;
+
+	prctl(PR_SET_NAME, "vigil-store");
+	close_range(3, (unsigned int)fd - 1, 0);	/* nothing of the parent's but stdio */
+	close_range((unsigned int)fd + 1, ~0u, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* a ^C or a TERM to the group is the network process's to handle: it closes us */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	r = vg_store_open(url, &s, &d);
+	done(fd, r < 0 ? r : 0, &d);
+	if (r < 0)
+		_exit(0);
+	for (;;) {
+		struct sipc_in in;
+
+		r = sipc_recv(fd, &in, WHO);
+		if (r < 0)
+			break;		/* closed: the network process is done */
+		answer(fd, s, &in);
+		sipc_in_free(&in);
+	}
+	vg_store_close(s);
+	_exit(0);
+}
