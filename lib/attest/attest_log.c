@@ -11,6 +11,11 @@
  * writer appends before it extends. Entries after the match are judged by
  * the policy but counted next time. A quote that keeps lagging while new
  * entries arrive is refused (Keylime's quote_progress rule).
+ *
+ * A round (vg_attest_evidence_check) is two steps that a verifier may also
+ * call apart: the quote, verified and decoded once, decides whether the
+ * agent rebooted and where the list must start; then the boot log and the
+ * list are judged and the state is committed, only on success.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -144,27 +149,40 @@ out:
 	return r;
 }
 
-int vg_attest_evidence_check(const struct vg_attest_ak *ak, const struct vg_refpolicy *pol,
-			     const struct vg_attest_request *req,
-			     const struct vg_attest_evidence *ev, struct vg_attest_state *st,
-			     bool *reboot, struct vg_attest_verdict *v)
+int vg_attest_evidence_quote(const struct vg_attest_ak *ak, const struct vg_attest_request *req,
+			     const struct vg_attest_evidence *ev, const struct vg_attest_state *st,
+			     struct vg_attest_quoted *ret, struct vg_attest_verdict *v)
 {
-	struct vg_attest_clock clk = st->clock;
-	struct vg_attest_logstate ls = st->log;
-	struct vg_tpms_attest q;
+	struct vg_attest_quoted q = { .from = st->clock, .clock = st->clock };
 	int r;
 
-	*reboot = false;
 	if (req->bank >= VG_HASH__LAST || !vg_hash_size(req->bank))
 		return -EINVAL;
 	r = vg_attest_quote_verify(ak, ev->attest, ev->attest_len, ev->sig, ev->sig_len, req,
-				   &ev->pcrs, &q, v);
+				   &ev->pcrs, &q.quote, v);
 	if (r)
 		return r;
-	r = vg_attest_clock_check(&clk, &q, reboot, v);
+	r = vg_attest_clock_check(&q.clock, &q.quote, &q.reboot, v);
 	if (r)
 		return r;
-	if (*reboot || ls.pcr.algo != req->bank)
+	q.restart_log = q.reboot || st->log.pcr.algo != req->bank;
+	q.log_offset = q.restart_log ? 0 : st->log.offset;
+	*ret = q;
+	return 0;
+}
+
+int vg_attest_evidence_judge(const struct vg_refpolicy *pol, const struct vg_attest_request *req,
+			     const struct vg_attest_evidence *ev, const struct vg_attest_quoted *q,
+			     struct vg_attest_state *st, struct vg_attest_verdict *v)
+{
+	struct vg_attest_logstate ls = st->log;
+	int r;
+
+	if (q->from.valid != st->clock.valid || q->from.clock != st->clock.clock ||
+	    q->from.reset_count != st->clock.reset_count ||
+	    q->from.restart_count != st->clock.restart_count)
+		return -EINVAL;
+	if (q->restart_log)
 		vg_attest_logstate_init(&ls, req->bank);
 	r = vg_attest_boot_check(ev->boot, pol, req, &ev->pcrs, v);
 	if (r)
@@ -185,7 +203,23 @@ int vg_attest_evidence_check(const struct vg_attest_ak *ak, const struct vg_refp
 		if (r)
 			return r;
 	}
-	st->clock = clk;
+	st->clock = q->clock;
 	st->log = ls;
 	return 0;
+}
+
+int vg_attest_evidence_check(const struct vg_attest_ak *ak, const struct vg_refpolicy *pol,
+			     const struct vg_attest_request *req,
+			     const struct vg_attest_evidence *ev, struct vg_attest_state *st,
+			     bool *reboot, struct vg_attest_verdict *v)
+{
+	struct vg_attest_quoted q;
+	int r;
+
+	*reboot = false;
+	r = vg_attest_evidence_quote(ak, req, ev, st, &q, v);
+	if (r)
+		return r;
+	*reboot = q.reboot;
+	return vg_attest_evidence_judge(pol, req, ev, &q, st, v);
 }

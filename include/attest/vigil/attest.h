@@ -384,6 +384,44 @@ int vg_attest_evidence_check(const struct vg_attest_ak *ak, const struct vg_refp
 			     const struct vg_attest_evidence *ev, struct vg_attest_state *st,
 			     bool *reboot, struct vg_attest_verdict *v);
 
+/*
+ * A round in two steps, for a verifier that must know the quote before it
+ * asks for the rest of the evidence (which boot it is, where the list must
+ * start): vg_attest_evidence_quote verifies and decodes the quote once and
+ * decides whether the agent rebooted; vg_attest_evidence_judge then takes
+ * the boot log and the list and commits. vg_attest_evidence_check is both.
+ */
+struct vg_attest_quoted {
+	struct vg_tpms_attest quote;	/* decoded; signature, nonce, PCRs verified */
+	struct vg_attest_clock from;	/* the state's clock it was judged against */
+	struct vg_attest_clock clock;	/* ... advanced to this quote */
+	bool reboot;			/* resetCount went up: a new boot */
+	bool restart_log;		/* the list is verified again from entry 0 */
+	uint64_t log_offset;		/* where the list sent must start */
+};
+
+/*
+ * vg_attest_evidence_quote - the quote of @ev (attest, sig, pcrs) verified
+ * with @ak against @req, and the clock check against @st: the only place
+ * that decides "reboot". Nothing in @st changes.
+ * Return: 0 (@ret set), 1 (@v), negative errno.
+ */
+int vg_attest_evidence_quote(const struct vg_attest_ak *ak, const struct vg_attest_request *req,
+			     const struct vg_attest_evidence *ev, const struct vg_attest_state *st,
+			     struct vg_attest_quoted *ret, struct vg_attest_verdict *v);
+
+/*
+ * vg_attest_evidence_judge - the rest of vg_attest_evidence_check for a
+ * quote @q that vg_attest_evidence_quote accepted for the same @req, @ev
+ * and @st: boot PCRs, the list from q->log_offset, the policy.
+ * On 0 the state is advanced; on 1 or an error it is unchanged.
+ * Return: 0, 1 (@v), -EINVAL (@st is not the state @q was judged
+ * against), negative errno.
+ */
+int vg_attest_evidence_judge(const struct vg_refpolicy *pol, const struct vg_attest_request *req,
+			     const struct vg_attest_evidence *ev, const struct vg_attest_quoted *q,
+			     struct vg_attest_state *st, struct vg_attest_verdict *v);
+
 /* Base64 (RFC 4648, no line breaks) into a malloc'd NUL-terminated string. Return: length, -ENOMEM. */
 long vg_attest_b64_encode(const uint8_t *buf, size_t len, char **ret);
 /* Base64 (whitespace ignored) into malloc'd bytes. Return: length, -EBADMSG, -ENOMEM. */
