@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bootlog_cache.c - per agent: whether it serves a boot event log and
+ * that log's replay (attest_boot.h), for the boot identified by the
+ * quote's resetCount/restartCount and the registered AK. A round costs a
+ * comparison of ten digests; the log is fetched again on a new boot, or
+ * after a boot.* failure (so that a reactivated agent is looked at anew).
+ * Not persisted: a restarted verifier fetches each log once more. The
+ * table is locked; an entry is used only by its agent's round (one at a
+ * time) and is freed only at exit, so it needs no lock of its own.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verifier.h"
+
+struct vf_bootc *vf_bootc_get(struct verifier *vf, const struct vg_store_agent *a)
+{
+	struct vg_digest h;
+	uint64_t fnv = 1469598103934665603ull;
+	struct vf_bootc **pp, *c;
+
+	if (vg_hash_buf(VG_HASH_SHA256, a->ak_pub, a->ak_pub_len, &h, NULL) < 0)
+		return NULL;
+	for (const char *s = a->id; *s; s++)
+		fnv = (fnv ^ (uint8_t)*s) * 1099511628211ull;
+	pthread_mutex_lock(&vf->bootc_lock);
+	pp = &vf->bootc_tab[fnv % VF_BOOTC_BUCKETS];
+	for (c = *pp; c; c = c->next)
+		if (strcmp(c->id, a->id) == 0)
+			break;
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (c) {
+			snprintf(c->id, sizeof(c->id), "%s", a->id);
+			c->next = *pp;
+			*pp = c;
+		}
+	}
+	pthread_mutex_unlock(&vf->bootc_lock);
+	if (!c)
+		return NULL;
+	if (memcmp(c->ak, h.bytes, sizeof(c->ak)) != 0) {	/* new or re-registered */
+		c->fetched = c->keyed = false;
+		memcpy(c->ak, h.bytes, sizeof(c->ak));
+	}
+	return c;
+}
+
+int vf_bootc_fetch(struct verifier *vf, const struct vg_store_agent *a, struct vf_bootc *c,
+		   struct vg_attest_verdict *v)
+{
+	struct vg_attest_verdict bv;
+	char url[1024], err[512], said[161];
+	struct vf_buf b = { 0 };
+	long code;
+	int r;
+
+	snprintf(url, sizeof(url), "%s/v1/bootlog", a->url);
+	code = vf->fetch(vf, url, NULL, true, vf->max_log, &b, err, sizeof(err));
+	if (code != 200 && code != 404) {
+		if (code > 0)
+			vf_peer_said(&b, said, sizeof(said));
+		vg_attest_fail(v, VG_AF_COMM, "boot log: %s%s", code < 0 ? err : "HTTP error: ",
+			       code < 0 ? "" : said);
+		free(b.p);
+		return -1;
+	}
+	c->fetched = true;
+	c->keyed = false;
+	c->have = code == 200;
+	c->malformed = false;
+	if (c->have) {
+		vg_attest_verdict_init(&bv);
+		r = vg_attest_boot_load(b.p ? b.p : (const uint8_t *)"", b.len, a->bank, &c->boot, &bv);
+		if (r < 0) {
+			free(b.p);
+			c->fetched = false;
+			vg_attest_fail(v, VG_AF_COMM, "verifier error: %s", strerror(-r));
+			return -1;
+		}
+		if (r == 1) {
+			c->malformed = true;
+			snprintf(c->msg, sizeof(c->msg), "%s", bv.msg);
+		}
+	}
+	free(b.p);
+	return 0;
+}
+
+int vf_bootc_boot(struct verifier *vf, const struct vg_store_agent *a, struct vf_bootc *c,
+		  const struct vg_tpms_attest *q, struct vg_attest_verdict *v)
+{
+	/* another boot (or resume): its log, replayed once */
+	if (c->keyed && (q->reset_count != c->reset || q->restart_count != c->restart) &&
+	    vf_bootc_fetch(vf, a, c, v) < 0)
+		return -1;
+	if (!c->keyed) {
+		c->keyed = true;
+		c->reset = q->reset_count;
+		c->restart = q->restart_count;
+	}
+	return 0;
+}
+
+void vf_bootc_free(struct verifier *vf)
+{
+	for (size_t i = 0; i < VF_BOOTC_BUCKETS; i++)
+		while (vf->bootc_tab[i]) {
+			struct vf_bootc *n = vf->bootc_tab[i]->next;
+
+			free(vf->bootc_tab[i]);
+			vf->bootc_tab[i] = n;
+		}
+}

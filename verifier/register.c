@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * register.c - registration of an agent (POST /v1/agents), as a function
+ * of the request body that returns the answer, so that it is tested
+ * without HTTP (tests/unit/test_verifier_register.c). The protocol: the
+ * agent's identity (EK public, EK certificate, AK public) from its
+ * /v1/identity; a known id keeps its EK; the EK certificate must match the
+ * EK and chain to --ek-ca when given; the AK must be a restricted signing
+ * key; then MakeCredential for the AK's name under the EK, and the agent
+ * must prove with HMAC(secret, id) that its TPM activated it
+ * (ActivateCredential: the AK is in the TPM of this EK). Only then is the
+ * agent stored, as registered, with the verifier's bank and PCRs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include "verifier.h"
+
+/* HTTP statuses of the answers (rest.c sends them) */
+enum {
+	ST_CREATED = 201,
+	ST_BAD_REQUEST = 400,
+	ST_FORBIDDEN = 403,
+	ST_CONFLICT = 409,
+	ST_INTERNAL = 500,
+	ST_BAD_GATEWAY = 502,
+};
+
+/* The agent record of a registration that passed. */
+static void agent_fill(const struct verifier *vf, const struct vg_api_register *rq,
+		       const struct vg_api_identity *idn, struct vg_store_agent *a)
+{
+	snprintf(a->id, sizeof(a->id), "%s", rq->id);
+	snprintf(a->url, sizeof(a->url), "%s", rq->url);
+	snprintf(a->policy, sizeof(a->policy), "%s", rq->policy);
+	memcpy(a->ek_pub, idn->ek_pub, idn->ek_pub_len);
+	a->ek_pub_len = idn->ek_pub_len;
+	memcpy(a->ek_cert, idn->ek_cert, idn->ek_cert_len);
+	a->ek_cert_len = idn->ek_cert_len;
+	memcpy(a->ak_pub, idn->ak_pub, idn->ak_pub_len);
+	a->ak_pub_len = idn->ak_pub_len;
+	a->state = VG_AGENT_REGISTERED;
+	a->bank = vf->bank;
+	a->mask = vf->mask;
+	vg_attest_logstate_init(&a->st.log, vf->bank);
+	a->registered_at = vf_now();
+}
+
+unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
+			 struct vf_answer *ans)
+{
+	struct vg_store_agent *a = calloc(1, sizeof(*a)), *old = calloc(1, sizeof(*old));
+	struct vg_api_identity *idn = calloc(1, sizeof(*idn));
+	struct vg_api_activate *act = calloc(1, sizeof(*act));
+	struct vg_api_register rq;
+	uint8_t secret[32], mac[32], proof[32];
+	size_t idl = sizeof(act->id_object), esl = sizeof(act->enc_secret), nl;
+	long code;
+	unsigned int ml = 0;
+	struct vg_attest_verdict v;
+	struct vg_attest_ak *ak = NULL;
+	struct vg_diag d = { 0 };
+	struct vf_buf b = { 0 };
+	char u[1024], err[512], said[161], *ab = NULL;
+	const uint8_t *name;
+	int r;
+
+	vg_attest_verdict_init(&v);
+	if (!a || !old || !idn || !act) {
+		vf_answer_error(ans, ST_INTERNAL, "out of memory");
+		goto out;
+	}
+	if (vg_api_register_parse((const uint8_t *)body, len, &rq, &d) < 0) {
+		vf_answer_error(ans, d.err == -ENOMEM ? ST_INTERNAL : ST_BAD_REQUEST, d.msg);
+		goto out;
+	}
+	snprintf(u, sizeof(u), "%s/v1/identity", rq.url);
+	code = vf->fetch(vf, u, NULL, true, 0, &b, err, sizeof(err));
+	if (code != 200) {
+		if (code > 0) {
+			vf_peer_said(&b, said, sizeof(said));
+			snprintf(err, sizeof(err), "identity: HTTP %ld: %s", code, said);
+		}
+		vf_answer_failure(ans, ST_BAD_GATEWAY, VG_AF_COMM, err);
+		goto out;
+	}
+	if (vg_api_identity_parse(b.p, b.len, idn, &d) < 0) {
+		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_MALFORMED, d.msg);
+		goto out;
+	}
+	/* a known id keeps its EK */
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_agent_get(vf->store, rq.id, old, &d);
+	pthread_mutex_unlock(&vf->lock);
+	if (r == 0 && (old->ek_pub_len != idn->ek_pub_len ||
+		       memcmp(old->ek_pub, idn->ek_pub, idn->ek_pub_len) != 0)) {
+		vf_answer_failure(ans, ST_CONFLICT, VG_AF_EK_CHANGED, "agent id is registered with "
+				  "another EK: remove it first");
+		goto out;
+	}
+	if (idn->ek_cert_len == 0) {
+		if (vf->ek_ca) {
+			vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_CERT, "the TPM has no EK "
+					  "certificate and --ek-ca requires one");
+			goto out;
+		}
+	} else if (vg_attest_ek_check(idn->ek_pub, idn->ek_pub_len, idn->ek_cert, idn->ek_cert_len,
+				      vf->ek_ca, &v) != 0) {
+		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_CERT, v.msg);
+		goto out;
+	}
+	if (vg_attest_ak_load(idn->ak_pub, idn->ak_pub_len, &ak, &d) < 0) {
+		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_AK, d.msg);
+		goto out;
+	}
+	name = vg_attest_ak_name(ak, &nl);
+	if (RAND_bytes(secret, sizeof(secret)) != 1 ||
+	    vg_attest_make_credential(idn->ek_pub, idn->ek_pub_len, name, nl, secret, sizeof(secret),
+				      act->id_object, &idl, act->enc_secret, &esl, &d) < 0) {
+		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_CERT,
+				  d.msg[0] ? d.msg : "MakeCredential");
+		goto out;
+	}
+	act->id_len = idl;
+	act->es_len = esl;
+	if (vg_api_activate_build(act, &ab) < 0) {
+		vf_answer_error(ans, ST_INTERNAL, "out of memory");
+		goto out;
+	}
+	snprintf(u, sizeof(u), "%s/v1/activate", rq.url);
+	free(b.p);
+	code = vf->fetch(vf, u, ab, true, 0, &b, err, sizeof(err));
+	HMAC(EVP_sha256(), secret, sizeof(secret), (const uint8_t *)rq.id, strlen(rq.id), mac, &ml);
+	OPENSSL_cleanse(secret, sizeof(secret));
+	if (code != 200 || vg_api_proof_parse(b.p, b.len, proof, &d) < 0 || ml != sizeof(mac) ||
+	    CRYPTO_memcmp(proof, mac, sizeof(mac)) != 0) {
+		if (code < 0)
+			snprintf(said, sizeof(said), "%.150s", err);
+		else if (code != 200)
+			vf_peer_said(&b, said, sizeof(said));
+		else
+			snprintf(said, sizeof(said), "%.150s", d.msg[0] ? d.msg : "wrong answer");
+		snprintf(err, sizeof(err), "the agent did not prove the AK is in the TPM of this EK "
+			 "(ActivateCredential: %s)", said);
+		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_CREDENTIAL, err);
+		goto out;
+	}
+	agent_fill(vf, &rq, idn, a);
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_agent_put(vf->store, a, &d);
+	pthread_mutex_unlock(&vf->lock);
+	if (r < 0) {
+		vf_answer_error(ans, ST_INTERNAL, d.msg);
+		goto out;
+	}
+	ans->code = ST_CREATED;
+	ans->body = vf_json_agent(a);
+out:
+	OPENSSL_cleanse(secret, sizeof(secret));
+	vg_attest_ak_free(ak);
+	free(ab);
+	free(b.p);
+	free(a);
+	free(old);
+	free(idn);
+	free(act);
+	return ans->code;
+}

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rest.c - the verifier's REST API on libmicrohttpd, for operators
+ * (`vigil attest` is its client); the only part of vigil-verifier that
+ * includes microhttpd.h (besides the shared http_* helpers):
+ *
+ *   POST   /v1/agents {id, url, policy}      register (201; 403 typed failure; 409 EK changed)
+ *   GET    /v1/agents                        {agents: [...]}
+ *   GET    /v1/agents/ID                     status
+ *   GET    /v1/agents/ID/history             {history: [...]} newest first
+ *   DELETE /v1/agents/ID
+ *   POST   /v1/agents/ID/reactivate          poll a failed agent again
+ *   PUT    /v1/agents/ID/policy {policy}     assign a policy, re-verify from entry 0
+ *   PUT    /v1/policies/NAME  (document)     vigil JSON, Keylime runtime policy, allowlist
+ *   GET    /v1/policies/NAME                 as vigil JSON
+ *
+ * Every route needs a credential (docs/api-auth.md), checked from the
+ * headers before the body is read: a bearer token (admin: every route;
+ * read: GETs), or a client certificate (admin or read by its CA); none
+ * with --insecure-no-auth. Routes are found on the path as sent, decoded
+ * strictly (vg_api_path_decode). Requests must arrive whole within
+ * --api-timeout (http_guard.c); bodies above --max-body get 413 before
+ * they are read. Registration is register.c's; this file only sends its
+ * answer.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <microhttpd.h>
+
+#include "verifier.h"
+#include "privsep.h"
+#include "http_auth.h"
+#include "http_guard.h"
+#include "http_util.h"
+
+struct vf_api {
+	struct MHD_Daemon *d;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, json_object *o)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+						       JSON_C_TO_STRING_NOSLASHESCAPE);
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), (void *)s,
+								 MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	json_object_put(o);
+	return ret;
+}
+
+static enum MHD_Result error(struct MHD_Connection *c, unsigned int code, const char *msg)
+{
+	struct vf_answer ans;
+
+	vf_answer_error(&ans, code, msg);
+	return reply(c, ans.code, ans.body);
+}
+
+/* "auth": "disabled" in every status answer when there is no authentication. */
+static json_object *auth_mark(const struct verifier *vf, json_object *o)
+{
+	if (vf->no_auth && o)
+		json_object_object_add(o, "auth", json_object_new_string("disabled"));
+	return o;
+}
+
+static int list_cb(void *arg, const struct vg_store_agent *a)
+{
+	json_object_array_add(arg, vf_json_agent(a));
+	return 0;
+}
+
+/* /v1/agents: POST registers (register.c), GET lists. */
+static enum MHD_Result h_agents(struct verifier *vf, struct MHD_Connection *c, const char *method,
+				const char *body, size_t len)
+{
+	json_object *o, *arr;
+	struct vg_diag ld = { 0 };
+	int lr;
+
+	if (strcmp(method, "POST") == 0) {
+		struct vf_answer ans;
+
+		vf_register(vf, body, len, &ans);
+		return reply(c, ans.code, ans.body);
+	}
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	pthread_mutex_lock(&vf->lock);
+	lr = vg_store_agent_list(vf->store, list_cb, arr, &ld);
+	pthread_mutex_unlock(&vf->lock);
+	json_object_object_add(o, "agents", arr);
+	auth_mark(vf, o);
+	if (lr < 0) {
+		json_object_put(o);
+		return error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, ld.msg);
+	}
+	return reply(c, MHD_HTTP_OK, o);
+}
+
+static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, const char *method,
+			       const struct vg_api_route *rt, const char *body, size_t len)
+{
+	struct vg_store_agent *a = malloc(sizeof(*a));
+	const char *id = rt->id;
+	struct vg_diag d = { 0 };
+	enum MHD_Result ret;
+	char pname[VG_API_ID_MAX] = "", err[512];
+	int r;
+
+	if (!a)
+		return MHD_NO;
+	/* the body is parsed before the lock is taken */
+	if (rt->ep == VG_API_AGENT_POLICY &&
+	    vg_api_policy_assign_parse((const uint8_t *)body, len, pname, &d) < 0) {
+		free(a);
+		return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+	}
+	pthread_mutex_lock(&vf->lock);
+	/* first: vf_policy_lookup may drop the lock while it parses (the agent is read after) */
+	if (*pname && !vf_policy_lookup(vf, pname, err, sizeof(err))) {
+		pthread_mutex_unlock(&vf->lock);
+		free(a);
+		return error(c, MHD_HTTP_BAD_REQUEST, err);
+	}
+	r = vg_store_agent_get(vf->store, id, a, &d);
+	if (r == -ENOENT) {
+		ret = error(c, MHD_HTTP_NOT_FOUND, "no such agent");
+	} else if (r < 0) {
+		ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
+	} else if (rt->ep == VG_API_AGENT && strcmp(method, "GET") == 0) {
+		ret = reply(c, MHD_HTTP_OK, auth_mark(vf, vf_json_agent(a)));
+	} else if (rt->ep == VG_API_AGENT_HISTORY) {
+		json_object *o = json_object_new_object(), *arr = json_object_new_array();
+
+		r = vg_store_verdict_list(vf->store, id, VF_HISTORY_MAX, vf_json_verdict_cb, arr, &d);
+		json_object_object_add(o, "id", json_object_new_string(id));
+		json_object_object_add(o, "history", arr);
+		auth_mark(vf, o);
+		if (r < 0) {
+			json_object_put(o);
+			ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
+		} else {
+			ret = reply(c, MHD_HTTP_OK, o);
+		}
+	} else if (rt->ep == VG_API_AGENT) {	/* DELETE */
+		ret = vg_store_agent_del(vf->store, id, &d) < 0
+			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
+			: reply(c, MHD_HTTP_OK, json_object_new_object());
+	} else if (rt->ep == VG_API_AGENT_REACTIVATE) {
+		a->state = VG_AGENT_REGISTERED;
+		ret = vg_store_agent_put(vf->store, a, &d) < 0
+			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
+			: reply(c, MHD_HTTP_OK, vf_json_agent(a));
+	} else {					/* VG_API_AGENT_POLICY */
+		snprintf(a->policy, sizeof(a->policy), "%s", pname);
+		a->state = VG_AGENT_REGISTERED;
+		vg_attest_logstate_init(&a->st.log, a->bank);	/* judge the whole list */
+		ret = vg_store_agent_put(vf->store, a, &d) < 0
+			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
+			: reply(c, MHD_HTTP_OK, vf_json_agent(a));
+	}
+	pthread_mutex_unlock(&vf->lock);
+	free(a);
+	return ret;
+}
+
+static enum MHD_Result h_policy(struct verifier *vf, struct MHD_Connection *c, const char *method,
+				const char *name, const char *body, size_t len)
+{
+	struct vg_refpolicy *p;
+	struct vg_diag d = { 0 };
+	enum MHD_Result ret;
+	char err[512];
+
+	if (strcmp(method, "PUT") == 0) {
+		int r;
+
+		/* linear in the upload (attest_policy.c), and at most two at once */
+		if (atomic_fetch_add(&vf->policy_checks, 1) >= VF_POLICY_CHECKS_MAX) {
+			atomic_fetch_sub(&vf->policy_checks, 1);
+			return error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "two policy uploads are being "
+				     "checked already: retry");
+		}
+		r = vf_policy_load(vf, (const uint8_t *)body, len, &p, &d);
+		atomic_fetch_sub(&vf->policy_checks, 1);
+		if (r < 0)
+			return error(c, r == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE : MHD_HTTP_BAD_REQUEST,
+				     d.msg);
+		vg_refpolicy_free(p);
+		pthread_mutex_lock(&vf->lock);
+		if (vg_store_policy_put(vf->store, name, body, len, &d) < 0) {
+			ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
+		} else {
+			vf->policy_gen++;
+			vf_policy_forget(vf, name);
+			ret = reply(c, MHD_HTTP_OK, json_object_new_object());
+		}
+		pthread_mutex_unlock(&vf->lock);
+		return ret;
+	}
+	if (strcmp(method, "GET") == 0) {
+		char *json = NULL;
+
+		pthread_mutex_lock(&vf->lock);
+		p = vf_policy_lookup(vf, name, err, sizeof(err));
+		if (p && vg_refpolicy_to_json(p, &json) > 0) {
+			json_object *o = json_tokener_parse(json);
+
+			ret = o ? reply(c, MHD_HTTP_OK, o) : error(c, 500, "policy serialisation");
+			err[0] = 0;
+		} else {
+			ret = error(c, MHD_HTTP_NOT_FOUND, err);
+		}
+		pthread_mutex_unlock(&vf->lock);
+		free(json);
+		return ret;
+	}
+	return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or PUT");
+}
+
+struct upload {
+	char *buf;
+	size_t len, cap;
+	bool started;			/* the headers were seen */
+	bool answered;			/* refused before the body (401, 403, 400, 413) */
+	int path_err;			/* vg_api_path_decode of the URI as sent */
+	char path[VG_API_PATH_MAX];	/* ... or its message */
+};
+
+/*
+ * MHD_OPTION_URI_LOG_CALLBACK: the URI as the client sent it, before
+ * MHD's own decoding (which turns "%00" into a NUL that ends the string).
+ * Its return value is the request's *con_cls.
+ */
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct upload *u = calloc(1, sizeof(*u));
+
+	(void)cls;
+	(void)c;
+	if (u)
+		u->path_err = http_path_decode(uri, u->path, sizeof(u->path));
+	return u;
+}
+
+/*
+ * Who may do this: a GET needs read, anything else admin. A client
+ * certificate from --api-client-ca is admin; else a bearer token.
+ * Return: MHD_YES (allowed: *@ok set) or the queued refusal.
+ */
+static enum MHD_Result authorize(struct verifier *vf, struct MHD_Connection *c,
+				 const char *method, bool *ok)
+{
+	unsigned int need = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ?
+			    VG_AUTH_READ : VG_AUTH_ADMIN;
+	char id[VG_AUTH_ID_LEN + 1];
+	int role;
+
+	*ok = false;
+	if (vf->no_auth) {
+		*ok = true;
+		return MHD_YES;
+	}
+	role = 0;
+	if (vf->api_client_ca && http_client_cert_ok(c)) {
+		/* the handshake trusted both CAs: which one says the role */
+		if (http_client_cert_from(c, vf->admin_ca))
+			role = VG_AUTH_ADMIN;
+		else if (http_client_cert_from(c, vf->read_ca))
+			role = VG_AUTH_READ;
+	}
+	if (!role) {
+		pthread_rwlock_rdlock(&vf->auth_lock);
+		role = http_auth_role(c, vf->auth, id);
+		pthread_rwlock_unlock(&vf->auth_lock);
+	}
+	if (role == -ENOKEY)
+		return http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-verifier",
+					"a credential is required: Authorization: Bearer TOKEN "
+					"(vigil attest --token-file) or a client certificate");
+	if (role < 0) {
+		fprintf(stderr, "vigil-verifier: refused %s%s\n", role == -EBADMSG ? "a malformed token" :
+			"token ", role == -EBADMSG ? "" : id);
+		return http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-verifier",
+					"the bearer token is not valid here");
+	}
+	/* admin implies read */
+	if (need == VG_AUTH_ADMIN && role != VG_AUTH_ADMIN)
+		return http_auth_refuse(c, MHD_HTTP_FORBIDDEN, "vigil-verifier",
+					"this credential may read, not change state (an admin "
+					"token is needed)");
+	*ok = true;
+	return MHD_YES;
+}
+
+static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, const char *method,
+			      struct upload *u)
+{
+	struct vg_api_route rt;
+	struct vg_diag d = { 0 };
+	const char *body;
+	int r;
+
+	body = u->buf ? u->buf : "";
+	r = vg_api_route(method, u->path, &rt, &d);
+	if (r == -ENOENT)
+		return error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
+	if (r == -EBADMSG)
+		return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+	if (r < 0)
+		return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, d.msg);
+	if (rt.ep == VG_API_AGENTS)
+		return h_agents(vf, c, method, body, u->len);
+	if (rt.ep == VG_API_POLICY)
+		return h_policy(vf, c, method, rt.id, body, u->len);
+	return h_agent(vf, c, method, &rt, body, u->len);
+}
+
+/* The headers are in: every refusal is sent before a byte of the body is read. */
+static enum MHD_Result headers_seen(struct verifier *vf, struct MHD_Connection *c,
+				    const char *method, struct upload *u)
+{
+	bool ok;
+	enum MHD_Result ar;
+
+	u->started = true;
+	/* all refused before a byte of the body is read (curl's Expect: 100-continue waits) */
+	ar = authorize(vf, c, method, &ok);
+	if (!ok) {
+		u->answered = true;
+		return ar;
+	}
+	if (u->path_err < 0) {
+		u->answered = true;
+		return error(c, MHD_HTTP_BAD_REQUEST, u->path);
+	}
+	if (http_guard_body_too_big(c, vf->max_body)) {
+		u->answered = true;
+		return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+	}
+	/* told to retry before its body is read, too (h_policy checks again) */
+	if (strcmp(method, "PUT") == 0 && strncmp(u->path, "/v1/policies/", 13) == 0 &&
+	    atomic_load(&vf->policy_checks) >= VF_POLICY_CHECKS_MAX) {
+		u->answered = true;
+		return error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "two policy uploads are being "
+			     "checked already: retry");
+	}
+	return MHD_YES;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+			       const char *method, const char *version, const char *data,
+			       size_t *data_len, void **con_cls)
+{
+	struct verifier *vf = cls;
+	struct upload *u = *con_cls;
+	enum MHD_Result ret;
+
+	(void)version;
+	(void)url;			/* MHD's decoding: u->path is ours, strict */
+	if (!u)
+		return MHD_NO;
+	if (!u->started)
+		return headers_seen(vf, c, method, u);
+	if (*data_len) {
+		if (u->answered || *data_len > vf->max_body - u->len)
+			return MHD_NO;		/* chunked past the limit: the connection is closed */
+		if (vf_grow((uint8_t **)&u->buf, &u->cap, u->len, *data_len) < 0)
+			return MHD_NO;
+		memcpy(u->buf + u->len, data, *data_len);
+		u->len += *data_len;
+		u->buf[u->len] = 0;
+		*data_len = 0;
+		return MHD_YES;
+	}
+	http_guard_busy(c);
+	if (u->answered)
+		return MHD_YES;			/* refusal already queued */
+	/* counted, so that a shutdown knows whether it would wait on someone */
+	atomic_fetch_add(&vf->api_busy, 1);
+	ret = answer(vf, c, method, u);
+	atomic_fetch_sub(&vf->api_busy, 1);
+	return ret;
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **con_cls,
+		 enum MHD_RequestTerminationCode toe)
+{
+	struct upload *u = *con_cls;
+
+	(void)cls;
+	(void)toe;
+	if (u) {
+		free(u->buf);
+		free(u);
+	}
+	*con_cls = NULL;
+	http_guard_rearm(c);
+}
+
+int vf_api_start(struct verifier *vf, const struct vf_api_opts *o, struct vf_api **ret)
+{
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	struct vf_api *api = calloc(1, sizeof(*api));
+	/*
+	 * Four threads: a registration waiting on a slow agent does not hold up
+	 * the API. Connections: --api-max-conn per client address, 1024 in all;
+	 * idle ones closed after --api-timeout, and incomplete requests by the
+	 * guard at the same deadline; 16 KiB of headers.
+	 */
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)vg_privsep_key_cert },	/* keyproc.c */
+		{ o->ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, (void *)o->ca_pem },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+
+	if (!api)
+		return -ENOMEM;
+	if (o->cert_pem)
+		flags |= MHD_USE_TLS;
+	else
+		tls[0].option = MHD_OPTION_END;
+	api->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, vf, MHD_OPTION_SOCK_ADDR, o->sa,
+				  MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+				  MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
+				  MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, o->guard,
+				  MHD_OPTION_THREAD_POOL_SIZE, 4u,
+				  MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s,
+				  MHD_OPTION_CONNECTION_LIMIT, 1024u,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->max_conn,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u << 10),
+				  MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+	if (!api->d) {
+		free(api);
+		return -EADDRNOTAVAIL;
+	}
+	*ret = api;
+	return 0;
+}
+
+void vf_api_stop(struct vf_api *api)
+{
+	if (!api)
+		return;
+	MHD_stop_daemon(api->d);
+	free(api);
+}

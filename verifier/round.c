@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/*
+ * round.c - one attestation round of one agent: a fresh nonce, the quote
+ * (with PCRs 0-9 too when the agent serves a boot log or the policy pins
+ * boot PCRs), verified and decoded once by the library, which also says
+ * whether the agent rebooted and where the measurement list must start;
+ * then the list from there, judged against the agent's policy
+ * (vg_attest_evidence_judge commits the state only on success). The
+ * verdict goes to the store, if the agent did not change meanwhile, and
+ * to the failure actions. It does not schedule rounds (scheduler.c).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/rand.h>
+
+#include "verifier.h"
+
+/* The agent's answer @code to a quote request that is not a quote. Return: -1 (comm), 1. */
+static int quote_refused(long code, const struct vf_buf *qb, const char *err,
+			 struct vg_attest_verdict *v)
+{
+	char said[161];
+
+	if (code < 0 || code >= 500) {
+		if (code >= 500)
+			vf_peer_said(qb, said, sizeof(said));
+		vg_attest_fail(v, VG_AF_COMM, "quote: %s", code < 0 ? err : said);
+		return -1;
+	}
+	vf_peer_said(qb, said, sizeof(said));
+	if (code == 401 || code == 403) {
+		/* our credential (--agent-token-file, client certificate): not evidence */
+		vg_attest_fail(v, VG_AF_COMM, "quote: the agent refused our credential (HTTP %ld): %s",
+			       code, said);
+		return -1;
+	}
+	vg_attest_fail(v, VG_AF_MALFORMED, "quote answer is HTTP %ld, not a quote: %s", code, said);
+	return 1;
+}
+
+/*
+ * Fills @v on failure. *@requote (may be NULL) is set, with nothing
+ * judged, when a boot log appeared for a quote that did not cover PCRs 0-9.
+ * Return: 0 trusted, 1 not, -1 communication failure (@v msg).
+ */
+static int round_once(struct verifier *vf, const struct vg_store_agent *a,
+		      const struct vg_refpolicy *pol, struct vg_attest_state *st, bool *reboot,
+		      struct vg_attest_verdict *v, bool *requote)
+{
+	struct vg_api_quote_req req = { .nonce_len = 20, .bank = a->bank, .mask = a->mask };
+	struct vg_attest_request areq = { req.nonce, req.nonce_len, a->bank, a->mask };
+	char url[1024], q[256], err[512], said[161];
+	struct vg_attest_evidence ev = { 0 };
+	struct vg_attest_ak *ak = NULL;
+	struct vg_api_quote *quote = malloc(sizeof(*quote));
+	struct vg_attest_quoted *qd = malloc(sizeof(*qd));
+	struct vg_diag d = { 0 };
+	struct vf_buf qb = { 0 }, lb = { 0 };
+	struct vf_bootc *bc = vf_bootc_get(vf, a);
+	long code;
+	int r = 1;
+
+	if (!quote || !qd || !bc || RAND_bytes(req.nonce, (int)req.nonce_len) != 1) {
+		vg_attest_fail(v, VG_AF_COMM, "verifier error: no memory or randomness");
+		r = -1;
+		goto out;
+	}
+	/* a boot log or pinned boot PCRs: quote PCRs 0-9 (or the pinned ones) as well */
+	if (!bc->fetched && vf_bootc_fetch(vf, a, bc, v) < 0) {
+		r = -1;
+		goto out;
+	}
+	req.mask |= vg_refpolicy_boot_mask(pol) | (bc->have ? VG_ATTEST_BOOT_MASK : 0);
+	areq.mask = req.mask;
+	if (vg_api_quote_query_build(&req, q, sizeof(q)) < 0 ||
+	    (size_t)snprintf(url, sizeof(url), "%s/v1/quote?%s", a->url, q) >= sizeof(url)) {
+		vg_attest_fail(v, VG_AF_COMM, "verifier error: agent URL too long");
+		r = -1;
+		goto out;
+	}
+	code = vf->fetch(vf, url, NULL, true, 0, &qb, err, sizeof(err));
+	if (code != 200) {
+		r = quote_refused(code, &qb, err, v);
+		goto out;
+	}
+	if (vg_api_quote_parse(qb.p, qb.len, a->bank, quote, &d) < 0) {
+		vg_attest_fail(v, VG_AF_MALFORMED, "%s", d.msg);
+		goto out;
+	}
+	ev.attest = quote->attest;
+	ev.attest_len = quote->attest_len;
+	ev.sig = quote->sig;
+	ev.sig_len = quote->sig_len;
+	vg_api_quote_pcrs(quote, &ev.pcrs);
+	if (vg_attest_ak_load(a->ak_pub, a->ak_pub_len, &ak, &d) < 0) {
+		vg_attest_fail(v, VG_AF_AK, "registered AK: %s", d.msg);
+		goto out;
+	}
+	/* the quote, verified and decoded once: which boot, where the list starts */
+	r = vg_attest_evidence_quote(ak, &areq, &ev, st, qd, v);
+	if (r)
+		goto judged;
+	if (vf_bootc_boot(vf, a, bc, &qd->quote, v) < 0) {
+		r = -1;
+		goto out;
+	}
+	if (bc->have && bc->malformed) {
+		vg_attest_fail(v, VG_AF_BOOT_MALFORMED, "%s", bc->msg);
+		bc->fetched = false;
+		r = 1;
+		goto out;
+	}
+	if (bc->have && (areq.mask & VG_ATTEST_BOOT_MASK) != VG_ATTEST_BOOT_MASK && requote) {
+		*requote = true;	/* a new boot brought a boot log: quote PCRs 0-9 too */
+		r = 0;
+		goto out;
+	}
+	if (bc->have && (areq.mask & VG_ATTEST_BOOT_MASK) == VG_ATTEST_BOOT_MASK)
+		ev.boot = &bc->boot;
+	ev.log_offset = qd->log_offset;
+	if (a->mask & (1u << VG_ATTEST_PCR_IMA)) {
+		snprintf(url, sizeof(url), "%s/v1/log?offset=%" PRIu64, a->url, ev.log_offset);
+		code = vf->fetch(vf, url, NULL, true, vf->max_log, &lb, err, sizeof(err));
+		if (code != 200) {
+			if (code > 0)
+				vf_peer_said(&lb, said, sizeof(said));
+			vg_attest_fail(v, VG_AF_COMM, "log: %s%s%s", code < 0 ? err : "HTTP error: ",
+				       code < 0 ? "" : said, "");
+			r = -1;
+			goto out;
+		}
+		ev.log = lb.p ? lb.p : (const uint8_t *)"";
+		ev.log_len = lb.len;
+		ev.log_algo = VG_HASH_SHA1;
+	}
+	r = vg_attest_evidence_judge(pol, &areq, &ev, qd, st, v);
+	if (r == 0)
+		*reboot = qd->reboot;
+judged:
+	if (r < 0) {
+		vg_attest_fail(v, VG_AF_COMM, "verifier error: %s", strerror(-r));
+		r = -1;
+	}
+	if (r == 1 && v->fail >= VG_AF_BOOT_MALFORMED && v->fail <= VG_AF_BOOT_AGG)
+		bc->fetched = false;	/* look at the log again once reactivated */
+out:
+	vg_attest_ak_free(ak);
+	free(quote);
+	free(qd);
+	free(qb.p);
+	free(lb.p);
+	return r;
+}
+
+static int round_evidence(struct verifier *vf, const struct vg_store_agent *a,
+			  const struct vg_refpolicy *pol, struct vg_attest_state *st, bool *reboot,
+			  struct vg_attest_verdict *v)
+{
+	bool requote = false;
+	int r = round_once(vf, a, pol, st, reboot, v, &requote);
+
+	if (requote)
+		r = round_once(vf, a, pol, st, reboot, v, NULL);
+	return r;
+}
+
+/*
+ * Under vf->lock: the round's outcome @r (@v, new state @st) into @a and
+ * the store, unless the agent's row is no longer the one the round began
+ * with (@cur: removed, re-registered, policy changed, judged by another
+ * verifier).
+ */
+static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct vg_store_agent *cur,
+			 int r, const struct vg_attest_state *st, bool reboot,
+			 const struct vg_attest_verdict *v)
+{
+	uint32_t old_reset = a->st.clock.reset_count;
+	struct vg_diag d = { 0 };
+	int r2;
+
+	r2 = cur ? vg_store_agent_get(vf->store, a->id, cur, &d) : -ENOMEM;
+	if (r2 < 0 && r2 != -ENOENT)
+		vf_store_status(vf, d.msg);	/* the round's outcome is dropped: nothing recorded */
+	if (r2 < 0 ||
+	    memcmp(cur->ak_pub, a->ak_pub, a->ak_pub_len) != 0 ||
+	    strcmp(cur->policy, a->policy) != 0 || cur->state == VG_AGENT_FAILED ||
+	    memcmp(&cur->st, &a->st, sizeof(*st)) != 0)
+		return;
+	a->last_seen = vf_now();
+	a->comm_errors = cur->comm_errors;	/* mark_silent may have counted this silence */
+	if (r == 0) {
+		vf_okc_set(vf, a->id, vf_wall_ms());
+		a->st = *st;
+		a->state = VG_AGENT_TRUSTED;
+		a->rounds++;
+		a->comm_errors = 0;
+		a->last_ok = a->last_seen;
+		a->last_fail = VG_AF_NONE;
+		a->last_msg[0] = 0;
+		if (reboot) {
+			struct vg_attest_verdict rv;
+
+			vg_attest_verdict_init(&rv);
+			vg_attest_fail(&rv, VG_AF_REBOOT, "reboot: resetCount %" PRIu32 " -> %" PRIu32
+				       ", the measurement list was verified again from entry 0",
+				       old_reset, st->clock.reset_count);
+			a->reboots++;
+			if (vf_record(vf, a, &rv) < 0)
+				return;		/* judged again next round, recorded then */
+		}
+	} else if (r == 1) {
+		a->state = VG_AGENT_FAILED;
+		a->last_fail = v->fail;
+		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v->msg);
+		fprintf(stderr, "vigil-verifier: %s FAILED %s: %s\n", a->id, vg_attest_fail_id(v->fail),
+			v->msg);
+		if (vf_record(vf, a, v) < 0)
+			return;			/* judged again next round, recorded then */
+	} else {
+		if (a->comm_errors++ == 0)
+			vf_record(vf, a, v);
+		a->state = VG_AGENT_UNREACHABLE;
+		a->last_fail = VG_AF_COMM;
+		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v->msg);
+	}
+	/*
+	 * written only if the row is still @cur: of verifiers sharing the store
+	 * that judged the same state, the first one's result stands (-ESTALE)
+	 */
+	r = vg_store_agent_update(vf->store, cur, a, &d);
+	vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
+}
+
+void vf_round(struct verifier *vf, const char *id)
+{
+	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = NULL;
+	struct vg_refpolicy *pol = NULL;
+	struct vf_pcache *pc = NULL;
+	struct vg_attest_verdict v;
+	struct vg_attest_state st;
+	struct vg_diag d = { 0 };
+	bool reboot = false;
+	char err[512] = "";
+	int r;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_agent_get(vf->store, id, a, &d);
+	vf_store_status(vf, r < 0 && r != -ENOENT ? d.msg : NULL);
+	if (r == 0 && a->policy[0]) {
+		pol = vf_policy_lookup(vf, a->policy, err, sizeof(err));
+		if (!pol)
+			r = -ENOENT;
+		else
+			pc = vf_policy_hold(vf, pol);
+	}
+	pthread_mutex_unlock(&vf->lock);
+	if (r < 0 || a->state == VG_AGENT_FAILED) {
+		if (r == -ENOENT && err[0])
+			fprintf(stderr, "vigil-verifier: %s: %s\n", id, err);
+		goto release;
+	}
+	/* the policy object stays valid while it is held */
+	st = a->st;
+	vg_attest_verdict_init(&v);
+	r = round_evidence(vf, a, pol, &st, &reboot, &v);
+	if (vf->stop)
+		goto release;		/* cut short by the shutdown: judged by nobody */
+	pthread_mutex_lock(&vf->lock);
+	/* the agent may have been removed or changed meanwhile (operator, another verifier) */
+	cur = malloc(sizeof(*cur));
+	round_commit(vf, a, cur, r, &st, reboot, &v);
+	pthread_mutex_unlock(&vf->lock);
+	free(cur);
+release:
+	vf_policy_put(vf, pc);
+	free(a);
+}

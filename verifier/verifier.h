@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verifier.h - the state of one vigil-verifier, passed explicitly to every
+ * part of it, and the functions the parts call of each other:
+ *
+ *   vigil-verifier.c  options, start, main, stop (the store is opened there)
+ *   verifier.c        struct verifier's defaults and locks; clock, buffer
+ *   rest.c            the REST API (the only user of microhttpd.h here)
+ *   register.c        registration of an agent, without HTTP
+ *   api_json.c        the JSON bodies the API answers with
+ *   scheduler.c       which agent is attested when, rounds on their threads
+ *   round.c           one attestation round of one agent
+ *   agent_client.c    HTTP(S) to agents and webhooks (the only user of libcurl)
+ *   actions.c         what a failure does: history, webhook, command
+ *   bootlog_cache.c   agents' boot event logs, fetched and replayed once per boot
+ *   policy_cache.c    reference policies, parsed once
+ *
+ * Locks: vf->lock guards the store and the policy cache (order: the
+ * policy parse lock, then vf->lock). The boot-log cache, the table of
+ * rounds in flight and the last-trusted times each have their own lock,
+ * taken alone.
+ */
+#ifndef VIGIL_VERIFIER_H
+#define VIGIL_VERIFIER_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "vigil/attest.h"
+#include "vigil/attest_api.h"
+#include "vigil/attest_boot.h"
+#include "vigil/auth.h"
+#include "vigil/dsse.h"
+#include "store.h"
+
+#define VF_HISTORY_MAX 100
+/* policy uploads parsed at once: the other API threads stay free for status */
+#define VF_POLICY_CHECKS_MAX 2
+/* a trusted agent whose round has not answered this long past --interval is unreachable */
+#define VF_SILENT_SLACK_MS 1000
+/* rounds at once (one per agent) */
+#define VF_ROUNDS_MAX 16
+#define VF_BOOTC_BUCKETS 1024
+#define VF_OKC_BUCKETS 1024
+
+/* An answer from a peer (agent_client.c). */
+struct vf_buf {
+	uint8_t *p;
+	size_t len, cap;
+	size_t max;			/* 0: VG_API_MSG_MAX */
+	bool too_big;
+};
+
+struct verifier;
+
+/*
+ * An HTTP exchange with an agent (@agent: with the agent TLS settings and
+ * our token) or a webhook: vf_fetch, or a test's stand-in.
+ * Return: HTTP status, or -1 on transport failure (@err says).
+ */
+typedef long vf_fetch_fn(struct verifier *vf, const char *url, const char *body, bool agent,
+			 size_t max, struct vf_buf *out, char *err, size_t errlen);
+
+struct vf_pcache;			/* policy_cache.c */
+struct vf_bootc;			/* bootlog_cache.c */
+struct vf_okc;				/* scheduler.c */
+
+struct verifier {
+	/* configuration: set by the options, read-only once started */
+	const char *ek_ca;
+	const char *webhook;
+	const char *on_fail;
+	const char *agent_ca;		/* CA of agents' TLS server certificates */
+	const char *client_cert, *client_key;	/* ours, for mutual TLS with agents */
+	bool api_client_ca;		/* client certificates are asked for (either CA below) */
+	struct http_ca *admin_ca;	/* --api-client-ca: a certificate from it is admin */
+	struct http_ca *read_ca;	/* --api-read-client-ca: ... read */
+	const char *auth_path;		/* the token list read at start, again on SIGHUP */
+	bool no_auth;			/* --insecure-no-auth: every client is admin (tests only) */
+	char agent_token[VG_AUTH_TOKEN_LEN + 1];	/* --agent-token-file: ours, for agents */
+	struct vg_dsse_keys *policy_keys;	/* --policy-key: policies must be DSSE-signed */
+	unsigned int bank;
+	uint32_t mask;
+	unsigned int interval_ms;
+	unsigned int agent_timeout;	/* s: whole exchange with an agent or webhook */
+	size_t max_log;			/* bytes of one measurement-list answer */
+	size_t max_body;		/* bytes of an API request body */
+	vf_fetch_fn *fetch;		/* vf_fetch; a test's stand-in */
+
+	/* the store and the policy cache, under lock */
+	pthread_mutex_t lock;
+	struct vg_store *store;
+	struct vf_pcache *policies;
+	uint64_t policy_gen;		/* policies uploaded so far */
+	char store_msg[256];		/* the store's last error, said once */
+	pthread_mutex_t parse_lock;	/* one policy parsed at a time (before lock) */
+
+	/* bearer tokens, replaced on SIGHUP */
+	struct vg_auth *auth;
+	pthread_rwlock_t auth_lock;
+
+	/* set by the signal handler */
+	volatile sig_atomic_t stop;
+	volatile sig_atomic_t reload;
+
+	atomic_int api_busy;		/* API requests being answered (not those still arriving) */
+	atomic_int policy_checks;	/* policy uploads being parsed, at most POLICY_CHECKS_MAX */
+
+	/* bootlog_cache.c */
+	pthread_mutex_t bootc_lock;
+	struct vf_bootc *bootc_tab[VF_BOOTC_BUCKETS];
+
+	/* scheduler.c: when a round last judged an agent trusted */
+	pthread_mutex_t okc_lock;
+	struct vf_okc *okc_tab[VF_OKC_BUCKETS];
+
+	/* scheduler.c: rounds in flight */
+	struct {
+		pthread_mutex_t lock;
+		char ids[VF_ROUNDS_MAX][128];
+		int64_t watch_ms[VF_ROUNDS_MAX];	/* trusted agent: last verified (wall ms); 0 none */
+		size_t n;
+	} inflight;
+};
+
+/* Defaults and locks (verifier.c): before the options. Return: 0, -errno of pthread. */
+int vf_init(struct verifier *vf);
+
+/* Seconds, wall clock. */
+int64_t vf_now(void);
+/* Milliseconds, wall clock. */
+int64_t vf_wall_ms(void);
+
+/* Room for @add more bytes and a NUL, growing geometrically. Return: 0, -ENOMEM. */
+int vf_grow(uint8_t **p, size_t *cap, size_t len, size_t add);
+
+/* ---- agent_client.c ---- */
+
+/* Once, before any thread starts. Return: 0, -EIO. */
+int vf_client_init(void);
+void vf_client_cleanup(void);
+/*
+ * vf_fetch - GET @url, or POST @body (JSON) to it. At most @max bytes of
+ * answer (0: VG_API_MSG_MAX), vf->agent_timeout seconds in all, cut short
+ * by vf->stop; redirects are not followed (an answer comes from the
+ * registered URL or not at all). @out is always set; free out->p.
+ * Return: HTTP status, or -1 on transport failure (@err says).
+ */
+long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent, size_t max,
+	      struct vf_buf *out, char *err, size_t errlen);
+/*
+ * What a peer's error answer says, for a message: its "error" string if
+ * it is JSON, else its first bytes; printable ASCII only, at most 160.
+ */
+void vf_peer_said(const struct vf_buf *b, char *out, size_t cap);
+
+/* ---- policy_cache.c ---- */
+
+/* A policy document, DSSE-signed by a --policy-key when any is given. Return: as vg_refpolicy_load. */
+int vf_policy_load(const struct verifier *vf, const uint8_t *doc, size_t len,
+		   struct vg_refpolicy **ret, struct vg_diag *d);
+/*
+ * Called and returns under vf->lock, which it drops while a policy not
+ * yet cached is parsed. Anything read under vf->lock before the call may
+ * have changed when it returns.
+ * Return: the parsed policy (cached), NULL if none/unparsable (*@err).
+ */
+struct vg_refpolicy *vf_policy_lookup(struct verifier *vf, const char *name, char *err,
+				      size_t errlen);
+/* Under vf->lock: a replaced policy leaves the cache (freed once unused). */
+void vf_policy_forget(struct verifier *vf, const char *name);
+/* Under vf->lock: @p (cached) stays valid until vf_policy_put. Return: the hold, NULL if none. */
+struct vf_pcache *vf_policy_hold(struct verifier *vf, const struct vg_refpolicy *p);
+/* Takes vf->lock: a round is done with its policy. NULL-safe. */
+void vf_policy_put(struct verifier *vf, struct vf_pcache *c);
+/* At exit: every cached policy freed. */
+void vf_policy_cache_free(struct verifier *vf);
+
+/* ---- actions.c ---- */
+
+/*
+ * A verdict into the agent's history and, unless it is a reboot, to the
+ * webhook and the command.
+ * Return: 0, or -1 when the history could not be written (the caller
+ * keeps the old state).
+ */
+int vf_record(struct verifier *vf, struct vg_store_agent *a, const struct vg_attest_verdict *v);
+/*
+ * Under vf->lock: say when the store starts failing (once per distinct
+ * message) and when it answers again. @msg NULL: the call succeeded.
+ */
+void vf_store_status(struct verifier *vf, const char *msg);
+
+/* ---- bootlog_cache.c ---- */
+
+/* What the cache knows of an agent's boot log (used only by that agent's round). */
+struct vf_bootc {
+	struct vf_bootc *next;
+	char id[VG_API_ID_MAX];
+	uint8_t ak[32];			/* SHA-256 of the registered AK public */
+	bool fetched;			/* asked for since the entry was made or reset */
+	bool keyed;			/* reset/restart say which boot it is */
+	bool have;			/* the agent serves a boot log (not 404) */
+	bool malformed;			/* ... that does not decode: msg */
+	uint32_t reset, restart;
+	struct vg_attest_boot boot;
+	char msg[512];
+};
+
+/* Return: the entry of @a (made if new), NULL on no memory. */
+struct vf_bootc *vf_bootc_get(struct verifier *vf, const struct vg_store_agent *a);
+/* GET /v1/bootlog into @c. Return: 0, -1 (communication: @v). */
+int vf_bootc_fetch(struct verifier *vf, const struct vg_store_agent *a, struct vf_bootc *c,
+		   struct vg_attest_verdict *v);
+/*
+ * The quote @q (verified) names the boot: a boot other than the one the
+ * entry holds has its log fetched again.
+ * Return: 0, -1 (communication: @v).
+ */
+int vf_bootc_boot(struct verifier *vf, const struct vg_store_agent *a, struct vf_bootc *c,
+		  const struct vg_tpms_attest *q, struct vg_attest_verdict *v);
+void vf_bootc_free(struct verifier *vf);
+
+/* ---- round.c ---- */
+
+/* One round for agent @id: evidence judged, the store updated. */
+void vf_round(struct verifier *vf, const char *id);
+
+/* ---- scheduler.c ---- */
+
+/* The trusted agents' last verification (wall ms), for the silence watch. */
+void vf_okc_set(struct verifier *vf, const char *id, int64_t ms);
+void vf_okc_free(struct verifier *vf);
+/* Rounds at --interval until vf->stop; SIGHUP (vf->reload) reloads the tokens. */
+void vf_schedule(struct verifier *vf);
+size_t vf_rounds_in_flight(struct verifier *vf);
+
+/* ---- api_json.c ---- */
+
+/* The body of an API answer and its HTTP status. */
+struct vf_answer {
+	unsigned int code;
+	json_object *body;
+};
+
+json_object *vf_json_agent(const struct vg_store_agent *a);
+/* vg_store_verdict_list's callback: @arg is a JSON array. */
+int vf_json_verdict_cb(void *arg, const struct vg_store_verdict *v);
+/* {"error": msg}. Return: the HTTP status @code. */
+unsigned int vf_answer_error(struct vf_answer *ans, unsigned int code, const char *msg);
+/* {"failure": id, "message": msg}. Return: @code. */
+unsigned int vf_answer_failure(struct vf_answer *ans, unsigned int code, unsigned int fail,
+			       const char *msg);
+
+/* ---- rest.c ---- */
+
+struct vf_api;
+struct http_guard;
+struct sockaddr_in;
+
+struct vf_api_opts {
+	const struct sockaddr_in *sa;
+	const char *cert_pem;		/* HTTPS (the key is the key process's); NULL: HTTP */
+	const char *ca_pem;		/* client certificates from these CAs are asked for */
+	unsigned int timeout_s;		/* --api-timeout */
+	unsigned int max_conn;		/* --api-max-conn, per client address */
+	struct http_guard *guard;	/* the reaper of slow requests */
+};
+
+/* Serve the API on four threads. Return: 0, -ENOMEM, -EADDRNOTAVAIL (cannot listen). */
+int vf_api_start(struct verifier *vf, const struct vf_api_opts *o, struct vf_api **ret);
+/* Waits for the requests being answered. NULL-safe. */
+void vf_api_stop(struct vf_api *api);
+
+/* ---- register.c ---- */
+
+/*
+ * vf_register - POST /v1/agents: identity from the agent, EK certificate,
+ * AK, credential activation, then the agent stored as registered.
+ * Return (also in ans->code; ans->body is the answer, always set):
+ * 201 (the agent), 400 (body), 403 (typed failure), 409 (EK changed),
+ * 500, 502 (the agent did not answer).
+ */
+unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
+			 struct vf_answer *ans);
+
+#endif
