@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_verifier_register.c - vigil-verifier's registration (vf_register,
+ * verifier/register.c) called directly, without HTTP: the agent is a
+ * stand-in for vf->fetch that answers /v1/identity and /v1/activate from a
+ * real TPM (a swtpm started for this run in $VIGIL_TESTDIR, as test_tpm),
+ * the store a SQLite file. One success (201, the agent stored as
+ * registered) and each refusal registration has: a malformed body (400),
+ * an unreachable agent (502 agent.comm), a malformed identity, an id
+ * registered with another EK (409), no EK certificate under --ek-ca, an EK
+ * certificate of another key, an AK that does not load, and a credential
+ * the agent could not activate or proved wrongly (403, typed).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "vigil/tpm_attest.h"
+#include "verifier.h"
+
+/* libcrypto's own allocations (tpm2-tss contexts) are not ours to check here */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libcrypto.so\n";
+}
+
+enum fake_mode {
+	HONEST,
+	UNREACHABLE,		/* no answer at all */
+	GARBAGE_IDENTITY,	/* /v1/identity is not an identity */
+	NO_CERT,		/* the identity has no EK certificate */
+	OTHER_EK,		/* the EK public is not the certificate's key */
+	BAD_AK,			/* the AK public does not load */
+	ACTIVATE_FAILS,		/* /v1/activate: HTTP 500 */
+	WRONG_PROOF,		/* /v1/activate: a proof of another secret */
+};
+
+static char dir[4096], tcti[4200];
+static struct vg_atpm *tpm;
+static struct vg_api_identity ident;	/* the TPM's EK, certificate and AK */
+static enum fake_mode mode;
+static char agent_id[VG_API_ID_MAX];	/* the id the fake proves for */
+
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static long answer(struct vf_buf *out, long code, char *json)
+{
+	out->p = (uint8_t *)json;
+	out->len = json ? strlen(json) : 0;
+	return code;
+}
+
+/* The agent, as vf->fetch sees it. */
+static long fake_fetch(struct verifier *vf, const char *url, const char *body, bool agent,
+		       size_t max, struct vf_buf *out, char *err, size_t errlen)
+{
+	(void)vf;
+	(void)max;
+	assert_true(agent);
+	memset(out, 0, sizeof(*out));
+	if (mode == UNREACHABLE) {
+		snprintf(err, errlen, "%s: Couldn't connect to server", url);
+		return -1;
+	}
+	if (strstr(url, "/v1/identity")) {
+		struct vg_api_identity id = ident;
+		char *s = NULL;
+
+		if (mode == GARBAGE_IDENTITY)
+			return answer(out, 200, strdup("{\"ek_pub\": 7}"));
+		if (mode == NO_CERT)
+			id.ek_cert_len = 0;
+		if (mode == OTHER_EK)
+			id.ek_pub[id.ek_pub_len - 1] ^= 1;
+		if (mode == BAD_AK)
+			id.ak_pub[4] ^= 0xff;
+		assert_true(vg_api_identity_build(&id, &s) > 0);
+		return answer(out, 200, s);
+	}
+	if (strstr(url, "/v1/activate")) {
+		struct vg_api_activate act;
+		struct vg_diag d = { 0 };
+		uint8_t secret[64], proof[32];
+		unsigned int pl = 0;
+		char *s = NULL;
+		int n;
+
+		if (mode == ACTIVATE_FAILS)
+			return answer(out, 500, strdup("{\"error\": \"TPM says no\"}"));
+		assert_int_equal(vg_api_activate_parse((const uint8_t *)body, strlen(body), &act, &d),
+				 0);
+		n = vg_atpm_activate(tpm, act.id_object, act.id_len, act.enc_secret, act.es_len, secret,
+				     sizeof(secret), &d);
+		assert_true(n > 0);
+		if (mode == WRONG_PROOF)
+			secret[0] ^= 1;
+		HMAC(EVP_sha256(), secret, n, (const uint8_t *)agent_id, strlen(agent_id), proof, &pl);
+		assert_int_equal(pl, 32);
+		assert_true(vg_api_proof_build(proof, &s) > 0);
+		return answer(out, 200, s);
+	}
+	return answer(out, 404, strdup("{}"));
+}
+
+static int group_setup(void **state)
+{
+	const char *t = getenv("VIGIL_TESTDIR"), *src = getenv("SRCDIR");
+	uint8_t blob[VG_ATPM_BLOB_MAX];
+	size_t bl = sizeof(blob);
+	char cmd[8192];
+	FILE *f;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/tpm", t ? t : "/tmp/vigil-test-register");
+	/* --watch: a crashed test leaves no swtpm behind */
+	snprintf(cmd, sizeof(cmd), "bash %s/scripts/swtpm.sh start %s --watch %d", src ? src : ".",
+		 dir, (int)getpid());
+	f = popen(cmd, "r");
+	if (!f || !fgets(tcti, sizeof(tcti), f))
+		return -1;
+	pclose(f);
+	tcti[strcspn(tcti, "\n")] = 0;
+	setenv("TSS2_LOG", "all+none", 1);
+	if (vg_atpm_open(tcti, &tpm, NULL) < 0)
+		return -1;
+	ident.ek_pub_len = sizeof(ident.ek_pub);
+	ident.ek_cert_len = sizeof(ident.ek_cert);
+	ident.ak_pub_len = sizeof(ident.ak_pub);
+	if (vg_atpm_ek(tpm, ident.ek_pub, &ident.ek_pub_len, ident.ek_cert, &ident.ek_cert_len,
+		       NULL) < 0 ||
+	    vg_atpm_ak_create(tpm, false, blob, &bl, NULL) < 0 ||
+	    vg_atpm_ak_public(tpm, ident.ak_pub, &ident.ak_pub_len) < 0)
+		return -1;
+	return ident.ek_cert_len ? 0 : -1;	/* swtpm.sh provisions a certificate */
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	vg_atpm_close(tpm);
+	return run("bash %s/scripts/swtpm.sh stop %s", getenv("SRCDIR") ?: ".", dir) ? -1 : 0;
+}
+
+/* A verifier with a fresh store and the fake agent. */
+static int setup(void **state)
+{
+	static unsigned int n;
+	struct verifier *vf = malloc(sizeof(*vf));
+	char url[4200 + 64];
+
+	if (!vf || vf_init(vf) < 0)
+		return -1;
+	vf->fetch = fake_fetch;
+	snprintf(url, sizeof(url), "sqlite:%s/store-%u.db", dir, n++);
+	if (vg_store_open(url, &vf->store, NULL) < 0)
+		return -1;
+	mode = HONEST;
+	snprintf(agent_id, sizeof(agent_id), "host1");
+	*state = vf;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct verifier *vf = *state;
+
+	vg_store_close(vf->store);
+	free(vf);
+	return 0;
+}
+
+static const char body_ok[] = "{\"id\": \"host1\", \"url\": \"http://127.0.0.1:9\", "
+			      "\"policy\": \"\"}";
+
+/* vf_register's answer: @code, and for a typed failure its id, or the agent's state. */
+static void expect(struct verifier *vf, const char *body, unsigned int code, const char *key,
+		   const char *want)
+{
+	struct vf_answer ans = { 0 };
+	json_object *v;
+
+	assert_int_equal(vf_register(vf, body, strlen(body), &ans), code);
+	assert_int_equal(ans.code, code);
+	assert_non_null(ans.body);
+	assert_true(json_object_object_get_ex(ans.body, key, &v));
+	if (want)
+		assert_string_equal(json_object_get_string(v), want);
+	json_object_put(ans.body);
+}
+
+static void register_stores_the_agent(void **state)
+{
+	struct verifier *vf = *state;
+	struct vg_store_agent *a = malloc(sizeof(*a));
+
+	assert_non_null(a);
+	expect(vf, body_ok, 201, "state", "registered");
+	assert_int_equal(vg_store_agent_get(vf->store, "host1", a, NULL), 0);
+	assert_int_equal(a->state, VG_AGENT_REGISTERED);
+	assert_string_equal(a->url, "http://127.0.0.1:9");
+	assert_int_equal(a->bank, VG_HASH_SHA256);
+	assert_int_equal(a->mask, 1u << VG_ATTEST_PCR_IMA);
+	assert_memory_equal(a->ek_pub, ident.ek_pub, ident.ek_pub_len);
+	assert_memory_equal(a->ak_pub, ident.ak_pub, ident.ak_pub_len);
+	/* the same identity again: allowed (same EK) */
+	expect(vf, body_ok, 201, "id", "host1");
+	free(a);
+}
+
+static void register_rejects_malformed_body(void **state)
+{
+	expect(*state, "{\"id\": \"host1\"", 400, "error", NULL);
+	expect(*state, "{\"id\": \"a b\", \"url\": \"http://x\"}", 400, "error", NULL);
+}
+
+static void register_unreachable_agent_is_bad_gateway(void **state)
+{
+	mode = UNREACHABLE;
+	expect(*state, body_ok, 502, "failure", "agent.comm");
+}
+
+static void register_rejects_malformed_identity(void **state)
+{
+	mode = GARBAGE_IDENTITY;
+	expect(*state, body_ok, 403, "failure", "quote.malformed");
+}
+
+static void register_rejects_another_ek_for_a_known_id(void **state)
+{
+	struct verifier *vf = *state;
+	struct vg_store_agent *a = calloc(1, sizeof(*a));
+
+	assert_non_null(a);
+	snprintf(a->id, sizeof(a->id), "host1");
+	snprintf(a->url, sizeof(a->url), "http://127.0.0.1:9");
+	memcpy(a->ek_pub, ident.ek_pub, ident.ek_pub_len);
+	a->ek_pub_len = ident.ek_pub_len;
+	a->ek_pub[10] ^= 1;
+	memcpy(a->ak_pub, ident.ak_pub, ident.ak_pub_len);
+	a->ak_pub_len = ident.ak_pub_len;
+	a->bank = VG_HASH_SHA256;
+	a->mask = 1u << VG_ATTEST_PCR_IMA;
+	vg_attest_logstate_init(&a->st.log, VG_HASH_SHA256);
+	assert_int_equal(vg_store_agent_put(vf->store, a, NULL), 0);
+	expect(vf, body_ok, 409, "failure", "identity.ek_changed");
+	free(a);
+}
+
+static void register_ek_ca_requires_a_certificate(void **state)
+{
+	struct verifier *vf = *state;
+
+	mode = NO_CERT;
+	vf->ek_ca = "/nonexistent/ek-ca.pem";
+	expect(vf, body_ok, 403, "failure", "identity.ek_cert");
+	/* without --ek-ca a TPM without certificate may register */
+	vf->ek_ca = NULL;
+	expect(vf, body_ok, 201, "state", "registered");
+}
+
+static void register_rejects_certificate_of_another_key(void **state)
+{
+	mode = OTHER_EK;
+	expect(*state, body_ok, 403, "failure", "identity.ek_cert");
+}
+
+static void register_rejects_unloadable_ak(void **state)
+{
+	mode = BAD_AK;
+	expect(*state, body_ok, 403, "failure", "identity.ak");
+}
+
+static void register_rejects_failed_activation(void **state)
+{
+	struct verifier *vf = *state;
+	struct vg_store_agent *a = malloc(sizeof(*a));
+
+	assert_non_null(a);
+	mode = ACTIVATE_FAILS;
+	expect(vf, body_ok, 403, "failure", "identity.credential");
+	mode = WRONG_PROOF;
+	expect(vf, body_ok, 403, "failure", "identity.credential");
+	/* a proof for another id */
+	mode = HONEST;
+	snprintf(agent_id, sizeof(agent_id), "host2");
+	expect(vf, body_ok, 403, "failure", "identity.credential");
+	/* nothing stored by a refusal */
+	assert_int_equal(vg_store_agent_get(vf->store, "host1", a, NULL), -ENOENT);
+	free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(register_stores_the_agent, setup, teardown),
+		cmocka_unit_test_setup_teardown(register_rejects_malformed_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(register_unreachable_agent_is_bad_gateway, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(register_rejects_malformed_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(register_rejects_another_ek_for_a_known_id, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(register_ek_ca_requires_a_certificate, setup, teardown),
+		cmocka_unit_test_setup_teardown(register_rejects_certificate_of_another_key, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(register_rejects_unloadable_ak, setup, teardown),
+		cmocka_unit_test_setup_teardown(register_rejects_failed_activation, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
