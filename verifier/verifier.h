@@ -110,7 +110,7 @@ struct verifier {
 	volatile sig_atomic_t reload;
 
 	atomic_int api_busy;		/* API requests being answered (not those still arriving) */
-	atomic_int policy_checks;	/* policy uploads being parsed, at most POLICY_CHECKS_MAX */
+	atomic_int policy_checks;	/* policy uploads being parsed (VF_POLICY_CHECKS_MAX) */
 
 	/* bootlog_cache.c */
 	pthread_mutex_t bootc_lock;
@@ -124,7 +124,7 @@ struct verifier {
 	struct {
 		pthread_mutex_t lock;
 		char ids[VF_ROUNDS_MAX][128];
-		int64_t watch_ms[VF_ROUNDS_MAX];	/* trusted agent: last verified (wall ms); 0 none */
+		int64_t watch_ms[VF_ROUNDS_MAX];	/* trusted: last verified (ms), else 0 */
 		size_t n;
 	} inflight;
 };
@@ -162,7 +162,7 @@ void vf_peer_said(const struct vf_buf *b, char *out, size_t cap);
 
 /* ---- policy_cache.c ---- */
 
-/* A policy document, DSSE-signed by a --policy-key when any is given. Return: as vg_refpolicy_load. */
+/* A policy document, DSSE-signed when --policy-key is given. Return: as vg_refpolicy_load. */
 int vf_policy_load(const struct verifier *vf, const uint8_t *doc, size_t len,
 		   struct vg_refpolicy **ret, struct vg_diag *d);
 /*
