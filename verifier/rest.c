@@ -34,34 +34,13 @@
 #include "privsep.h"
 #include "http_auth.h"
 #include "http_guard.h"
+#include "http_reply.h"
+#include "http_upload.h"
 #include "http_util.h"
 
 struct vf_api {
 	struct MHD_Daemon *d;
 };
-
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, json_object *o)
-{
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-						       JSON_C_TO_STRING_NOSLASHESCAPE);
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), (void *)s,
-								 MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result ret;
-
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	ret = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
-	json_object_put(o);
-	return ret;
-}
-
-static enum MHD_Result error(struct MHD_Connection *c, unsigned int code, const char *msg)
-{
-	struct vf_answer ans;
-
-	vf_answer_error(&ans, code, msg);
-	return reply(c, ans.code, ans.body);
-}
 
 /* "auth": "disabled" in every status answer when there is no authentication. */
 static json_object *auth_mark(const struct verifier *vf, json_object *o)
@@ -89,7 +68,7 @@ static enum MHD_Result h_agents(struct verifier *vf, struct MHD_Connection *c, c
 		struct vf_answer ans;
 
 		vf_register(vf, body, len, &ans);
-		return reply(c, ans.code, ans.body);
+		return http_reply_json(c, ans.code, ans.body);
 	}
 	o = json_object_new_object();
 	arr = json_object_new_array();
@@ -100,9 +79,9 @@ static enum MHD_Result h_agents(struct verifier *vf, struct MHD_Connection *c, c
 	auth_mark(vf, o);
 	if (lr < 0) {
 		json_object_put(o);
-		return error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, ld.msg);
+		return http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, ld.msg);
 	}
-	return reply(c, MHD_HTTP_OK, o);
+	return http_reply_json(c, MHD_HTTP_OK, o);
 }
 
 static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, const char *method,
@@ -121,51 +100,52 @@ static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, co
 	if (rt->ep == VG_API_AGENT_POLICY &&
 	    vg_api_policy_assign_parse((const uint8_t *)body, len, pname, &d) < 0) {
 		free(a);
-		return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, d.msg);
 	}
 	pthread_mutex_lock(&vf->lock);
 	/* first: vf_policy_lookup may drop the lock while it parses (the agent is read after) */
 	if (*pname && !vf_policy_lookup(vf, pname, err, sizeof(err))) {
 		pthread_mutex_unlock(&vf->lock);
 		free(a);
-		return error(c, MHD_HTTP_BAD_REQUEST, err);
+		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, err);
 	}
 	r = vg_store_agent_get(vf->store, id, a, &d);
 	if (r == -ENOENT) {
-		ret = error(c, MHD_HTTP_NOT_FOUND, "no such agent");
+		ret = http_reply_error(c, MHD_HTTP_NOT_FOUND, "no such agent");
 	} else if (r < 0) {
-		ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
+		ret = http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
 	} else if (rt->ep == VG_API_AGENT && strcmp(method, "GET") == 0) {
-		ret = reply(c, MHD_HTTP_OK, auth_mark(vf, vf_json_agent(a)));
+		ret = http_reply_json(c, MHD_HTTP_OK, auth_mark(vf, vf_json_agent(a)));
 	} else if (rt->ep == VG_API_AGENT_HISTORY) {
 		json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
-		r = vg_store_verdict_list(vf->store, id, VF_HISTORY_MAX, vf_json_verdict_cb, arr, &d);
+		r = vg_store_verdict_list(vf->store, id, VF_HISTORY_MAX, vf_json_verdict_cb, arr,
+					  &d);
 		json_object_object_add(o, "id", json_object_new_string(id));
 		json_object_object_add(o, "history", arr);
 		auth_mark(vf, o);
 		if (r < 0) {
 			json_object_put(o);
-			ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
+			ret = http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
 		} else {
-			ret = reply(c, MHD_HTTP_OK, o);
+			ret = http_reply_json(c, MHD_HTTP_OK, o);
 		}
 	} else if (rt->ep == VG_API_AGENT) {	/* DELETE */
 		ret = vg_store_agent_del(vf->store, id, &d) < 0
-			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
-			: reply(c, MHD_HTTP_OK, json_object_new_object());
+			? http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
+			: http_reply_json(c, MHD_HTTP_OK, json_object_new_object());
 	} else if (rt->ep == VG_API_AGENT_REACTIVATE) {
 		a->state = VG_AGENT_REGISTERED;
 		ret = vg_store_agent_put(vf->store, a, &d) < 0
-			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
-			: reply(c, MHD_HTTP_OK, vf_json_agent(a));
+			? http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
+			: http_reply_json(c, MHD_HTTP_OK, vf_json_agent(a));
 	} else {					/* VG_API_AGENT_POLICY */
 		snprintf(a->policy, sizeof(a->policy), "%s", pname);
 		a->state = VG_AGENT_REGISTERED;
 		vg_attest_logstate_init(&a->st.log, a->bank);	/* judge the whole list */
 		ret = vg_store_agent_put(vf->store, a, &d) < 0
-			? error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
-			: reply(c, MHD_HTTP_OK, vf_json_agent(a));
+			? http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
+			: http_reply_json(c, MHD_HTTP_OK, vf_json_agent(a));
 	}
 	pthread_mutex_unlock(&vf->lock);
 	free(a);
@@ -186,22 +166,22 @@ static enum MHD_Result h_policy(struct verifier *vf, struct MHD_Connection *c, c
 		/* linear in the upload (attest_policy.c), and at most two at once */
 		if (atomic_fetch_add(&vf->policy_checks, 1) >= VF_POLICY_CHECKS_MAX) {
 			atomic_fetch_sub(&vf->policy_checks, 1);
-			return error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "two policy uploads are being "
-				     "checked already: retry");
+			return http_reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+						"two policy uploads are being checked already: retry");
 		}
 		r = vf_policy_load(vf, (const uint8_t *)body, len, &p, &d);
 		atomic_fetch_sub(&vf->policy_checks, 1);
 		if (r < 0)
-			return error(c, r == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE : MHD_HTTP_BAD_REQUEST,
-				     d.msg);
+			return http_reply_error(c, r == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE :
+						MHD_HTTP_BAD_REQUEST, d.msg);
 		vg_refpolicy_free(p);
 		pthread_mutex_lock(&vf->lock);
 		if (vg_store_policy_put(vf->store, name, body, len, &d) < 0) {
-			ret = error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
+			ret = http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
 		} else {
 			vf->policy_gen++;
 			vf_policy_forget(vf, name);
-			ret = reply(c, MHD_HTTP_OK, json_object_new_object());
+			ret = http_reply_json(c, MHD_HTTP_OK, json_object_new_object());
 		}
 		pthread_mutex_unlock(&vf->lock);
 		return ret;
@@ -214,41 +194,17 @@ static enum MHD_Result h_policy(struct verifier *vf, struct MHD_Connection *c, c
 		if (p && vg_refpolicy_to_json(p, &json) > 0) {
 			json_object *o = json_tokener_parse(json);
 
-			ret = o ? reply(c, MHD_HTTP_OK, o) : error(c, 500, "policy serialisation");
+			ret = o ? http_reply_json(c, MHD_HTTP_OK, o) :
+				  http_reply_error(c, 500, "policy serialisation");
 			err[0] = 0;
 		} else {
-			ret = error(c, MHD_HTTP_NOT_FOUND, err);
+			ret = http_reply_error(c, MHD_HTTP_NOT_FOUND, err);
 		}
 		pthread_mutex_unlock(&vf->lock);
 		free(json);
 		return ret;
 	}
-	return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or PUT");
-}
-
-struct upload {
-	char *buf;
-	size_t len, cap;
-	bool started;			/* the headers were seen */
-	bool answered;			/* refused before the body (401, 403, 400, 413) */
-	int path_err;			/* vg_api_path_decode of the URI as sent */
-	char path[VG_API_PATH_MAX];	/* ... or its message */
-};
-
-/*
- * MHD_OPTION_URI_LOG_CALLBACK: the URI as the client sent it, before
- * MHD's own decoding (which turns "%00" into a NUL that ends the string).
- * Its return value is the request's *con_cls.
- */
-static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
-{
-	struct upload *u = calloc(1, sizeof(*u));
-
-	(void)cls;
-	(void)c;
-	if (u)
-		u->path_err = http_path_decode(uri, u->path, sizeof(u->path));
-	return u;
+	return http_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or PUT");
 }
 
 /*
@@ -302,7 +258,7 @@ static enum MHD_Result authorize(struct verifier *vf, struct MHD_Connection *c,
 }
 
 static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, const char *method,
-			      struct upload *u)
+			      struct http_upload *u)
 {
 	struct vg_api_route rt;
 	struct vg_diag d = { 0 };
@@ -312,11 +268,11 @@ static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, con
 	body = u->buf ? u->buf : "";
 	r = vg_api_route(method, u->path, &rt, &d);
 	if (r == -ENOENT)
-		return error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
+		return http_reply_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
 	if (r == -EBADMSG)
-		return error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, d.msg);
 	if (r < 0)
-		return error(c, MHD_HTTP_METHOD_NOT_ALLOWED, d.msg);
+		return http_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, d.msg);
 	if (rt.ep == VG_API_AGENTS)
 		return h_agents(vf, c, method, body, u->len);
 	if (rt.ep == VG_API_POLICY)
@@ -326,7 +282,7 @@ static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, con
 
 /* The headers are in: every refusal is sent before a byte of the body is read. */
 static enum MHD_Result headers_seen(struct verifier *vf, struct MHD_Connection *c,
-				    const char *method, struct upload *u)
+				    const char *method, struct http_upload *u)
 {
 	bool ok;
 	enum MHD_Result ar;
@@ -340,18 +296,18 @@ static enum MHD_Result headers_seen(struct verifier *vf, struct MHD_Connection *
 	}
 	if (u->path_err < 0) {
 		u->answered = true;
-		return error(c, MHD_HTTP_BAD_REQUEST, u->path);
+		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, u->path);
 	}
 	if (http_guard_body_too_big(c, vf->max_body)) {
 		u->answered = true;
-		return error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+		return http_reply_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
 	}
 	/* told to retry before its body is read, too (h_policy checks again) */
 	if (strcmp(method, "PUT") == 0 && strncmp(u->path, "/v1/policies/", 13) == 0 &&
 	    atomic_load(&vf->policy_checks) >= VF_POLICY_CHECKS_MAX) {
 		u->answered = true;
-		return error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "two policy uploads are being "
-			     "checked already: retry");
+		return http_reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "two policy uploads are "
+					"being checked already: retry");
 	}
 	return MHD_YES;
 }
@@ -361,7 +317,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			       size_t *data_len, void **con_cls)
 {
 	struct verifier *vf = cls;
-	struct upload *u = *con_cls;
+	struct http_upload *u = *con_cls;
 	enum MHD_Result ret;
 
 	(void)version;
@@ -371,13 +327,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (!u->started)
 		return headers_seen(vf, c, method, u);
 	if (*data_len) {
-		if (u->answered || *data_len > vf->max_body - u->len)
-			return MHD_NO;		/* chunked past the limit: the connection is closed */
-		if (vf_grow((uint8_t **)&u->buf, &u->cap, u->len, *data_len) < 0)
+		/* chunked past the limit: the connection is closed */
+		if (u->answered || http_upload_append(u, data, *data_len, vf->max_body) < 0)
 			return MHD_NO;
-		memcpy(u->buf + u->len, data, *data_len);
-		u->len += *data_len;
-		u->buf[u->len] = 0;
 		*data_len = 0;
 		return MHD_YES;
 	}
@@ -389,21 +341,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	ret = answer(vf, c, method, u);
 	atomic_fetch_sub(&vf->api_busy, 1);
 	return ret;
-}
-
-static void done(void *cls, struct MHD_Connection *c, void **con_cls,
-		 enum MHD_RequestTerminationCode toe)
-{
-	struct upload *u = *con_cls;
-
-	(void)cls;
-	(void)toe;
-	if (u) {
-		free(u->buf);
-		free(u);
-	}
-	*con_cls = NULL;
-	http_guard_rearm(c);
 }
 
 int vf_api_start(struct verifier *vf, const struct vf_api_opts *o, struct vf_api **ret)
@@ -429,8 +366,8 @@ int vf_api_start(struct verifier *vf, const struct vf_api_opts *o, struct vf_api
 	else
 		tls[0].option = MHD_OPTION_END;
 	api->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, vf, MHD_OPTION_SOCK_ADDR, o->sa,
-				  MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-				  MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
+				  MHD_OPTION_NOTIFY_COMPLETED, http_upload_end, NULL,
+				  MHD_OPTION_URI_LOG_CALLBACK, http_upload_begin, NULL,
 				  MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, o->guard,
 				  MHD_OPTION_THREAD_POOL_SIZE, 4u,
 				  MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s,
