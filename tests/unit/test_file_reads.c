@@ -161,7 +161,7 @@ static void key_file_limit(void **state)
 	static uint8_t big[VG_KEY_FILE_MAX + 1];
 	struct vg_key_file kf;
 	struct vg_diag d = { 0 };
-	char want[128];
+	char want[512];
 
 	(void)state;
 	write_file(in_dir("big.key"), big, sizeof(big), 0600);
