@@ -15,7 +15,7 @@
  *
  * Functions over bytes, and the one reader of these files with their mode
  * checks (vg_auth_read_file); HTTP headers are the daemons' business
- * (verifier/http_auth.c).
+ * (common/http_auth.c).
  */
 #ifndef VIGIL_AUTH_H
 #define VIGIL_AUTH_H
