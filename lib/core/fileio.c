@@ -3,6 +3,7 @@
  * fileio.c - bounded whole-file reads (contracts in vigil/fileio.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,17 @@ static uint8_t *grow(uint8_t *buf, size_t len, size_t cap)
 	return nb;
 }
 
-int vg_fd_read_all(int fd, size_t max, uint8_t **ret, size_t *ret_len)
+/*
+ * Read @fd to its end into a buffer of @cap (+1) bytes first, grown by
+ * doubling up to @max + 1: one byte past @max tells input that is too long.
+ * @positional: pread from offset 0 (the fd's offset is left alone), else
+ * read from where the fd is.
+ */
+static int read_to_end(int fd, size_t max, size_t cap, bool positional, uint8_t **ret,
+		       size_t *ret_len)
 {
-	size_t cap = max < 8192 ? max + 1 : 8192, len = 0;
 	uint8_t *buf = malloc(cap + 1);
+	size_t len = 0;
 
 	if (!buf)
 		return -ENOMEM;
@@ -45,20 +53,18 @@ int vg_fd_read_all(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 
 		if (len == cap) {
 			size_t ncap = cap > max / 2 ? max + 1 : cap * 2;
-			uint8_t *nb;
 
-			/* one byte past @max tells a stream that is too long */
 			if (len > max) {
 				drop(buf, len);
 				return -EFBIG;
 			}
-			nb = grow(buf, len, ncap);
-			if (!nb)
+			buf = grow(buf, len, ncap);
+			if (!buf)
 				return -ENOMEM;
-			buf = nb;
 			cap = ncap;
 		}
-		n = read(fd, buf + len, cap - len);
+		n = positional ? pread(fd, buf + len, cap - len, (off_t)len)
+			       : read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -81,11 +87,14 @@ int vg_fd_read_all(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 	return 0;
 }
 
+int vg_fd_read_all(int fd, size_t max, uint8_t **ret, size_t *ret_len)
+{
+	return read_to_end(fd, max, max < 8192 ? max + 1 : 8192, false, ret, ret_len);
+}
+
 int vg_fd_read_file(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 {
 	struct stat st;
-	size_t want, len = 0;
-	uint8_t *buf;
 
 	if (fstat(fd, &st) != 0)
 		return -errno;
@@ -94,48 +103,7 @@ int vg_fd_read_file(int fd, size_t max, uint8_t **ret, size_t *ret_len)
 	if ((uint64_t)st.st_size > max)
 		return -EFBIG;
 	/* one byte more than fstat says, so growth past @max is seen */
-	want = (size_t)st.st_size + 1;
-	buf = malloc(want + 1);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == want) {
-			size_t nwant = want > max / 2 ? max + 1 : want * 2;
-			uint8_t *nb;
-
-			if (len > max) {
-				drop(buf, len);
-				return -EFBIG;
-			}
-			nb = grow(buf, len, nwant);
-			if (!nb)
-				return -ENOMEM;
-			buf = nb;
-			want = nwant;
-		}
-		n = pread(fd, buf + len, want - len, (off_t)len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = -errno;
-
-			drop(buf, len);
-			return e;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	if (len > max) {
-		drop(buf, len);
-		return -EFBIG;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	return 0;
+	return read_to_end(fd, max, (size_t)st.st_size + 1, true, ret, ret_len);
 }
 
 int vg_file_read(const char *path, size_t max, uint8_t **ret, size_t *ret_len,
