@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_ipc.c - the privilege-separation messages refuse what breaks them.
+ *
+ * vigil-agent (agent_proto.h): agent_msg_recv accepts a packet only when
+ * it is exactly one message of a wanted type with every field in range.
+ *
+ * vigil-verifier (store_ipc.h): the real store process (store_proc_main,
+ * forked here on a throwaway SQLite file) answers a well-formed request,
+ * and ends itself, exit status 2 with "protocol violation" on stderr, at
+ * an unknown type, a length out of its type's bounds, a field over its
+ * cap, bytes left over or a frame cut short.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent_proto.h"
+#include "store_ipc.h"
+#include "store_proc.h"
+
+/* ---- vigil-agent ---- */
+
+static int sp[2];
+
+static int agent_setup(void **state)
+{
+	(void)state;
+	return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp);
+}
+
+static int agent_teardown(void **state)
+{
+	(void)state;
+	close(sp[0]);
+	close(sp[1]);
+	return 0;
+}
+
+static void good_quote(union agent_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->quote.type = AGENT_MSG_QUOTE;
+	m->quote.nonce_len = 20;
+	m->quote.bank = VG_HASH_SHA256;
+	m->quote.mask = 1u << 10;
+}
+
+/* send @len bytes of @m as one packet, receive wanting QUOTE only */
+static int roundtrip(const union agent_msg *m, size_t len)
+{
+	static union agent_msg big[2];	/* room for an oversized packet */
+	union agent_msg got;
+
+	memcpy(big, m, sizeof(*m));
+	assert_int_equal(send(sp[0], big, len, 0), (ssize_t)len);
+	return agent_msg_recv(sp[1], &got, 1u << AGENT_MSG_QUOTE);
+}
+
+static void agent_recv_accepts_an_exact_message(void **state)
+{
+	union agent_msg m;
+
+	(void)state;
+	good_quote(&m);
+	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), 1);
+}
+
+static void agent_recv_rejects_a_short_or_long_packet(void **state)
+{
+	union agent_msg m;
+
+	(void)state;
+	good_quote(&m);
+	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE) - 1), -EPROTO);
+	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE) + 1), -EPROTO);
+	assert_int_equal(roundtrip(&m, sizeof(m) + 64), -EPROTO);	/* truncated by recv: seen */
+	assert_int_equal(roundtrip(&m, 2), -EPROTO);
+}
+
+static void agent_recv_rejects_an_unwanted_or_unknown_type(void **state)
+{
+	union agent_msg m;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.activate.type = AGENT_MSG_ACTIVATE;
+	strcpy(m.activate.agent_id, "host1");
+	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_ACTIVATE)), -EPROTO);
+	m.type = 77;
+	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+}
+
+static void agent_recv_rejects_fields_out_of_range(void **state)
+{
+	union agent_msg m;
+
+	(void)state;
+	good_quote(&m);
+	m.quote.nonce_len = VG_ATTEST_NONCE_MAX + 1;
+	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+	good_quote(&m);
+	m.quote.bank = VG_HASH__LAST;
+	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+	good_quote(&m);
+	m.quote.mask = 1u << VG_PCR_COUNT;
+	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+}
+
+static void agent_recv_rejects_an_unterminated_agent_id(void **state)
+{
+	union agent_msg m, got;
+	size_t n = agent_msg_size(AGENT_MSG_ACTIVATE);
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.activate.type = AGENT_MSG_ACTIVATE;
+	memset(m.activate.agent_id, 'a', sizeof(m.activate.agent_id));
+	assert_int_equal(send(sp[0], &m, n, 0), (ssize_t)n);
+	assert_int_equal(agent_msg_recv(sp[1], &got, 1u << AGENT_MSG_ACTIVATE), -EPROTO);
+	m.activate.agent_id[5] = '\0';
+	assert_int_equal(send(sp[0], &m, n, 0), (ssize_t)n);
+	assert_int_equal(agent_msg_recv(sp[1], &got, 1u << AGENT_MSG_ACTIVATE), 1);
+}
+
+/* ---- vigil-verifier's store process ---- */
+
+struct proc {
+	pid_t pid;
+	int fd;		/* our end */
+	int err;	/* its stderr, read end */
+};
+
+static char dbdir[] = "/tmp/vigil-test-ipc.XXXXXX";
+
+static int store_setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dbdir) ? 0 : -1;
+}
+
+static int store_teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dbdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* the store process on a fresh SQLite file, its open answered */
+static void start(struct proc *p)
+{
+	static unsigned int n;
+	char url[256];
+	int sv[2], ep[2];
+	struct sipc_in in;
+
+	snprintf(url, sizeof(url), "sqlite:%s/s%u.db", dbdir, n++);
+	assert_int_equal(sipc_socketpair(sv), 0);
+	assert_int_equal(pipe2(ep, O_CLOEXEC), 0);
+	p->pid = fork();
+	assert_true(p->pid >= 0);
+	if (p->pid == 0) {
+		dup2(ep[1], 2);
+		close(sv[0]);
+		store_proc_main(sv[1], url);
+	}
+	close(sv[1]);
+	close(ep[1]);
+	p->fd = sv[0];
+	p->err = ep[0];
+	assert_int_equal(sipc_recv(p->fd, &in, "test"), 0);
+	assert_int_equal(in.type, SIPC_DONE);
+	assert_int_equal(sipc_get_done(&in, NULL), 0);
+	sipc_in_free(&in);
+}
+
+/* a raw frame: header (type, length) then @len bytes of @payload */
+static void frame(struct proc *p, uint32_t type, uint32_t len, const void *payload, size_t n)
+{
+	uint32_t h[2] = { type, len };
+
+	assert_int_equal(write(p->fd, h, sizeof(h)), (ssize_t)sizeof(h));
+	if (n)
+		assert_int_equal(write(p->fd, payload, n), (ssize_t)n);
+}
+
+/* the process ended with status 2 and said what broke */
+static void dies(struct proc *p, const char *why)
+{
+	char buf[512] = { 0 };
+	ssize_t k;
+	int st, waited = 0;
+
+	/* a store that does not end itself is the failure: give it 10 s */
+	while (waitpid(p->pid, &st, WNOHANG) == 0) {
+		if (waited++ == 1000) {
+			kill(p->pid, SIGKILL);
+			waitpid(p->pid, &st, 0);
+			fail_msg("the store process is still running after \"%s\"", why);
+		}
+		usleep(10000);
+	}
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 2);
+	k = read(p->err, buf, sizeof(buf) - 1);
+	assert_true(k > 0);
+	assert_non_null(strstr(buf, "protocol violation"));
+	assert_non_null(strstr(buf, why));
+	close(p->fd);
+	close(p->err);
+}
+
+static size_t name_field(uint8_t *out, const char *name)
+{
+	uint32_t n = (uint32_t)strlen(name);
+
+	memcpy(out, &n, 4);
+	memcpy(out + 4, name, n);
+	return 4 + n;
+}
+
+static void store_answers_a_well_formed_request(void **state)
+{
+	struct proc p;
+	uint8_t b[64];
+	size_t n;
+	struct sipc_in in;
+	int st;
+
+	(void)state;
+	start(&p);
+	n = name_field(b, "nobody-here");
+	frame(&p, SIPC_AGENT_GET, (uint32_t)n, b, n);
+	assert_int_equal(sipc_recv(p.fd, &in, "test"), 0);
+	assert_int_equal(in.type, SIPC_DONE);
+	assert_int_equal(sipc_get_done(&in, NULL), -ENOENT);
+	sipc_in_free(&in);
+	close(p.fd);		/* a clean end: exit 0 */
+	assert_int_equal(waitpid(p.pid, &st, 0), p.pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(p.err);
+}
+
+static void store_dies_at_an_unknown_type(void **state)
+{
+	struct proc p;
+
+	(void)state;
+	start(&p);
+	frame(&p, 999, 0, NULL, 0);
+	dies(&p, "unknown message type");
+}
+
+static void store_dies_at_a_length_out_of_bounds(void **state)
+{
+	struct proc p;
+
+	(void)state;
+	start(&p);
+	/* SET_TIMEOUT is exactly 4 bytes; the header is judged before any payload is read */
+	frame(&p, SIPC_SET_TIMEOUT, 8, NULL, 0);
+	dies(&p, "length out of bounds");
+	start(&p);
+	frame(&p, SIPC_AGENT_GET, 0x7fffffff, NULL, 0);
+	dies(&p, "length out of bounds");
+}
+
+static void store_dies_at_a_field_over_its_cap(void **state)
+{
+	struct proc p;
+	uint8_t b[12];
+	uint32_t big = SIPC_NAME_MAX + 1;
+
+	(void)state;
+	start(&p);
+	/* a name whose length field says more than the frame holds */
+	memcpy(b, &big, 4);
+	memcpy(b + 4, "abcdefgh", 8);
+	frame(&p, SIPC_AGENT_GET, sizeof(b), b, sizeof(b));
+	dies(&p, "over its cap");
+}
+
+static void store_dies_at_bytes_left_over(void **state)
+{
+	struct proc p;
+	uint8_t b[64];
+	size_t n;
+
+	(void)state;
+	start(&p);
+	n = name_field(b, "host1");
+	memset(b + n, 0, 4);
+	frame(&p, SIPC_AGENT_GET, (uint32_t)n + 4, b, n + 4);
+	dies(&p, "left over");
+}
+
+static void store_dies_at_a_frame_cut_short(void **state)
+{
+	struct proc p;
+	uint8_t b[64];
+	size_t n;
+
+	(void)state;
+	start(&p);
+	n = name_field(b, "host1");
+	frame(&p, SIPC_AGENT_GET, (uint32_t)n, b, n - 2);
+	shutdown(p.fd, SHUT_WR);
+	dies(&p, "cut short");
+}
+
+static int setup(void **state)
+{
+	return agent_setup(state) | store_setup(state);
+}
+
+static int teardown(void **state)
+{
+	return agent_teardown(state) | store_teardown(state);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(agent_recv_accepts_an_exact_message),
+		cmocka_unit_test(agent_recv_rejects_a_short_or_long_packet),
+		cmocka_unit_test(agent_recv_rejects_an_unwanted_or_unknown_type),
+		cmocka_unit_test(agent_recv_rejects_fields_out_of_range),
+		cmocka_unit_test(agent_recv_rejects_an_unterminated_agent_id),
+		cmocka_unit_test(store_answers_a_well_formed_request),
+		cmocka_unit_test(store_dies_at_an_unknown_type),
+		cmocka_unit_test(store_dies_at_a_length_out_of_bounds),
+		cmocka_unit_test(store_dies_at_a_field_over_its_cap),
+		cmocka_unit_test(store_dies_at_bytes_left_over),
+		cmocka_unit_test(store_dies_at_a_frame_cut_short),
+	};
+
+	return cmocka_run_group_tests_name("ipc", tests, setup, teardown);
+}
