@@ -9,7 +9,11 @@
 #                                answers, TPM2_Startup; print the TCTI string.
 #                                --watch: also stop it when process PID
 #                                ends (a crashed test leaves no swtpm)
-#   swtpm.sh stop DIR            stop the instance by its PID (DIR/pid)
+#   swtpm.sh stop DIR            shut the TPM down in order (TPM2_Shutdown:
+#                                the next start's clock is "safe", so a
+#                                verifier does not refuse its first quote
+#                                as quote.unsafe), then stop the instance
+#                                by its PID (DIR/pid)
 #   swtpm.sh status DIR          exit 0 and print the TCTI if it runs, else 1
 #   swtpm.sh tcti DIR            print the TCTI string of DIR's instance
 #   swtpm.sh reset DIR           an orderly reboot: TPM2_Shutdown, power
@@ -127,6 +131,12 @@ stop() {
 	[ -f "$d/pid" ] || die "$d: no pid file (not started by swtpm.sh?)"
 	pid=$(cat "$d/pid")
 	[[ $pid =~ ^[0-9]+$ ]] || die "$d/pid: not a PID"
+	# an orderly shutdown, as a machine's firmware does before power-off;
+	# a TPM that does not answer is stopped all the same (and says so)
+	if alive "$pid" && [ -f "$d/tcti" ] &&
+	   ! TPM2TOOLS_TCTI=$(cat "$d/tcti") timeout 10 tpm2_shutdown -c >/dev/null 2>&1; then
+		echo "swtpm.sh: $d: TPM2_Shutdown failed; stopping it without (its next start is not 'safe')" >&2
+	fi
 	kill "$pid" 2>/dev/null
 	# the daemon is reparented and may linger as a zombie: wait for swtpm's
 	# own pid file to vanish (it removes it on exit)

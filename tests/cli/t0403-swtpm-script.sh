@@ -45,6 +45,8 @@ check_rc 1 "status after stop" $S status "$T/i3"
 check_rc 1 "the process is gone (or a zombie)" grep -qv '^[^)]*) [ZX]' "/proc/$pid3/stat"
 t3=$($S start "$T/i3" --tcp --watch $$)
 check "restarted on a new port, same state: the key unseals" env VIGIL_TCTI="$t3" "$VIGIL" key unseal "$T/k3.key"
+check_eq "stop shut the TPM down in order: its clock is safe after the restart" \
+	"$(TPM2TOOLS_TCTI=$t3 tpm2_readclock | sed -n 's/^ *safe: //p')" yes
 TPM2TOOLS_TCTI=$t3 tpm2_pcrextend 16:sha256=$(printf x | sha256sum | cut -c1-64)
 check_rc 2 "after an extend it does not" env VIGIL_TCTI="$t3" "$VIGIL" key unseal "$T/k3.key"
 check "reset (reboot) over TCP" $S reset "$T/i3"
@@ -52,6 +54,12 @@ check "after the reboot PCR 16 is back: it unseals" env VIGIL_TCTI="$t3" "$VIGIL
 check "reset over UNIX sockets" $S reset "$T/i1"
 check_eq "PCR 16 is zero after the reboot" "$(TPM2TOOLS_TCTI=$tcti tpm2_pcrread sha256:16 | sed -n 's/.*16 *: 0x//p')" \
 	0000000000000000000000000000000000000000000000000000000000000000
+# a power cut (no TPM2_Shutdown) is what a verifier must see as unsafe
+kill -9 "$(cat "$T/i2/pid")"
+$S stop "$T/i2" 2>/dev/null
+t2=$($S start "$T/i2" --watch $$)
+check_eq "after a kill without TPM2_Shutdown the clock is not safe" \
+	"$(TPM2TOOLS_TCTI=$t2 tpm2_readclock | sed -n 's/^ *safe: //p')" no
 for i in 1 2 3; do $S stop "$T/i$i"; done
 check_eq "all stopped" "$(pgrep -f "tpmstate dir=$T/" | wc -l)" 0
 check_rc 2 "unknown command" $S frob "$T/i1"
