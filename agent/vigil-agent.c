@@ -70,6 +70,7 @@ static const char help[] =
 	"      --auth-tokens FILE  bearer tokens allowed to ask (ROLE ID SHA256 lines, role\n"
 	"                          verifier; default /etc/vigil/agent-tokens; mode 600)\n"
 	"      --insecure-no-auth  serve quotes, the lists and the boot log to anyone (tests)\n"
+	"      --version           print the version and exit\n"
 #ifdef VIGIL_AGENT_TAMPER
 	"      --tamper-file FILE  TEST BUILD: misbehave as its first word says (agent_tamper.h)\n"
 #endif
@@ -116,6 +117,7 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		{ "tls-client-ca", required_argument, NULL, 'A' },
 		{ "auth-tokens", required_argument, NULL, 'T' },
 		{ "insecure-no-auth", no_argument, NULL, 'I' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -139,6 +141,7 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		case 'A': o->tls_ca = optarg; break;
 		case 'T': o->tokens = optarg; break;
 		case 'I': a->no_auth = true; break;
+		case 'V': printf("vigil-agent %s\n", VIGIL_VERSION); return 0;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
 		}

@@ -50,6 +50,7 @@ static const char help[] =
 	"                         by `vigil status`\n"
 	"      --loader PATH      also a dynamic loader (its opens count as execs);\n"
 	"                         the system's are found (repeatable)\n"
+	"      --version          print the version and exit\n"
 	"      --appraiser-user NAME  the unprivileged user appraisers run as (default\n"
 	"                         vigil; must exist and must not be root)\n"
 	"  -f, --foreground       print 'vigild: ready' on stderr when the marks are set\n";
@@ -118,6 +119,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "loader", required_argument, NULL, OPT_LOADER },
 		{ "appraiser-user", required_argument, NULL, OPT_APPUSER },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -217,6 +219,9 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		case 'f':
 			d->foreground = true;
 			break;
+		case 'V':
+			printf("vigild %s\n", VIGIL_VERSION);
+			exit(0);
 		case 'h':
 			fputs(help, stdout);
 			exit(0);

@@ -87,6 +87,7 @@ static const char help[] =
 	"                          (a new file, 0600), list its hash in --auth-tokens; exit\n"
 	"      --agent-token-file FILE  the token we present to agents (role verifier there)\n"
 	"      --insecure-no-auth  no credentials at all (tests only): anyone may change state\n"
+	"      --version           print the version and exit\n"
 	"Limits (hostile peers):\n"
 	"      --api-timeout S     a request must arrive whole within S seconds (default 10)\n"
 	"      --api-max-conn N    connections per client address (default 64)\n"
@@ -217,6 +218,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		{ "create-token", required_argument, NULL, 'k' },
 		{ "agent-token-file", required_argument, NULL, 'g' },
 		{ "insecure-no-auth", no_argument, NULL, 'I' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -266,6 +268,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		case 'k': a->create_role = optarg; break;
 		case 'g': a->agent_token_file = optarg; break;
 		case 'I': vf->no_auth = true; break;
+		case 'V': printf("vigil-verifier %s\n", VIGIL_VERSION); return 0;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
 		}

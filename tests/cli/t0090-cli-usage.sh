@@ -6,6 +6,14 @@ vg_init
 
 check "vigil --help" "$VIGIL" --help
 check "vigil --version" "$VIGIL" --version
+v=$("$VIGIL" --version | cut -d' ' -f2)
+check_eq "vigild --version" "$("$VIGILD" --version)" "vigild $v"
+check_eq "vigil-agent --version" "$("$VIGIL_AGENT_BIN" --version)" "vigil-agent $v"
+check_eq "vigil-verifier --version" "$("$VIGIL_VERIFIER_BIN" --version)" "vigil-verifier $v"
+for b in "$VIGILD" "$VIGIL_AGENT_BIN" "$VIGIL_VERIFIER_BIN"; do
+	"$b" --help | grep -q -- '--version'
+	check "$(basename "$b") --help lists --version" test $? -eq 0
+done
 check_rc 2 "vigil with no command" "$VIGIL"
 check_rc 2 "unknown command" "$VIGIL" frobnicate
 for c in hash sign evm appraise; do
