@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "failalloc.h"
+#include "swtpm.h"
 #include "vigil/hmac_key.h"
 #include "vigil/tpm.h"
 
@@ -58,21 +59,9 @@ static int run(const char *fmt, ...)
 
 static int group_setup(void **state)
 {
-	const char *t = getenv("VIGIL_TESTDIR"), *src = getenv("SRCDIR");
-	char cmd[8192];
-	FILE *f;
-
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/tpm", t ? t : "/tmp/vigil-test-tpm");
-	/* --watch: a crashed test leaves no swtpm behind */
-	snprintf(cmd, sizeof(cmd), "bash %s/scripts/swtpm.sh start %s --watch %d", src ? src : ".",
-		 dir, (int)getpid());
-	f = popen(cmd, "r");
-	if (!f || !fgets(tcti, sizeof(tcti), f))
+	if (test_swtpm_start("/tmp/vigil-test-tpm", dir, sizeof(dir), tcti, sizeof(tcti)) < 0)
 		return -1;
-	pclose(f);
-	tcti[strcspn(tcti, "\n")] = 0;
-	setenv("TSS2_LOG", "all+none", 1);	/* refusals below are expected */
 	setenv("TPM2TOOLS_TCTI", tcti, 1);
 	return vg_tpm_open(tcti, &tpm, NULL);
 }
@@ -81,7 +70,7 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	vg_tpm_close(tpm);
-	return run("bash %s/scripts/swtpm.sh stop %s", getenv("SRCDIR") ?: ".", dir) ? -1 : 0;
+	return test_swtpm_stop(dir);
 }
 
 static void open_unreachable_tcti_is_enodev(void **state)

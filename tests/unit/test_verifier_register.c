@@ -26,6 +26,7 @@
 #include <openssl/hmac.h>
 
 #include "vigil/tpm_attest.h"
+#include "swtpm.h"
 #include "verifier.h"
 
 /* libcrypto's own allocations (tpm2-tss contexts) are not ours to check here */
@@ -51,18 +52,6 @@ static struct vg_atpm *tpm;
 static struct vg_api_identity ident;	/* the TPM's EK, certificate and AK */
 static enum fake_mode mode;
 static char agent_id[VG_API_ID_MAX];	/* the id the fake proves for */
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 static long answer(struct vf_buf *out, long code, char *json)
 {
@@ -125,23 +114,12 @@ static long fake_fetch(struct verifier *vf, const char *url, const char *body, b
 
 static int group_setup(void **state)
 {
-	const char *t = getenv("VIGIL_TESTDIR"), *src = getenv("SRCDIR");
 	uint8_t blob[VG_ATPM_BLOB_MAX];
 	size_t bl = sizeof(blob);
-	char cmd[8192];
-	FILE *f;
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s/tpm", t ? t : "/tmp/vigil-test-register");
-	/* --watch: a crashed test leaves no swtpm behind */
-	snprintf(cmd, sizeof(cmd), "bash %s/scripts/swtpm.sh start %s --watch %d", src ? src : ".",
-		 dir, (int)getpid());
-	f = popen(cmd, "r");
-	if (!f || !fgets(tcti, sizeof(tcti), f))
+	if (test_swtpm_start("/tmp/vigil-test-register", dir, sizeof(dir), tcti, sizeof(tcti)) < 0)
 		return -1;
-	pclose(f);
-	tcti[strcspn(tcti, "\n")] = 0;
-	setenv("TSS2_LOG", "all+none", 1);
 	if (vg_atpm_open(tcti, &tpm, NULL) < 0)
 		return -1;
 	ident.ek_pub_len = sizeof(ident.ek_pub);
@@ -159,7 +137,7 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	vg_atpm_close(tpm);
-	return run("bash %s/scripts/swtpm.sh stop %s", getenv("SRCDIR") ?: ".", dir) ? -1 : 0;
+	return test_swtpm_stop(dir);
 }
 
 /* A verifier with a fresh store and the fake agent. */
