@@ -7,7 +7,7 @@
  *   quote-check  verify tpm2-tools quote files (tpm2_quote -m/-s/-o) with an AK
  *   policy create|check|import   build, apply and convert reference policies
  *   policy set|get NAME          upload / fetch a named policy on the verifier
- *   add ID --agent URL [--policy NAME]   register an agent (credential activation)
+ *   add [ID] --agent URL [--policy NAME] register an agent (credential activation)
  *   status [ID] [--history] [--json]     agent state and verdicts
  *   policy assign ID NAME        give an agent another policy (re-verifies from entry 0)
  *   reactivate ID                poll a failed agent again
@@ -48,7 +48,7 @@ const char cli_attest_help[] =
 	"       vigil attest policy check --policy FILE [--policy-key PEM]... LOG\n"
 	"       vigil attest policy import FILE [--policy-key PEM]... [-o OUT]\n"
 	"       vigil attest policy set NAME FILE | policy get NAME | policy assign ID NAME\n"
-	"       vigil attest add ID --agent URL [--policy NAME]\n"
+	"       vigil attest add [ID] --agent URL [--policy NAME]\n"
 	"       vigil attest status [ID] [--history] [--json]\n"
 	"       vigil attest reactivate ID | remove ID\n"
 	"       (those talking to the verifier take [--verifier URL] [--token-file FILE]\n"
@@ -67,6 +67,8 @@ const char cli_attest_help[] =
 	"               --boot-bank, default sha256)\n"
 	"policy check   judge every entry of LOG (binary or ascii) against a policy\n"
 	"policy import  convert a Keylime runtime policy / allowlist to vigil JSON\n"
+	"add            register the agent at URL under the id it says (its --id); an\n"
+	"               ID given that differs from the agent's is refused naming both\n"
 	"--policy-key   the policy must be a DSSE envelope (as Keylime signs them)\n"
 	"               signed by this key (PEM public key or certificate; repeat for\n"
 	"               more); without it an envelope is unwrapped unchecked\n"

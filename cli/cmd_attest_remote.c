@@ -277,12 +277,14 @@ static int attest_add(int argc, char **argv)
 		default: return EXIT_ERROR;
 		}
 	}
-	if (!agent || optind != argc - 1 || !id_ok(argv[optind])) {
-		cli_err("add needs an ID ([A-Za-z0-9._-]) and --agent URL");
+	/* without ID the verifier registers the agent under the id it says */
+	if (!agent || optind < argc - 1 || (optind == argc - 1 && !id_ok(argv[optind]))) {
+		cli_err("add takes [ID] ([A-Za-z0-9._-]) and needs --agent URL");
 		return EXIT_ERROR;
 	}
 	req = json_object_new_object();
-	json_object_object_add(req, "id", json_object_new_string(argv[optind]));
+	if (optind == argc - 1)
+		json_object_object_add(req, "id", json_object_new_string(argv[optind]));
 	json_object_object_add(req, "url", json_object_new_string(agent));
 	json_object_object_add(req, "policy", json_object_new_string(policy));
 	body = json_object_to_json_string(req);
@@ -291,7 +293,7 @@ static int attest_add(int argc, char **argv)
 	if (code < 0)
 		return EXIT_ERROR;
 	if (code == 201) {
-		printf("registered %s (%s)\n", argv[optind], jstr(res, "ak_name"));
+		printf("registered %s (%s)\n", jstr(res, "id"), jstr(res, "ak_name"));
 		rc = EXIT_OK;
 	} else {
 		rc = report_error(code, res);

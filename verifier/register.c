@@ -95,6 +95,21 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_MALFORMED, d.msg);
 		goto out;
 	}
+	/* the id is the agent's: learnt from it, or the operator's when they agree */
+	if (!rq.id[0] && !idn->id[0]) {
+		vf_answer_error(ans, ST_BAD_REQUEST, "the agent does not say its id: give one "
+				"(the agent's --id)");
+		goto out;
+	}
+	if (!rq.id[0]) {
+		memcpy(rq.id, idn->id, sizeof(rq.id));
+	} else if (idn->id[0] && strcmp(rq.id, idn->id) != 0) {
+		snprintf(err, sizeof(err), "agent id mismatch: registering '%.127s', but the agent at "
+			 "%.150s says it is '%.127s' (its --id; default the host name)", rq.id, rq.url,
+			 idn->id);
+		vf_answer_error(ans, ST_CONFLICT, err);
+		goto out;
+	}
 	/* a known id keeps its EK */
 	pthread_mutex_lock(&vf->lock);
 	r = vg_store_agent_get(vf->store, rq.id, old, &d);

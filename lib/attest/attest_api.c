@@ -322,10 +322,11 @@ int vg_api_register_parse(const uint8_t *body, size_t len, struct vg_api_registe
 	if (pr < 0)
 		return pr;
 	memset(&a, 0, sizeof(a));
+	/* absent or "": the verifier takes the id the agent's identity says */
 	r = get_str(o, what, "id", a.id, sizeof(a.id), diag);
 	if (r == -ENOENT)
-		r = vg_diag_set(diag, -EBADMSG, "register: \"id\" is required");
-	if (r >= 0 && !vg_api_id_ok(a.id, (size_t)r))
+		r = 0;
+	if (r > 0 && !vg_api_id_ok(a.id, (size_t)r))
 		r = vg_diag_set(diag, -EBADMSG, "register: id: 1 to %d characters of [A-Za-z0-9._-]",
 				VG_API_ID_MAX - 1);
 	if (r >= 0) {
@@ -513,6 +514,9 @@ int vg_api_identity_parse(const uint8_t *buf, size_t len, struct vg_api_identity
 	r = get_str(o, what, "id", a->id, sizeof(a->id), diag);
 	if (r == -ENOENT)
 		r = 0;
+	if (r > 0 && !vg_api_id_ok(a->id, (size_t)r))
+		r = vg_diag_set(diag, -EBADMSG, "identity: id: 1 to %d characters of [A-Za-z0-9._-]",
+				VG_API_ID_MAX - 1);
 	n = r < 0 ? r : get_b64(o, what, "ek_pub", a->ek_pub, sizeof(a->ek_pub), diag);
 	if (n == 0 || n == -ENOENT)
 		n = vg_diag_set(diag, -EBADMSG, "identity: \"ek_pub\" (base64) is required");

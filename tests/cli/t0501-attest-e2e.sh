@@ -76,8 +76,9 @@ check_eq "without a boot log the agent answers 404" \
 	"$(curl -s -H "$ATT_AHDR" -o /dev/null -w '%{http_code}' "127.0.0.1:$AP/v1/bootlog")" 404
 check "policy from the known-good log" "$VIGIL" attest policy create --log "$T/log" -o good.json
 check "policy uploaded" "$VIGIL" attest policy set good good.json
-check "registration with EK certificate chain and credential activation" \
-	"$VIGIL" attest add host1 --agent http://127.0.0.1:$AP --policy good
+"$VIGIL" attest add --agent http://127.0.0.1:$AP --policy good >out 2>&1
+check_eq "registration with EK certificate chain and credential activation" "$?" 0
+check "without an ID, the agent is registered under the id it says" grep -q "^registered host1 " out
 check "trusted after the first round" wait_for trusted
 check_eq "4 entries verified" "$(field log_entries)" 4
 # a good agent stays trusted over many rounds while allowed files are measured again
@@ -128,6 +129,13 @@ for i in $(seq 50); do curl -s "127.0.0.1:$AP2/v1/identity" >/dev/null 2>&1 && b
 "$VIGIL" attest add host1 --agent http://127.0.0.1:$AP2 >out 2>&1
 check_eq "another EK for a known id: refused (exit 1)" "$?" 1
 check "changed EK: typed identity.ek_changed" grep -q "FAIL identity.ek_changed" out
+# an operator-given id that is not the agent's: refused naming both, and not
+# as a credential failure (it used to be "ActivateCredential: wrong answer")
+"$VIGIL" attest add web7 --agent http://127.0.0.1:$AP >out 2>&1
+check_eq "an id the agent does not have: refused (exit 2)" "$?" 2
+check "the refusal names both ids" grep -q "registering 'web7', but the agent at http://127.0.0.1:$AP says it is 'host1'" out
+check_rc 1 "the refusal is not a credential failure" grep -qi "credential" out
+check_rc 2 "nothing registered under the wrong id" "$VIGIL" attest status web7
 
 # a file outside the policy runs
 echo "not allowed" >tree/evil

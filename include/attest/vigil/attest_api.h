@@ -90,7 +90,7 @@ int vg_api_route(const char *method, const char *url, struct vg_api_route *ret,
 int vg_api_path_decode(const char *uri, char *out, size_t cap, struct vg_diag *diag);
 
 struct vg_api_register {
-	char id[VG_API_ID_MAX];
+	char id[VG_API_ID_MAX];		/* "" = the id the agent's identity says */
 	char url[VG_API_URL_MAX];	/* http:// or https://, printable, no spaces */
 	char policy[VG_API_ID_MAX];	/* "" = none */
 };
