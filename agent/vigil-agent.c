@@ -46,6 +46,7 @@
 #include "agent.h"
 #include "agent_proto.h"
 #include "agent_tamper.h"
+#include "background.h"
 #include "http_auth.h"
 #include "http_guard.h"
 #include "http_util.h"
@@ -70,6 +71,8 @@ static const char help[] =
 	"      --auth-tokens FILE  bearer tokens allowed to ask (ROLE ID SHA256 lines, role\n"
 	"                          verifier; default /etc/vigil/agent-tokens; mode 600)\n"
 	"      --insecure-no-auth  serve quotes, the lists and the boot log to anyone (tests)\n"
+	"      --background        return once the agent serves (0), or with its exit\n"
+	"                          status when it stops before (2: a refused setting)\n"
 	"      --version           print the version and exit\n"
 #ifdef VIGIL_AGENT_TAMPER
 	"      --tamper-file FILE  TEST BUILD: misbehave as its first word says (agent_tamper.h)\n"
@@ -81,7 +84,7 @@ static const char help[] =
 struct options {
 	const char *listen, *state, *tcti, *user;
 	const char *tls_cert, *tls_key, *tls_ca, *tokens;
-	bool rsa;
+	bool rsa, background;
 	struct sockaddr_in sa;
 	char *cert_pem, *key_pem, *ca_pem;
 };
@@ -117,6 +120,7 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		{ "tls-client-ca", required_argument, NULL, 'A' },
 		{ "auth-tokens", required_argument, NULL, 'T' },
 		{ "insecure-no-auth", no_argument, NULL, 'I' },
+		{ "background", no_argument, NULL, 'G' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -141,6 +145,7 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		case 'A': o->tls_ca = optarg; break;
 		case 'T': o->tokens = optarg; break;
 		case 'I': a->no_auth = true; break;
+		case 'G': o->background = true; break;
 		case 'V': printf("vigil-agent %s\n", VIGIL_VERSION); return 0;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
@@ -265,6 +270,7 @@ static int net_main(struct options *o, struct agent *a)
 		_exit(2);
 	}
 	fprintf(stderr, "vigil-agent: %s listening on %s\n", a->id, o->listen);
+	vg_background_ready();
 	if (a->no_auth)
 		fprintf(stderr, "vigil-agent: WARNING: --insecure-no-auth: anyone who reaches %s gets "
 			"quotes, the measurement list and the boot log (tests only)\n", o->listen);
@@ -296,6 +302,10 @@ int main(int argc, char **argv)
 		vg_auth_free(a.auth);
 		return rc;
 	}
+	if (o.background && (rc = vg_background_start()) < 0) {
+		fprintf(stderr, "vigil-agent: --background: %s\n", strerror(-rc));
+		return 2;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		fprintf(stderr, "vigil-agent: socketpair: %s\n", strerror(errno));
 		return 2;
@@ -308,6 +318,7 @@ int main(int argc, char **argv)
 	}
 	if (pid > 0) {
 		close(sp[1]);
+		vg_background_drop();	/* the network process says "ready" */
 		pems_free(&o);
 		vg_auth_free(a.auth);
 		a.auth = NULL;

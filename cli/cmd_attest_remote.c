@@ -317,19 +317,27 @@ static int attest_status(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "history", no_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "wait", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	bool history = false, json = false;
 	json_object *res = NULL;
-	char path[512];
-	long code;
+	char path[512], *end;
+	long code, wait_s = 0;
 	int c, rc = EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "Hjh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "Hjw:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H': history = true; break;
 		case 'j': json = true; break;
+		case 'w':
+			wait_s = strtol(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || wait_s > 86400) {
+				cli_err("--wait '%s': seconds, 0 to 86400", optarg);
+				return EXIT_ERROR;
+			}
+			break;
 		case 'h': fputs(cli_attest_help, stdout); return EXIT_OK;
 		default: return EXIT_ERROR;
 		}
@@ -343,7 +351,16 @@ static int attest_status(int argc, char **argv)
 			 history ? "/history" : "");
 	else
 		snprintf(path, sizeof(path), "/v1/agents");
-	code = http("GET", path, NULL, 0, &res);
+	/* --wait: until the first round has judged the agent (not "registered") */
+	for (long tenths = wait_s * 10;; tenths -= 2) {
+		code = http("GET", path, NULL, 0, &res);
+		if (code != 200 || optind != argc - 1 || history || tenths <= 0 ||
+		    strcmp(jstr(res, "state"), "registered") != 0)
+			break;
+		json_object_put(res);
+		res = NULL;
+		usleep(200000);
+	}
 	if (code < 0)
 		return EXIT_ERROR;
 	if (code != 200) {

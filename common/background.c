@@ -39,11 +39,17 @@ int vg_background_start(void)
 		while (n < 0 && errno == EINTR);
 		if (n == 1 && c == 'R')
 			_exit(0);
-		/* the child stopped before it was ready: its status is ours */
-		while (waitpid(pid, &st, 0) < 0)
-			if (errno != EINTR)
-				_exit(2);
-		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+		/*
+		 * Every copy of the write end closed without "ready": the
+		 * daemon, or the process of it that was to say so, stopped.
+		 * Its status is ours when it has one (a refused setting: 2).
+		 */
+		for (int i = 0; i < 200; i++) {
+			if (waitpid(pid, &st, WNOHANG) == pid)
+				_exit(WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : 2);
+			usleep(10000);
+		}
+		_exit(2);
 	}
 	close(p[0]);
 	/* a forked child is never a group leader: setsid cannot fail */
@@ -56,6 +62,13 @@ int vg_background_start(void)
 	}
 	ready_fd = p[1];
 	return 0;
+}
+
+void vg_background_drop(void)
+{
+	if (ready_fd >= 0)
+		close(ready_fd);
+	ready_fd = -1;
 }
 
 void vg_background_ready(void)

@@ -26,4 +26,11 @@ int vg_background_start(void);
 /* Tell a waiting parent that the daemon is ready (no-op without one). */
 void vg_background_ready(void);
 
+/*
+ * In a process forked after vg_background_start() that will not say
+ * "ready" (a helper process): let go of the pipe, so that the waiting
+ * parent sees the end when the process that would say it stops.
+ */
+void vg_background_drop(void);
+
 #endif

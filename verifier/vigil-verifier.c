@@ -41,6 +41,7 @@
 
 #include <openssl/crypto.h>
 
+#include "background.h"
 #include "verifier.h"
 #include "privsep.h"
 #include "http_auth.h"
@@ -87,6 +88,8 @@ static const char help[] =
 	"                          (a new file, 0600), list its hash in --auth-tokens; exit\n"
 	"      --agent-token-file FILE  the token we present to agents (role verifier there)\n"
 	"      --insecure-no-auth  no credentials at all (tests only): anyone may change state\n"
+	"      --background        return once the verifier serves (0), or with its exit\n"
+	"                          status when it stops before (2: a refused setting)\n"
 	"      --version           print the version and exit\n"
 	"Limits (hostile peers):\n"
 	"      --api-timeout S     a request must arrive whole within S seconds (default 10)\n"
@@ -103,6 +106,7 @@ struct args {
 	const char *tokens, *create_role, *agent_token_file;
 	unsigned int api_timeout, api_max_conn, db_timeout;
 	char *cert_pem, *key_pem, *ca_pem;	/* read from api_cert, api_key, the CAs */
+	bool background;
 };
 
 static struct verifier *signalled;
@@ -218,6 +222,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		{ "create-token", required_argument, NULL, 'k' },
 		{ "agent-token-file", required_argument, NULL, 'g' },
 		{ "insecure-no-auth", no_argument, NULL, 'I' },
+		{ "background", no_argument, NULL, 'J' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -268,6 +273,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		case 'k': a->create_role = optarg; break;
 		case 'g': a->agent_token_file = optarg; break;
 		case 'I': vf->no_auth = true; break;
+		case 'J': a->background = true; break;
 		case 'V': printf("vigil-verifier %s\n", VIGIL_VERSION); return 0;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
@@ -476,6 +482,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db URL are required\n");
 		return 2;
 	}
+	if (a.background && (r = vg_background_start()) < 0) {
+		fprintf(stderr, "vigil-verifier: --background: %s\n", strerror(-r));
+		return 2;
+	}
 	if (start_processes(&vf, &a) < 0)
 		return 2;
 	vf_client_init();
@@ -500,6 +510,7 @@ int main(int argc, char **argv)
 		}
 	}
 	say_listening(&vf, &a);
+	vg_background_ready();
 	vf_schedule(&vf);
 	if (!drain(&vf))
 		_exit(0);
