@@ -206,6 +206,31 @@ static void register_stores_the_agent(void **state)
 	free(a);
 }
 
+/* The id is the agent's: learnt from its identity, or refused naming both ids. */
+static void register_learns_or_checks_the_agents_id(void **state)
+{
+	struct verifier *vf = *state;
+	struct vf_answer ans = { 0 };
+	static const char no_id[] = "{\"url\": \"http://127.0.0.1:9\"}";
+	static const char other[] = "{\"id\": \"web7\", \"url\": \"http://127.0.0.1:9\"}";
+	json_object *v;
+
+	/* an agent that does not say its id: an id is needed */
+	expect(vf, no_id, 400, "error", NULL);
+	snprintf(ident.id, sizeof(ident.id), "%s", agent_id);
+	expect(vf, no_id, 201, "id", "host1");
+	assert_int_equal(vf_register(vf, other, strlen(other), &ans), 409);
+	assert_true(json_object_object_get_ex(ans.body, "error", &v));
+	assert_non_null(strstr(json_object_get_string(v), "'web7'"));
+	assert_non_null(strstr(json_object_get_string(v), "'host1'"));
+	/* not a typed attestation failure (it used to be identity.credential) */
+	assert_false(json_object_object_get_ex(ans.body, "failure", &v));
+	json_object_put(ans.body);
+	assert_int_equal(vg_store_agent_get(vf->store, "web7", &(struct vg_store_agent){ 0 }, NULL),
+			 -ENOENT);
+	ident.id[0] = 0;
+}
+
 static void register_rejects_malformed_body(void **state)
 {
 	expect(*state, "{\"id\": \"host1\"", 400, "error", NULL);
@@ -292,6 +317,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(register_stores_the_agent, setup, teardown),
+		cmocka_unit_test_setup_teardown(register_learns_or_checks_the_agents_id, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(register_rejects_malformed_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(register_unreachable_agent_is_bad_gateway, setup,
 						teardown),
