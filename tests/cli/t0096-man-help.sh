@@ -155,7 +155,7 @@ for e in "${pending[@]}"; do
 	# usage line does
 	h=$T/cmd.${cmd// /_} parent=$T/cmd.${cmd% *}
 	parent=${parent// /_}
-	if [ -f "$h" ] && cmp -s "$h" "$parent"; then
+	if [ "$cmd" != "${cmd% *}" ] && [ -f "$h" ] && cmp -s "$h" "$parent"; then
 		grep -F -- "$cmd " "$h" | long_opts
 	else
 		long_opts <"$h" 2>/dev/null
