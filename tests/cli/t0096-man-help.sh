@@ -31,6 +31,10 @@ pending=(
 	"vigil-log.1    --json                vigil log replay"	# (log boot show has one already)
 	"vigil-measure.1 --json               vigil measure"
 	"vigil-attest.1 --json                vigil attest policy check"	# (attest status has one)
+	# already on main, not yet on this branch (issue 15, item 6)
+	"vigil-agent.8  --background          vigil-agent"
+	"vigil-verifier.8 --background        vigil-verifier"
+	"vigil-attest.1 --wait                vigil attest status"
 )
 
 # Sub-commands that do not answer --help today (a bug of their option
