@@ -16,7 +16,8 @@
 
 static const char help[] =
 	"usage: vigild [--config FILE] [--policy FILE] [--mode enforce|permissive|fix]\n"
-	"              [--watch PATH]... [--keyring CERT]... [--hmac-key FILE] [--log FILE]\n"
+	"              [--watch PATH]... [--keyring CERT]... [--hmac-key FILE]\n"
+	"              [--passphrase-file FILE] [--allow-empty-keyring] [--log FILE]\n"
 	"              [--tcti STRING | --no-tpm] [--control SOCKET] [--audit FILE] [--foreground]\n"
 	"              [--appraiser-user NAME]\n"
 	"\n"
@@ -30,11 +31,21 @@ static const char help[] =
 	"  -k, --keyring CERT     trusted certificate or public key (repeatable)\n"
 	"  -H, --hmac-key FILE    EVM HMAC key (any vigil key file; a sealed key is\n"
 	"                         unsealed with the TPM)\n"
-	"  -l, --log FILE         measurement list (binary ima-ng); PCR extends go to the\n"
-	"                         TPM, or with --no-tpm to a software bank FILE.pcrs\n"
-	"  -t, --tcti STRING      the TPM (default $VIGIL_TCTI)\n"
+	"      --passphrase-file FILE  the passphrase of a passphrase --hmac-key (first\n"
+	"                         line; default $VIGIL_PASSPHRASE_FILE, else the systemd\n"
+	"                         credential vigil-passphrase)\n"
+	"      --allow-empty-keyring  start (and reload) a policy with appraise_type=imasig\n"
+	"                         rules though no trusted key is loaded (refused by default:\n"
+	"                         every file they cover would be denied)\n"
+	"  -l, --log FILE         measurement list (binary ima-ng; default, when the policy\n"
+	"                         measures, /run/vigil/binary_runtime_measurements); PCR\n"
+	"                         extends go to the TPM, or to a software bank FILE.pcrs\n"
+	"  -t, --tcti STRING      the TPM (default $VIGIL_TCTI, else device:/dev/tpmrm0;\n"
+	"                         where that is absent, a software bank, not attestable)\n"
 	"      --no-tpm           software PCR bank (not attestable)\n"
-	"  -s, --control SOCKET   control socket for `vigil status` (default /run/vigild.sock)\n"
+	"  -s, --control SOCKET   control socket for `vigil status` (default\n"
+	"                         " VD_CTL_DEFAULT_SOCKET "; SOCKET.lock keeps a second\n"
+	"                         vigild away)\n"
 	"  -a, --audit FILE       audit records, JSON lines (default: none)\n"
 	"  -j, --workers N        appraiser processes (default 2)\n"
 	"  -T, --timeout-ms N     decision deadline (default 5000), then the fail action;\n"
@@ -53,7 +64,9 @@ static const char help[] =
 	"      --version          print the version and exit\n"
 	"      --appraiser-user NAME  the unprivileged user appraisers run as (default\n"
 	"                         vigil; must exist and must not be root)\n"
-	"  -f, --foreground       print 'vigild: ready' on stderr when the marks are set\n";
+	"  -f, --foreground       print 'vigild: ready' on stderr when the marks are set\n"
+	"Every setting is checked before vigild is ready (READY=1 to $NOTIFY_SOCKET);\n"
+	"a refused one exits 2, naming the file and the problem.\n";
 
 int vd_args_worker(struct vd *d, const char *a, const char *b)
 {
@@ -98,7 +111,8 @@ static int parse_size(const char *s, uint64_t *ret)
 
 int vd_args_parse(struct vd *d, int argc, char **argv)
 {
-	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_MAXSIZE, OPT_ACCEPT, OPT_LOADER, OPT_APPUSER };
+	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_MAXSIZE, OPT_ACCEPT, OPT_LOADER, OPT_APPUSER,
+	       OPT_PASSFILE, OPT_EMPTYKR };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' },
@@ -106,6 +120,8 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "watch", required_argument, NULL, 'w' },
 		{ "keyring", required_argument, NULL, 'k' },
 		{ "hmac-key", required_argument, NULL, 'H' },
+		{ "passphrase-file", required_argument, NULL, OPT_PASSFILE },
+		{ "allow-empty-keyring", no_argument, NULL, OPT_EMPTYKR },
 		{ "log", required_argument, NULL, 'l' },
 		{ "tcti", required_argument, NULL, 't' },
 		{ "no-tpm", no_argument, NULL, OPT_NOTPM },
@@ -156,6 +172,12 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 			break;
 		case 'H':
 			d->hmac_key_path = optarg;
+			break;
+		case OPT_PASSFILE:
+			d->passphrase_file = optarg;
+			break;
+		case OPT_EMPTYKR:
+			d->allow_empty_keyring = true;
 			break;
 		case 'l':
 			d->log_path = optarg;
@@ -255,6 +277,8 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		vd_log("no --watch PATH given: nothing to mark");
 		return -1;
 	}
+	if (!d->control_path)
+		d->control_path = VD_CTL_DEFAULT_SOCKET;
 	return 0;
 }
 
