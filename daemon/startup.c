@@ -157,9 +157,11 @@ int vd_keys_setup(struct vd *d)
 			if (pa.failed)
 				return -1;	/* said */
 			if (r == -EKEYREJECTED && kind == VG_KEY_PASSPHRASE)
-				vd_log("HMAC key %s: wrong passphrase (%s)", hk, dg.msg);
-			else
+				vd_log("HMAC key %s: wrong passphrase (the key file's check value differs)", hk);
+			else if (strstr(dg.msg, hk))
 				vd_log("HMAC key %s", dg.msg);
+			else
+				vd_log("HMAC key %s: %s", hk, dg.msg);
 			return -1;
 		}
 	}
