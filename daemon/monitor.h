@@ -12,6 +12,8 @@
  *   verdict.c   measure, decide, audit, answer audit.c   audit lines
  *   reload.c    policy load and reload         control.c control socket
  *   stats.c     reasons and latency            args.c   command line
+ *   startup.c   settings checked before ready: keys, keyrings, TPM,
+ *               default paths, the control socket's lock
  *   main.c      setup and the loop
  *
  * What is looked up on every event (the cache slot, the lease set) is

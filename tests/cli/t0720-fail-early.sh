@@ -23,23 +23,25 @@ printf 'appraise func=BPRM_CHECK\nmeasure func=BPRM_CHECK\n' >pol
 nt_start
 
 never_ready() { sleep 0.2; ! nt_ready; }
-no_leftovers() {
+no_leftovers() { # [log]: and no measurement list either
 	local left
-	left=$(ls -A "$T" | grep -E '^ctl|vigil-tmp|\.pid$')
+	left=$(ls -A "$T" | grep -E "^ctl|vigil-tmp|\.pid\$${1:+|^log}")
 	left+=$(find "$T" -xdev -name '*.vigil-tmp*' 2>/dev/null)
 	[ -z "$left" ] || { echo "left behind: $left"; return 1; }
 }
 # refused WHAT TEXT ARGS...: vigild exits 2 saying TEXT, never ready, leaves nothing
+# (no control socket or lock, no measurement list, no temporary file)
 refused() {
 	local what=$1 text=$2 rc
 	shift 2
 	nt_clear
+	rm -f "$T"/log "$T"/log.*	# a started vigild's list: a refused one must make none
 	timeout -s KILL 60 "${VD_BIN:-$VIGILD}" --control "$T/ctl" --foreground "$@" 2>err
 	rc=$?
 	check_eq "$what: exit 2" "$rc" 2
 	check "$what: says '$text'" grep -qF -- "$text" err
 	check "$what: never ready" never_ready
-	check "$what: leaves no socket, lock or temporary file" no_leftovers
+	check "$what: leaves no socket, lock, list or temporary file" no_leftovers log
 	[ "$rc" = 2 ] && grep -qF -- "$text" err || sed 's/^/#   /' err
 }
 base=(--policy pol --watch "$F" --hmac-key hk --no-tpm --log "$T/log")
