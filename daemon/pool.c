@@ -12,8 +12,8 @@
  * after which vigild stops (a crash loop replaced appraisers some 70 times
  * a second, for ever).
  */
-#include <poll.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
