@@ -20,13 +20,22 @@
  * --create-token verifier`); without either the agent does not start,
  * unless --insecure-no-auth (tests).
  *
+ * Every setting is checked before the fork (the listen address: a port
+ * out of range or in use is named as such; the TLS files; the state
+ * directory); the TPM process then opens the TPM (--tcti unreachable:
+ * exit 2, naming it). READY=1 goes to $NOTIFY_SOCKET (notify.h) from the
+ * main process (the TPM process, which systemd watches) once the network
+ * process says, through a pipe, that it listens.
+ *
  * This file: the options, the fork, and the network process's start.
  * Built with -DVIGIL_AGENT_TAMPER it is vigil-agent-tamper, the test
  * build with --tamper-file (agent_tamper.h); the shipped vigil-agent
  * answers that option as unknown.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +47,7 @@
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <openssl/crypto.h>
 
@@ -50,6 +60,9 @@
 #include "http_auth.h"
 #include "http_guard.h"
 #include "http_util.h"
+#include "listen.h"
+#include "notify.h"
+#include "tls_files.h"
 
 static const char help[] =
 	"usage: vigil-agent --listen ADDR:PORT --state DIR [--log FILE] [--id ID]\n"
@@ -87,7 +100,61 @@ struct options {
 	bool rsa, background;
 	struct sockaddr_in sa;
 	char *cert_pem, *key_pem, *ca_pem;
+	int ready_fd;		/* the network process writes one byte there when it listens */
 };
+
+/* The main process's watch on the network process's start (see the top). */
+struct ready_watch {
+	int fd;
+	const char *listen, *id;
+	atomic_bool ready;
+};
+
+static void *ready_main(void *arg)
+{
+	struct ready_watch *w = arg;
+	ssize_t n;
+	char c;
+
+	do
+		n = read(w->fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1) {
+		atomic_store(&w->ready, true);
+		(void)notify_send("READY=1\nSTATUS=%s listening on %s", w->id, w->listen);
+	}
+	close(w->fd);
+	return NULL;
+}
+
+/* The TLS files parsed, --state a writable directory. Return: 0, -1 (said). */
+static int check_files(const struct options *o)
+{
+	const char *opt[] = { "--tls-cert", "--tls-client-ca" }, *path[] = { o->tls_cert, o->tls_ca };
+	struct stat st;
+	char why[512];
+
+	for (int i = 0; i < 2; i++)
+		if (path[i] && tls_certs_check(path[i], why, sizeof(why)) < 0) {
+			fprintf(stderr, "vigil-agent: %s %s: %s\n", opt[i], path[i], why);
+			return -1;
+		}
+	if (o->tls_key && tls_key_check(o->tls_key, o->tls_cert, why, sizeof(why)) < 0) {
+		fprintf(stderr, "vigil-agent: --tls-key %s: %s\n", o->tls_key, why);
+		return -1;
+	}
+	if (stat(o->state, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "vigil-agent: --state %s: %s\n", o->state,
+			errno == ENOENT ? "no such directory" : "not a directory");
+		return -1;
+	}
+	if (access(o->state, W_OK | X_OK) < 0) {
+		fprintf(stderr, "vigil-agent: --state %s: not writable (%s): the AK is kept there\n",
+			o->state, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
 
 static void pems_free(struct options *o)
 {
@@ -195,13 +262,23 @@ static int setup(int argc, char **argv, struct options *o, struct agent *a, char
 
 	if (r >= 0)
 		return r;
-	if (!o->listen || !o->state || http_parse_listen(o->listen, &o->sa) < 0) {
+	if (!o->listen || !o->state) {
 		fprintf(stderr, "vigil-agent: --listen ADDR:PORT and --state DIR are required\n");
 		return 2;
 	}
 	if (!!o->tls_cert != !!o->tls_key || (o->tls_ca && !o->tls_cert)) {
 		fprintf(stderr, "vigil-agent: --tls-cert and --tls-key go together; --tls-client-ca needs them\n");
 		return 2;
+	}
+	if (check_files(o) < 0)
+		return 2;
+	{
+		char why[256];
+
+		if (listen_check(o->listen, &o->sa, why, sizeof(why)) < 0) {
+			fprintf(stderr, "vigil-agent: --listen %s: %s\n", o->listen, why);
+			return 2;
+		}
 	}
 	if (o->tls_cert && (!(o->cert_pem = http_slurp(o->tls_cert)) ||
 			    !(o->key_pem = http_slurp(o->tls_key)) ||
@@ -270,7 +347,10 @@ static int net_main(struct options *o, struct agent *a)
 		_exit(2);
 	}
 	fprintf(stderr, "vigil-agent: %s listening on %s\n", a->id, o->listen);
-	vg_background_ready();
+	if (write(o->ready_fd, "1", 1) != 1) {
+		/* the main process is gone: PDEATHSIG ends us */
+	}
+	close(o->ready_fd);
 	if (a->no_auth)
 		fprintf(stderr, "vigil-agent: WARNING: --insecure-no-auth: anyone who reaches %s gets "
 			"quotes, the measurement list and the boot log (tests only)\n", o->listen);
@@ -290,8 +370,11 @@ int main(int argc, char **argv)
 	struct agent a = { .auth_lock = PTHREAD_RWLOCK_INITIALIZER,
 			   .log = "/run/vigil/binary_runtime_measurements" };
 	struct options o = { 0 };
+	struct ready_watch rw = { .fd = -1 };
+	pthread_t rw_tid;
+	sigset_t all, old;
 	char host[128];
-	int sp[2], rc;
+	int sp[2], rp[2], rc;
 	pid_t pid;
 
 	if (access("/sys/kernel/security/tpm0/binary_bios_measurements", R_OK) == 0)
@@ -306,7 +389,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigil-agent: --background: %s\n", strerror(-rc));
 		return 2;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+	rc = notify_open();
+	if (rc < 0)
+		fprintf(stderr, "vigil-agent: $NOTIFY_SOCKET %s: %s: readiness cannot be reported\n",
+			getenv("NOTIFY_SOCKET"), strerror(-rc));
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(rp, O_CLOEXEC) < 0) {
 		fprintf(stderr, "vigil-agent: socketpair: %s\n", strerror(errno));
 		return 2;
 	}
@@ -318,13 +405,35 @@ int main(int argc, char **argv)
 	}
 	if (pid > 0) {
 		close(sp[1]);
-		vg_background_drop();	/* the network process says "ready" */
+		close(rp[1]);
 		pems_free(&o);
 		vg_auth_free(a.auth);
 		a.auth = NULL;
-		return agent_tpm_main(sp[0], pid, o.tcti, o.state, o.rsa);
+		rw.fd = rp[0];
+		rw.listen = o.listen;
+		rw.id = a.id;
+		/* the watcher takes no signal: SIGTERM and SIGHUP are the TPM loop's */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		if (pthread_create(&rw_tid, NULL, ready_main, &rw) != 0) {
+			fprintf(stderr, "vigil-agent: cannot start a thread\n");
+			close(rp[0]);
+			rw.fd = -1;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		rc = agent_tpm_main(sp[0], pid, o.tcti, o.state, o.rsa);
+		if (rw.fd >= 0)
+			pthread_join(rw_tid, NULL);	/* the network process is gone: its pipe end too */
+		(void)notify_send("STOPPING=1");
+		notify_close();
+		/* a network process that never listened is a failed start, whatever the TPM side says */
+		return atomic_load(&rw.ready) ? rc : (rc ? rc : 2);
 	}
 	close(sp[0]);
+	close(rp[0]);
+	notify_close();
+	vg_background_drop();	/* the main process says "ready" */
+	o.ready_fd = rp[1];
 	a.ipc = sp[1];
 	return net_main(&o, &a);
 }

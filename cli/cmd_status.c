@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -26,10 +27,12 @@ static const char help[] =
 	"cannot enforce (--accept-unenforced), marks, counters\n"
 	"(events, allowed, denied by reason, cache hits, bytes hashed, decision\n"
 	"latency p50/p99); or switch its mode, or make it reload its policy.\n"
-	"  -s, --control SOCKET   vigild's control socket (default /run/vigild.sock)\n"
+	"  -s, --control SOCKET   vigild's control socket (default " VD_CTL_DEFAULT_SOCKET ")\n"
 	"  -j, --json             the raw JSON answer\n"
 	"  -m, --mode MODE        switch to enforce, permissive or fix\n"
-	"  -r, --reload           reload the policy (a bad policy is refused, the old stays)\n"
+	"  -r, --reload           reload the policy and wait for the result: exit 0 when\n"
+	"                         applied; a refused policy (the old one stays): its\n"
+	"                         error, exit 2\n"
 	"Exit status: 0 answered, 2 vigild not reachable or refused the request.\n";
 
 static void print_human(json_object *o)
@@ -78,7 +81,7 @@ int cmd_status(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *path = "/run/vigild.sock", *mode = NULL;
+	const char *path = VD_CTL_DEFAULT_SOCKET, *mode = NULL;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	bool json = false, reload = false;
 	char req[64], buf[65536];
@@ -131,6 +134,12 @@ int cmd_status(int argc, char **argv)
 		if (s >= 0)
 			close(s);
 		return EXIT_ERROR;
+	}
+	{
+		/* a reload is answered when it is done; a daemon that never answers is an error */
+		struct timeval tv = { .tv_sec = 60 };
+
+		setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
 	q.op = mode ? VD_CTL_MODE : reload ? VD_CTL_RELOAD : VD_CTL_STATUS;
 	q.mode = mode ? (enum vd_ctl_mode)vd_ctl_mode_parse(mode) : VD_CTL_ENFORCE;

@@ -116,9 +116,22 @@ json_object *vd_ctl_mode_encode(enum vd_ctl_mode m)
 	return one("mode", vd_ctl_mode_names[m]);
 }
 
-json_object *vd_ctl_reload_encode(void)
+json_object *vd_ctl_reload_result_encode(bool ok, size_t rules, const char *sha256, const char *why)
 {
-	return one("reload", "started");
+	json_object *o;
+
+	if (!ok) {
+		o = one("error", why ? why : "policy refused");
+		if (o)
+			json_object_object_add(o, "reload", json_object_new_string("refused"));
+		return o;
+	}
+	o = one("reload", "applied");
+	if (o) {
+		json_object_object_add(o, "policy_rules", json_object_new_int64((int64_t)rules));
+		json_object_object_add(o, "policy_sha256", json_object_new_string(sha256 ? sha256 : ""));
+	}
+	return o;
 }
 
 json_object *vd_ctl_error_encode(const char *why)

@@ -4,9 +4,14 @@
  * daemon (daemon/control.c) and `vigil status` (cli/cmd_status.c) share.
  *
  * The wire format: the client connects to the control socket (a unix
- * stream socket, mode 0600) and writes one request line, `status`,
+ * stream socket, mode 0600, VD_CTL_DEFAULT_SOCKET unless vigild was told
+ * otherwise) and writes one request line, `status`,
  * `mode enforce|permissive|fix` or `reload`; the daemon answers one line
  * of JSON and closes. An answer with an "error" member is a refusal.
+ * A reload is answered when it is done: {"reload": "applied",
+ * "policy_rules": N, "policy_sha256": HEX}, or {"error": WHY, "reload":
+ * "refused"} with the parse error (FILE:LINE:COL: why); the old policy
+ * then stays.
  * The status answer's members, in this order: mode, policy_sha256,
  * policy_rules, unenforced_rules {total, rules [{line, col, rule, why}]},
  * marks [...], pending, measurements, counters {the names of
@@ -24,6 +29,8 @@
 #include <stdint.h>
 
 #include <json-c/json.h>
+
+#define VD_CTL_DEFAULT_SOCKET "/run/vigil/vigild.sock"
 
 enum vd_ctl_mode { VD_CTL_ENFORCE, VD_CTL_PERMISSIVE, VD_CTL_FIX, VD_CTL_NMODES };
 
@@ -104,10 +111,16 @@ struct vd_ctl_status {
  */
 json_object *vd_ctl_status_encode(const struct vd_ctl_status *s, json_object *unenforced);
 
-/* The other answers: {"mode": M}, {"reload": "started"}, {"error": WHY}. */
+/* The other answers: {"mode": M}, {"error": WHY}. */
 json_object *vd_ctl_mode_encode(enum vd_ctl_mode m);
-json_object *vd_ctl_reload_encode(void);
 json_object *vd_ctl_error_encode(const char *why);
+
+/*
+ * vd_ctl_reload_result_encode - a reload's answer: applied (@ok, with the
+ * new policy's @rules and @sha256) or refused (@why).
+ * Return: a JSON object (json_object_put it), or NULL.
+ */
+json_object *vd_ctl_reload_result_encode(bool ok, size_t rules, const char *sha256, const char *why);
 
 /*
  * vd_ctl_answer_write - one answer line on @fd (JSON, plain, newline).

@@ -16,8 +16,10 @@
 
 static const char help[] =
 	"usage: vigild [--config FILE] [--policy FILE] [--mode enforce|permissive|fix]\n"
-	"              [--watch PATH]... [--keyring CERT]... [--hmac-key FILE] [--log FILE]\n"
-	"              [--tcti STRING | --no-tpm] [--control SOCKET] [--audit FILE] [--foreground]\n"
+	"              [--watch PATH]... [--keyring CERT]... [--hmac-key FILE]\n"
+	"              [--passphrase-file FILE] [--allow-empty-keyring] [--log FILE]\n"
+	"              [--tcti STRING | --no-tpm] [--control SOCKET] [--audit FILE]\n"
+	"              [--foreground | --background]\n"
 	"              [--appraiser-user NAME]\n"
 	"\n"
 	"Appraise and measure files at exec and open (fanotify permission events),\n"
@@ -30,11 +32,21 @@ static const char help[] =
 	"  -k, --keyring CERT     trusted certificate or public key (repeatable)\n"
 	"  -H, --hmac-key FILE    EVM HMAC key (any vigil key file; a sealed key is\n"
 	"                         unsealed with the TPM)\n"
-	"  -l, --log FILE         measurement list (binary ima-ng); PCR extends go to the\n"
-	"                         TPM, or with --no-tpm to a software bank FILE.pcrs\n"
-	"  -t, --tcti STRING      the TPM (default $VIGIL_TCTI)\n"
+	"      --passphrase-file FILE  the passphrase of a passphrase --hmac-key (first\n"
+	"                         line; default $VIGIL_PASSPHRASE_FILE, else the systemd\n"
+	"                         credential vigil-passphrase)\n"
+	"      --allow-empty-keyring  start (and reload) a policy with appraise_type=imasig\n"
+	"                         rules though no trusted key is loaded (refused by default:\n"
+	"                         every file they cover would be denied)\n"
+	"  -l, --log FILE         measurement list (binary ima-ng; default, when the policy\n"
+	"                         measures, /run/vigil/binary_runtime_measurements); PCR\n"
+	"                         extends go to the TPM, or to a software bank FILE.pcrs\n"
+	"  -t, --tcti STRING      the TPM (default $VIGIL_TCTI, else device:/dev/tpmrm0;\n"
+	"                         where that is absent, a software bank, not attestable)\n"
 	"      --no-tpm           software PCR bank (not attestable)\n"
-	"  -s, --control SOCKET   control socket for `vigil status` (default /run/vigild.sock)\n"
+	"  -s, --control SOCKET   control socket for `vigil status` (default\n"
+	"                         " VD_CTL_DEFAULT_SOCKET "; SOCKET.lock keeps a second\n"
+	"                         vigild away)\n"
 	"  -a, --audit FILE       audit records, JSON lines (default: none)\n"
 	"  -j, --workers N        appraiser processes (default 2)\n"
 	"  -T, --timeout-ms N     decision deadline (default 5000), then the fail action;\n"
@@ -53,7 +65,11 @@ static const char help[] =
 	"      --version          print the version and exit\n"
 	"      --appraiser-user NAME  the unprivileged user appraisers run as (default\n"
 	"                         vigil; must exist and must not be root)\n"
-	"  -f, --foreground       print 'vigild: ready' on stderr when the marks are set\n";
+	"  -f, --foreground       print 'vigild: ready' on stderr when the marks are set\n"
+	"      --background       return once vigild is ready (0), or with its exit status\n"
+	"                         when it stops before (2: a refused setting)\n"
+	"Every setting is checked before vigild is ready (READY=1 to $NOTIFY_SOCKET);\n"
+	"a refused one exits 2, naming the file and the problem.\n";
 
 int vd_args_worker(struct vd *d, const char *a, const char *b)
 {
@@ -98,7 +114,8 @@ static int parse_size(const char *s, uint64_t *ret)
 
 int vd_args_parse(struct vd *d, int argc, char **argv)
 {
-	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_MAXSIZE, OPT_ACCEPT, OPT_LOADER, OPT_APPUSER };
+	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_MAXSIZE, OPT_ACCEPT, OPT_LOADER, OPT_APPUSER,
+	       OPT_PASSFILE, OPT_EMPTYKR, OPT_BACKGROUND };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' },
@@ -106,6 +123,8 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "watch", required_argument, NULL, 'w' },
 		{ "keyring", required_argument, NULL, 'k' },
 		{ "hmac-key", required_argument, NULL, 'H' },
+		{ "passphrase-file", required_argument, NULL, OPT_PASSFILE },
+		{ "allow-empty-keyring", no_argument, NULL, OPT_EMPTYKR },
 		{ "log", required_argument, NULL, 'l' },
 		{ "tcti", required_argument, NULL, 't' },
 		{ "no-tpm", no_argument, NULL, OPT_NOTPM },
@@ -119,6 +138,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "loader", required_argument, NULL, OPT_LOADER },
 		{ "appraiser-user", required_argument, NULL, OPT_APPUSER },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "background", no_argument, NULL, OPT_BACKGROUND },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -156,6 +176,12 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 			break;
 		case 'H':
 			d->hmac_key_path = optarg;
+			break;
+		case OPT_PASSFILE:
+			d->passphrase_file = optarg;
+			break;
+		case OPT_EMPTYKR:
+			d->allow_empty_keyring = true;
 			break;
 		case 'l':
 			d->log_path = optarg;
@@ -219,6 +245,9 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		case 'f':
 			d->foreground = true;
 			break;
+		case OPT_BACKGROUND:
+			d->background = true;
+			break;
 		case 'V':
 			printf("vigild %s\n", VIGIL_VERSION);
 			exit(0);
@@ -255,6 +284,8 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		vd_log("no --watch PATH given: nothing to mark");
 		return -1;
 	}
+	if (!d->control_path)
+		d->control_path = VD_CTL_DEFAULT_SOCKET;
 	return 0;
 }
 

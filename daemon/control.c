@@ -3,7 +3,8 @@
  * control.c - the monitor's control socket (`vigil status`): a unix
  * stream socket, mode 0600, one request and one answer per connection,
  * encoded and decoded by common/vigild_ctl.c. Mode changes and reloads
- * are started here; what a reload does is reload.c's.
+ * are started here; what a reload does is reload.c's, which also answers
+ * the reload's clients once it has a result.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -102,9 +103,16 @@ void vd_control(struct vd *d)
 			for (unsigned int w = 0; w < d->nworkers; w++)
 				vd_pool_died(d, (int)w, "restarted for the new mode", false);
 		o = vd_ctl_mode_encode(q.mode);
+	} else if (d->nreload_waiters == VD_RELOAD_WAITERS) {
+		o = vd_ctl_error_encode("too many reloads waiting");
 	} else {
+		/* answered with the result, when the reload thread is done (reload.c) */
 		vd_reload_start(d);
-		o = vd_ctl_reload_encode();
+		if (d->reloading) {
+			d->reload_waiters[d->nreload_waiters++] = c;
+			return;
+		}
+		o = vd_ctl_error_encode("cannot start a reload thread");
 	}
 	(void)vd_ctl_answer_write(c, o);
 	json_object_put(o);
@@ -114,7 +122,7 @@ void vd_control(struct vd *d)
 int vd_control_setup(struct vd *d)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	const char *path = d->control_path ? d->control_path : "/run/vigild.sock";
+	const char *path = d->control_path;
 
 	if (strlen(path) >= sizeof(a.sun_path)) {
 		vd_log("control socket path too long: %s", path);
@@ -124,9 +132,15 @@ int vd_control_setup(struct vd *d)
 	d->ctl = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (d->ctl < 0)
 		return -1;
-	(void)unlink(path);
-	if (bind(d->ctl, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(path, 0600) < 0 ||
-	    listen(d->ctl, 8) < 0) {
+	/* under our lock (startup.c): what is there is a dead vigild's socket, or not a socket */
+	if (vd_control_stale(path) < 0)
+		return -1;
+	if (bind(d->ctl, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		vd_log("control socket %s: %s", path, strerror(errno));
+		return -1;
+	}
+	d->ctl_bound = true;
+	if (chmod(path, 0600) < 0 || listen(d->ctl, 8) < 0) {
 		vd_log("control socket %s: %s", path, strerror(errno));
 		return -1;
 	}

@@ -10,6 +10,14 @@
  * signalfd, and answers every event. It never opens a file while events
  * may be pending: files are opened before the marks are placed. Started
  * as `vigild --appraiser FD`, the same binary is an appraiser (worker.c).
+ *
+ * Start: every setting is checked first (startup.c, reload.c), then the
+ * lock, the TPM, the key, the control socket, the appraisers (each
+ * waited for), the log, the audit file and the marks are taken; only then
+ * READY=1 (notify.h). A refusal exits 2 and leaves nothing behind.
+ * Exit statuses: 0 stopped by a signal; 2 refused at start (or a broken
+ * loop); VD_EXIT_CRASHLOOP appraisers died before serving
+ * VD_START_TRIES times in a row after ready.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +36,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "background.h"
 #include "monitor.h"
-#include "tcti.h"
+#include "notify.h"
 
 void vd_log(const char *fmt, ...)
 {
@@ -40,32 +49,6 @@ void vd_log(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-}
-
-static int setup_keys(struct vd *d)
-{
-	struct vg_diag dg = { 0 };
-	const char *hk = d->hmac_key_path ? d->hmac_key_path : d->cfg.hmac_key;
-
-	for (size_t i = 0; i < d->nkeyrings; i++)
-		vd_args_worker(d, "--keyring", d->keyrings[i]);
-	if (!d->nkeyrings)
-		for (size_t i = 0; i < d->cfg.nkeyrings; i++)
-			vd_args_worker(d, "--keyring", d->cfg.keyrings[i]);
-	for (size_t i = 8; i < d->cfg.evm.n; i++)
-		vd_args_worker(d, "--evm-xattr", d->cfg.evm.x[i].name);
-	if (d->cfg.uuid == VG_CONFIG_UUID_NONE)
-		vd_args_worker(d, "--no-uuid", NULL);
-	vd_args_worker(d, "--algo", vg_hash_name(d->algo));
-	if (hk) {
-		struct vg_key_source src = { .tpm = d->tpm, .tcti = vg_prog_tcti(d->tcti) };
-
-		if (vg_hmac_key_load(hk, &src, &d->key, NULL, &dg) < 0) {
-			vd_log("HMAC key %s", dg.msg);
-			return -1;
-		}
-	}
-	return 0;
 }
 
 static int setup_log(struct vd *d)
@@ -100,22 +83,10 @@ static int setup_log(struct vd *d)
 
 static void notify_ready(struct vd *d)
 {
-	const char *ns = getenv("NOTIFY_SOCKET");
-
-	if (ns && (ns[0] == '/' || ns[0] == '@') && strlen(ns) < sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		struct sockaddr_un a = { .sun_family = AF_UNIX };
-		int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		socklen_t len;
-
-		strcpy(a.sun_path, ns);
-		if (a.sun_path[0] == '@')
-			a.sun_path[0] = 0;
-		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(ns));
-		if (s >= 0) {
-			(void)sendto(s, "READY=1", 7, 0, (struct sockaddr *)&a, len);
-			close(s);
-		}
-	}
+	(void)notify_send("READY=1\nSTATUS=%s: %zu policy rules, %zu marks, %u appraisers%s",
+			  vd_ctl_mode_names[d->mode], vg_policy_count(d->policy), d->nwatch, d->nworkers,
+			  d->log_path ? (d->no_tpm ? ", measuring (software PCR bank, not attestable)"
+						: ", measuring (TPM)") : "");
 	if (d->foreground)
 		fputs("vigild: ready\n", stderr);
 }
@@ -173,13 +144,13 @@ static int run(struct vd *d)
 					vd_reload_start(d);
 				} else if (si.ssi_signo == SIGCHLD) {
 					pid_t pid;
+					int status;
 
-					while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
-						for (unsigned int i = 0; i < d->nworkers; i++)
-							if (d->w[i].pid == pid && !d->w[i].dead)
-								vd_pool_died(d, (int)i, "exited", false);
+					while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+						vd_pool_reaped(d, pid, status);
 				} else {
 					vd_log("signal %d: draining and exiting", (int)si.ssi_signo);
+					(void)notify_send("STOPPING=1");
 					d->stopping = true;
 					drain(d);
 					return 0;
@@ -198,7 +169,48 @@ static int run(struct vd *d)
 		if (d->npending)
 			vd_pool_timeouts(d);
 		vd_dispatch(d);
+		if (d->fatal) {
+			(void)notify_send("STOPPING=1\nSTATUS=appraisers cannot start: stopping");
+			d->stopping = true;
+			drain(d);
+			return d->fatal;
+		}
 	}
+}
+
+/* What main() took, given back in reverse: also after a refusal at start. */
+static void teardown(struct vd *d)
+{
+	/* an appraiser may be in the middle of a long hash: it holds nothing to save */
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (d->w[i].pid > 0 && !d->w[i].dead) {
+			close(d->w[i].sock);
+			kill(d->w[i].pid, SIGKILL);
+			waitpid(d->w[i].pid, NULL, 0);
+		}
+	for (unsigned int i = 0; i < d->nreload_waiters; i++)
+		close(d->reload_waiters[i]);
+	if (d->fan >= 0)
+		close(d->fan);	/* first: a reload thread may wait on its own open's event */
+	if (d->reloading)
+		pthread_join(d->reload_tid, NULL);
+	if (d->ctl >= 0)
+		close(d->ctl);
+	if (d->audit >= 0)
+		close(d->audit);
+	vg_hmac_key_wipe(&d->key);
+	vg_mlog_free(d->mlog);
+	vg_pcrbank_free(d->bank);
+	vg_tpm_close(d->tpm);
+	vg_policy_unref(d->policy);
+	if (d->cache)
+		vd_cache_clear(d);
+	free(d->cache);
+	free(d->measured);
+	free(d->worker_args);
+	vg_config_release(&d->cfg);
+	vd_lock_release(d);
+	notify_close();
 }
 
 int main(int argc, char **argv)
@@ -208,34 +220,47 @@ int main(int argc, char **argv)
 	struct vg_diag dg = { 0 };
 	char msg[640];
 	sigset_t mask;
-	int rc;
+	int rc = 2, r;
 
 	if (argc >= 3 && strcmp(argv[1], "--appraiser") == 0) {
 		int sock = atoi(argv[2]);
 
 		return vd_worker_main(sock, argc - 2, argv + 2);
 	}
-	d->fan = d->sigfd = d->ctl = d->audit = d->notif = -1;
+	d->fan = d->sigfd = d->ctl = d->audit = d->notif = d->lock_fd = -1;
 	d->self = getpid();
 	vg_config_init(&d->cfg);
 	if (vd_args_parse(d, argc, argv) < 0 || vd_args_appraiser_user(d) < 0)
 		return 2;
+	if (d->background) {
+		r = vg_background_start();	/* READY=1 (notify.c) releases the parent */
+		if (r < 0) {
+			vd_log("--background: %s", strerror(-r));
+			return 2;
+		}
+		d->self = getpid();
+	}
+	r = notify_open();
+	if (r < 0)
+		vd_log("$NOTIFY_SOCKET %s: %s: readiness cannot be reported", getenv("NOTIFY_SOCKET"),
+		       strerror(-r));
+	/* every setting, before anything is taken (nothing to undo) */
 	if (vg_config_load(&d->cfg, d->config ? d->config : VG_CONFIG_DEFAULT, !d->config, &dg) < 0) {
 		vd_log("config: %s", dg.msg);
-		return 2;
+		goto out;
 	}
 	d->algo = d->cfg.algo;
 	if (!d->tcti)
 		d->tcti = d->cfg.tcti;
-	if (d->log_path && !d->no_tpm && !vg_prog_tcti(d->tcti)) {
-		vd_log("--log needs a TPM (--tcti, tpm.tcti or $VIGIL_TCTI) or --no-tpm");
-		return 2;
-	}
-	if (vd_policy_load(d->policy_path, d->accept_unenforced, &d->policy, msg, sizeof(msg)) < 0) {
+	if (vd_keyrings_check(d) < 0)
+		goto out;
+	if (vd_policy_load(d, &d->policy, msg, sizeof(msg)) < 0) {
 		vd_log("policy refused: %s", msg);
-		return 2;
+		goto out;
 	}
 	vd_policy_unenforced_log(d->policy, d->policy_path, vd_log);
+	if (vd_outputs_check(d) < 0)
+		goto out;
 	vd_loaders_init(&d->loaders, d->loader_paths, d->nloader_paths);	/* --loader checked above */
 	vd_policy_facts(d, d->policy);
 	vd_policy_digest(d->policy, d->policy_digest);
@@ -246,26 +271,14 @@ int main(int argc, char **argv)
 	vd_lease_setup(d);
 	if (!d->cache || !d->measured || !d->lease) {
 		vd_log("out of memory");
-		return 2;
+		goto out;
 	}
-	if (!d->no_tpm && vg_prog_tcti(d->tcti)) {
-		setenv("TSS2_LOG", "all+none", 0);	/* errors are reported once, here */
-		if (vg_tpm_open(vg_prog_tcti(d->tcti), &d->tpm, &dg) < 0) {
-			vd_log("TPM: %s", dg.msg);
-			return 2;
-		}
-	}
-	if (setup_keys(d) < 0 || setup_log(d) < 0 || vd_control_setup(d) < 0)
-		return 2;
-	if (d->audit_path) {
-		d->audit = open(d->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-		if (d->audit < 0) {
-			vd_log("audit file %s: %s", d->audit_path, strerror(errno));
-			return 2;
-		}
-	}
+	/* then what is taken, in an order that leaves nothing behind on a refusal */
+	if (vd_lock_take(d) < 0 || vd_tpm_setup(d) < 0 || vd_keys_setup(d) < 0 ||
+	    vd_control_setup(d) < 0)
+		goto out;
 	if (pipe2(d->reload_pipe, O_CLOEXEC) < 0)
-		return 2;
+		goto out;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGTERM);
@@ -277,11 +290,8 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
-	for (unsigned int i = 0; i < d->nworkers; i++)
-		if (vd_pool_spawn(d, (int)i) < 0) {
-			vd_log("cannot start appraiser: %s", strerror(errno));
-			return 2;
-		}
+	if (vd_pool_start(d) < 0)
+		goto out;
 	/*
 	 * The monitor keeps the key (locked in memory, out of core dumps) for
 	 * the appraisers it starts later: one that replaces a dead or killed
@@ -291,29 +301,22 @@ int main(int argc, char **argv)
 	 */
 	(void)mlock(&d->key, sizeof(d->key));
 	(void)madvise((void *)((uintptr_t)&d->key & ~(uintptr_t)4095), 4096, MADV_DONTDUMP);
-	if (vd_fan_setup(d) < 0)
-		return 2;
-	notify_ready(d);
-	rc = run(d);
-	/* an appraiser may be in the middle of a long hash: it holds nothing to save */
-	for (unsigned int i = 0; i < d->nworkers; i++)
-		if (!d->w[i].dead) {
-			close(d->w[i].sock);
-			kill(d->w[i].pid, SIGKILL);
-			waitpid(d->w[i].pid, NULL, 0);
+	if (setup_log(d) < 0)
+		goto out;
+	if (d->audit_path) {
+		d->audit = open(d->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		if (d->audit < 0) {
+			vd_log("audit file %s: %s", d->audit_path, strerror(errno));
+			goto out;
 		}
-	close(d->fan);
-	vg_hmac_key_wipe(&d->key);
-	vg_mlog_free(d->mlog);
-	vg_pcrbank_free(d->bank);
-	vg_tpm_close(d->tpm);
-	vg_policy_unref(d->policy);
-	vd_cache_clear(d);
-	free(d->cache);
-	free(d->measured);
-	free(d->worker_args);
-	vg_config_release(&d->cfg);
-	if (d->control_path)
-		unlink(d->control_path);
-	return rc < 0 ? 2 : 0;
+	}
+	if (vd_fan_setup(d) < 0)
+		goto out;
+	notify_ready(d);
+	r = run(d);
+	rc = r < 0 ? 2 : r;
+	(void)notify_send("STOPPING=1");
+out:
+	teardown(d);
+	return rc;
 }

@@ -12,6 +12,8 @@
  *   verdict.c   measure, decide, audit, answer audit.c   audit lines
  *   reload.c    policy load and reload         control.c control socket
  *   stats.c     reasons and latency            args.c   command line
+ *   startup.c   settings checked before ready: keys, keyrings, TPM,
+ *               default paths, the control socket's lock
  *   main.c      setup and the loop
  *
  * What is looked up on every event (the cache slot, the lease set) is
@@ -45,6 +47,9 @@
 #define UQ_CAP 64		/* per-uid queues (a uid hashes to one) */
 #define WORKER_DEPTH 2		/* small requests in flight per appraiser */
 #define LARGE_FILE ((off_t)16 << 20)	/* takes an appraiser for itself */
+#define VD_START_TRIES 5	/* appraiser deaths before their hello, in a row: vigild stops */
+#define VD_EXIT_CRASHLOOP 3	/* exit status after ready when appraisers cannot start */
+#define VD_RELOAD_WAITERS 8	/* `vigil status --reload` clients waiting for one result */
 
 /* what an event is, in fanotify.c's words to the rest */
 #define VD_EV_OPEN 0x1u		/* FAN_OPEN_PERM */
@@ -126,6 +131,7 @@ struct worker {
 	int sock;
 	unsigned int inflight;
 	bool dead, large;	/* large: hashing a large file, takes nothing else */
+	bool started;		/* its hello arrived (vigild.h) */
 };
 
 struct stats {
@@ -145,11 +151,14 @@ struct vd {
 	/* options */
 	const char *config, *policy_path, *log_path, *audit_path, *control_path, *tcti;
 	const char *hmac_key_path;
+	const char *passphrase_file;	/* --passphrase-file (startup.c) */
+	bool allow_empty_keyring;	/* --allow-empty-keyring */
+	bool log_default;		/* no --log: the default list, when the policy measures */
 	const char *watch[MAX_WATCH];
 	size_t nwatch;
 	const char *keyrings[16];
 	size_t nkeyrings;
-	bool no_tpm, foreground, fail_open;
+	bool no_tpm, foreground, background, fail_open;
 	bool accept_unenforced;	/* keep rules vigild cannot enforce (unenforced.c) */
 	const char *appraiser_user;	/* --appraiser-user (default "vigil") */
 	uid_t app_uid;
@@ -197,6 +206,14 @@ struct vd {
 	struct stats st;
 	pid_t self;
 	bool stopping;
+	int fatal;		/* non-zero: stop with this exit status (pool.c) */
+	unsigned int start_failures;	/* appraiser deaths before their hello, in a row */
+	size_t nkeys;		/* trusted keys in the keyrings, counted at start */
+	int lock_fd;		/* the control socket's lock (startup.c), -1 */
+	char lock_path[4096 + 8];
+	bool ctl_bound;		/* the control socket is ours: unlinked at exit */
+	int reload_waiters[VD_RELOAD_WAITERS];	/* control connections waiting for the reload */
+	unsigned int nreload_waiters;
 	struct {
 		bool valid;
 		dev_t dev;
@@ -379,6 +396,16 @@ void vd_dispatch(struct vd *d);
 
 /* Start appraiser @w. Return: 0 or -errno. */
 int vd_pool_spawn(struct vd *d, int w);
+/*
+ * vd_pool_start - every appraiser, each waited for (its hello) and
+ * started again up to VD_START_TRIES times. Before the marks only: it blocks.
+ * Return: 0, or -1 after logging why (no appraiser is left running).
+ */
+int vd_pool_start(struct vd *d);
+/* A child @pid was reaped with @status: if an appraiser, it died (vd_pool_died). */
+void vd_pool_reaped(struct vd *d, pid_t pid, int status);
+/* A wait status in words: "exited with status 2", "killed by signal 31 (...)". */
+void vd_pool_status_text(int status, char *buf, size_t cap);
 /* Send leader @i to appraiser @w. Return: 0 or -errno (nothing sent). */
 int vd_pool_send(struct vd *d, int w, int i);
 /*
@@ -398,11 +425,12 @@ void vd_policy_facts(struct vd *d, struct vg_policy *p);
 /* @out: the hex sha256 of @p's canonical text ("" if it cannot be formatted). */
 void vd_policy_digest(struct vg_policy *p, char out[65]);
 /*
- * vd_policy_load - parse @path and check it can be enforced (unless @accept_unenforced).
- * Return: 0 with *@ret, or -errno with the reason in @msg.
+ * vd_policy_load - parse d->policy_path and check it can be enforced
+ * (unless --accept-unenforced) and that its signature rules can pass
+ * (a trusted key is loaded, or --allow-empty-keyring).
+ * Return: 0 with *@ret, or -errno with the reason in @msg (FILE:LINE:COL: why).
  */
-int vd_policy_load(const char *path, bool accept_unenforced, struct vg_policy **ret, char *msg,
-		   size_t cap);
+int vd_policy_load(const struct vd *d, struct vg_policy **ret, char *msg, size_t cap);
 /* Start reading the policy on a thread (no-op while one runs). */
 void vd_reload_start(struct vd *d);
 /* The reload thread's result: swap the policy in, or keep the old one. */
@@ -414,6 +442,25 @@ void vd_reload_done(struct vd *d);
 int vd_control_setup(struct vd *d);
 /* Accept one control connection and answer it. */
 void vd_control(struct vd *d);
+
+/* ---- startup.c: each Return: 0, or -1 after logging (file and problem) ---- */
+
+/* Load every keyring (--keyring, else vigil.conf's) as the appraisers will; count d->nkeys. */
+int vd_keyrings_check(struct vd *d);
+/* The HMAC key (any kind; a passphrase from --passphrase-file, ...) and the appraisers' options. */
+int vd_keys_setup(struct vd *d);
+/* The default log when the policy measures; the log's and audit file's directories writable. */
+int vd_outputs_check(struct vd *d);
+/* @what @path can be created or written: its directory exists and is writable. */
+int vd_writable(const char *what, const char *path);
+/* The TPM: explicit (must answer), the default device, or a software bank (said). */
+int vd_tpm_setup(struct vd *d);
+/* The control socket's lock (SOCKET.lock): taken, or another vigild named. */
+int vd_lock_take(struct vd *d);
+/* @path: absent, or a dead vigild's socket (removed); a live one or a non-socket refused. */
+int vd_control_stale(const char *path);
+/* Our control socket and lock file removed, the lock released. */
+void vd_lock_release(struct vd *d);
 
 /* ---- args.c ---- */
 

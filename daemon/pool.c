@@ -5,8 +5,15 @@
  * the HMAC key), sending it a request with the event's descriptor,
  * checking its fixed-size replies, deadlines (an appraiser that overruns
  * is killed and replaced) and death (its events get the fail action).
+ *
+ * An appraiser has started when its hello arrives (vigild.h): at start the
+ * monitor waits for every one before it says it is ready; later, one that
+ * dies before its hello counts towards VD_START_TRIES deaths in a row,
+ * after which vigild stops (a crash loop replaced appraisers some 70 times
+ * a second, for ever).
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +133,67 @@ int vd_pool_spawn(struct vd *d, int w)
 	return 0;
 }
 
+void vd_pool_status_text(int status, char *buf, size_t cap)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, cap, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, cap, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, cap, "ended (status 0x%x)", (unsigned int)status);
+}
+
+/* Its hello within @ms. Return: 0, or -1 (it died, said something else, or was silent). */
+static int wait_hello(struct vd *d, int w, int ms)
+{
+	struct pollfd p = { .fd = d->w[w].sock, .events = POLLIN };
+	struct vd_hello h;
+	ssize_t n;
+
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	n = recv(d->w[w].sock, &h, sizeof(h), MSG_DONTWAIT);
+	if (n != (ssize_t)sizeof(h) || h.magic != VD_MAGIC_HELLO)
+		return -1;
+	d->w[w].started = true;
+	return 0;
+}
+
+int vd_pool_start(struct vd *d)
+{
+	for (unsigned int w = 0; w < d->nworkers; w++) {
+		for (unsigned int t = 1;; t++) {
+			char why[96];
+			int r = vd_pool_spawn(d, (int)w), st = 0;
+
+			if (r < 0) {
+				vd_log("cannot start appraiser %u: %s", w, strerror(-r));
+				return -1;
+			}
+			if (wait_hello(d, (int)w, 10000) == 0)
+				break;
+			close(d->w[w].sock);
+			kill(d->w[w].pid, SIGKILL);
+			if (waitpid(d->w[w].pid, &st, 0) < 0)
+				st = 0;
+			vd_pool_status_text(st, why, sizeof(why));
+			d->w[w].dead = true;
+			if (t == VD_START_TRIES) {
+				vd_log("appraiser %u could not start %u times in a row (last: %s; its own "
+				       "message, if any, is above): not starting", w, t, why);
+				for (unsigned int k = 0; k < w; k++) {
+					close(d->w[k].sock);
+					kill(d->w[k].pid, SIGKILL);
+					waitpid(d->w[k].pid, NULL, 0);
+					d->w[k].dead = true;
+				}
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 /*
  * Appraiser @w is gone (or is killed here). Its events get the fail
  * action, or with @requeue (it was killed for overrunning another
@@ -141,6 +209,8 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 	d->w[w].dead = true;
 	close(d->w[w].sock);
 	kill(d->w[w].pid, SIGKILL);
+	if (!d->w[w].started)
+		d->start_failures++;
 	for (int i = 0; i < MAX_PENDING; i++)
 		if (d->ev[i].used && d->ev[i].worker == w && d->ev[i].leader < 0) {
 			if (requeue) {
@@ -152,11 +222,28 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 		}
 	d->w[w].inflight = 0;
 	d->w[w].large = false;
-	if (!d->stopping) {
-		d->st.worker_restarts++;
-		if (vd_pool_spawn(d, w) < 0)
-			vd_log("cannot restart appraiser %d", w);
+	if (d->stopping)
+		return;
+	if (d->start_failures >= VD_START_TRIES) {
+		vd_log("FATAL: appraisers died before they could serve %u times in a row (last: "
+		       "appraiser %d, %s): stopping (exit %d) instead of restarting them for ever",
+		       d->start_failures, w, why, VD_EXIT_CRASHLOOP);
+		d->fatal = VD_EXIT_CRASHLOOP;
+		return;
 	}
+	d->st.worker_restarts++;
+	if (vd_pool_spawn(d, w) < 0)
+		vd_log("cannot restart appraiser %d", w);
+}
+
+void vd_pool_reaped(struct vd *d, pid_t pid, int status)
+{
+	char why[96];
+
+	vd_pool_status_text(status, why, sizeof(why));
+	for (unsigned int i = 0; i < d->nworkers; i++)
+		if (d->w[i].pid == pid && !d->w[i].dead)
+			vd_pool_died(d, (int)i, why, false);
 }
 
 /*
@@ -187,6 +274,17 @@ void vd_pool_reply(struct vd *d, int w)
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	if (!d->w[w].started) {
+		const struct vd_hello *h = (const void *)&p;
+
+		if (n == (ssize_t)sizeof(*h) && h->magic == VD_MAGIC_HELLO) {
+			d->w[w].started = true;
+			d->start_failures = 0;
+			return;
+		}
+		vd_pool_died(d, w, n == 0 ? "exited before it could serve" : "sent no hello", false);
+		return;
+	}
 	if (n != (ssize_t)sizeof(p) || p.magic != VD_MAGIC_REP ||
 	    p.digest_len > VG_HASH_MAX_DIGEST || p.siglen > sizeof(p.sig) ||
 	    p.fix_ima_len > sizeof(p.fix_ima) || p.fix_evm_len > sizeof(p.fix_evm)) {

@@ -7,15 +7,22 @@
  * status --reload`. The monitor never opens a file while events may be
  * pending: a reload reads the policy on a short-lived thread, whose open
  * the loop answers like any own-process event, and hands the result over
- * through a pipe.
+ * through a pipe. A policy whose rules need a signature (appraise_type=
+ * imasig) while no trusted key is loaded could never pass: it is refused
+ * unless --allow-empty-keyring. `vigil status --reload` clients wait for
+ * the result (applied, or the reason it was refused); the service manager
+ * hears RELOADING=1, then READY=1.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "monitor.h"
+#include "notify.h"
 
 void vd_policy_facts(struct vd *d, struct vg_policy *p)
 {
@@ -46,11 +53,24 @@ void vd_policy_digest(struct vg_policy *p, char out[65])
 	free(text);
 }
 
-int vd_policy_load(const char *path, bool accept_unenforced, struct vg_policy **ret, char *msg,
-		       size_t cap)
+/* The first rule that needs a signature: its index, or -1. */
+static long sig_rule(const struct vg_policy *p)
+{
+	for (size_t i = 0; i < vg_policy_count(p); i++) {
+		const struct vg_policy_rule *r = vg_policy_rule(p, i);
+
+		if (r->action == VG_POL_APPRAISE && (r->flags & VG_POLF_DIGSIG_REQUIRED))
+			return (long)i;
+	}
+	return -1;
+}
+
+int vd_policy_load(const struct vd *d, struct vg_policy **ret, char *msg, size_t cap)
 {
 	struct vg_policy_error err = { 0 };
+	const char *path = d->policy_path;
 	int r = vg_policy_load_file(path, 0, ret, &err);
+	long k;
 
 	if (r < 0) {
 		if (err.line)
@@ -59,7 +79,16 @@ int vd_policy_load(const char *path, bool accept_unenforced, struct vg_policy **
 			snprintf(msg, cap, "%s: %s", path, err.msg[0] ? err.msg : strerror(-r));
 		return r;
 	}
-	r = vd_policy_enforceable(*ret, path, accept_unenforced, msg, cap);
+	r = vd_policy_enforceable(*ret, path, d->accept_unenforced, msg, cap);
+	if (r == 0 && !d->nkeys && !d->allow_empty_keyring && (k = sig_rule(*ret)) >= 0) {
+		const struct vg_policy_rule *q = vg_policy_rule(*ret, (size_t)k);
+
+		snprintf(msg, cap, "%s:%u:%u: this rule needs a signature (appraise_type=imasig) but no "
+			 "trusted key is loaded (--keyring, or keyring in vigil.conf): every file it "
+			 "covers would be denied; give the keyring, or --allow-empty-keyring", path,
+			 q->line, q->col);
+		r = -ENOKEY;
+	}
 	if (r < 0) {
 		vg_policy_unref(*ret);
 		*ret = NULL;
@@ -77,7 +106,7 @@ static void *reload_main(void *arg)
 	struct vd *d = arg;
 	struct reload_msg m = { 0 };
 
-	if (vd_policy_load(d->policy_path, d->accept_unenforced, &m.p, m.msg, sizeof(m.msg)) < 0)
+	if (vd_policy_load(d, &m.p, m.msg, sizeof(m.msg)) < 0)
 		m.p = NULL;
 	if (write(d->reload_pipe[1], &m, sizeof(m)) != (ssize_t)sizeof(m))
 		vg_policy_unref(m.p);
@@ -86,10 +115,28 @@ static void *reload_main(void *arg)
 
 void vd_reload_start(struct vd *d)
 {
+	struct timespec ts;
+
 	if (d->reloading || !d->policy_path)
 		return;
-	if (pthread_create(&d->reload_tid, NULL, reload_main, d) == 0)
+	if (pthread_create(&d->reload_tid, NULL, reload_main, d) == 0) {
 		d->reloading = true;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		(void)notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading %s",
+				  (unsigned long long)ts.tv_sec * 1000000ull +
+				  (unsigned long long)ts.tv_nsec / 1000u, d->policy_path);
+	}
+}
+
+/* Every `vigil status --reload` client gets @o. */
+static void answer_waiters(struct vd *d, json_object *o)
+{
+	for (unsigned int i = 0; i < d->nreload_waiters; i++) {
+		(void)vd_ctl_answer_write(d->reload_waiters[i], o);
+		close(d->reload_waiters[i]);
+	}
+	d->nreload_waiters = 0;
+	json_object_put(o);
 }
 
 void vd_reload_done(struct vd *d)
@@ -102,6 +149,8 @@ void vd_reload_done(struct vd *d)
 	d->reloading = false;
 	if (!m.p) {
 		vd_log("policy reload refused, the old policy stays: %s", m.msg);
+		answer_waiters(d, vd_ctl_reload_result_encode(false, 0, NULL, m.msg));
+		(void)notify_send("READY=1\nSTATUS=policy reload refused, the old policy stays");
 		return;
 	}
 	vg_policy_unref(d->policy);
@@ -113,4 +162,7 @@ void vd_reload_done(struct vd *d)
 	vd_log("policy reloaded (%zu rules, sha256 %.16s)", vg_policy_count(d->policy),
 	       d->policy_digest);
 	vd_policy_unenforced_log(d->policy, d->policy_path, vd_log);
+	answer_waiters(d, vd_ctl_reload_result_encode(true, vg_policy_count(d->policy),
+						       d->policy_digest, NULL));
+	(void)notify_send("READY=1\nSTATUS=policy reloaded (%zu rules)", vg_policy_count(d->policy));
 }

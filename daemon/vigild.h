@@ -30,6 +30,7 @@
 #define VD_MAGIC_INIT 0x76643031u	/* "vd01" */
 #define VD_MAGIC_REQ 0x76643032u
 #define VD_MAGIC_REP 0x76643033u
+#define VD_MAGIC_HELLO 0x76643034u	/* the appraiser is confined and serves */
 
 /* request flags */
 #define VD_APPRAISE 0x1u	/* full appraisal (EVM, then content against security.ima) */
@@ -40,6 +41,16 @@ struct vd_init {
 	uint32_t magic;
 	uint32_t keylen;		/* 0: no HMAC key */
 	uint8_t key[128];
+};
+
+/*
+ * The appraiser's first message, once it holds its keyring and key and is
+ * confined: until it arrives the appraiser has not started, and one that
+ * dies before it counts towards the crash-loop limit (pool.c).
+ */
+struct vd_hello {
+	uint32_t magic;
+	uint32_t pid;
 };
 
 struct vd_req {

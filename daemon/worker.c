@@ -14,7 +14,9 @@
  * Built with -DVIGILD_TEST_HOOKS (the test-only vigild-test, never
  * installed), a file beginning with "VIGILD-TEST-" followed by SOCKET,
  * EXECVE, UBSAN or ASAN makes the appraiser misbehave that way, so that
- * the tests can show the sandbox and the sanitizer report at work.
+ * the tests can show the sandbox and the sanitizer report at work; and
+ * with $VIGILD_TEST_APPRAISER_FAIL naming a file that exists, the
+ * appraiser exits at start (the crash-loop limit, t0720).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -361,11 +363,22 @@ int vd_worker_main(int sock, int argc, char **argv)
 	}
 	if (!a->have_ids)
 		die("no --uid: the monitor names the appraiser user");
+#ifdef VIGILD_TEST_HOOKS
+	{
+		const char *f = getenv("VIGILD_TEST_APPRAISER_FAIL");
+
+		if (f && *f && access(f, F_OK) == 0)
+			die("test hook: failing at start");
+	}
+#endif
 	{
 		char msg[160];
+		struct vd_hello hello = { .magic = VD_MAGIC_HELLO, .pid = (uint32_t)getpid() };
 
 		if (vd_sandbox_enter(a->uid, a->gid, msg, sizeof(msg)) < 0)
 			die(msg);
+		if (write(sock, &hello, sizeof(hello)) != (ssize_t)sizeof(hello))
+			die("cannot greet the monitor");
 	}
 	for (;;) {
 		struct vd_req q;

@@ -13,6 +13,13 @@
 VIGILD=${VIGILD:-$(dirname "$VIGIL")/../daemon/vigild}
 VIGILD_TEST=${VIGILD_TEST:-$(dirname "$VIGIL")/../daemon/vigild-test}
 
+# vigild's defaults live under /run/vigil (control socket, its lock, the
+# measurement list): in the test's private namespace /run is a throwaway
+# tmpfs, so a default never reaches the host's /run
+if [ -n "${VG_IN_NS:-}" ] && [ -z "${VD_RUN_TMPFS:-}" ]; then
+	mount -t tmpfs -o size=64m,mode=0755 vigil-run /run && export VD_RUN_TMPFS=1
+fi
+
 # appraisers run as the unprivileged user 'vigil' (--appraiser-user): the
 # package creates it, the tests where it is absent
 getent passwd vigil >/dev/null ||

@@ -29,6 +29,12 @@
  *
  * The one file-scope mutable is the signal handler's target (`signalled`,
  * the struct verifier of main): a handler gets no argument.
+ *
+ * Every setting is checked before the verifier says it is ready (READY=1
+ * to $NOTIFY_SOCKET, notify.h): the listen address (a port out of range
+ * or in use is named as such), the store URL's scheme, every PEM file
+ * (CAs, certificates, keys); a refusal exits 2 naming the file and the
+ * problem.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -47,6 +53,9 @@
 #include "http_auth.h"
 #include "http_guard.h"
 #include "http_util.h"
+#include "listen.h"
+#include "notify.h"
+#include "tls_files.h"
 
 #define VERIFIER_TOKENS "/etc/vigil/verifier-tokens"
 /* on SIGTERM, how long requests and rounds in flight may take before we go without them */
@@ -329,6 +338,71 @@ static int setup_auth(struct verifier *vf, const struct args *a)
 	return 0;
 }
 
+/*
+ * --db: sqlite:PATH, a PATH, postgresql:// or postgres://; "mysql://..."
+ * (any other scheme) is refused as such, not opened as a file of that name.
+ * Return: 0, -1 (said).
+ */
+static int check_db_url(const char *url)
+{
+	size_t n = 0;
+
+	while ((url[n] >= 'a' && url[n] <= 'z') || (url[n] >= 'A' && url[n] <= 'Z') ||
+	       (n && ((url[n] >= '0' && url[n] <= '9') || url[n] == '+' || url[n] == '-' || url[n] == '.')))
+		n++;
+	if (n < 2 || url[n] != ':')
+		return 0;	/* a path */
+	if ((n == 6 && strncmp(url, "sqlite", 6) == 0) || (n == 10 && strncmp(url, "postgresql", 10) == 0) ||
+	    (n == 8 && strncmp(url, "postgres", 8) == 0))
+		return 0;
+	fprintf(stderr, "vigil-verifier: --db: unsupported scheme '%.*s:' (the store is sqlite:PATH, "
+		"a PATH, or postgresql://...; a file whose name has a colon: sqlite:NAME or ./NAME)\n",
+		(int)n, url);
+	return -1;
+}
+
+/*
+ * What the options name, checked before any process starts: the listen
+ * address (into @sa), the store URL, every PEM file. Return: 0, -1 (said).
+ */
+static int check_settings(struct verifier *vf, const struct args *a, struct sockaddr_in *sa)
+{
+	const struct {
+		const char *opt, *path;
+	} certs[] = {
+		{ "--ek-ca", vf->ek_ca }, { "--agent-ca", vf->agent_ca },
+		{ "--api-client-ca", a->api_ca }, { "--api-read-client-ca", a->read_ca },
+		{ "--client-cert", vf->client_cert }, { "--api-cert", a->api_cert },
+	};
+	const char *kopt = NULL, *kpath = NULL;
+	char why[512];
+
+	if (!a->listen || !a->db) {
+		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db URL are required\n");
+		return -1;
+	}
+	if (check_db_url(a->db) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(certs) / sizeof(certs[0]); i++)
+		if (certs[i].path && tls_certs_check(certs[i].path, why, sizeof(why)) < 0) {
+			fprintf(stderr, "vigil-verifier: %s %s: %s\n", certs[i].opt, certs[i].path, why);
+			return -1;
+		}
+	if (vf->client_key && tls_key_check(vf->client_key, vf->client_cert, why, sizeof(why)) < 0)
+		kopt = "--client-key", kpath = vf->client_key;
+	else if (a->api_key && tls_key_check(a->api_key, a->api_cert, why, sizeof(why)) < 0)
+		kopt = "--api-key", kpath = a->api_key;
+	if (kopt) {
+		fprintf(stderr, "vigil-verifier: %s %s: %s\n", kopt, kpath, why);
+		return -1;
+	}
+	if (listen_check(a->listen, sa, why, sizeof(why)) < 0) {
+		fprintf(stderr, "vigil-verifier: --listen %s: %s\n", a->listen, why);
+		return -1;
+	}
+	return 0;
+}
+
 /* HTTPS for the API and the client CAs (admin, read). Return: 0, -1 (said). */
 static int setup_tls(struct verifier *vf, struct args *a)
 {
@@ -476,16 +550,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vigil-verifier: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (setup_auth(&vf, &a) < 0 || setup_tls(&vf, &a) < 0)
+	if (setup_auth(&vf, &a) < 0 || check_settings(&vf, &a, &sa) < 0 || setup_tls(&vf, &a) < 0)
 		return 2;
-	if (!a.listen || !a.db || http_parse_listen(a.listen, &sa) < 0 || !vf.mask) {
-		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db URL are required\n");
+	if (!vf.mask) {
+		fprintf(stderr, "vigil-verifier: --pcrs: no PCR\n");
 		return 2;
 	}
 	if (a.background && (r = vg_background_start()) < 0) {
 		fprintf(stderr, "vigil-verifier: --background: %s\n", strerror(-r));
 		return 2;
 	}
+	r = notify_open();	/* before the sandbox: it refuses new AF_UNIX sockets */
+	if (r < 0)
+		fprintf(stderr, "vigil-verifier: $NOTIFY_SOCKET %s: %s: readiness cannot be reported\n",
+			getenv("NOTIFY_SOCKET"), strerror(-r));
 	if (start_processes(&vf, &a) < 0)
 		return 2;
 	vf_client_init();
@@ -510,8 +588,9 @@ int main(int argc, char **argv)
 		}
 	}
 	say_listening(&vf, &a);
-	vg_background_ready();
+	(void)notify_send("READY=1\nSTATUS=listening on %s", a.listen);
 	vf_schedule(&vf);
+	(void)notify_send("STOPPING=1");
 	if (!drain(&vf))
 		_exit(0);
 	vf_api_stop(api);

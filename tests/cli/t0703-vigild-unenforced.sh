@@ -87,7 +87,7 @@ check "builtin tcb: ... and vigild runs it" vd_start --policy "$VECTORS/policy/v
 vd_stop
 check "the IBAC example of docs/policy.md: vigild runs it (every rule enforced)" \
 	vd_start --policy "$VECTORS/policy/ibac-vigild.policy" --watch "$T/ext4" --hmac-key hk --no-tpm \
-	--log "$T/log.ibac"
+	--log "$T/log.ibac" --keyring "$VECTORS/evmctl/keys/ecp256.cert.pem"
 check_eq "... with nothing left unenforced" \
 	"$("$VIGIL" status --control "$T/ctl" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["unenforced_rules"]["total"])')" 0
 vd_stop

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/*
+ * notify.c - the sd_notify datagram protocol (notify.h): one connected
+ * AF_UNIX datagram socket, opened before the daemon confines itself.
+ * The address rules are systemd's: an absolute path, or '@' for the
+ * abstract namespace; anything else is refused.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "background.h"
+#include "notify.h"
+
+static int notify_sock = -1;
+
+int notify_open(void)
+{
+	const char *ns = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t n;
+	int s;
+
+	if (notify_sock >= 0)
+		return 1;
+	if (!ns || !*ns)
+		return 0;
+	n = strlen(ns);
+	if ((ns[0] != '/' && ns[0] != '@') || n >= sizeof(a.sun_path) || n < 2)
+		return -EINVAL;
+	memcpy(a.sun_path, ns, n);
+	if (a.sun_path[0] == '@')
+		a.sun_path[0] = 0;
+	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (connect(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0) {
+		int e = errno;
+
+		close(s);
+		return -e;
+	}
+	notify_sock = s;
+	unsetenv("NOTIFY_SOCKET");
+	return 1;
+}
+
+int notify_send(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	/* ready for the service manager is ready for a --background parent */
+	if (strncmp(buf, "READY=1", 7) == 0)
+		vg_background_ready();
+	if (notify_sock < 0)
+		return 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	if (send(notify_sock, buf, (size_t)n, MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+int notify_fd(void)
+{
+	return notify_sock;
+}
+
+void notify_close(void)
+{
+	if (notify_sock >= 0)
+		close(notify_sock);
+	notify_sock = -1;
+}
