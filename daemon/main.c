@@ -31,15 +31,23 @@
 #include "monitor.h"
 #include "tcti.h"
 
+/* an error unless said otherwise (vd_log_at): common/log.h */
 void vd_log(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("vigild: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vlogv(VLOG_ERR, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void vd_log_at(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlogv(prio, fmt, ap);
+	va_end(ap);
 }
 
 static int setup_keys(struct vd *d)
@@ -179,7 +187,7 @@ static int run(struct vd *d)
 							if (d->w[i].pid == pid && !d->w[i].dead)
 								vd_pool_died(d, (int)i, "exited", false);
 				} else {
-					vd_log("signal %d: draining and exiting", (int)si.ssi_signo);
+					vd_log_at(VLOG_INFO, "signal %d: draining and exiting", (int)si.ssi_signo);
 					d->stopping = true;
 					drain(d);
 					return 0;
@@ -215,6 +223,7 @@ int main(int argc, char **argv)
 
 		return vd_worker_main(sock, argc - 2, argv + 2);
 	}
+	vlog_init("vigild");
 	d->fan = d->sigfd = d->ctl = d->audit = d->notif = -1;
 	d->self = getpid();
 	vg_config_init(&d->cfg);

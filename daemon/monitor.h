@@ -26,6 +26,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "log.h"
 #include "vigil/appraise.h"
 #include "vigil/config.h"
 #include "vigil/hmac_key.h"
@@ -216,6 +217,8 @@ static inline double vd_now(void)
 
 /* "vigild: MESSAGE" on stderr (the journal under systemd). */
 void vd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* vd_log at a priority of common/log.h (VLOG_ERR, VLOG_WARNING, VLOG_INFO) */
+void vd_log_at(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- cache.c ---- */
 

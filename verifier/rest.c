@@ -30,6 +30,7 @@
 
 #include <microhttpd.h>
 
+#include "log.h"
 #include "verifier.h"
 #include "privsep.h"
 #include "http_auth.h"
@@ -243,7 +244,7 @@ static enum MHD_Result authorize(struct verifier *vf, struct MHD_Connection *c,
 					"a credential is required: Authorization: Bearer TOKEN "
 					"(vigil attest --token-file) or a client certificate");
 	if (role < 0) {
-		fprintf(stderr, "vigil-verifier: refused %s%s\n", role == -EBADMSG ? "a malformed token" :
+		vlog_warn("refused %s%s", role == -EBADMSG ? "a malformed token" :
 			"token ", role == -EBADMSG ? "" : id);
 		return http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-verifier",
 					"the bearer token is not valid here");
