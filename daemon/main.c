@@ -206,6 +206,7 @@ static int run(struct vd *d)
 		if (d->npending)
 			vd_pool_timeouts(d);
 		vd_dispatch(d);
+		vd_metrics_tick(d);
 	}
 }
 
@@ -300,7 +301,7 @@ int main(int argc, char **argv)
 	 */
 	(void)mlock(&d->key, sizeof(d->key));
 	(void)madvise((void *)((uintptr_t)&d->key & ~(uintptr_t)4095), 4096, MADV_DONTDUMP);
-	if (vd_fan_setup(d) < 0)
+	if (vd_metrics_write(d) < 0 || vd_fan_setup(d) < 0)
 		return 2;
 	notify_ready(d);
 	rc = run(d);
@@ -312,6 +313,7 @@ int main(int argc, char **argv)
 			waitpid(d->w[i].pid, NULL, 0);
 		}
 	close(d->fan);
+	(void)vd_metrics_write(d);	/* the final counters, with no mark left */
 	vg_hmac_key_wipe(&d->key);
 	vg_mlog_free(d->mlog);
 	vg_pcrbank_free(d->bank);
