@@ -94,6 +94,9 @@ void vd_fan_read(struct vd *d)
 
 int vd_fan_setup(struct vd *d)
 {
+	/* the last file the monitor writes itself before marks are in place */
+	if (vd_metrics_write(d) < 0)
+		return -1;
 	d->fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
 			       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
 	if (d->fan < 0) {

@@ -154,6 +154,8 @@ static int run(struct vd *d)
 		struct pollfd p[5 + MAX_WORKERS];
 		int n = 0, timeout = d->npending ? 50 : 1000;
 
+		vd_metrics_tick(d);
+
 		p[n++] = (struct pollfd){ .fd = d->fan, .events = POLLIN };
 		p[n++] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
 		p[n++] = (struct pollfd){ .fd = d->ctl, .events = POLLIN };
@@ -187,7 +189,7 @@ static int run(struct vd *d)
 							if (d->w[i].pid == pid && !d->w[i].dead)
 								vd_pool_died(d, (int)i, "exited", false);
 				} else {
-					vd_log_at(VLOG_INFO, "signal %d: draining and exiting", (int)si.ssi_signo);
+					vd_log("signal %d: draining and exiting", (int)si.ssi_signo);
 					d->stopping = true;
 					drain(d);
 					return 0;
@@ -206,7 +208,6 @@ static int run(struct vd *d)
 		if (d->npending)
 			vd_pool_timeouts(d);
 		vd_dispatch(d);
-		vd_metrics_tick(d);
 	}
 }
 
@@ -219,12 +220,12 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int rc;
 
+	vlog_init("vigild");
 	if (argc >= 3 && strcmp(argv[1], "--appraiser") == 0) {
 		int sock = atoi(argv[2]);
 
 		return vd_worker_main(sock, argc - 2, argv + 2);
 	}
-	vlog_init("vigild");
 	d->fan = d->sigfd = d->ctl = d->audit = d->notif = -1;
 	d->self = getpid();
 	vg_config_init(&d->cfg);
@@ -301,7 +302,7 @@ int main(int argc, char **argv)
 	 */
 	(void)mlock(&d->key, sizeof(d->key));
 	(void)madvise((void *)((uintptr_t)&d->key & ~(uintptr_t)4095), 4096, MADV_DONTDUMP);
-	if (vd_metrics_write(d) < 0 || vd_fan_setup(d) < 0)
+	if (vd_fan_setup(d) < 0)
 		return 2;
 	notify_ready(d);
 	rc = run(d);
@@ -313,7 +314,7 @@ int main(int argc, char **argv)
 			waitpid(d->w[i].pid, NULL, 0);
 		}
 	close(d->fan);
-	(void)vd_metrics_write(d);	/* the final counters, with no mark left */
+	vd_metrics_final(d);
 	vg_hmac_key_wipe(&d->key);
 	vg_mlog_free(d->mlog);
 	vg_pcrbank_free(d->bank);

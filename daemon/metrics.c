@@ -8,8 +8,8 @@
  * The file is replaced whole (libvigil's outfile: a temporary beside it,
  * fsync, rename), so a scrape never reads half of it. It is written once
  * before the marks are placed (a path that cannot be written stops the
- * start, exit 2), then every METRICS_PERIOD seconds, and once more at
- * exit after the fanotify group is closed. While marks are in place the
+ * start, exit 2: vd_fan_setup calls it first), then every METRICS_PERIOD
+ * seconds, and once more at exit after the fanotify group is closed. While marks are in place the
  * monitor never opens a file itself (the file may be on a marked
  * filesystem, and the monitor would wait on its own permission event):
  * it formats the text in memory and a short-lived thread writes it,
@@ -104,12 +104,19 @@ int vd_metrics_write(struct vd *d)
 	if (!d->metrics_path)
 		return 0;
 	writer_join();
-	d->metrics_next = vd_now() + METRICS_PERIOD;
 	if (format(d, &buf, &len) < 0)
 		return -1;
 	r = put(d->metrics_path, buf, len);
 	free(buf);
+	if (r == 0)
+		d->metrics_next = vd_now() + METRICS_PERIOD;
 	return r;
+}
+
+void vd_metrics_final(struct vd *d)
+{
+	if (d->metrics_path && d->metrics_next > 0)
+		(void)vd_metrics_write(d);
 }
 
 void vd_metrics_tick(struct vd *d)

@@ -314,6 +314,9 @@ void vd_stats_fill_latency(const struct stats *st, struct vd_ctl_status *s);
  */
 int vd_metrics_write(struct vd *d);
 /* vd_metrics_tick - from the loop: when 5 s are up, the text is written by a thread. */
+/* vd_metrics_final - at exit, once the fanotify group is closed: the last counters
+ * (nothing when the file was never written). */
+void vd_metrics_final(struct vd *d);
 void vd_metrics_tick(struct vd *d);
 
 /* ---- fanotify.c ---- */
