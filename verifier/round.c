@@ -246,6 +246,7 @@ void vf_round(struct verifier *vf, const char *id)
 	struct vg_diag d = { 0 };
 	bool reboot = false;
 	char err[512] = "";
+	double t0;
 	int r;
 
 	if (!a)
@@ -269,9 +270,11 @@ void vf_round(struct verifier *vf, const char *id)
 	/* the policy object stays valid while it is held */
 	st = a->st;
 	vg_attest_verdict_init(&v);
+	t0 = vf_metrics_clock();
 	r = round_evidence(vf, a, pol, &st, &reboot, &v);
 	if (vf->stop)
 		goto release;		/* cut short by the shutdown: judged by nobody */
+	vf_metrics_round(&vf->metrics, r, v.fail, vf_metrics_clock() - t0);
 	pthread_mutex_lock(&vf->lock);
 	/* the agent may have been removed or changed meanwhile (operator, another verifier) */
 	cur = malloc(sizeof(*cur));
