@@ -5,7 +5,8 @@
 # what happened: rounds by result and failure type (a file outside the
 # policy fails the agent: policy.not_in_policy), the round duration
 # histogram, agents by state, API answers by status class (the 401 is
-# counted as 4xx).
+# counted as 4xx). `vigil attest status --json` (one agent, all, history)
+# validates against docs/schemas/attest-status.schema.json.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
@@ -74,3 +75,15 @@ check_eq "... and by failure type" \
 	"$(value 'vigil_verifier_round_failures_total{failure="policy.not_in_policy"}' m2.prom)" 1
 check_eq "the agent is failed" "$(value 'vigil_verifier_agents{state="failed"}' m2.prom)" 1
 check_eq "none trusted" "$(value 'vigil_verifier_agents{state="trusted"}' m2.prom)" 0
+
+# ---- vigil attest status --json against its schema ----
+AS="/usr/bin/python3 $SRCDIR/tests/cli/json_validate.py $SRCDIR/docs/schemas/attest-status.schema.json"
+"$VIGIL" attest status --json host1 >as1.json
+check "attest status --json ID validates" $AS as1.json
+"$VIGIL" attest status --json >as2.json
+check "attest status --json (every agent) validates" $AS as2.json
+"$VIGIL" attest status --json --history host1 >as3.json
+check "attest status --json --history validates" $AS as3.json
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["rounds"]="1"; print(json.dumps(d))' \
+	as1.json >as4.json
+check_rc 1 "... and a mutated one (rounds a string) does not" $AS as4.json
