@@ -3,8 +3,8 @@
 # validates against docs/schemas/<command>.schema.json (JSON Schema 2020-12,
 # python3-jsonschema), on success and on failure: hash, measure, label,
 # appraise, scan --check, policy check, log replay, attest policy check,
-# log show --format json, log boot show --json, key show --json, status
-# --json (a vigild on a tmpfs). The output without --json is unchanged
+# log show --format json, log boot show|replay --json, attest quote-check,
+# key show --json, status --json (a vigild on a tmpfs). The output without --json is unchanged
 # (checked against the plain form). The schemas are strict: a mutated
 # document (wrong type, a missing required key, an unknown key) fails.
 # attest status --json is validated in t0511 (it needs a verifier).
@@ -35,7 +35,7 @@ js() {
 check "every schema is a valid 2020-12 schema" /usr/bin/python3 -c '
 import glob, json, sys, jsonschema
 fs = glob.glob(sys.argv[1] + "/*.schema.json")
-assert len(fs) >= 13, fs
+assert len(fs) >= 15, fs
 for f in fs:
     jsonschema.Draft202012Validator.check_schema(json.load(open(f)))' "$S"
 
@@ -134,6 +134,24 @@ for l in go-attestation__crypto_agile_eventlog go-attestation__windows_gcp_shiel
 	 go-attestation__option_rom_eventlog; do
 	js "log boot show --json $l" log-boot-show 0 -- "$VIGIL" log boot show --json "$EV/$l"
 done
+js "log boot replay --json" log-boot-replay 0 -- \
+	"$VIGIL" log boot replay --json "$EV/go-attestation__option_rom_eventlog"
+js "log boot replay --json --pcrs, a match" log-boot-replay 0 -- "$VIGIL" log boot replay --json \
+	--pcrs "$EV/go-attestation__option_rom_eventlog.pcrs" "$EV/go-attestation__option_rom_eventlog"
+check "... result match" grep -q '"result":"match"' out.json
+printf 'PCR-00 sha1:%040d\n' 1 >boot-wrong.pcrs
+js "log boot replay --json --pcrs, a mismatch" log-boot-replay 1 -- "$VIGIL" log boot replay --json \
+	--pcrs boot-wrong.pcrs "$EV/go-attestation__option_rom_eventlog"
+check "... result mismatch" grep -q '"result":"mismatch"' out.json
+
+# ---- attest quote-check (keylime's tpm2-tools quote over sha256 PCRs 15, 16, 22) ----
+AV=$VECTORS/attest
+qc() { "$VIGIL" attest quote-check --json --ak "$AV/ak.pub" --msg "$AV/quote.out" --sig "$AV/quotesig.out" \
+	--pcrs "$AV/quotepcr.out" --nonce "$(od -An -tx1 "$AV/rand.out" | tr -d ' \n')" "$@"; }
+js "attest quote-check, a good quote" attest-quote-check 0 -- qc --pcr-list sha256:15,16,22
+js "attest quote-check, other PCRs asked" attest-quote-check 1 -- qc --pcr-list sha256:0,1
+check "... quote.selection" grep -q '"failure":"quote.selection"' out.json
+
 head -c 32 /dev/urandom >raw.key
 printf 'a passphrase\n' >pass
 "$VIGIL" key create --passphrase --passphrase-file pass --scrypt-logn 10 -o p.key >/dev/null 2>&1
