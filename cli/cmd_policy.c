@@ -39,7 +39,7 @@ const char cli_policy_help[] =
 	"usage: vigil policy check [--kernel | --accept-unenforced] [--json] (FILE | --builtin NAMES)\n"
 	"       vigil policy show [--kernel] (FILE | --builtin NAMES)\n"
 	"       vigil policy explain --func F [--mask M] [--uid U] [--path P] [--fowner O]\n"
-	"                            [ACCESS OPTIONS] [-v] (FILE | --builtin NAMES)\n"
+	"                            [ACCESS OPTIONS] [-v] [--json] (FILE | --builtin NAMES)\n"
 	"\n"
 	"The policy language: the kernel's IMA policy grammar, with its meaning,\n"
 	"plus vigil's access rules (allow, deny, audit_access; path=, subj_exe=,\n"
@@ -88,6 +88,8 @@ const char cli_policy_help[] =
 	"      --attr NAME=VALUE an EVM-verified xattr of the file (repeatable)\n"
 	"  -v, --verbose         also list the rules of each class that did not match,\n"
 	"                        with the first condition that failed\n"
+	"  -j, --json            (explain) one JSON object: verdict, classes [{class,\n"
+	"                        decision, rule {line, text}, skipped (-v)}], options\n"
 	"Exit status: 0 valid / done, 1 (explain) the access would be denied,\n"
 	"2 invalid policy (or a rule vigild cannot enforce), usage or operational error.\n";
 

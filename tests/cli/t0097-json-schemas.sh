@@ -2,7 +2,7 @@
 # t0097: every CLI command that reports has --json, and its real output
 # validates against docs/schemas/<command>.schema.json (JSON Schema 2020-12,
 # python3-jsonschema), on success and on failure: hash, measure, label,
-# appraise, scan --check, policy check, log replay, attest policy check,
+# appraise, scan --check, policy check and explain, log replay, attest policy check,
 # log show --format json, log boot show|replay --json, attest quote-check,
 # key show --json, status --json (a vigild on a tmpfs). The output without --json is unchanged
 # (checked against the plain form). The schemas are strict: a mutated
@@ -35,7 +35,7 @@ js() {
 check "every schema is a valid 2020-12 schema" /usr/bin/python3 -c '
 import glob, json, sys, jsonschema
 fs = glob.glob(sys.argv[1] + "/*.schema.json")
-assert len(fs) >= 15, fs
+assert len(fs) >= 16, fs
 for f in fs:
     jsonschema.Draft202012Validator.check_schema(json.load(open(f)))' "$S"
 
@@ -96,6 +96,11 @@ js "policy check --accept-unenforced: a warning" policy-check 0 -- \
 check "... the warning" grep -q '"severity":"warning"' out.json
 js "policy check --builtin" policy-check 0 -- "$VIGIL" policy check --json --kernel --builtin tcb
 js "policy check, a missing file" policy-check 2 -- "$VIGIL" policy check --json none.pol
+js "policy explain -v" policy-explain 0 -- "$VIGIL" policy explain --json -v --func BPRM_CHECK --builtin tcb
+printf 'deny func=BPRM_CHECK path=/x\n' >deny.pol
+js "policy explain, a denied access" policy-explain 1 -- \
+	"$VIGIL" policy explain --json --func BPRM_CHECK --path /x deny.pol
+check "... verdict deny" grep -q '"verdict":"deny"' out.json
 check_eq "policy check without --json is unchanged" "$("$VIGIL" policy check good.pol)" \
 	"good.pol: ok, 2 rules"
 
