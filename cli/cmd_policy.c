@@ -279,7 +279,8 @@ static int check_json(const struct src *s, const struct vg_policy *p, size_t une
 	json_object *j = json_object_new_object();
 	int r = 0;
 
-	json_object_object_add(j, "policy", s->label ? cli_json_path(s->label) : json_object_new_string(""));
+	json_object_object_add(j, "policy", s->label ? cli_json_path(s->label)
+						     : json_object_new_string(""));
 	json_object_object_add(j, "valid", json_object_new_boolean(p != NULL));
 	if (p) {
 		json_object_object_add(j, "rules", json_object_new_int64((int64_t)vg_policy_count(p)));

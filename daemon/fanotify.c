@@ -114,8 +114,8 @@ int vd_fan_setup(struct vd *d)
 	for (size_t i = 0; d->notif >= 0 && i < d->nwatch; i++)
 		if (fanotify_mark(d->notif, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ATTRIB, AT_FDCWD,
 				  d->watch[i]) < 0) {
-			vd_log_at(VLOG_WARNING, "no FAN_ATTRIB channel for %s (%s): verdicts are cached in vigild only",
-			       d->watch[i], strerror(errno));
+			vd_log_at(VLOG_WARNING, "no FAN_ATTRIB channel for %s (%s): verdicts are cached "
+				  "in vigild only", d->watch[i], strerror(errno));
 			close(d->notif);
 			d->notif = -1;
 		}
