@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "agent.h"
 #include "http_auth.h"
 #include "http_guard.h"
@@ -29,7 +30,7 @@ void agent_auth_reload(struct agent *a)
 	if (a->no_auth || !a->auth_path)
 		return;
 	if (http_auth_load(a->auth_path, VG_AUTH_VERIFIER, &n, err, sizeof(err)) < 0) {
-		fprintf(stderr, "vigil-agent: SIGHUP: %s; the tokens listed before stay valid\n", err);
+		vlog_warn("SIGHUP: %s; the tokens listed before stay valid", err);
 		return;
 	}
 	pthread_rwlock_wrlock(&a->auth_lock);
@@ -37,7 +38,7 @@ void agent_auth_reload(struct agent *a)
 	a->auth = n;
 	pthread_rwlock_unlock(&a->auth_lock);
 	vg_auth_free(old);
-	fprintf(stderr, "vigil-agent: SIGHUP: %zu token(s) from %s\n", vg_auth_count(n), a->auth_path);
+	vlog_info("SIGHUP: %zu token(s) from %s", vg_auth_count(n), a->auth_path);
 }
 
 /* Return: true when the request carries a credential of ours (else @ret is the refusal). */
@@ -54,7 +55,7 @@ static bool authorized(struct agent *a, struct MHD_Connection *c, enum MHD_Resul
 	if (role == VG_AUTH_VERIFIER)
 		return true;
 	if (role != -ENOKEY)
-		fprintf(stderr, "vigil-agent: refused %s%s\n", role == -EBADMSG ? "a malformed token" :
+		vlog_warn("refused %s%s", role == -EBADMSG ? "a malformed token" :
 			"token ", role == -EBADMSG ? "" : id);
 	*ret = http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-agent", role == -ENOKEY ?
 				"a credential is required: the verifier's bearer token or client "

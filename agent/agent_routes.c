@@ -23,6 +23,7 @@
 
 #include <json-c/json.h>
 
+#include "log.h"
 #include "vigil/attest.h"
 #include "vigil/attest_api.h"
 #include "vigil/fileio.h"
@@ -50,7 +51,7 @@ static int ask_tpm(struct agent *a, const union agent_msg *rq, union agent_msg *
 		r = agent_msg_recv(a->ipc, rs, 1u << answer);
 	while (r == -EINTR);
 	if (r == -EPROTO) {
-		fprintf(stderr, "vigil-agent: malformed answer from the TPM process\n");
+		vlog_err("malformed answer from the TPM process");
 		_exit(2);
 	}
 	if (r <= 0)

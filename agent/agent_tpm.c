@@ -20,6 +20,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "log.h"
 #include "vigil/fileio.h"
 #include "vigil/outfile.h"
 #include "vigil/tpm_attest.h"
@@ -55,19 +56,19 @@ static int ak_ready(struct vg_atpm *tpm, const char *state, bool rsa)
 	if (r == 0) {
 		r = bl ? vg_atpm_ak_load(tpm, blob, bl, &dg) : -ENODATA;
 		if (r < 0)
-			fprintf(stderr, "vigil-agent: %s: %s\n", path, bl ? dg.msg : "unreadable");
+			vlog_err("%s: %s", path, bl ? dg.msg : "unreadable");
 		OPENSSL_clear_free(blob, bl);
 		return r < 0 ? -1 : 0;
 	}
 	if (r != -ENOENT) {
-		fprintf(stderr, "vigil-agent: %s: unreadable (%s)\n", path, dg.msg);
+		vlog_err("%s: unreadable (%s)", path, dg.msg);
 		return -1;
 	}
 	r = vg_atpm_ak_create(tpm, rsa, fresh, &fl, &dg);
 	if (r < 0)
-		fprintf(stderr, "vigil-agent: AK: %s\n", dg.msg);
+		vlog_err("AK: %s", dg.msg);
 	else if ((r = vg_outfile_put(path, fresh, fl, 0600, 0, &dg)) < 0)
-		fprintf(stderr, "vigil-agent: %s: %s\n", path, dg.msg);
+		vlog_err("%s: %s", path, dg.msg);
 	OPENSSL_cleanse(fresh, sizeof(fresh));
 	return r < 0 ? -1 : 0;
 }
@@ -84,13 +85,13 @@ static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, 
 	if (!m)
 		return -1;
 	if (vg_atpm_open(vg_prog_tcti(tcti), &tpm, &dg) < 0) {
-		fprintf(stderr, "vigil-agent: %s\n", dg.msg);
+		vlog_err("%s", dg.msg);
 		goto fail;
 	}
 	a = sizeof(id->ek_pub);
 	b = sizeof(id->ek_cert);
 	if (vg_atpm_ek(tpm, id->ek_pub, &a, id->ek_cert, &b, &dg) < 0) {
-		fprintf(stderr, "vigil-agent: EK: %s\n", dg.msg);
+		vlog_err("EK: %s", dg.msg);
 		goto fail;
 	}
 	if (ak_ready(tpm, state, rsa) < 0)
@@ -172,8 +173,8 @@ static int tpm_serve(struct vg_atpm *tpm, int fd)
 			continue;
 		if (r < 0) {
 			if (r == -EPROTO)
-				fprintf(stderr, "vigil-agent: malformed request from the network "
-					"process\n");
+				vlog_err("malformed request from the network "
+					"process");
 			rc = 2;
 			break;
 		}

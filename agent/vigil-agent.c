@@ -54,6 +54,7 @@
 #include "vigil/auth.h"
 
 #include "agent.h"
+#include "log.h"
 #include "agent_proto.h"
 #include "agent_tamper.h"
 #include "background.h"
@@ -377,6 +378,7 @@ int main(int argc, char **argv)
 	int sp[2], rp[2], rc;
 	pid_t pid;
 
+	vlog_init("vigil-agent");
 	if (access("/sys/kernel/security/tpm0/binary_bios_measurements", R_OK) == 0)
 		a.boot_log = "/sys/kernel/security/tpm0/binary_bios_measurements";
 	rc = setup(argc, argv, &o, &a, host, sizeof(host));

@@ -41,11 +41,11 @@
 
 const char cli_attest_help[] =
 	"usage: vigil attest quote-check --ak AK.pub (--msg MSG --sig SIG --pcrs PCRS |\n"
-	"                                --keylime r<...>) --nonce HEX --pcr-list ALGO:N[,N...]\n"
+	"                                --keylime r<...>) --nonce HEX --pcr-list ALGO:N[,N...] [--json]\n"
 	"       vigil attest policy create [--log LOG] [--tree DIR [--root PREFIX]]\n"
 	"                                [--boot-log FILE [--boot-bank ALGO]]\n"
 	"                                [--algo ALGO] [--exclude REGEX]... [--key PEM]... [-o OUT]\n"
-	"       vigil attest policy check --policy FILE [--policy-key PEM]... LOG\n"
+	"       vigil attest policy check --policy FILE [--policy-key PEM]... [--json] LOG\n"
 	"       vigil attest policy import FILE [--policy-key PEM]... [-o OUT]\n"
 	"       vigil attest policy set NAME FILE | policy get NAME | policy assign ID NAME\n"
 	"       vigil attest add [ID] --agent URL [--policy NAME]\n"
@@ -66,6 +66,7 @@ const char cli_attest_help[] =
 	"               the values a known-good TCG boot event log replays to (bank\n"
 	"               --boot-bank, default sha256)\n"
 	"policy check   judge every entry of LOG (binary or ascii) against a policy\n"
+	"               (--json: the verdict as one JSON object)\n"
 	"policy import  convert a Keylime runtime policy / allowlist to vigil JSON\n"
 	"status         an agent's state, rounds and last failure (exit 1 unless trusted);\n"
 	"               --wait: until its first round has judged it, up to SECONDS\n"
@@ -126,6 +127,29 @@ static int parse_pcr_list(const char *s, unsigned int *bank, uint32_t *mask)
 	return *mask ? 0 : -1;
 }
 
+/*
+ * quote-check --json (docs/schemas/attest-quote-check.schema.json):
+ * {result: "ok", clock, reset_count, restart_count, safe} or
+ * {result: "fail", failure, message}
+ */
+static void quote_json(const struct vg_attest_verdict *v, const struct vg_tpms_attest *q)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "result", json_object_new_string(v ? "fail" : "ok"));
+	if (v) {
+		json_object_object_add(j, "failure", json_object_new_string(vg_attest_fail_id(v->fail)));
+		json_object_object_add(j, "message", json_object_new_string(v->msg));
+	} else {
+		json_object_object_add(j, "clock", json_object_new_int64((int64_t)q->clock));
+		json_object_object_add(j, "reset_count", json_object_new_int64(q->reset_count));
+		json_object_object_add(j, "restart_count", json_object_new_int64(q->restart_count));
+		json_object_object_add(j, "safe", json_object_new_boolean(q->safe));
+	}
+	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+	json_object_put(j);
+}
+
 static int quote_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -136,9 +160,11 @@ static int quote_check(int argc, char **argv)
 		{ "nonce", required_argument, NULL, 'q' },
 		{ "pcr-list", required_argument, NULL, 'l' },
 		{ "keylime", required_argument, NULL, 'k' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	bool json = false;
 	const char *akf = NULL, *mf = NULL, *sf = NULL, *pf = NULL, *nonce = NULL, *list = NULL;
 	const char *kq = NULL;
 	uint8_t *ak = NULL, *m = NULL, *s = NULL, *p = NULL, nb[VG_ATTEST_NONCE_MAX];
@@ -151,8 +177,9 @@ static int quote_check(int argc, char **argv)
 	struct vg_diag d = { 0 };
 	int c, rc = EXIT_ERROR, n;
 
-	while ((c = getopt_long(argc, argv, "a:m:s:p:q:l:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "a:m:s:p:q:l:jh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'j': json = true; break;
 		case 'a': akf = optarg; break;
 		case 'm': mf = optarg; break;
 		case 's': sf = optarg; break;
@@ -220,6 +247,11 @@ static int quote_check(int argc, char **argv)
 	n = vg_attest_quote_verify(k, m, ml, s, sl, &req, &pv, &q, &v);
 	if (n < 0) {
 		cli_err("verifying: %s", strerror(-n));
+		goto out;
+	}
+	if (json) {
+		quote_json(n == 1 ? &v : NULL, &q);
+		rc = n == 1 ? EXIT_NOTVERIFIED : EXIT_OK;
 		goto out;
 	}
 	if (n == 1) {

@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include <json-c/json.h>
+
 #include "cli.h"
 #include "cmd_attest.h"
 #include "vigil/attest.h"
@@ -344,14 +346,46 @@ static void print_verdict(const struct vg_attest_verdict *v)
 	printf(": %s\n", v->msg);
 }
 
+/*
+ * check --json: the verdict as one object (docs/schemas/attest-policy-check.schema.json):
+ * {result: "ok", entries} | {result: "fail", failure, entry?, path?, digest?,
+ * message} | {result: "policy-rejected", message}; @v NULL unless "fail".
+ */
+static void put_check_json(const char *result, uint64_t entries,
+			   const struct vg_attest_verdict *v, const char *msg)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "result", json_object_new_string(result));
+	if (strcmp(result, "ok") == 0)
+		json_object_object_add(j, "entries", json_object_new_int64((int64_t)entries));
+	if (v) {
+		json_object_object_add(j, "failure", json_object_new_string(vg_attest_fail_id(v->fail)));
+		if (v->entry >= 0)
+			json_object_object_add(j, "entry", json_object_new_int64(v->entry));
+		if (v->path[0])
+			json_object_object_add(j, "path", cli_json_path(v->path));
+		if (v->digest[0])
+			json_object_object_add(j, "digest", json_object_new_string(v->digest));
+		msg = v->msg;
+	}
+	if (msg)
+		json_object_object_add(j, "message", json_object_new_string(msg));
+	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(j);
+}
+
 int cli_attest_policy_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "policy-key", required_argument, NULL, 'K' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	bool json = false;
 	const char *pf = NULL;
 	struct vg_dsse_keys *keys = NULL;
 	struct vg_refpolicy *p = NULL;
@@ -365,9 +399,10 @@ int cli_attest_policy_check(int argc, char **argv)
 	unsigned int algo;
 	int c, r, rc = EXIT_ERROR;
 
-	while ((c = getopt_long(argc, argv, "p:K:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:K:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': pf = optarg; break;
+		case 'j': json = true; break;
 		case 'K':
 			if (add_policy_key(&keys, optarg) < 0)
 				goto out;
@@ -381,8 +416,12 @@ int cli_attest_policy_check(int argc, char **argv)
 		goto out;
 	}
 	r = load_policy_file(pf, keys, &p);
-	if (r > 0)
+	if (r > 0) {
 		rc = EXIT_NOTVERIFIED;
+		if (json)
+			put_check_json("policy-rejected", 0, NULL,
+				       "the policy's signature does not verify with --policy-key");
+	}
 	if (r != 0 || cli_attest_read(argv[optind], &raw, &rl) < 0)
 		goto out;
 	if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
@@ -397,11 +436,17 @@ int cli_attest_policy_check(int argc, char **argv)
 		goto out;
 	}
 	if (r == 1) {
-		print_verdict(&v);
+		if (json)
+			put_check_json("fail", 0, &v, NULL);
+		else
+			print_verdict(&v);
 		rc = EXIT_NOTVERIFIED;
 		goto out;
 	}
-	printf("OK %" PRIu64 " entries\n", st.entries);
+	if (json)
+		put_check_json("ok", st.entries, NULL, NULL);
+	else
+		printf("OK %" PRIu64 " entries\n", st.entries);
 	rc = EXIT_OK;
 out:
 	vg_imalog_buf_release(&scratch);

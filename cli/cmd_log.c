@@ -35,7 +35,7 @@
 
 const char cli_log_help[] =
 	"usage: vigil log show [--format ascii|binary|json] FILE\n"
-	"       vigil log replay [--bank ALGO]... [--pcrs [ALGO,]FILE]... [--tpm[=TCTI]]\n"
+	"       vigil log replay [--bank ALGO]... [--pcrs [ALGO,]FILE]... [--tpm[=TCTI]] [--json]\n"
 	"                        [--legacy-padded] [--allow-prefix] [--state FILE] FILE\n"
 	"       vigil log convert [--to ascii|binary] [--bank ALGO] [-o OUT] FILE\n"
 	"       vigil log boot show|replay ...   the TCG boot event log (vigil log boot --help)\n"
@@ -62,6 +62,8 @@ const char cli_log_help[] =
 	"                        PCR values saved in FILE (when it exists: entries\n"
 	"                        before the offset are not checked again), and save\n"
 	"                        the state at the end of the list there on success\n"
+	"  -j, --json            the outcome as one JSON object (log, entries, compared,\n"
+	"                        result, pcrs [{pcr, bank, value}], mismatch)\n"
 	"convert  ascii to binary or binary to ascii (default: the other one)\n"
 	"  -t, --to ascii|binary\n"
 	"  -b, --bank ALGO       template digest bank of the output (binary: the\n"

@@ -28,7 +28,7 @@
 
 static const char help[] =
 	"usage: vigil log boot show [--json] FILE\n"
-	"       vigil log boot replay [--bank ALGO]... [--all] [--pcrs [ALGO,]FILE]... FILE\n"
+	"       vigil log boot replay [--bank ALGO]... [--all] [--pcrs [ALGO,]FILE]... [--json] FILE\n"
 	"\n"
 	"The TCG PC Client boot event log (/sys/kernel/security/tpm0/binary_bios_measurements):\n"
 	"crypto-agile (Spec ID Event03) or legacy SHA-1.\n"
@@ -44,6 +44,8 @@ static const char help[] =
 	"  -p, --pcrs [ALGO,]FILE  expected values ('PCR-NN [ALGO:]HEX' lines, as\n"
 	"                        `vigil log replay --pcrs`): exit 1 naming each PCR\n"
 	"                        that differs\n"
+	"  -j, --json            (replay) one JSON object: log, compared, result (replayed,\n"
+	"                        match, mismatch), pcrs [{pcr, bank, value, expected}]\n"
 	"Exit status: 0 ok / matches, 1 PCR mismatch, 2 malformed log or error.\n";
 
 /* Return: 0, or EXIT_ERROR (reported). */
@@ -257,15 +259,34 @@ static int add_pcrs(struct vg_pcr_values *pv, const char *arg)
 	return 0;
 }
 
+/* replay --json: one PCR, with the value expected when --pcrs gives one */
+static void replay_json_pcr(json_object *arr, unsigned int k, unsigned int algo, const char *hex,
+			    const struct vg_digest *want)
+{
+	json_object *o = json_object_new_object();
+	char wh[2 * VG_HASH_MAX_DIGEST + 1];
+
+	json_object_object_add(o, "pcr", json_object_new_int((int)k));
+	json_object_object_add(o, "bank", json_object_new_string(vg_hash_name(algo)));
+	json_object_object_add(o, "value", json_object_new_string(hex));
+	if (want) {
+		vg_hex_encode(want->bytes, want->len, wh);
+		json_object_object_add(o, "expected", json_object_new_string(wh));
+	}
+	json_object_array_add(arr, o);
+}
+
 static int boot_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "bank", required_argument, NULL, 'b' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "pcrs", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	json_object *jp = NULL;
 	struct vg_pcr_values *want = calloc(1, sizeof(*want));
 	struct vg_eventlog *log = NULL;
 	uint32_t banks = 0, compared = 0;
@@ -277,8 +298,14 @@ static int boot_replay(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "b:ap:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:ap:jh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'j':
+			if (!jp && !(jp = json_object_new_array())) {
+				cli_err("out of memory");
+				goto out;
+			}
+			break;
 		case 'b':
 			a = cli_parse_algo(optarg);
 			if (a < 0)
@@ -329,7 +356,10 @@ static int boot_replay(int argc, char **argv)
 			if (!all && !(p.touched & (1u << k)) && !(want->have[al->algo] & (1u << k)))
 				continue;
 			vg_hex_encode(p.pcr[k].bytes, p.pcr[k].len, hex);
-			printf("PCR-%02u %s:%s\n", k, vg_hash_name(p.algo), hex);
+			if (jp)
+				replay_json_pcr(jp, k, p.algo, hex, want->have[al->algo] & (1u << k) ? w : NULL);
+			else
+				printf("PCR-%02u %s:%s\n", k, vg_hash_name(p.algo), hex);
 			if (!(want->have[al->algo] & (1u << k)))
 				continue;
 			compared++;
@@ -355,11 +385,25 @@ static int boot_replay(int argc, char **argv)
 	}
 	if (rc != EXIT_NOTVERIFIED)
 		rc = EXIT_OK;
+	if (jp) {
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "log", cli_json_path(argv[optind]));
+		json_object_object_add(j, "compared", json_object_new_boolean(have_want));
+		json_object_object_add(j, "result", json_object_new_string(
+			!have_want ? "replayed" : rc == EXIT_OK ? "match" : "mismatch"));
+		json_object_object_add(j, "pcrs", jp);
+		jp = NULL;
+		puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(j);
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_err("writing the output: %s", strerror(errno));
 		rc = EXIT_ERROR;
 	}
 out:
+	json_object_put(jp);
 	vg_eventlog_free(log);
 	free(want);
 	return rc;

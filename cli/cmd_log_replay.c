@@ -6,6 +6,9 @@
  * resume from a saved state (--state). Reading and decoding the list is
  * cmd_log.c's (cli_log_load).
  *
+ * --json: the outcome as one JSON object (docs/schemas/log-replay.schema.json),
+ * printed when the exit status is 0 or 1; on 2 only stderr says why.
+ *
  * Exit: 0 the log matches (or no values to compare), 1 mismatch, 2
  * malformed input or operational error.
  */
@@ -15,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "cli.h"
 #include "cmd_log.h"
@@ -219,6 +224,29 @@ static bool matches(const struct vg_imalog_replay *rp, const struct expect *x, u
 	return true;
 }
 
+/* --json: the members every outcome has (nothing without --json) */
+static void json_result(json_object *j, const char *path, uint64_t entries, bool compared,
+			const char *result)
+{
+	if (!j)
+		return;
+	json_object_object_add(j, "log", cli_json_path(path));
+	json_object_object_add(j, "entries", json_object_new_int64((int64_t)entries));
+	json_object_object_add(j, "compared", json_object_new_boolean(compared));
+	json_object_object_add(j, "result", json_object_new_string(result));
+}
+
+/* --json: one replayed value */
+static void json_pcr(json_object *arr, unsigned int pc, unsigned int algo, const char *hex)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "pcr", json_object_new_int((int)pc));
+	json_object_object_add(o, "bank", json_object_new_string(vg_hash_name(algo)));
+	json_object_object_add(o, "value", json_object_new_string(hex));
+	json_object_array_add(arr, o);
+}
+
 int cli_log_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -228,6 +256,7 @@ int cli_log_replay(int argc, char **argv)
 		{ "allow-prefix", no_argument, NULL, 'P' },
 		{ "tpm", optional_argument, NULL, 'T' },
 		{ "state", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -250,6 +279,7 @@ int cli_log_replay(int argc, char **argv)
 	size_t k_off = 0;
 	int c, r, rc = EXIT_ERROR;
 	const char *path;
+	json_object *j = NULL, *jp = NULL;
 
 	if (!x || !st) {
 		cli_err("out of memory");
@@ -258,8 +288,15 @@ int cli_log_replay(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "b:p:LPs:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:p:LPs:jh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'j':
+			if (!j && (!(j = json_object_new_object()) ||
+				   !(jp = json_object_new_array()))) {
+				cli_err("out of memory");
+				goto out;
+			}
+			break;
 		case 'b':
 			r = cli_parse_algo(optarg);
 			if (r < 0)
@@ -391,6 +428,9 @@ int cli_log_replay(int argc, char **argv)
 		if (r < 0) {
 			cli_file_err(path, "%s", d.msg);
 			rc = r == -EILSEQ ? EXIT_NOTVERIFIED : EXIT_ERROR;
+			json_result(j, path, n, have_pcrs, "invalid-entry");
+			if (j)
+				json_object_object_add(j, "error", json_object_new_string(d.msg));
 			goto out;
 		}
 		n++;
@@ -414,17 +454,26 @@ int cli_log_replay(int argc, char **argv)
 			if (!(used & (1u << pc)) || vg_imalog_replay_get(rp, pc, a, &v) < 0)
 				continue;
 			vg_hex_encode(v.bytes, v.len, hex);
-			printf("PCR-%02u %s:%s\n", pc, vg_hash_name(a), hex);
+			if (j)
+				json_pcr(jp, pc, a, hex);
+			else
+				printf("PCR-%02u %s:%s\n", pc, vg_hash_name(a), hex);
 		}
 	}
 	rc = EXIT_OK;
-	if (!have_pcrs)
+	if (!have_pcrs) {
+		json_result(j, path, n, false, "replayed");
 		goto out;
+	}
 	if (matches(rp, x, used, &bad_pcr, &bad_algo)) {
+		json_result(j, path, n, true, "match");
 		fprintf(stderr, "vigil log: ");
 		cli_put_path(stderr, path);
 		fprintf(stderr, ": matches the PCRs (%" PRIu64 " entries)\n", n);
 	} else if (prefix && allow_prefix) {
+		json_result(j, path, n, true, "prefix");
+		if (j)
+			json_object_object_add(j, "matched_entries", json_object_new_int64((int64_t)k));
 		fprintf(stderr, "vigil log: ");
 		cli_put_path(stderr, path);
 		fprintf(stderr, ": the PCRs match the first %" PRIu64 " of %" PRIu64 " entries "
@@ -436,6 +485,20 @@ int cli_log_replay(int argc, char **argv)
 		(void)vg_imalog_replay_get(rp, bad_pcr, bad_algo, &v);
 		vg_hex_encode(v.bytes, v.len, got);
 		vg_hex_encode(x->pv.v[bad_algo][bad_pcr].bytes, v.len, want);
+		json_result(j, path, n, true, "mismatch");
+		if (j && prefix) {
+			json_object_object_add(j, "matched_entries", json_object_new_int64((int64_t)k));
+			json_object_object_add(j, "first_unreflected_offset",
+					       json_object_new_int64((int64_t)k_off));
+		} else if (j) {
+			json_object *m = json_object_new_object();
+
+			json_object_object_add(m, "pcr", json_object_new_int((int)bad_pcr));
+			json_object_object_add(m, "bank", json_object_new_string(vg_hash_name(bad_algo)));
+			json_object_object_add(m, "value", json_object_new_string(got));
+			json_object_object_add(m, "expected", json_object_new_string(want));
+			json_object_object_add(j, "mismatch", m);
+		}
 		if (prefix)
 			cli_file_err(path, "PCR mismatch: the PCRs match the log up to entry %" PRIu64
 				     "; entry %" PRIu64 " at offset %zu is the first they do not "
@@ -449,6 +512,14 @@ int cli_log_replay(int argc, char **argv)
 out:
 	if (rc == EXIT_OK && statepath && rp)
 		rc = save_state(statepath, rp, banks, used | vg_imalog_replay_pcrs(rp), p.off, n);
+	if (j && rc != EXIT_ERROR && json_object_object_get_ex(j, "result", NULL)) {
+		json_object_object_add(j, "pcrs", jp);
+		jp = NULL;
+		puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	}
+	json_object_put(j);
+	json_object_put(jp);
 	if (fflush(stdout) != 0 && rc == EXIT_OK) {
 		cli_err("writing output: %s", strerror(errno));
 		rc = EXIT_ERROR;

@@ -10,6 +10,8 @@
  * extends; "ALGO:HEX  FILE" is printed only for committed entries, so
  * every printed line is an acknowledged measurement. Opening the log
  * reconciles it after a crash (mlog.h); what was repaired is reported.
+ * --json: one JSON object per committed entry, {file, algo, digest, pcr},
+ * or per file that failed, {file, error} (docs/schemas/measure.schema.json).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/xattr.h>
+
+#include <json-c/json.h>
 
 #include "cli.h"
 #include "opts.h"
@@ -33,7 +37,7 @@
 
 static const char help[] =
 	"usage: vigil measure [--log FILE] [--pcrs FILE | --tpm[=TCTI]] [--pcr N] [--algo ALGO] [--sig]\n"
-	"                     [--batch N] [--no-sync] [FILE...]\n"
+	"                     [--batch N] [--no-sync] [--json] [FILE...]\n"
 	"\n"
 	"Measure each FILE into a kernel-format measurement log (binary, sha1\n"
 	"template digests: what binary_runtime_measurements holds) and extend the\n"
@@ -55,6 +59,8 @@ static const char help[] =
 	"                      signature (or a portable security.evm signature)\n"
 	"  -b, --batch N       entries per commit (one fdatasync each; default 64)\n"
 	"      --no-sync       skip fdatasync (not crash-safe; for benchmarks)\n"
+	"  -j, --json          one JSON object per committed entry {file, algo, digest,\n"
+	"                      pcr}, or per file that failed {file, error}\n"
 	"Prints 'ALGO:HEX  FILE' for every committed (durable, extended) entry.\n"
 	"Exit status: 0 all measured, 2 any error (the log and the PCRs disagree,\n"
 	"a file cannot be read, ...).\n";
@@ -98,19 +104,45 @@ static ssize_t get_sig(int fd, uint8_t *buf, size_t cap)
 	return 0;
 }
 
-static int flush(struct vg_mlog *l, struct pend *pe, size_t *np, const char *log)
+/* --json: one line, an entry (@dg) or a failure (@err) */
+static void put_json(const char *path, const struct vg_digest *dg, unsigned long pcr,
+		     const char *err)
+{
+	json_object *j = json_object_new_object();
+	char hex[2 * VG_HASH_MAX_DIGEST + 1];
+
+	json_object_object_add(j, "file", cli_json_path(path));
+	if (dg) {
+		vg_hex_encode(dg->bytes, dg->len, hex);
+		json_object_object_add(j, "algo", json_object_new_string(vg_hash_name(dg->algo)));
+		json_object_object_add(j, "digest", json_object_new_string(hex));
+		json_object_object_add(j, "pcr", json_object_new_int((int)pcr));
+	} else {
+		json_object_object_add(j, "error", json_object_new_string(err));
+	}
+	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(j);
+}
+
+static int flush(struct vg_mlog *l, struct pend *pe, size_t *np, const char *log, bool json,
+		 unsigned long pcr)
 {
 	struct vg_diag d = { 0 };
 	int r = vg_mlog_commit(l, &d);
 
 	for (size_t i = 0; i < *np; i++) {
-		if (r >= 0) {
+		if (r >= 0 && json) {
+			put_json(pe[i].path, &pe[i].d, pcr, NULL);
+		} else if (r >= 0) {
 			char hex[2 * VG_HASH_MAX_DIGEST + 1];
 
 			vg_hex_encode(pe[i].d.bytes, pe[i].d.len, hex);
 			printf("%s:%s  ", vg_hash_name(pe[i].d.algo), hex);
 			cli_put_path(stdout, pe[i].path);
 			putchar('\n');
+		} else if (json) {
+			put_json(pe[i].path, NULL, pcr, "not committed");
 		}
 		free(pe[i].path);
 	}
@@ -138,6 +170,7 @@ int cmd_measure(int argc, char **argv)
 		{ "batch", required_argument, 'b', 'b' },
 		{ "no-sync", no_argument, 0, 'S' },
 		{ "tpm", optional_argument, 0, 'T' },
+		CLI_OPT_JSON('j'),
 		CLI_OPT_HELP,
 	};
 	const char *log = DEFAULT_LOG;
@@ -160,7 +193,8 @@ int cmd_measure(int argc, char **argv)
 	int r;
 	struct cli_getopt g;
 	struct cli_cfgargs cf = { .algo = VG_HASH_SHA256 };
-	const struct cli_groups gr = { .cfg = &cf };
+	struct cli_outargs o = { 0 };
+	const struct cli_groups gr = { .cfg = &cf, .out = &o };
 
 	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
 	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
@@ -259,11 +293,15 @@ int cmd_measure(int argc, char **argv)
 		int fd = cli_open_regular(argv[i]);
 
 		if (fd < 0) {
+			if (o.json)
+				put_json(argv[i], NULL, pcr, "not a readable regular file");
 			rc = EXIT_ERROR;
 			continue;
 		}
 		if (!realpath(argv[i], real)) {
 			cli_file_err(argv[i], "%s", strerror(errno));
+			if (o.json)
+				put_json(argv[i], NULL, pcr, strerror(errno));
 			close(fd);
 			rc = EXIT_ERROR;
 			continue;
@@ -274,6 +312,8 @@ int cmd_measure(int argc, char **argv)
 		close(fd);
 		if (r < 0) {
 			cli_file_err(argv[i], "%s", d.msg);
+			if (o.json)
+				put_json(argv[i], NULL, pcr, d.msg);
 			rc = EXIT_ERROR;
 			continue;
 		}
@@ -290,12 +330,12 @@ int cmd_measure(int argc, char **argv)
 			rc = EXIT_ERROR;
 			goto out;
 		}
-		if (++np == batch && flush(l, pe, &np, log) < 0) {
+		if (++np == batch && flush(l, pe, &np, log, o.json, pcr) < 0) {
 			rc = EXIT_ERROR;
 			goto out;
 		}
 	}
-	if (np && flush(l, pe, &np, log) < 0)
+	if (np && flush(l, pe, &np, log, o.json, pcr) < 0)
 		rc = EXIT_ERROR;
 out:
 	for (size_t i = 0; pe && i < np; i++)

@@ -3,7 +3,7 @@
  * cmd_policy.c - `vigil policy check|show|explain`: the policy language
  * (the kernel's IMA grammar plus vigil's access rules, docs/policy.md).
  *
- *   check   [--kernel | --accept-unenforced] (FILE | --builtin NAMES)
+ *   check   [--kernel | --accept-unenforced] [--json] (FILE | --builtin NAMES)
  *   show    [--kernel] (FILE | --builtin NAMES)
  *   explain --func F [--mask M] [--uid U] [--path P] [--fowner O] ... (FILE | --builtin NAMES)
  *
@@ -26,6 +26,8 @@
 #include <sys/statfs.h>
 #include <sys/xattr.h>
 
+#include <json-c/json.h>
+
 #include "cli.h"
 #include "cmd_policy.h"
 #include "verb.h"
@@ -34,10 +36,10 @@
 #include "vigil/policy.h"
 
 const char cli_policy_help[] =
-	"usage: vigil policy check [--kernel | --accept-unenforced] (FILE | --builtin NAMES)\n"
+	"usage: vigil policy check [--kernel | --accept-unenforced] [--json] (FILE | --builtin NAMES)\n"
 	"       vigil policy show [--kernel] (FILE | --builtin NAMES)\n"
 	"       vigil policy explain --func F [--mask M] [--uid U] [--path P] [--fowner O]\n"
-	"                            [ACCESS OPTIONS] [-v] (FILE | --builtin NAMES)\n"
+	"                            [ACCESS OPTIONS] [-v] [--json] (FILE | --builtin NAMES)\n"
 	"\n"
 	"The policy language: the kernel's IMA policy grammar, with its meaning,\n"
 	"plus vigil's access rules (allow, deny, audit_access; path=, subj_exe=,\n"
@@ -53,6 +55,9 @@ const char cli_policy_help[] =
 	"                        a policy for a kernel, so vigild's limits are not judged\n"
 	"  -A, --accept-unenforced  (check) rules vigild cannot enforce are warnings,\n"
 	"                        not errors (as `vigild --accept-unenforced`)\n"
+	"  -j, --json            (check) the verdict as one JSON object: policy, valid,\n"
+	"                        rules, extensions, unenforced, diagnostics [{line, col,\n"
+	"                        severity, message}] (the messages stay on stderr too)\n"
 	"  -b, --builtin NAMES   a built-in policy instead of FILE: tcb, ima_tcb,\n"
 	"                        appraise_tcb, secure_boot, critical_data ('|'-joined)\n"
 	"explain's access (defaults in brackets):\n"
@@ -83,22 +88,46 @@ const char cli_policy_help[] =
 	"      --attr NAME=VALUE an EVM-verified xattr of the file (repeatable)\n"
 	"  -v, --verbose         also list the rules of each class that did not match,\n"
 	"                        with the first condition that failed\n"
+	"  -j, --json            (explain) one JSON object: verdict, classes [{class,\n"
+	"                        decision, rule {line, text}, skipped (-v)}], options\n"
 	"Exit status: 0 valid / done, 1 (explain) the access would be denied,\n"
 	"2 invalid policy (or a rule vigild cannot enforce), usage or operational error.\n";
+
+/* check --json: every message also goes here, as {line, col, severity, message} */
+static json_object *json_diags;
+
+static void json_diag(unsigned int line, unsigned int col, const char *kind, const char *msg)
+{
+	json_object *d;
+
+	if (!json_diags)
+		return;
+	d = json_object_new_object();
+	if (line) {
+		json_object_object_add(d, "line", json_object_new_int64(line));
+		json_object_object_add(d, "col", json_object_new_int64(col));
+	}
+	json_object_object_add(d, "severity", json_object_new_string(*kind ? "warning" : "error"));
+	json_object_object_add(d, "message", json_object_new_string(msg));
+	json_object_array_add(json_diags, d);
+}
 
 static void pos_err(const char *label, unsigned int line, unsigned int col, const char *kind,
 		    const char *msg)
 {
 	cli_put_path(stderr, label);
 	fprintf(stderr, ":%u:%u: %s%s\n", line, col, kind, msg);
+	json_diag(line, col, kind, msg);
 }
 
 static void report(const struct src *s, const struct vg_policy_error *e)
 {
-	if (e->line)
+	if (e->line) {
 		pos_err(s->label, e->line, e->col, "", e->msg);
-	else
+	} else {
 		cli_file_err(s->label, "%s", e->msg);
+		json_diag(0, 0, "", e->msg);
+	}
 }
 
 /*
@@ -143,6 +172,7 @@ struct vg_policy *cli_policy_load(const struct src *s, bool all_errors)
 	if (s->builtin) {
 		if (vg_policy_builtin(s->builtin, &p, &e) < 0) {
 			cli_err("--builtin: %s", e.msg);
+			json_diag(0, 0, "", e.msg);
 			return NULL;
 		}
 		return p;
@@ -150,6 +180,7 @@ struct vg_policy *cli_policy_load(const struct src *s, bool all_errors)
 	r = cli_read_file(s->file, POLICY_MAX, (uint8_t **)&text, &len);
 	if (r < 0) {
 		cli_read_err(s->label, r, POLICY_MAX);
+		json_diag(0, 0, "", r == -EFBIG ? "too large" : strerror(-r));
 		return NULL;
 	}
 	if (vg_policy_parse(text, len, s->flags, &p, &e) < 0) {
@@ -239,29 +270,63 @@ int cli_policy_parse_common(int c, struct src *s)
 	return -1;
 }
 
+/*
+ * check --json: the verdict (docs/schemas/policy-check.schema.json); @p is
+ * NULL when the policy was refused. Return: 0, or -1 when stdout fails.
+ */
+static int check_json(const struct src *s, const struct vg_policy *p, size_t unenforced)
+{
+	json_object *j = json_object_new_object();
+	int r = 0;
+
+	json_object_object_add(j, "policy", s->label ? cli_json_path(s->label)
+						     : json_object_new_string(""));
+	json_object_object_add(j, "valid", json_object_new_boolean(p != NULL));
+	if (p) {
+		json_object_object_add(j, "rules", json_object_new_int64((int64_t)vg_policy_count(p)));
+		json_object_object_add(j, "extensions",
+				       json_object_new_boolean(vg_policy_uses(p) & VG_POLICY_USES_EXTENSIONS));
+	}
+	json_object_object_add(j, "unenforced", json_object_new_int64((int64_t)unenforced));
+	json_object_object_add(j, "diagnostics", json_diags);
+	if (puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+						   JSON_C_TO_STRING_NOSLASHESCAPE)) < 0 ||
+	    fflush(stdout) != 0) {
+		cli_err("writing output: %s", strerror(errno));
+		r = -1;
+	}
+	json_object_put(j);
+	return r;
+}
+
 static int policy_check_show(int argc, char **argv, bool show)
 {
 	static const struct option opts[] = {
 		{ "kernel", no_argument, NULL, O_KERNEL },
 		{ "builtin", required_argument, NULL, O_BUILTIN },
 		{ "accept-unenforced", no_argument, NULL, O_ACCEPT },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct src s = { 0 };
 	struct vg_policy *p = NULL;
-	bool accept = false;
+	bool accept = false, json = false;
 	size_t unenforced = 0;
 	int c, rc = EXIT_ERROR;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, show ? "kb:h" : "kb:Ah", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, show ? "kb:h" : "kb:Ajh", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(cli_policy_help, stdout);
 			return EXIT_OK;
 		}
 		if (c == O_ACCEPT && !show) {
 			accept = true;
+			continue;
+		}
+		if (c == 'j' && !show) {
+			json = true;
 			continue;
 		}
 		if (cli_policy_parse_common(c, &s) < 0) {
@@ -275,6 +340,10 @@ static int policy_check_show(int argc, char **argv, bool show)
 	}
 	if (cli_policy_src_init(&s, argc, argv) < 0)
 		goto out;
+	if (json && !(json_diags = json_object_new_array())) {
+		cli_err("out of memory");
+		goto out;
+	}
 	p = cli_policy_load(&s, !show);
 	if (!p)
 		goto out;
@@ -301,6 +370,10 @@ static int policy_check_show(int argc, char **argv, bool show)
 			if (unenforced && !accept)
 				goto out;
 		}
+		if (json) {
+			rc = EXIT_OK;
+			goto out;
+		}
 		cli_put_path(stdout, s.label);
 		printf(": ok, %zu rule%s%s", vg_policy_count(p), vg_policy_count(p) == 1 ? "" : "s",
 		       (uses & VG_POLICY_USES_EXTENSIONS) ?
@@ -311,6 +384,11 @@ static int policy_check_show(int argc, char **argv, bool show)
 	}
 	rc = EXIT_OK;
 out:
+	if (json_diags) {
+		if (check_json(&s, rc == EXIT_OK ? p : NULL, unenforced) < 0)
+			rc = EXIT_ERROR;
+		json_diags = NULL;	/* put by check_json */
+	}
 	vg_policy_unref(p);
 	free(s.label);
 	return rc;

@@ -18,6 +18,8 @@
 #include <sys/statfs.h>
 #include <sys/xattr.h>
 
+#include <json-c/json.h>
+
 #include "cli.h"
 #include "cmd_policy.h"
 #include "vigil/evm.h"
@@ -275,6 +277,68 @@ static void explain_options(const struct vg_decision *d)
 	putchar('\n');
 }
 
+/*
+ * --json (docs/schemas/policy-explain.schema.json): {verdict, classes:
+ * [{class, decision, rule: {line, text} | null, skipped: [{line, why}]
+ * (with -v)}], options: {pcr, template}}
+ */
+static void explain_json(const struct vg_policy *p, const struct vg_access *a,
+			 const struct vg_decision *d, bool verbose)
+{
+	static const char *const names[] = { "measure", "appraise", "audit", "hash", "access" };
+	const bool yes[] = { d->measure, d->appraise, d->audit, d->hash };
+	json_object *j = json_object_new_object(), *cl = json_object_new_array(), *o;
+	const char *verdict = d->verdict == VG_VERDICT_DENY ? "deny" :
+			      d->verdict == VG_VERDICT_AUDIT ? "audit" : "allow";
+
+	json_object_object_add(j, "verdict", json_object_new_string(verdict));
+	for (int cls = 0; cls < VG_CLASS__MAX; cls++) {
+		json_object *c = json_object_new_object(), *rule = NULL;
+		long at = d->rule[cls];
+
+		json_object_object_add(c, "class", json_object_new_string(names[cls]));
+		json_object_object_add(c, "decision", json_object_new_string(
+			cls == VG_CLASS_ACCESS ? verdict : yes[cls] ? "yes" : "no"));
+		if (at >= 0) {
+			char buf[1024];
+			const struct vg_policy_rule *r = vg_policy_rule(p, (size_t)at);
+
+			vg_policy_rule_format(r, buf, sizeof(buf));
+			rule = json_object_new_object();
+			json_object_object_add(rule, "line", json_object_new_int64(r->line));
+			json_object_object_add(rule, "text", json_object_new_string(buf));
+		}
+		json_object_object_add(c, "rule", rule);
+		if (verbose) {
+			json_object *sk = json_object_new_array();
+
+			for (size_t i = 0; i < vg_policy_count(p) && (at < 0 || (long)i < at); i++) {
+				const struct vg_policy_rule *r = vg_policy_rule(p, i);
+				const char *why = NULL;
+
+				if (vg_policy_action_class(r->action) != cls ||
+				    vg_policy_rule_matches(r, a, &why))
+					continue;
+				o = json_object_new_object();
+				json_object_object_add(o, "line", json_object_new_int64(r->line));
+				json_object_object_add(o, "why", json_object_new_string(why ? why : "?"));
+				json_object_array_add(sk, o);
+			}
+			json_object_object_add(c, "skipped", sk);
+		}
+		json_object_array_add(cl, c);
+	}
+	json_object_object_add(j, "classes", cl);
+	o = json_object_new_object();
+	json_object_object_add(o, "pcr", json_object_new_int(d->pcr));
+	json_object_object_add(o, "template", d->template_name ?
+			       json_object_new_string(d->template_name) : NULL);
+	json_object_object_add(j, "options", o);
+	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+					       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(j);
+}
+
 int cli_policy_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -306,9 +370,11 @@ int cli_policy_explain(int argc, char **argv)
 		{ "appraisal", required_argument, NULL, 'a' },
 		{ "attr", required_argument, NULL, O_ATTR },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	bool json = false;
 	struct vg_access a = { 0 };
 	struct from_file ff = { 0 };
 	struct vg_access_attr attrs[16];
@@ -322,7 +388,7 @@ int cli_policy_explain(int argc, char **argv)
 	int c, f, rc = EXIT_ERROR;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "kb:f:m:u:o:p:F:e:a:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "kb:f:m:u:o:p:F:e:a:vjh", opts, NULL)) != -1) {
 		switch (c) {
 		case O_KERNEL:
 		case O_BUILTIN:
@@ -452,6 +518,9 @@ int cli_policy_explain(int argc, char **argv)
 			nattrs++;
 			break;
 		}
+		case 'j':
+			json = true;
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -498,10 +567,14 @@ int cli_policy_explain(int argc, char **argv)
 		cli_err("matching failed");
 		goto out;
 	}
-	print_access(&a);
-	for (int cls = 0; cls < VG_CLASS__MAX; cls++)
-		explain_class(p, &a, &d, cls, verbose);
-	explain_options(&d);
+	if (json) {
+		explain_json(p, &a, &d, verbose);
+	} else {
+		print_access(&a);
+		for (int cls = 0; cls < VG_CLASS__MAX; cls++)
+			explain_class(p, &a, &d, cls, verbose);
+		explain_options(&d);
+	}
 	rc = d.verdict == VG_VERDICT_DENY ? EXIT_NOTVERIFIED : EXIT_OK;
 out:
 	for (size_t i = 0; i < nattrs; i++)

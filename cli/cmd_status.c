@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_status.c - `vigil status [--control SOCKET] [--json] [--mode MODE | --reload]`
+ * cmd_status.c - `vigil status [--control SOCKET] [--json] [--prometheus] [--mode MODE | --reload]`
  *
  * Asks a running vigild over its control socket for its mode, policy
  * digest, the policy rules it was told to keep although it cannot enforce
@@ -19,9 +19,10 @@
 
 #include "cli.h"
 #include "vigild_ctl.h"
+#include "vigild_prom.h"
 
 static const char help[] =
-	"usage: vigil status [--control SOCKET] [--json] [--mode enforce|permissive|fix | --reload]\n"
+	"usage: vigil status [--control SOCKET] [--json] [--prometheus] [--mode enforce|permissive|fix | --reload]\n"
 	"\n"
 	"Show what a running vigild does: mode, policy digest, rules it keeps but\n"
 	"cannot enforce (--accept-unenforced), marks, counters\n"
@@ -29,6 +30,7 @@ static const char help[] =
 	"latency p50/p99); or switch its mode, or make it reload its policy.\n"
 	"  -s, --control SOCKET   vigild's control socket (default " VD_CTL_DEFAULT_SOCKET ")\n"
 	"  -j, --json             the raw JSON answer\n"
+	"  -P, --prometheus       the counters in the Prometheus text format (0.0.4)\n"
 	"  -m, --mode MODE        switch to enforce, permissive or fix\n"
 	"  -r, --reload           reload the policy and wait for the result: exit 0 when\n"
 	"                         applied; a refused policy (the old one stays): its\n"
@@ -71,11 +73,25 @@ static void print_human(json_object *o)
 		printf("latency p99: %.0f us\n", s.p99_us);
 }
 
+static int print_prometheus(json_object *o)
+{
+	static struct vd_ctl_unenforced rules[VD_CTL_MAX_UNENFORCED];
+	struct vd_ctl_status s;
+
+	vd_ctl_status_decode(o, &s, rules, VD_CTL_MAX_UNENFORCED);
+	if (vd_ctl_prometheus(&s, stdout) < 0 || fflush(stdout) != 0) {
+		cli_err("writing the metrics: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "control", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "prometheus", no_argument, NULL, 'P' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "reload", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
@@ -83,7 +99,7 @@ int cmd_status(int argc, char **argv)
 	};
 	const char *path = VD_CTL_DEFAULT_SOCKET, *mode = NULL;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	bool json = false, reload = false;
+	bool json = false, reload = false, prom = false;
 	char req[64], buf[65536];
 	size_t len = 0;
 	ssize_t n;
@@ -93,13 +109,16 @@ int cmd_status(int argc, char **argv)
 	int c, s, r;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "s:jm:rh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:jPm:rh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			path = optarg;
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'P':
+			prom = true;
 			break;
 		case 'm':
 			mode = optarg;
@@ -115,7 +134,7 @@ int cmd_status(int argc, char **argv)
 			return EXIT_ERROR;
 		}
 	}
-	if (optind < argc || (mode && reload)) {
+	if (optind < argc || (mode && reload) || (prom && (json || mode || reload))) {
 		fputs(help, stderr);
 		return EXIT_ERROR;
 	}
@@ -166,10 +185,12 @@ int cmd_status(int argc, char **argv)
 		json_object_put(o);
 		return EXIT_ERROR;
 	}
-	if (json || mode || reload)
+	if (prom)
+		r = print_prometheus(o);
+	else if (json || mode || reload)
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	else
 		print_human(o);
 	json_object_put(o);
-	return EXIT_OK;
+	return r < 0 ? EXIT_ERROR : EXIT_OK;
 }

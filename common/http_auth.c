@@ -17,6 +17,7 @@
 #include <openssl/crypto.h>
 
 #include "http_auth.h"
+#include "http_reply.h"
 
 int http_auth_role(struct MHD_Connection *c, const struct vg_auth *a, char id[VG_AUTH_ID_LEN + 1])
 {
@@ -45,6 +46,8 @@ enum MHD_Result http_auth_refuse(struct MHD_Connection *c, unsigned int code, co
 	}
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
+	if (ret == MHD_YES)
+		http_reply_note_status(code);
 	return ret;
 }
 

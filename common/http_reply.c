@@ -8,6 +8,22 @@
 
 #include "http_reply.h"
 
+/* the status of the last answer this thread queued (http_reply_take_status) */
+static _Thread_local unsigned int last_status;
+
+void http_reply_note_status(unsigned int code)
+{
+	last_status = code;
+}
+
+unsigned int http_reply_take_status(void)
+{
+	unsigned int code = last_status;
+
+	last_status = 0;
+	return code;
+}
+
 static enum MHD_Result queue(struct MHD_Connection *c, unsigned int code, struct MHD_Response *r,
 			     const char *type, const char *hname, const char *hval)
 {
@@ -20,6 +36,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned int code, struct
 		MHD_add_response_header(r, hname, hval);
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
+	if (ret == MHD_YES)
+		http_reply_note_status(code);
 	return ret;
 }
 
@@ -61,4 +79,15 @@ enum MHD_Result http_reply_bytes(struct MHD_Connection *c, unsigned int code, ui
 	if (!r)
 		free(buf);
 	return queue(c, code, r, "application/octet-stream", hname, hval);
+}
+
+enum MHD_Result http_reply_typed(struct MHD_Connection *c, unsigned int code, const char *type,
+				 char *buf, size_t len)
+{
+	struct MHD_Response *r = buf ? MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE)
+				     : NULL;
+
+	if (!r)
+		free(buf);
+	return queue(c, code, r, type, NULL, NULL);
 }

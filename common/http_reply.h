@@ -34,4 +34,17 @@ enum MHD_Result http_reply_error(struct MHD_Connection *c, unsigned int code, co
 enum MHD_Result http_reply_bytes(struct MHD_Connection *c, unsigned int code, uint8_t *buf,
 				 size_t len, const char *hname, const char *hval);
 
+/* @len bytes of @buf (malloc'd and taken; NULL: MHD_NO) as Content-Type @type. */
+enum MHD_Result http_reply_typed(struct MHD_Connection *c, unsigned int code, const char *type,
+				 char *buf, size_t len);
+
+/*
+ * The status of the last answer queued on this thread by the functions
+ * here or http_auth_refuse (which notes it), then 0: a daemon's handler
+ * reads it after each call to count answers by status (the verifier's
+ * /metrics). http_reply_note_status is for other code that queues.
+ */
+unsigned int http_reply_take_status(void);
+void http_reply_note_status(unsigned int code);
+
 #endif

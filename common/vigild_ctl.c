@@ -100,6 +100,11 @@ json_object *vd_ctl_status_encode(const struct vd_ctl_status *s, json_object *un
 	json_object_object_add(o, "counters", c);
 	json_object_object_add(o, "latency_p50_us", json_object_new_double(s->p50_us));
 	json_object_object_add(o, "latency_p99_us", json_object_new_double(s->p99_us));
+	c = json_object_new_array();
+	for (size_t i = 0; i < VD_CTL_LAT_BUCKETS; i++)
+		json_object_array_add(c, json_object_new_int64((int64_t)s->latency[i]));
+	json_object_object_add(o, "latency_buckets_us", c);
+	json_object_object_add(o, "latency_sum_us", json_object_new_double(s->latency_sum_us));
 	return o;
 }
 
@@ -214,4 +219,11 @@ void vd_ctl_status_decode(json_object *o, struct vd_ctl_status *s,
 		s->p50_us = json_object_get_double(v);
 	if ((s->has_p99 = json_object_object_get_ex(o, "latency_p99_us", &v)))
 		s->p99_us = json_object_get_double(v);
+	if ((s->has_latency = json_object_object_get_ex(o, "latency_buckets_us", &v) &&
+			      json_object_is_type(v, json_type_array) &&
+			      json_object_array_length(v) == VD_CTL_LAT_BUCKETS))
+		for (size_t i = 0; i < VD_CTL_LAT_BUCKETS; i++)
+			s->latency[i] = (uint64_t)json_object_get_int64(json_object_array_get_idx(v, i));
+	if (json_object_object_get_ex(o, "latency_sum_us", &v))
+		s->latency_sum_us = json_object_get_double(v);
 }

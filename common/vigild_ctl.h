@@ -16,7 +16,9 @@
  * policy_rules, unenforced_rules {total, rules [{line, col, rule, why}]},
  * marks [...], pending, measurements, counters {the names of
  * vd_ctl_counter_names in order, then denied_by_reason {reason: n}},
- * latency_p50_us, latency_p99_us.
+ * latency_p50_us, latency_p99_us, latency_buckets_us [32 counts: bucket b
+ * holds the decisions that took at most 2^b us and more than 2^(b-1), the
+ * last one also every longer one], latency_sum_us.
  *
  * The encoder and the decoder are here; what is printed for a human is
  * the CLI's, what the numbers mean is the daemon's.
@@ -75,6 +77,7 @@ extern const char *const vd_ctl_counter_names[VD_CTL_NCOUNTERS];
 
 #define VD_CTL_MAX_REASONS 32
 #define VD_CTL_MAX_UNENFORCED 32
+#define VD_CTL_LAT_BUCKETS 32
 
 struct vd_ctl_unenforced {
 	int line, col;
@@ -102,6 +105,10 @@ struct vd_ctl_status {
 		uint64_t n;
 	} reasons[VD_CTL_MAX_REASONS];
 	double p50_us, p99_us;
+	/* appended: the decision latency histogram (latency_buckets_us, latency_sum_us) */
+	bool has_latency;
+	uint64_t latency[VD_CTL_LAT_BUCKETS];	/* [b]: decisions in (2^(b-1), 2^b] us; the last: the rest */
+	double latency_sum_us;
 };
 
 /*

@@ -48,6 +48,8 @@ static const char help[] =
 	"                         " VD_CTL_DEFAULT_SOCKET "; SOCKET.lock keeps a second\n"
 	"                         vigild away)\n"
 	"  -a, --audit FILE       audit records, JSON lines (default: none)\n"
+	"      --metrics-file FILE  counters in the Prometheus text format, rewritten\n"
+	"                         every 5 s and at exit (node_exporter textfile)\n"
 	"  -j, --workers N        appraiser processes (default 2)\n"
 	"  -T, --timeout-ms N     decision deadline (default 5000), then the fail action;\n"
 	"                         an appraiser still hashing then is killed and replaced;\n"
@@ -112,6 +114,9 @@ static int parse_size(const char *s, uint64_t *ret)
 	return 0;
 }
 
+/* options added for issue 15 item 5, apart from the enum below */
+#define OPT_METRICS_FILE 0x300
+
 int vd_args_parse(struct vd *d, int argc, char **argv)
 {
 	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_MAXSIZE, OPT_ACCEPT, OPT_LOADER, OPT_APPUSER,
@@ -130,6 +135,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "no-tpm", no_argument, NULL, OPT_NOTPM },
 		{ "control", required_argument, NULL, 's' },
 		{ "audit", required_argument, NULL, 'a' },
+		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 		{ "workers", required_argument, NULL, 'j' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "fail-open", no_argument, NULL, OPT_FAILOPEN },
@@ -242,6 +248,9 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 			d->loader_paths[d->nloader_paths++] = optarg;
 			break;
 		}
+		case OPT_METRICS_FILE:
+			d->metrics_path = optarg;
+			break;
 		case 'f':
 			d->foreground = true;
 			break;

@@ -17,7 +17,7 @@
 #include "vigild_ctl.h"
 #include "monitor.h"
 
-static json_object *status_json(struct vd *d)
+json_object *vd_control_status(struct vd *d)
 {
 	struct vd_ctl_status s = {
 		.policy_rules = (int64_t)vg_policy_count(d->policy),
@@ -63,6 +63,7 @@ static json_object *status_json(struct vd *d)
 		memcpy(s.reasons[i].reason, d->st.reasons[i].reason, sizeof(s.reasons[i].reason));
 		s.reasons[i].n = d->st.reasons[i].n;
 	}
+	vd_stats_fill_latency(&d->st, &s);
 	return vd_ctl_status_encode(&s, vd_policy_unenforced_json(d->policy));
 }
 
@@ -91,7 +92,7 @@ void vd_control(struct vd *d)
 	} else if (r < 0) {
 		o = vd_ctl_error_encode("unknown request");
 	} else if (q.op == VD_CTL_STATUS) {
-		o = status_json(d);
+		o = vd_control_status(d);
 	} else if (q.op == VD_CTL_MODE) {
 		bool restart = (q.mode == VD_CTL_FIX) != (d->mode == MODE_FIX);
 

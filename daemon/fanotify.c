@@ -80,7 +80,7 @@ void vd_fan_read(struct vd *d)
 			}
 			if (m->mask & FAN_Q_OVERFLOW) {
 				d->st.overflows++;
-				vd_log("fanotify queue overflow: events were allowed unseen");
+				vd_log_at(VLOG_WARNING, "fanotify queue overflow: events were allowed unseen");
 				continue;
 			}
 			if (m->fd < 0)
@@ -94,6 +94,9 @@ void vd_fan_read(struct vd *d)
 
 int vd_fan_setup(struct vd *d)
 {
+	/* the last file the monitor writes itself before marks are in place */
+	if (vd_metrics_write(d) < 0)
+		return -1;
 	d->fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
 			       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
 	if (d->fan < 0) {
@@ -111,8 +114,8 @@ int vd_fan_setup(struct vd *d)
 	for (size_t i = 0; d->notif >= 0 && i < d->nwatch; i++)
 		if (fanotify_mark(d->notif, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ATTRIB, AT_FDCWD,
 				  d->watch[i]) < 0) {
-			vd_log("no FAN_ATTRIB channel for %s (%s): verdicts are cached in vigild only",
-			       d->watch[i], strerror(errno));
+			vd_log_at(VLOG_WARNING, "no FAN_ATTRIB channel for %s (%s): verdicts are cached "
+				  "in vigild only", d->watch[i], strerror(errno));
 			close(d->notif);
 			d->notif = -1;
 		}

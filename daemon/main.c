@@ -40,15 +40,23 @@
 #include "monitor.h"
 #include "notify.h"
 
+/* an error unless said otherwise (vd_log_at): common/log.h */
 void vd_log(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("vigild: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vlogv(VLOG_ERR, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void vd_log_at(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlogv(prio, fmt, ap);
+	va_end(ap);
 }
 
 static int setup_log(struct vd *d)
@@ -116,6 +124,8 @@ static int run(struct vd *d)
 	for (;;) {
 		struct pollfd p[5 + MAX_WORKERS];
 		int n = 0, timeout = d->npending ? 50 : 1000;
+
+		vd_metrics_tick(d);
 
 		p[n++] = (struct pollfd){ .fd = d->fan, .events = POLLIN };
 		p[n++] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
@@ -192,6 +202,7 @@ static void teardown(struct vd *d)
 		close(d->reload_waiters[i]);
 	if (d->fan >= 0)
 		close(d->fan);	/* first: a reload thread may wait on its own open's event */
+	vd_metrics_final(d);	/* after the group is gone: it opens a file */
 	if (d->reloading)
 		pthread_join(d->reload_tid, NULL);
 	if (d->ctl >= 0)
@@ -222,6 +233,7 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int rc = 2, r;
 
+	vlog_init("vigild");
 	if (argc >= 3 && strcmp(argv[1], "--appraiser") == 0) {
 		int sock = atoi(argv[2]);
 

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "log.h"
 #include "vigil/appraise.h"
 #include "vigil/config.h"
 #include "vigil/hmac_key.h"
@@ -145,6 +146,7 @@ struct stats {
 		uint64_t n;
 	} reasons[32];
 	unsigned int nreasons;
+	double lat_sum_us;	/* the sum of the latencies counted in lat */
 };
 
 struct vd {
@@ -204,6 +206,8 @@ struct vd {
 	struct uqueue uq[UQ_CAP];
 	unsigned int rr;
 	struct stats st;
+	const char *metrics_path;	/* --metrics-file (metrics.c) */
+	double metrics_next;		/* vd_now() of its next rewrite */
 	pid_t self;
 	bool stopping;
 	int fatal;		/* non-zero: stop with this exit status (pool.c) */
@@ -233,6 +237,8 @@ static inline double vd_now(void)
 
 /* "vigild: MESSAGE" on stderr (the journal under systemd). */
 void vd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* vd_log at a priority of common/log.h (VLOG_ERR, VLOG_WARNING, VLOG_INFO) */
+void vd_log_at(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- cache.c ---- */
 
@@ -312,6 +318,23 @@ void vd_stats_reason(struct vd *d, const char *reason);
 double vd_stats_percentile(const struct stats *s, double p);
 /* Count the latency of a decision that started at @t0 (vd_now()). */
 void vd_stats_latency(struct vd *d, double t0);
+/* The latency histogram of @st into the control answer @s. */
+void vd_stats_fill_latency(const struct stats *st, struct vd_ctl_status *s);
+
+/* ---- metrics.c ---- */
+
+/*
+ * vd_metrics_write - rewrite --metrics-file now, from the monitor itself
+ * (temporary beside it, then rename): only while no mark is in place.
+ * Return: 0 (also without --metrics-file), or -1 after logging the file
+ * and the problem.
+ */
+int vd_metrics_write(struct vd *d);
+/* vd_metrics_tick - from the loop: when 5 s are up, the text is written by a thread. */
+/* vd_metrics_final - at exit, once the fanotify group is closed: the last counters
+ * (nothing when the file was never written). */
+void vd_metrics_final(struct vd *d);
+void vd_metrics_tick(struct vd *d);
 
 /* ---- fanotify.c ---- */
 
@@ -442,6 +465,8 @@ void vd_reload_done(struct vd *d);
 int vd_control_setup(struct vd *d);
 /* Accept one control connection and answer it. */
 void vd_control(struct vd *d);
+/* Return: the status answer (json_object_put it), or NULL (no memory). */
+json_object *vd_control_status(struct vd *d);
 
 /* ---- startup.c: each Return: 0, or -1 after logging (file and problem) ---- */
 

@@ -2,7 +2,8 @@
 /*
  * stats.c - the monitor's counters that need code: denials by reason
  * (at most 32 distinct reasons), the decision latency in log2 buckets of
- * microseconds and its percentiles. The plain counters are fields of
+ * microseconds (and their sum, for the Prometheus histogram of
+ * metrics.c) and its percentiles. The plain counters are fields of
  * struct stats, incremented where things happen.
  */
 #include <stdio.h>
@@ -50,4 +51,14 @@ void vd_stats_latency(struct vd *d, double t0)
 	while (b < 31 && (double)(1ull << b) < us)
 		b++;
 	d->st.lat[b]++;
+	d->st.lat_sum_us += us;
+}
+
+void vd_stats_fill_latency(const struct stats *st, struct vd_ctl_status *s)
+{
+	_Static_assert(VD_CTL_LAT_BUCKETS == sizeof(st->lat) / sizeof(st->lat[0]),
+		       "one histogram on the wire and in the daemon");
+	s->has_latency = true;
+	memcpy(s->latency, st->lat, sizeof(s->latency));
+	s->latency_sum_us = st->lat_sum_us;
 }

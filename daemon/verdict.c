@@ -78,7 +78,7 @@ static bool measure(struct vd *d, struct ev *e, struct result *r)
 		return false;
 	}
 	if (was_failed)
-		vd_log("measurement log %s recovered: measuring again", d->log_path);
+		vd_log_at(VLOG_INFO, "measurement log %s recovered: measuring again", d->log_path);
 	if (m->valid)
 		m->pcrs |= 1u << pcr;
 	d->st.measured++;

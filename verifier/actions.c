@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "verifier.h"
 #include "privsep.h"
 
@@ -29,7 +30,7 @@ static void webhook(struct verifier *vf, const struct vg_store_agent *a,
 	json_object_object_add(o, "time", json_object_new_int64(v->time));
 	if (vf->fetch(vf, vf->webhook, json_object_to_json_string(o), false, 0, &b, err,
 		      sizeof(err)) < 0)
-		fprintf(stderr, "vigil-verifier: webhook: %s\n", err);
+		vlog_warn("webhook: %s", err);
 	free(b.p);
 	json_object_put(o);
 }
@@ -45,7 +46,7 @@ int vf_record(struct verifier *vf, struct vg_store_agent *a, const struct vg_att
 	snprintf(h.digest, sizeof(h.digest), "%s", v->digest);
 	snprintf(h.msg, sizeof(h.msg), "%s", v->msg);
 	if (vg_store_verdict_add(vf->store, a->id, &h, &d) < 0) {
-		fprintf(stderr, "vigil-verifier: %s: %s %s not recorded: %s\n", a->id,
+		vlog_err("%s: %s %s not recorded: %s", a->id,
 			vg_attest_fail_id(v->fail), v->fail == VG_AF_REBOOT ? "event" : "failure", d.msg);
 		r = -1;
 	}
@@ -65,11 +66,11 @@ void vf_store_status(struct verifier *vf, const char *msg)
 	char *last = vf->store_msg;
 
 	if (msg && strcmp(msg, last) != 0) {
-		fprintf(stderr, "vigil-verifier: store error: %s (agents are not attested, and no "
-			"state changes, until the store answers)\n", msg);
+		vlog_err("store error: %s (agents are not attested, and no "
+			"state changes, until the store answers)", msg);
 		snprintf(last, sizeof(vf->store_msg), "%s", msg);
 	} else if (!msg && last[0]) {
-		fprintf(stderr, "vigil-verifier: store: answering again\n");
+		vlog_info("store: answering again");
 		last[0] = 0;
 	}
 }

@@ -29,6 +29,7 @@
 #include <gnutls/gnutls.h>
 #include <openssl/crypto.h>
 
+#include "log.h"
 #include "privsep.h"
 #include "store_ipc.h"
 
@@ -134,7 +135,7 @@ static int ask(uint32_t t, uint32_t algo, uint32_t flags, const gnutls_datum_t *
 	}
 	pthread_mutex_lock(&key_lock);
 	if (sipc_send(key_fd, t, &o) < 0 || sipc_recv(key_fd, &in, "the key process's answer") < 0) {
-		fprintf(stderr, "vigil-verifier: the key process is gone\n");
+		vlog_err("the key process is gone");
 		_exit(2);
 	}
 	pthread_mutex_unlock(&key_lock);

@@ -54,6 +54,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 
+#include "log.h"
 #include "privsep.h"
 
 #ifndef LANDLOCK_ACCESS_FS_REFER
@@ -154,9 +155,9 @@ static int landlock(const char *db, const char *const *read, size_t n, struct vg
 	ssize_t sl;
 
 	if (abi < 1) {
-		fprintf(stderr, "vigil-verifier: WARNING: this kernel has no Landlock: the network "
+		vlog_warn("WARNING: this kernel has no Landlock: the network "
 			"process is kept from the database by seccomp (its unix socket) and by holding "
-			"no credentials only, not from the SQLite file\n");
+			"no credentials only, not from the SQLite file");
 		return 1;
 	}
 	a.handled_access_fs = fs_rights(abi);

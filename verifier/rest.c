@@ -13,6 +13,7 @@
  *   PUT    /v1/agents/ID/policy {policy}     assign a policy, re-verify from entry 0
  *   PUT    /v1/policies/NAME  (document)     vigil JSON, Keylime runtime policy, allowlist
  *   GET    /v1/policies/NAME                 as vigil JSON
+ *   GET    /metrics                          Prometheus text (metrics.c)
  *
  * Every route needs a credential (docs/api-auth.md), checked from the
  * headers before the body is read: a bearer token (admin: every route;
@@ -30,6 +31,7 @@
 
 #include <microhttpd.h>
 
+#include "log.h"
 #include "verifier.h"
 #include "privsep.h"
 #include "http_auth.h"
@@ -207,6 +209,22 @@ static enum MHD_Result h_policy(struct verifier *vf, struct MHD_Connection *c, c
 	return http_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or PUT");
 }
 
+/* GET /metrics: the counters as Prometheus text (metrics.c) */
+static enum MHD_Result h_metrics(struct verifier *vf, struct MHD_Connection *c, const char *method)
+{
+	char *text, err[300];
+	size_t len;
+	int r;
+
+	if (strcmp(method, "GET") != 0)
+		return http_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET");
+	r = vf_metrics_text(vf, &text, &len, err, sizeof(err));
+	if (r < 0)
+		return http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					r == -EIO ? err : "out of memory");
+	return http_reply_typed(c, MHD_HTTP_OK, VF_METRICS_TYPE, text, len);
+}
+
 /*
  * Who may do this: a GET needs read, anything else admin. A client
  * certificate from --api-client-ca is admin; else a bearer token.
@@ -243,7 +261,7 @@ static enum MHD_Result authorize(struct verifier *vf, struct MHD_Connection *c,
 					"a credential is required: Authorization: Bearer TOKEN "
 					"(vigil attest --token-file) or a client certificate");
 	if (role < 0) {
-		fprintf(stderr, "vigil-verifier: refused %s%s\n", role == -EBADMSG ? "a malformed token" :
+		vlog_warn("refused %s%s", role == -EBADMSG ? "a malformed token" :
 			"token ", role == -EBADMSG ? "" : id);
 		return http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-verifier",
 					"the bearer token is not valid here");
@@ -266,6 +284,8 @@ static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, con
 	int r;
 
 	body = u->buf ? u->buf : "";
+	if (strcmp(u->path, "/metrics") == 0)
+		return h_metrics(vf, c, method);
 	r = vg_api_route(method, u->path, &rt, &d);
 	if (r == -ENOENT)
 		return http_reply_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
@@ -324,8 +344,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	(void)url;			/* MHD's decoding: u->path is ours, strict */
 	if (!u)
 		return MHD_NO;
-	if (!u->started)
-		return headers_seen(vf, c, method, u);
+	if (!u->started) {
+		ret = headers_seen(vf, c, method, u);
+		vf_metrics_http(&vf->metrics, http_reply_take_status());
+		return ret;
+	}
 	if (*data_len) {
 		/* chunked past the limit: the connection is closed */
 		if (u->answered || http_upload_append(u, data, *data_len, vf->max_body) < 0)
@@ -339,6 +362,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	/* counted, so that a shutdown knows whether it would wait on someone */
 	atomic_fetch_add(&vf->api_busy, 1);
 	ret = answer(vf, c, method, u);
+	vf_metrics_http(&vf->metrics, http_reply_take_status());
 	atomic_fetch_sub(&vf->api_busy, 1);
 	return ret;
 }

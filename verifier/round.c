@@ -17,6 +17,7 @@
 
 #include <openssl/rand.h>
 
+#include "log.h"
 #include "verifier.h"
 
 /* The agent's answer @code to a quote request that is not a quote. Return: -1 (comm), 1. */
@@ -216,7 +217,7 @@ static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 		a->state = VG_AGENT_FAILED;
 		a->last_fail = v->fail;
 		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v->msg);
-		fprintf(stderr, "vigil-verifier: %s FAILED %s: %s\n", a->id, vg_attest_fail_id(v->fail),
+		vlog_err("%s FAILED %s: %s", a->id, vg_attest_fail_id(v->fail),
 			v->msg);
 		if (vf_record(vf, a, v) < 0)
 			return;			/* judged again next round, recorded then */
@@ -245,6 +246,7 @@ void vf_round(struct verifier *vf, const char *id)
 	struct vg_diag d = { 0 };
 	bool reboot = false;
 	char err[512] = "";
+	double t0;
 	int r;
 
 	if (!a)
@@ -262,15 +264,17 @@ void vf_round(struct verifier *vf, const char *id)
 	pthread_mutex_unlock(&vf->lock);
 	if (r < 0 || a->state == VG_AGENT_FAILED) {
 		if (r == -ENOENT && err[0])
-			fprintf(stderr, "vigil-verifier: %s: %s\n", id, err);
+			vlog_warn("%s: %s", id, err);
 		goto release;
 	}
 	/* the policy object stays valid while it is held */
 	st = a->st;
 	vg_attest_verdict_init(&v);
+	t0 = vf_metrics_clock();
 	r = round_evidence(vf, a, pol, &st, &reboot, &v);
 	if (vf->stop)
 		goto release;		/* cut short by the shutdown: judged by nobody */
+	vf_metrics_round(&vf->metrics, r, v.fail, vf_metrics_clock() - t0);
 	pthread_mutex_lock(&vf->lock);
 	/* the agent may have been removed or changed meanwhile (operator, another verifier) */
 	cur = malloc(sizeof(*cur));

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "verifier.h"
 #include "http_auth.h"
 
@@ -151,7 +152,7 @@ static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms)
 		r = vg_store_agent_update(vf->store, cur, a, &d);
 		vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
 		if (r == 0)
-			fprintf(stderr, "vigil-verifier: %s unreachable: %s\n", id, v.msg);
+			vlog_warn("%s unreachable: %s", id, v.msg);
 	}
 	pthread_mutex_unlock(&vf->lock);
 out:
@@ -227,7 +228,7 @@ static void auth_reload(struct verifier *vf)
 	if (vf->no_auth || !vf->auth_path)
 		return;
 	if (http_auth_load(vf->auth_path, VG_AUTH_ADMIN | VG_AUTH_READ, &n, err, sizeof(err)) < 0) {
-		fprintf(stderr, "vigil-verifier: SIGHUP: %s; the tokens listed before stay valid\n",
+		vlog_warn("SIGHUP: %s; the tokens listed before stay valid",
 			err);
 		return;
 	}
@@ -236,7 +237,7 @@ static void auth_reload(struct verifier *vf)
 	vf->auth = n;
 	pthread_rwlock_unlock(&vf->auth_lock);
 	vg_auth_free(old);
-	fprintf(stderr, "vigil-verifier: SIGHUP: %zu token(s) from %s\n", vg_auth_count(n),
+	vlog_info("SIGHUP: %zu token(s) from %s", vg_auth_count(n),
 		vf->auth_path);
 }
 

@@ -25,6 +25,7 @@
 
 #include <openssl/crypto.h>
 
+#include "log.h"
 #include "privsep.h"
 #include "store_ipc.h"
 #include "store_proc.h"
@@ -53,7 +54,7 @@ struct want {
 
 static _Noreturn void gone(void)
 {
-	fprintf(stderr, "vigil-verifier: the store process is gone\n");
+	vlog_err("the store process is gone");
 	_exit(2);
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include "log.h"
 #include "store_ipc.h"
 #include "store_row.h"
 
@@ -56,7 +57,7 @@ bool sipc_bounds(uint32_t t, size_t *min, size_t *max)
 
 _Noreturn void sipc_die(const char *who, const char *what)
 {
-	fprintf(stderr, "vigil-verifier: %s: protocol violation: %s\n", who, what);
+	vlog_err("%s: protocol violation: %s", who, what);
 	_exit(2);
 }
 

@@ -14,6 +14,7 @@
  *   actions.c         what a failure does: history, webhook, command
  *   bootlog_cache.c   agents' boot event logs, fetched and replayed once per boot
  *   policy_cache.c    reference policies, parsed once
+ *   metrics.c         counters for GET /metrics (Prometheus text)
  *
  * Locks: vf->lock guards the store and the policy cache (order: the
  * policy parse lock, then vf->lock). The boot-log cache, the table of
@@ -35,6 +36,7 @@
 #include "vigil/attest.h"
 #include "vigil/attest_api.h"
 #include "vigil/attest_boot.h"
+#include "metrics.h"
 #include "vigil/auth.h"
 #include "vigil/dsse.h"
 #include "store.h"
@@ -127,6 +129,9 @@ struct verifier {
 		int64_t watch_ms[VF_ROUNDS_MAX];	/* trusted: last verified (ms), else 0 */
 		size_t n;
 	} inflight;
+
+	/* metrics.c: GET /metrics */
+	struct vf_metrics metrics;
 };
 
 /* Defaults and locks (verifier.c): before the options. Return: 0, -errno of pthread. */

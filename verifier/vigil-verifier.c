@@ -48,6 +48,7 @@
 #include <openssl/crypto.h>
 
 #include "background.h"
+#include "log.h"
 #include "verifier.h"
 #include "privsep.h"
 #include "http_auth.h"
@@ -526,6 +527,7 @@ int main(int argc, char **argv)
 	struct sigaction act = { .sa_handler = on_signal };
 	int r;
 
+	vlog_init("vigil-verifier");
 	if (vf_init(&vf) < 0)
 		return 2;
 	r = parse_args(&vf, &a, argc, argv);

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * metrics.c - vigil-verifier's counters and their Prometheus text
+ * (metrics.h); rest.c answers GET /metrics with it, to a credential of
+ * role read or admin like every route. No HTTP here: the text is built
+ * in memory. Metrics (every name starts with vigil_verifier_):
+ *   rounds_total{result="pass"|"fail"|"unreachable"}   counter
+ *   round_failures_total{failure=ID}   counter, every failure type id of
+ *       vg_attest_fail_id (agent.comm for unreachable rounds)
+ *   round_duration_seconds   histogram: quote, log and judgement of a round
+ *   agents{state=...}   gauge, from the store
+ *   http_requests_total{code="1xx".."5xx"}   counter: API answers by class
+ * A round the shutdown cut short is not counted.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "verifier.h"
+
+static const double lat_le[VF_METRICS_LAT_N] = {
+	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+};
+static const char *const results[3] = { "pass", "fail", "unreachable" };
+
+double vf_metrics_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void vf_metrics_round(struct vf_metrics *m, int r, unsigned int fail, double seconds)
+{
+	int b = 0;
+
+	atomic_fetch_add(&m->rounds[r == 0 ? 0 : r > 0 ? 1 : 2], 1);
+	if (r < 0)
+		fail = VG_AF_COMM;
+	if (r != 0 && fail > VG_AF_NONE && fail < VG_AF__COUNT)
+		atomic_fetch_add(&m->failures[fail], 1);
+	if (seconds < 0)
+		seconds = 0;
+	while (b < VF_METRICS_LAT_N && seconds > lat_le[b])
+		b++;
+	atomic_fetch_add(&m->lat[b], 1);
+	atomic_fetch_add(&m->lat_sum_us, (uint_fast64_t)(seconds * 1e6));
+}
+
+void vf_metrics_http(struct vf_metrics *m, unsigned int code)
+{
+	if (code)
+		atomic_fetch_add(&m->http[code >= 100 && code < 600 ? code / 100 : 0], 1);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP vigil_verifier_%s %s\n# TYPE vigil_verifier_%s %s\n", name, help, name,
+		type);
+}
+
+static int count_state(void *arg, const struct vg_store_agent *a)
+{
+	uint64_t *n = arg;
+
+	if (a->state <= VG_AGENT_UNREACHABLE)
+		n[a->state]++;
+	return 0;
+}
+
+int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err, size_t cap)
+{
+	struct vf_metrics *m = &vf->metrics;
+	uint64_t states[VG_AGENT_UNREACHABLE + 1] = { 0 }, acc = 0;
+	struct vg_diag d = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_agent_list(vf->store, count_state, states, &d);
+	pthread_mutex_unlock(&vf->lock);
+	if (r < 0) {
+		snprintf(err, cap, "the store: %s", d.msg);
+		return -EIO;
+	}
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -ENOMEM;
+	family(f, "rounds_total", "counter", "attestation rounds judged, by result");
+	for (int i = 0; i < 3; i++)
+		fprintf(f, "vigil_verifier_rounds_total{result=\"%s\"} %" PRIuFAST64 "\n", results[i],
+			atomic_load(&m->rounds[i]));
+	family(f, "round_failures_total", "counter",
+	       "rounds that did not pass, by failure type (agent.comm: unreachable)");
+	for (unsigned int i = VG_AF_NONE + 1; i < VG_AF__COUNT; i++)
+		if (i != VG_AF_REBOOT && vg_attest_fail_id(i))
+			fprintf(f, "vigil_verifier_round_failures_total{failure=\"%s\"} %" PRIuFAST64
+				"\n", vg_attest_fail_id(i), atomic_load(&m->failures[i]));
+	family(f, "round_duration_seconds", "histogram",
+	       "time of a round: quote, measurement list and judgement");
+	for (int b = 0; b < VF_METRICS_LAT_N; b++) {
+		acc += atomic_load(&m->lat[b]);
+		fprintf(f, "vigil_verifier_round_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+			lat_le[b], acc);
+	}
+	acc += atomic_load(&m->lat[VF_METRICS_LAT_N]);
+	fprintf(f, "vigil_verifier_round_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n", acc);
+	fprintf(f, "vigil_verifier_round_duration_seconds_sum %.6f\n",
+		(double)atomic_load(&m->lat_sum_us) / 1e6);
+	fprintf(f, "vigil_verifier_round_duration_seconds_count %" PRIu64 "\n", acc);
+	family(f, "agents", "gauge", "registered agents by state");
+	for (unsigned int s = 0; s <= VG_AGENT_UNREACHABLE; s++)
+		fprintf(f, "vigil_verifier_agents{state=\"%s\"} %" PRIu64 "\n", vg_agent_state_name(s),
+			states[s]);
+	family(f, "http_requests_total", "counter", "API answers by status class");
+	for (int c = 1; c <= 5; c++)
+		fprintf(f, "vigil_verifier_http_requests_total{code=\"%dxx\"} %" PRIuFAST64 "\n", c,
+			atomic_load(&m->http[c]));
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
