@@ -137,20 +137,20 @@ static int check_files(const struct options *o)
 
 	for (int i = 0; i < 2; i++)
 		if (path[i] && tls_certs_check(path[i], why, sizeof(why)) < 0) {
-			fprintf(stderr, "vigil-agent: %s %s: %s\n", opt[i], path[i], why);
+			vlog_err("%s %s: %s", opt[i], path[i], why);
 			return -1;
 		}
 	if (o->tls_key && tls_key_check(o->tls_key, o->tls_cert, why, sizeof(why)) < 0) {
-		fprintf(stderr, "vigil-agent: --tls-key %s: %s\n", o->tls_key, why);
+		vlog_err("--tls-key %s: %s", o->tls_key, why);
 		return -1;
 	}
 	if (stat(o->state, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "vigil-agent: --state %s: %s\n", o->state,
+		vlog_err("--state %s: %s", o->state,
 			errno == ENOENT ? "no such directory" : "not a directory");
 		return -1;
 	}
 	if (access(o->state, W_OK | X_OK) < 0) {
-		fprintf(stderr, "vigil-agent: --state %s: not writable (%s): the AK is kept there\n",
+		vlog_err("--state %s: not writable (%s): the AK is kept there",
 			o->state, strerror(errno));
 		return -1;
 	}
@@ -230,26 +230,26 @@ static int auth_setup(const struct options *o, struct agent *a)
 	int r;
 
 	if (a->no_auth && (o->tokens || o->tls_ca)) {
-		fprintf(stderr, "vigil-agent: --insecure-no-auth excludes --auth-tokens and "
-			"--tls-client-ca\n");
+		vlog_err("--insecure-no-auth excludes --auth-tokens and "
+			"--tls-client-ca");
 		return -1;
 	}
 	if (a->no_auth)
 		return 0;
 	r = http_auth_load(path, VG_AUTH_VERIFIER, &a->auth, err, sizeof(err));
 	if (r < 0 && (r != -ENOENT || o->tokens || !o->tls_ca)) {
-		fprintf(stderr, "vigil-agent: %s\n", err);
+		vlog_err("%s", err);
 		if (r == -ENOENT)
-			fprintf(stderr, "vigil-agent: every route needs a credential: list the "
+			vlog_err("every route needs a credential: list the "
 				"verifier's token (vigil-verifier --create-token verifier OUT "
 				"--auth-tokens LIST, then copy LIST here) with --auth-tokens LIST, "
-				"or give --tls-client-ca; for tests only, --insecure-no-auth\n");
+				"or give --tls-client-ca; for tests only, --insecure-no-auth");
 		return -1;
 	}
 	a->auth_path = path;
 	if (!o->tls_ca && !vg_auth_count(a->auth)) {
-		fprintf(stderr, "vigil-agent: %s lists no token and there is no "
-			"--tls-client-ca: nobody could ask for a quote\n", path);
+		vlog_err("%s lists no token and there is no "
+			"--tls-client-ca: nobody could ask for a quote", path);
 		return -1;
 	}
 	return 0;
@@ -264,11 +264,11 @@ static int setup(int argc, char **argv, struct options *o, struct agent *a, char
 	if (r >= 0)
 		return r;
 	if (!o->listen || !o->state) {
-		fprintf(stderr, "vigil-agent: --listen ADDR:PORT and --state DIR are required\n");
+		vlog_err("--listen ADDR:PORT and --state DIR are required");
 		return 2;
 	}
 	if (!!o->tls_cert != !!o->tls_key || (o->tls_ca && !o->tls_cert)) {
-		fprintf(stderr, "vigil-agent: --tls-cert and --tls-key go together; --tls-client-ca needs them\n");
+		vlog_err("--tls-cert and --tls-key go together; --tls-client-ca needs them");
 		return 2;
 	}
 	if (check_files(o) < 0)
@@ -277,14 +277,14 @@ static int setup(int argc, char **argv, struct options *o, struct agent *a, char
 		char why[256];
 
 		if (listen_check(o->listen, &o->sa, why, sizeof(why)) < 0) {
-			fprintf(stderr, "vigil-agent: --listen %s: %s\n", o->listen, why);
+			vlog_err("--listen %s: %s", o->listen, why);
 			return 2;
 		}
 	}
 	if (o->tls_cert && (!(o->cert_pem = http_slurp(o->tls_cert)) ||
 			    !(o->key_pem = http_slurp(o->tls_key)) ||
 			    (o->tls_ca && !(o->ca_pem = http_slurp(o->tls_ca))))) {
-		fprintf(stderr, "vigil-agent: cannot read the TLS certificate, key or CA\n");
+		vlog_err("cannot read the TLS certificate, key or CA");
 		return 2;
 	}
 	if (auth_setup(o, a) < 0)
@@ -296,7 +296,7 @@ static int setup(int argc, char **argv, struct options *o, struct agent *a, char
 		a->id = host;
 	}
 	if (strlen(a->id) >= AGENT_ID_MAX) {
-		fprintf(stderr, "vigil-agent: --id too long\n");
+		vlog_err("--id too long");
 		return 2;
 	}
 	return -1;
@@ -328,7 +328,7 @@ static int net_main(struct options *o, struct agent *a)
 		struct passwd *pw = getpwnam(o->user);
 
 		if (!pw || setgroups(0, NULL) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0) {
-			fprintf(stderr, "vigil-agent: cannot become %s\n", o->user);
+			vlog_err("cannot become %s", o->user);
 			_exit(2);
 		}
 	}
@@ -343,18 +343,18 @@ static int net_main(struct options *o, struct agent *a)
 		_exit(2);
 	d = agent_http_start(a, &o->sa, o->cert_pem, o->key_pem, o->ca_pem, guard);
 	if (!d) {
-		fprintf(stderr, "vigil-agent: cannot listen on %s%s\n", o->listen,
+		vlog_err("cannot listen on %s%s", o->listen,
 			o->cert_pem ? " (TLS setup failed?)" : "");
 		_exit(2);
 	}
-	fprintf(stderr, "vigil-agent: %s listening on %s\n", a->id, o->listen);
+	vlog_info("%s listening on %s", a->id, o->listen);
 	if (write(o->ready_fd, "1", 1) != 1) {
 		/* the main process is gone: PDEATHSIG ends us */
 	}
 	close(o->ready_fd);
 	if (a->no_auth)
-		fprintf(stderr, "vigil-agent: WARNING: --insecure-no-auth: anyone who reaches %s gets "
-			"quotes, the measurement list and the boot log (tests only)\n", o->listen);
+		vlog_warn("WARNING: --insecure-no-auth: anyone who reaches %s gets "
+			"quotes, the measurement list and the boot log (tests only)", o->listen);
 	while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
 		agent_auth_reload(a);
 	MHD_stop_daemon(d);
@@ -388,21 +388,21 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	if (o.background && (rc = vg_background_start()) < 0) {
-		fprintf(stderr, "vigil-agent: --background: %s\n", strerror(-rc));
+		vlog_err("--background: %s", strerror(-rc));
 		return 2;
 	}
 	rc = notify_open();
 	if (rc < 0)
-		fprintf(stderr, "vigil-agent: $NOTIFY_SOCKET %s: %s: readiness cannot be reported\n",
+		vlog_err("$NOTIFY_SOCKET %s: %s: readiness cannot be reported",
 			getenv("NOTIFY_SOCKET"), strerror(-rc));
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(rp, O_CLOEXEC) < 0) {
-		fprintf(stderr, "vigil-agent: socketpair: %s\n", strerror(errno));
+		vlog_err("socketpair: %s", strerror(errno));
 		return 2;
 	}
 	/* fork before the TPM is opened: the network process never has it */
 	pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "vigil-agent: fork: %s\n", strerror(errno));
+		vlog_err("fork: %s", strerror(errno));
 		return 2;
 	}
 	if (pid > 0) {
@@ -418,7 +418,7 @@ int main(int argc, char **argv)
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &old);
 		if (pthread_create(&rw_tid, NULL, ready_main, &rw) != 0) {
-			fprintf(stderr, "vigil-agent: cannot start a thread\n");
+			vlog_err("cannot start a thread");
 			close(rp[0]);
 			rw.fd = -1;
 		}

@@ -99,7 +99,7 @@ void vd_control(struct vd *d)
 		d->mode = (enum mode)q.mode;
 		vd_cache_clear(d);
 		vd_fan_flush(d);
-		vd_log("mode %s", vd_ctl_mode_names[q.mode]);
+		vd_log_at(VLOG_INFO, "mode %s", vd_ctl_mode_names[q.mode]);
 		if (restart)	/* fix mode changes what the appraisers may do */
 			for (unsigned int w = 0; w < d->nworkers; w++)
 				vd_pool_died(d, (int)w, "restarted for the new mode", false);

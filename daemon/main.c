@@ -159,7 +159,7 @@ static int run(struct vd *d)
 					while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 						vd_pool_reaped(d, pid, status);
 				} else {
-					vd_log("signal %d: draining and exiting", (int)si.ssi_signo);
+					vd_log_at(VLOG_INFO, "signal %d: draining and exiting", (int)si.ssi_signo);
 					(void)notify_send("STOPPING=1");
 					d->stopping = true;
 					drain(d);

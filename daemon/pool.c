@@ -203,7 +203,7 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 {
 	if (d->w[w].dead)
 		return;
-	vd_log("appraiser %d (pid %d) %s; %s", w, (int)d->w[w].pid, why,
+	vd_log_at(VLOG_WARNING, "appraiser %d (pid %d) %s; %s", w, (int)d->w[w].pid, why,
 	       requeue ? "its other events go to another appraiser"
 		       : "answering its events with the fail action");
 	d->w[w].dead = true;

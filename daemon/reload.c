@@ -159,7 +159,7 @@ void vd_reload_done(struct vd *d)
 	vd_policy_digest(d->policy, d->policy_digest);
 	vd_cache_clear(d);		/* verdicts of the old policy */
 	vd_fan_flush(d);
-	vd_log("policy reloaded (%zu rules, sha256 %.16s)", vg_policy_count(d->policy),
+	vd_log_at(VLOG_INFO, "policy reloaded (%zu rules, sha256 %.16s)", vg_policy_count(d->policy),
 	       d->policy_digest);
 	vd_policy_unenforced_log(d->policy, d->policy_path, vd_log);
 	answer_waiters(d, vd_ctl_reload_result_encode(true, vg_policy_count(d->policy),

@@ -259,7 +259,7 @@ int vd_tpm_setup(struct vd *d)
 		return 0;
 	}
 	d->no_tpm = true;
-	vd_log("WARNING: no TPM: %s is absent and no --tcti or $VIGIL_TCTI is given; PCR extends go "
+	vd_log_at(VLOG_WARNING, "WARNING: no TPM: %s is absent and no --tcti or $VIGIL_TCTI is given; PCR extends go "
 	       "to a software bank (%s.pcrs): the measurement list %s is NOT attestable",
 	       VD_DEFAULT_TPM_DEVICE, d->log_path, d->log_path);
 	return 0;

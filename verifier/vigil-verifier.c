@@ -140,7 +140,7 @@ static int parse_pcrs(struct verifier *vf, const char *arg)
 		unsigned long n = strtoul(s, &end, 10);
 
 		if (end == s || n >= 24) {
-			fprintf(stderr, "vigil-verifier: --pcrs %s\n", arg);
+			vlog_err("--pcrs %s", arg);
 			return -1;
 		}
 		vf->mask |= 1u << n;
@@ -161,7 +161,7 @@ static int parse_limit(struct verifier *vf, struct args *a, int c, const char *a
 		n <<= 20, end++;
 	if (end == arg || *end || *arg == '-' || n == 0 ||
 	    (c != 'M' && c != 'G' && n > 86400) || n > (1ull << 32)) {
-		fprintf(stderr, "vigil-verifier: %s: a positive number is needed\n", arg);
+		vlog_err("%s: a positive number is needed", arg);
 		return -1;
 	}
 	if (c == 'T')
@@ -196,7 +196,7 @@ static int add_policy_key(struct verifier *vf, const char *path)
 					  strerror(errno));
 	free(pem);
 	if (kr < 0) {
-		fprintf(stderr, "vigil-verifier: %s: %s\n", path, kd.msg);
+		vlog_err("%s: %s", path, kd.msg);
 		return -1;
 	}
 	return 0;
@@ -250,7 +250,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		case 'b':
 			b = vg_hash_by_name(optarg);
 			if (b < 0 || !vg_attest_tpm_alg((unsigned int)b)) {
-				fprintf(stderr, "vigil-verifier: --bank %s: unknown\n", optarg);
+				vlog_err("--bank %s: unknown", optarg);
 				return 2;
 			}
 			vf->bank = (unsigned int)b;
@@ -298,8 +298,8 @@ static int setup_auth(struct verifier *vf, const struct args *a)
 	const char *list = a->tokens ? a->tokens : VERIFIER_TOKENS;
 
 	if (vf->no_auth && (a->tokens || a->api_ca || a->read_ca)) {
-		fprintf(stderr, "vigil-verifier: --insecure-no-auth excludes --auth-tokens and "
-			"--api-client-ca\n");
+		vlog_err("--insecure-no-auth excludes --auth-tokens and "
+			"--api-client-ca");
 		return -1;
 	}
 	if (!vf->no_auth) {
@@ -308,19 +308,19 @@ static int setup_auth(struct verifier *vf, const struct args *a)
 					sizeof(err));
 
 		if (ar < 0 && (ar != -ENOENT || a->tokens || !(a->api_ca || a->read_ca))) {
-			fprintf(stderr, "vigil-verifier: %s\n", err);
+			vlog_err("%s", err);
 			if (ar == -ENOENT)
-				fprintf(stderr, "vigil-verifier: every API route needs a credential: "
+				vlog_err("every API route needs a credential: "
 					"create the first admin token with\n"
-					"  vigil-verifier --create-token admin FILE [--auth-tokens %s]\n"
+					"  vigil-verifier --create-token admin FILE [--auth-tokens %s]"
 					"or give --api-client-ca (client certificates); for tests only, "
 					"--insecure-no-auth\n", list);
 			return -1;
 		}
 		vf->auth_path = list;
 		if (!a->api_ca && !a->read_ca && !vg_auth_count(vf->auth)) {
-			fprintf(stderr, "vigil-verifier: %s lists no token and there is no "
-				"--api-client-ca: nobody could use the API\n", list);
+			vlog_err("%s lists no token and there is no "
+				"--api-client-ca: nobody could use the API", list);
 			vg_auth_free(vf->auth);
 			vf->auth = NULL;
 			return -1;
@@ -330,7 +330,7 @@ static int setup_auth(struct verifier *vf, const struct args *a)
 		struct vg_diag td = { 0 };
 
 		if (vg_auth_token_read(a->agent_token_file, vf->agent_token, &td) < 0) {
-			fprintf(stderr, "vigil-verifier: %s: %s\n", a->agent_token_file, td.msg);
+			vlog_err("%s: %s", a->agent_token_file, td.msg);
 			vg_auth_free(vf->auth);
 			vf->auth = NULL;
 			return -1;
@@ -356,8 +356,8 @@ static int check_db_url(const char *url)
 	if ((n == 6 && strncmp(url, "sqlite", 6) == 0) || (n == 10 && strncmp(url, "postgresql", 10) == 0) ||
 	    (n == 8 && strncmp(url, "postgres", 8) == 0))
 		return 0;
-	fprintf(stderr, "vigil-verifier: --db: unsupported scheme '%.*s:' (the store is sqlite:PATH, "
-		"a PATH, or postgresql://...; a file whose name has a colon: sqlite:NAME or ./NAME)\n",
+	vlog_err("--db: unsupported scheme '%.*s:' (the store is sqlite:PATH, "
+		"a PATH, or postgresql://...; a file whose name has a colon: sqlite:NAME or ./NAME)",
 		(int)n, url);
 	return -1;
 }
@@ -379,14 +379,14 @@ static int check_settings(struct verifier *vf, const struct args *a, struct sock
 	char why[512];
 
 	if (!a->listen || !a->db) {
-		fprintf(stderr, "vigil-verifier: --listen ADDR:PORT and --db URL are required\n");
+		vlog_err("--listen ADDR:PORT and --db URL are required");
 		return -1;
 	}
 	if (check_db_url(a->db) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(certs) / sizeof(certs[0]); i++)
 		if (certs[i].path && tls_certs_check(certs[i].path, why, sizeof(why)) < 0) {
-			fprintf(stderr, "vigil-verifier: %s %s: %s\n", certs[i].opt, certs[i].path, why);
+			vlog_err("%s %s: %s", certs[i].opt, certs[i].path, why);
 			return -1;
 		}
 	if (vf->client_key && tls_key_check(vf->client_key, vf->client_cert, why, sizeof(why)) < 0)
@@ -394,11 +394,11 @@ static int check_settings(struct verifier *vf, const struct args *a, struct sock
 	else if (a->api_key && tls_key_check(a->api_key, a->api_cert, why, sizeof(why)) < 0)
 		kopt = "--api-key", kpath = a->api_key;
 	if (kopt) {
-		fprintf(stderr, "vigil-verifier: %s %s: %s\n", kopt, kpath, why);
+		vlog_err("%s %s: %s", kopt, kpath, why);
 		return -1;
 	}
 	if (listen_check(a->listen, sa, why, sizeof(why)) < 0) {
-		fprintf(stderr, "vigil-verifier: --listen %s: %s\n", a->listen, why);
+		vlog_err("--listen %s: %s", a->listen, why);
 		return -1;
 	}
 	return 0;
@@ -409,14 +409,14 @@ static int setup_tls(struct verifier *vf, struct args *a)
 {
 	if (!!vf->client_cert != !!vf->client_key || !!a->api_cert != !!a->api_key ||
 	    ((a->api_ca || a->read_ca) && !a->api_cert)) {
-		fprintf(stderr, "vigil-verifier: --client-cert/--client-key and --api-cert/--api-key go "
-			"together; --api-client-ca and --api-read-client-ca need --api-cert\n");
+		vlog_err("--client-cert/--client-key and --api-cert/--api-key go "
+			"together; --api-client-ca and --api-read-client-ca need --api-cert");
 		return -1;
 	}
 	if (a->api_cert && (!(a->cert_pem = http_slurp(a->api_cert)) ||
 			    !(a->key_pem = http_slurp(a->api_key)) ||
 			    (a->api_ca && !(a->ca_pem = http_slurp(a->api_ca))))) {
-		fprintf(stderr, "vigil-verifier: cannot read the API certificate, key or CA\n");
+		vlog_err("cannot read the API certificate, key or CA");
 		return -1;
 	}
 	if (a->read_ca) {
@@ -439,12 +439,12 @@ static int setup_tls(struct verifier *vf, struct args *a)
 			r = http_ca_new(rp, &vf->read_ca);
 		free(rp);
 		if (r < 0) {
-			fprintf(stderr, "vigil-verifier: %s: cannot read a PEM CA certificate from it\n",
+			vlog_err("%s: cannot read a PEM CA certificate from it",
 				a->read_ca);
 			return -1;
 		}
 	} else if (a->ca_pem && http_ca_new(a->ca_pem, &vf->admin_ca) < 0) {
-		fprintf(stderr, "vigil-verifier: %s: cannot read a PEM CA certificate from it\n",
+		vlog_err("%s: cannot read a PEM CA certificate from it",
 			a->api_ca);
 		return -1;
 	}
@@ -462,18 +462,18 @@ static int start_processes(struct verifier *vf, const struct args *a)
 	struct vg_diag dg = { 0 };
 
 	if (a->key_pem && vg_privsep_key_start(a->key_pem, a->cert_pem, (char *)a->db, &dg) < 0) {
-		fprintf(stderr, "vigil-verifier: %s\n", dg.msg);
+		vlog_err("%s", dg.msg);
 		return -1;
 	}
 	if (vg_privsep_store_open((char *)a->db, &vf->store, &dg) < 0) {	/* privsep.h */
-		fprintf(stderr, "vigil-verifier: %s\n", dg.msg);
+		vlog_err("%s", dg.msg);
 		return -1;
 	}
 	vg_store_set_timeout(vf->store, a->db_timeout * 1000);
 	if ((vf->on_fail && vg_privsep_hook_start(vf->on_fail, &dg) < 0) ||
 	    vg_privsep_sandbox(a->db, (const char *[]){ vf->ek_ca, vf->agent_ca, vf->client_cert,
 			       vf->client_key, vf->auth_path }, 5, &dg) < 0) {
-		fprintf(stderr, "vigil-verifier: %s\n", dg.msg);
+		vlog_err("%s", dg.msg);
 		return -1;
 	}
 	return 0;
@@ -484,13 +484,13 @@ static void say_listening(const struct verifier *vf, const struct args *a)
 	char safe[512];
 
 	vg_store_url_scrub(a->db, safe, sizeof(safe));
-	fprintf(stderr, "vigil-verifier: listening on %s, store %s\n", a->listen, safe);
+	vlog_info("listening on %s, store %s", a->listen, safe);
 	if (vf->no_auth)
-		fprintf(stderr, "vigil-verifier: WARNING: --insecure-no-auth: the API has NO "
+		vlog_warn("WARNING: --insecure-no-auth: the API has NO "
 			"AUTHENTICATION; anyone who reaches %s can delete agents, clear their "
-			"policies and turn a failed host back to trusted (tests only)\n", a->listen);
+			"policies and turn a failed host back to trusted (tests only)", a->listen);
 	else
-		fprintf(stderr, "vigil-verifier: API credentials: %zu token(s)%s%s\n",
+		vlog_info("API credentials: %zu token(s)%s%s",
 			vg_auth_count(vf->auth), vf->admin_ca ?
 			", client certificates from --api-client-ca (admin)" : "",
 			vf->read_ca ? ", from --api-read-client-ca (read)" : "");
@@ -510,8 +510,8 @@ static bool drain(struct verifier *vf)
 	     (atomic_load(&vf->api_busy) || vf_rounds_in_flight(vf)); w++)
 		usleep(20000);
 	if (atomic_load(&vf->api_busy) || vf_rounds_in_flight(vf)) {
-		fprintf(stderr, "vigil-verifier: stopping with %d request(s) and %zu round(s) still "
-			"running\n", atomic_load(&vf->api_busy), vf_rounds_in_flight(vf));
+		vlog_err("stopping with %d request(s) and %zu round(s) still "
+			"running", atomic_load(&vf->api_busy), vf_rounds_in_flight(vf));
 		return false;
 	}
 	return true;
@@ -536,12 +536,12 @@ int main(int argc, char **argv)
 	if (a.create_role) {
 		/* vigil-verifier --create-token ROLE OUT [--auth-tokens FILE]: no daemon */
 		if (optind != argc - 1) {
-			fprintf(stderr, "vigil-verifier: --create-token ROLE OUT: one OUT file\n");
+			vlog_err("--create-token ROLE OUT: one OUT file");
 			return 2;
 		}
 		if (strcmp(a.create_role, "verifier") == 0 && !a.tokens) {
-			fprintf(stderr, "vigil-verifier: --create-token verifier: name the agents' token "
-				"list with --auth-tokens FILE (not the verifier's own)\n");
+			vlog_err("--create-token verifier: name the agents' token "
+				"list with --auth-tokens FILE (not the verifier's own)");
 			return 2;
 		}
 		return http_auth_create_token("vigil-verifier", a.create_role,
@@ -549,22 +549,22 @@ int main(int argc, char **argv)
 					      argv[optind], a.tokens ? a.tokens : VERIFIER_TOKENS);
 	}
 	if (optind != argc) {
-		fprintf(stderr, "vigil-verifier: unexpected argument '%s'\n", argv[optind]);
+		vlog_err("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
 	if (setup_auth(&vf, &a) < 0 || check_settings(&vf, &a, &sa) < 0 || setup_tls(&vf, &a) < 0)
 		return 2;
 	if (!vf.mask) {
-		fprintf(stderr, "vigil-verifier: --pcrs: no PCR\n");
+		vlog_err("--pcrs: no PCR");
 		return 2;
 	}
 	if (a.background && (r = vg_background_start()) < 0) {
-		fprintf(stderr, "vigil-verifier: --background: %s\n", strerror(-r));
+		vlog_err("--background: %s", strerror(-r));
 		return 2;
 	}
 	r = notify_open();	/* before the sandbox: it refuses new AF_UNIX sockets */
 	if (r < 0)
-		fprintf(stderr, "vigil-verifier: $NOTIFY_SOCKET %s: %s: readiness cannot be reported\n",
+		vlog_err("$NOTIFY_SOCKET %s: %s: readiness cannot be reported",
 			getenv("NOTIFY_SOCKET"), strerror(-r));
 	if (start_processes(&vf, &a) < 0)
 		return 2;
@@ -575,7 +575,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &act, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (http_guard_start(a.api_timeout, &guard) < 0) {
-		fprintf(stderr, "vigil-verifier: cannot start the request reaper\n");
+		vlog_err("cannot start the request reaper");
 		return 2;
 	}
 	{
@@ -585,7 +585,7 @@ int main(int argc, char **argv)
 		};
 
 		if (vf_api_start(&vf, &ao, &api) < 0) {
-			fprintf(stderr, "vigil-verifier: cannot listen on %s\n", a.listen);
+			vlog_err("cannot listen on %s", a.listen);
 			return 2;
 		}
 	}
