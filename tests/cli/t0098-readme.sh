@@ -9,6 +9,7 @@
 #   its EK CA as ./ek-ca.pem (the TPM vendor's CA);
 # - the measurement list vigild keeps, /run/vigil/binary_runtime_measurements,
 #   made by `vigil measure` on that TPM;
+# - /srv, a scratch ext4 with a program on it, and the user vigil;
 # - /etc and /var as overlays and /run as a tmpfs in this test's mount
 #   namespace, so the blocks write their real paths and the host's stay
 #   untouched.
@@ -49,6 +50,12 @@ done
 mount -t tmpfs -o mode=755 readme-run /run
 mkdir -p /run/vigil
 cp "$TPMDIR/ek-ca.pem" "$T/home/ek-ca.pem"
+# /srv: a filesystem of the host's with a program on it (the first run labels it)
+vg_ext4 /srv
+mkdir /srv/app
+cp /usr/bin/true /srv/app/hello
+# vigild's appraisers run as the user vigil (the package creates it)
+getent passwd vigil >/dev/null || useradd --system --no-create-home --shell /usr/sbin/nologin vigil
 check "the measurement list a vigild keeps" \
 	"$VIGIL" measure --tpm --log /run/vigil/binary_runtime_measurements /usr/bin/true /usr/bin/env
 unset VIGIL_CONFIG	# the blocks see the (overlaid) /etc/vigil/vigil.conf
@@ -66,6 +73,11 @@ for blk in "$T"/blocks/*.sh; do
 	rc=$?
 	[ $rc -eq 0 ] || sed "s/^/# README.md:$line: /" "$T/out.$line"
 	check_eq "README.md:$line: the block runs (exit 0)" "$rc" 0
+	if grep -q "^vigild --background" "$blk"; then
+		check "README.md:$line: the labeled program ran" grep -qx "labeled: runs" "$T/out.$line"
+		check "README.md:$line: the tampered one was refused at exec" \
+			grep -qx "refused (exit 126)" "$T/out.$line"
+	fi
 	if grep -q "vigil attest add" "$blk"; then
 		check "README.md:$line: host1 is trusted after the recipe" att_wait host1 trusted
 	fi
