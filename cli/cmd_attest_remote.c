@@ -521,11 +521,16 @@ void cli_attest_remote_setup(const char *url, const char *token)
 	token_file = token;
 }
 
-/* The credential and libcurl first (their errors come before the verb's), then @run. */
+/* Help, or the credential and libcurl first (their errors come before the verb's), then @run. */
 static int connected(int (*run)(int argc, char **argv), int argc, char **argv)
 {
 	int rc;
 
+	/* `VERB --help` is help: no credential, no verifier asked */
+	if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
+		fputs(cli_attest_help, stdout);
+		return EXIT_OK;
+	}
 	if (token_open(token_file) < 0 || curl_open() < 0)
 		return EXIT_ERROR;
 	rc = run(argc, argv);
