@@ -52,7 +52,11 @@ o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
 print(os.path.join(o["prefix"], o["bindir"]), os.path.join(o["prefix"], o["sbindir"]))')
 read -r bindir sbindir <<<"$bindir"
 # ExecStart= joined over its continuation lines
-execline() { sed -n "/^$2=/,/[^\\\\]\$/p" "$U/$1.service" | tr -d '\\\n\t' | sed "s/^$2=//"; }
+execline() {
+	awk -v k="$2=" 'index($0, k) == 1 {on = 1; $0 = substr($0, length(k) + 1)}
+		on {c = sub(/\\$/, ""); sub(/^[ \t]+/, ""); printf "%s%s", $0, c ? " " : "\n"; on = c}' \
+		"$U/$1.service" | tr -s ' '
+}
 check_eq "vigild ExecStart" "$(execline vigild ExecStart)" \
 	"$sbindir/vigild --config /etc/vigil/vigil.conf --policy /etc/vigil/vigild.policy --watch / --log /run/vigil/binary_runtime_measurements --control /run/vigil/vigild.sock --audit /var/log/vigil/audit.jsonl --metrics-file /run/vigil/vigild.prom"
 check_eq "vigild ExecReload (waits for the result)" "$(execline vigild ExecReload)" \
