@@ -8,7 +8,9 @@
 # every vigil program defaults to; this checks their command lines name
 # them, and that vigild's is marked as not to be restarted on exit 2.
 . "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-vigild.sh"
 vg_init
+trap '_rc=$?; vd_stop; (exit $_rc); vg_cleanup' EXIT
 
 if ! command -v systemd-analyze >/dev/null; then
 	echo "# SKIP systemd-analyze is missing (Debian package systemd): units not checked"
@@ -44,6 +46,36 @@ for u in vigild vigil-agent vigil-verifier; do
 	check "  Restart=on-failure" grep -qx 'Restart=on-failure' "$f"
 	check "  ProtectSystem=strict" grep -qx 'ProtectSystem=strict' "$f"
 done
+
+# vigild works within its unit's CapabilityBoundingSet (the monitor keeps
+# only those; a root process's capabilities are the bounding set): run it
+# under setpriv with exactly that set, on the test's own ext4 mount.
+# Caching a verdict takes a read lease, which on a file root does not own
+# needs CAP_LEASE (without it: "no read lease (Permission denied)").
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$U/vigild.service" | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
+check "vigild's bounding set names CAP_SYS_ADMIN" grep -q +sys_admin <<<"$caps"
+vg_ext4 "$T/fs" 32
+head -c 32 /dev/urandom >hk
+cp /usr/bin/true "$T/fs/mine"; cp /usr/bin/true "$T/fs/theirs"; cp /usr/bin/true "$T/fs/unlabeled"
+chown 1000:1000 "$T/fs/theirs"
+"$VIGIL" label -q --hmac-key hk "$T/fs/mine" "$T/fs/theirs"
+printf 'appraise func=BPRM_CHECK\nmeasure func=BPRM_CHECK\n' >pol
+printf '#!/bin/sh\nexec setpriv --bounding-set -all,%s --inh-caps -all "%s" "$@"\n' "$caps" "$VIGILD" >vd-caps
+chmod 755 vd-caps
+VIGILD=$T/vd-caps
+check "vigild starts with only its unit's capabilities" \
+	vd_start --policy pol --watch "$T/fs" --hmac-key hk --log "$T/ml" --no-tpm
+check_eq "  and holds no other" "$(awk '/^CapEff/ {print $2}' /proc/"$VD_PID"/status)" \
+	"$(awk '/^CapBnd/ {print $2}' /proc/"$VD_PID"/status)"
+check "a labeled program runs" "$T/fs/mine"
+check "a labeled program of uid 1000 runs, twice" bash -c "'$T/fs/theirs' && '$T/fs/theirs'"
+check_rc 126 "an unlabeled one is denied" "$T/fs/unlabeled"
+"$VIGIL" status --control "$T/ctl" --json >st.json
+check_eq "every verdict cached under a read lease (CAP_LEASE)" \
+	"$(/usr/bin/python3 -c 'import json; c = json.load(open("st.json"))["counters"]; print(c["lease_errors"], c["leases"] >= 2)')" "0 True"
+vd_stop
+check_eq "vigild stops cleanly" "$?" 0
+check "  having said nothing of leases" bash -c "! grep -q 'no read lease' '$T/vigild.err'"
 
 # the command lines: the installed programs and the one set of paths
 bindir=$(meson introspect --buildoptions "$BUILD_ROOT" | /usr/bin/python3 -c '
