@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 
 #include "vigil/outfile.h"
@@ -74,6 +75,9 @@ static int put(const char *path, const char *buf, size_t len)
 		vd_log("--metrics-file %s: %s", path, dg.msg);
 		return -1;
 	}
+	/* counters are not secret, and the unit's UMask=0077 would hide them from
+	 * node_exporter (another user): readable by all, whatever the umask */
+	(void)chmod(path, 0644);
 	return 0;
 }
 

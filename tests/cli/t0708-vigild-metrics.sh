@@ -26,11 +26,13 @@ mkdir "$T/metrics"
 # value NAME{LABELS} FILE: the value of that sample
 value() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 
+umask 077	# the unit's UMask: the textfile must still be readable by node_exporter
 check "vigild starts with --metrics-file" vd_start --policy pol --watch "$F" --hmac-key hk \
 	--no-tpm --metrics-file "$T/metrics/vigild.prom"
 check "the file is there at ready" test -s "$T/metrics/vigild.prom"
 check "... and valid" $PC "$T/metrics/vigild.prom"
 check_eq "... mode 0644" "$(stat -c %a "$T/metrics/vigild.prom")" 644
+umask 022
 "$F/good"; "$F/good"; "$F/bad" 2>/dev/null; "$F/bad" 2>/dev/null
 "$VIGIL" status --control "$T/ctl" --prometheus >st.prom
 check_eq "vigil status --prometheus: exit 0" "$?" 0
