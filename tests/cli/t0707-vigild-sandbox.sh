@@ -57,7 +57,7 @@ for m in SOCKET EXECVE; do
 	before=$(ps -o pid= --ppid "$VD_PID" | tr -d ' ')
 	check_rc 1 "$m in an appraiser: the read gets the fail action (denied)" cat "$F/$m"
 	check_eq "... audited as appraiser-died" "$(vd_audit_reason "/$m" deny-on-failure)" appraiser-died
-	check "... vigild says the appraiser died" grep -q "appraiser 0 (pid $before) exited" "$T/vigild.err"
+	check "... vigild says the appraiser died" grep -Eq "appraiser 0 \(pid $before\) (exited|killed by signal)" "$T/vigild.err"
 	sleep 0.2
 	after=$(ps -o pid= --ppid "$VD_PID" | tr -d ' ')
 	check "... a replacement appraiser runs ($before -> $after)" test -n "$after" -a "$after" != "$before"
