@@ -2,13 +2,21 @@
 #   make demo    install deps, build, run the demo end to end
 #   make test    install deps, build with ASan+UBSan, run every test
 #   make bench   build optimized, run the benchmarks in bench/
+#   make install PREFIX=/usr DESTDIR=/tmp/root
+#                build optimized ($(BUILD)) for PREFIX (default /usr/local) and
+#                meson install into DESTDIR (default /): programs, libvigil,
+#                headers, vigil.pc, units, completion, sample /etc/vigil
 BUILD ?= build
 ASAN ?= build-asan
 FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 60
 MESON ?= meson
+PREFIX ?= /usr/local
+# the configuration directory: /etc for a /usr install, else under PREFIX
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+DESTDIR ?=
 
-.PHONY: all deps build asan test demo bench clean fuzz leakcheck
+.PHONY: all deps build asan test demo bench clean fuzz leakcheck install
 
 all: build
 
@@ -26,6 +34,13 @@ asan: deps
 
 test: asan
 	@bash scripts/run-tests.sh $(ASAN)
+
+# no deps here: installing (as root, into DESTDIR) must not install packages
+install:
+	@[ -f $(BUILD)/build.ninja ] || $(MESON) setup $(BUILD) --buildtype=release -Dtests=false
+	@$(MESON) configure $(BUILD) --prefix=$(PREFIX) --sysconfdir=$(SYSCONFDIR)
+	@ninja -C $(BUILD)
+	@$(MESON) install -C $(BUILD) --no-rebuild $(if $(DESTDIR),--destdir $(DESTDIR))
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The systemd units as `meson install` installs them (into a throwaway
+# root on the test's tmpfs): `systemd-analyze verify` passes for each with
+# no warning (--root= the installed tree, so that every program an Exec
+# line names must exist and be executable there), and `systemd-analyze
+# security --offline` scores vigil-agent and vigil-verifier at most 3.0
+# and vigild at most 5.0 (issue 15). The units use the one set of paths
+# every vigil program defaults to; this checks their command lines name
+# them, and that vigild's is marked as not to be restarted on exit 2.
+. "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-vigild.sh"
+vg_init
+trap '_rc=$?; vd_stop; (exit $_rc); vg_cleanup' EXIT
+
+if ! command -v systemd-analyze >/dev/null; then
+	echo "# SKIP systemd-analyze is missing (Debian package systemd): units not checked"
+	exit 0
+fi
+
+D=$T/root
+check "meson install --destdir (this build)" \
+	meson install -C "$BUILD_ROOT" --no-rebuild --quiet --destdir "$D"
+# the units they depend on (sysinit.target, network.target, ...), as a host has them
+mkdir -p "$D/usr/lib/systemd"
+cp -a /usr/lib/systemd/system "$D/usr/lib/systemd/"
+U=$D$VG_UNITDIR
+
+declare -A max=([vigild]=5.0 [vigil-agent]=3.0 [vigil-verifier]=3.0)
+for u in vigild vigil-agent vigil-verifier; do
+	f=$U/$u.service
+	check "$u.service installed" test -f "$f"
+	systemd-analyze verify --man=no --root="$D" "$f" >"$T/verify.out" 2>&1
+	check_eq "systemd-analyze verify $u.service" "$?" 0
+	check_eq "  with nothing to say" "$(grep -v '^$' "$T/verify.out" | head -5)" ""
+	systemd-analyze security --offline=yes --root="$D" --threshold=$((${max[$u]%.*} * 10)) "$f" \
+		>"$T/sec.out" 2>&1
+	rc=$?
+	score=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$T/sec.out")
+	echo "# $u.service: exposure $score (at most ${max[$u]})"
+	check_eq "systemd-analyze security --offline --threshold: $u.service" "$rc" 0
+	check "  exposure $score <= ${max[$u]}" \
+		/usr/bin/python3 -c "import sys; sys.exit(not float('$score') <= float('${max[$u]}'))"
+	check "  Type=notify" grep -qx 'Type=notify' "$f"
+	check "  RestartPreventExitStatus=2 (a refused setting is not retried)" \
+		grep -qx 'RestartPreventExitStatus=2' "$f"
+	check "  Restart=on-failure" grep -qx 'Restart=on-failure' "$f"
+	check "  ProtectSystem=strict" grep -qx 'ProtectSystem=strict' "$f"
+done
+
+# vigild works within its unit's CapabilityBoundingSet (the monitor keeps
+# only those; a root process's capabilities are the bounding set): run it
+# under setpriv with exactly that set, on the test's own ext4 mount.
+# Caching a verdict takes a read lease, which on a file root does not own
+# needs CAP_LEASE (without it: "no read lease (Permission denied)").
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$U/vigild.service" | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
+check "vigild's bounding set names CAP_SYS_ADMIN" grep -q +sys_admin <<<"$caps"
+vg_ext4 "$T/fs" 32
+head -c 32 /dev/urandom >hk
+cp /usr/bin/true "$T/fs/mine"; cp /usr/bin/true "$T/fs/theirs"; cp /usr/bin/true "$T/fs/unlabeled"
+chown 1000:1000 "$T/fs/theirs"
+"$VIGIL" label -q --hmac-key hk "$T/fs/mine" "$T/fs/theirs"
+printf 'appraise func=BPRM_CHECK\nmeasure func=BPRM_CHECK\n' >pol
+printf '#!/bin/sh\nexec setpriv --bounding-set -all,%s --inh-caps -all "%s" "$@"\n' "$caps" "$VIGILD" >vd-caps
+chmod 755 vd-caps
+VIGILD=$T/vd-caps
+check "vigild starts with only its unit's capabilities" \
+	vd_start --policy pol --watch "$T/fs" --hmac-key hk --log "$T/ml" --no-tpm
+check_eq "  and holds no other" "$(awk '/^CapEff/ {print $2}' /proc/"$VD_PID"/status)" \
+	"$(awk '/^CapBnd/ {print $2}' /proc/"$VD_PID"/status)"
+check "a labeled program runs" "$T/fs/mine"
+check "a labeled program of uid 1000 runs, twice" bash -c "'$T/fs/theirs' && '$T/fs/theirs'"
+check_rc 126 "an unlabeled one is denied" "$T/fs/unlabeled"
+"$VIGIL" status --control "$T/ctl" --json >st.json
+check_eq "every verdict cached under a read lease (CAP_LEASE)" \
+	"$(/usr/bin/python3 -c 'import json; c = json.load(open("st.json"))["counters"]; print(c["lease_errors"], c["leases"] >= 2)')" "0 True"
+vd_stop
+check_eq "vigild stops cleanly" "$?" 0
+check "  having said nothing of leases" bash -c "! grep -q 'no read lease' '$T/vigild.err'"
+
+# the command lines: the installed programs and the one set of paths
+bindir=$(meson introspect --buildoptions "$BUILD_ROOT" | /usr/bin/python3 -c '
+import json, os, sys
+o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
+print(os.path.join(o["prefix"], o["bindir"]), os.path.join(o["prefix"], o["sbindir"]))')
+read -r bindir sbindir <<<"$bindir"
+# ExecStart= joined over its continuation lines
+execline() {
+	awk -v k="$2=" 'index($0, k) == 1 {on = 1; $0 = substr($0, length(k) + 1)}
+		on {c = sub(/\\$/, ""); sub(/^[ \t]+/, ""); printf "%s%s", $0, c ? " " : "\n"; on = c}' \
+		"$U/$1.service" | tr -s ' '
+}
+check_eq "vigild ExecStart" "$(execline vigild ExecStart)" \
+	"$sbindir/vigild --config /etc/vigil/vigil.conf --policy /etc/vigil/vigild.policy --watch / --log /run/vigil/binary_runtime_measurements --control /run/vigil/vigild.sock --audit /var/log/vigil/audit.jsonl --metrics-file /run/vigil/vigild.prom"
+check_eq "vigild ExecReload (waits for the result)" "$(execline vigild ExecReload)" \
+	"$bindir/vigil status --control /run/vigil/vigild.sock --reload"
+check_eq "vigil-agent ExecStart" "$(execline vigil-agent ExecStart)" \
+	"$sbindir/vigil-agent --listen 0.0.0.0:9002 --state /var/lib/vigil/agent --log /run/vigil/binary_runtime_measurements --auth-tokens /etc/vigil/agent-tokens"
+check_eq "vigil-verifier ExecStart" "$(execline vigil-verifier ExecStart)" \
+	"$sbindir/vigil-verifier --listen 127.0.0.1:8881 --db sqlite:/var/lib/vigil/verifier.db --auth-tokens /etc/vigil/verifier-tokens --agent-token-file /etc/vigil/agent-token"
+# every option those lines pass exists today (--help of the installed program)
+for u in vigil-agent vigil-verifier; do
+	for o in $(execline $u ExecStart | grep -oE -- '--[a-z-]+'); do
+		check "  $u knows $o" grep -q -- "$o" <("$D$sbindir/$u" --help 2>&1)
+	done
+done
+check "vigild writes only /run/vigil and /var/log/vigil" \
+	grep -qx 'ReadWritePaths=/run/vigil /var/log/vigil' "$U/vigild.service"
+check "vigild keeps /run/vigil (the list) across restarts" \
+	grep -qx 'RuntimeDirectoryPreserve=yes' "$U/vigild.service"
+check "vigild: no network" grep -qx 'PrivateNetwork=yes' "$U/vigild.service"
+check "vigild: fanotify allowed by its system call filter" \
+	grep -q '^SystemCallFilter=.*fanotify_init fanotify_mark' "$U/vigild.service"
+check "vigild: --mode fix is documented as needing an override" \
+	grep -q 'ReadWritePaths=/usr' "$U/vigild.service"
+for u in vigil-agent vigil-verifier; do
+	check "$u: no capability" grep -qx 'CapabilityBoundingSet=' "$U/$u.service"
+done
+check "the TPM is the agent's only device" grep -qx 'DeviceAllow=/dev/tpmrm0 rw' "$U/vigil-agent.service"
+# [Install] only: enabling is the administrator's decision (the package
+# neither enables nor starts vigild)
+check "vigild is WantedBy=sysinit.target when enabled" grep -qx 'WantedBy=sysinit.target' "$U/vigild.service"
