@@ -11,9 +11,11 @@ pkgs=(
 	libsqlite3-dev libpq-dev libcmocka-dev libblkid-dev libseccomp-dev
 	libcurl4-openssl-dev	# headers; `vigil attest` dlopen()s libcurl.so.4 (libcurl4)
 	libgnutls28-dev		# TLS of the two HTTP daemons (libmicrohttpd)
+	scdoc			# man/*.scd to roff (man pages; skipped without it)
 	# test and demo: the real tools vigil is checked against
 	openssl attr ima-evm-utils tpm2-tools swtpm swtpm-tools
 	util-linux e2fsprogs python3 sqlite3
+	man-db		# man -l renders the built pages (t0096)
 	valgrind	# make leakcheck LEAKCHECK=valgrind
 	postgresql	# server binaries for the tests' throwaway clusters (tests/lib-pg.sh); the
 			# system cluster is not started (policy-rc.d below) nor used
