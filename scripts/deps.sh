@@ -19,6 +19,9 @@ pkgs=(
 	valgrind	# make leakcheck LEAKCHECK=valgrind
 	postgresql	# server binaries for the tests' throwaway clusters (tests/lib-pg.sh); the
 			# system cluster is not started (policy-rc.d below) nor used
+	# packaging: debian/ and t0095 (dpkg-buildpackage, lintian, systemd.pc for the
+	# unit directory and systemd-analyze verify, ip for the test's own loopback)
+	dpkg-dev debhelper lintian systemd iproute2
 )
 if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(aide hyperfine fapolicyd)
