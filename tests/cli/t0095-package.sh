@@ -47,6 +47,8 @@ START=$SECONDS
 
 pk_cleanup() {
 	local rc=$? p
+	# the build, if it is still running: its own process group
+	[ -n "${BUILD_PID:-}" ] && kill -TERM -- "-$BUILD_PID" 2>/dev/null && wait "$BUILD_PID"
 	for p in $DAEMONS; do
 		kill -KILL "$(ps -o pid= --ppid "$p" | tr -d ' ')" "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
@@ -57,6 +59,7 @@ pk_cleanup() {
 	vg_cleanup
 }
 trap pk_cleanup EXIT
+trap 'exit 143' TERM INT HUP
 
 bail() {	# stop here: what follows needs what just failed
 	echo "# $1; stopping here"
@@ -88,10 +91,14 @@ if [ -n "${VG_T0095_DEBS:-}" ]; then
 	: >"$T/build.log"
 	echo "# VG_T0095_DEBS: not built, taken from $VG_T0095_DEBS"
 else
-	(cd "$B/vigil" && DEB_BUILD_OPTIONS="nocheck parallel=2" nice dpkg-buildpackage -us -uc -b) \
-		>"$T/build.log" 2>&1
+	# in the background, so that a signal to this script reaches the trap
+	(cd "$B/vigil" && DEB_BUILD_OPTIONS="nocheck parallel=2" \
+		exec setsid nice dpkg-buildpackage -us -uc -b) >"$T/build.log" 2>&1 &
+	BUILD_PID=$!
+	wait $BUILD_PID
 fi
 _report $? "dpkg-buildpackage -us -uc -b builds the packages"
+BUILD_PID=
 [ "$_failed" -eq 0 ] || bail "the build failed" "$T/build.log"
 check "the test suite is neither built (-Dtests=false) nor run" \
 	bash -c "! grep -qE 'tests/unit/|meson test|ninja test|^Ok: +[0-9]' '$T/build.log'"
@@ -284,8 +291,11 @@ unit_env() { $PY "$UNITRUN" env "$1"; }
 # a machine with a TPM: a swtpm, reached by the daemons through $VIGIL_TCTI
 # (the command lines stay as the units have them) at a socket inside the
 # roots they run in
+check "swtpm is installed (scripts/deps.sh)" command -v swtpm
+[ "$_failed" -eq 0 ] || bail "no swtpm"
 vg_tpm_start
 trap pk_cleanup EXIT
+trap 'exit 143' TERM INT HUP
 mkdir -p "$R/run/t0095-tpm" && mount --bind "$TPMDIR" "$R/run/t0095-tpm"
 TCTI="swtpm:path=/run/t0095-tpm/sock"
 
