@@ -287,6 +287,17 @@ make_dirs() {
 	for d in $($PY "$UNITRUN" dirs "$2"); do mkdir -p "$1$d"; done
 }
 unit_env() { $PY "$UNITRUN" env "$1"; }
+# reload ROOT UNIT NAME: the unit's ExecReload= line, if it has one, in ROOT
+# while $DPID's daemon runs ($MAINPID is its PID)
+reload() {
+	local -a cmd
+	$PY "$UNITRUN" has-reload "$2" || return 0
+	mapfile -d '' cmd < <(MAINPID=$(daemon_pid "$DPID") $PY "$UNITRUN" exec "$2" ExecReload)
+	echo "# ExecReload: ${cmd[*]}"
+	check "$3's ExecReload line succeeds while it runs" \
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin timeout 30 chroot "$1" "${cmd[@]}"
+	check "$3 still runs after the reload" kill -0 "$(daemon_pid "$DPID")"
+}
 
 # a machine with a TPM: a swtpm, reached by the daemons through $VIGIL_TCTI
 # (the command lines stay as the units have them) at a socket inside the
@@ -341,6 +352,7 @@ loopdev=$(mountpoint -d "$V")
 m=$(marks)
 echo "# vigild marks: ${m:-none}; the throwaway root is $loopdev, / is $(mountpoint -d /)"
 check_eq "vigild marks the throwaway root's filesystem and nothing else" "$m" "$loopdev"
+reload "$V" "$U" vigild
 check "vigild stops on SIGTERM, exit 0" stop_daemon
 sed 's/^/# vigild: /' "$T/vigild.err" | head -20
 
@@ -372,6 +384,7 @@ for d in vigil-verifier vigil-agent; do
 	wait_ready "$d" "$R" "/usr/sbin/$d" "$T/$d.err"
 	_report $? "$d reports ready from its ExecStart line${user:+ (as $user)}"
 	echo "# $d ready: ${READY_HOW:-no}"
+	reload "$R" "$U" "$d"
 	check "$d stops on SIGTERM" stop_daemon
 	sed "s/^/# $d: /" "$T/$d.err" | head -10
 done

@@ -3,15 +3,18 @@
 without systemd: the command line of its ExecStart=, its Environment= and
 the directories systemd would create for it, and a $NOTIFY_SOCKET receiver.
 
-  unitrun.py exec UNIT      ExecStart= of [Service], one NUL-terminated
-                            argument each, as systemd splits it (quotes,
-                            line continuations, the %-specifiers of a
-                            system unit, $VAR/${VAR} from Environment=)
+  unitrun.py exec UNIT [KEY]
+                            ExecStart= (or KEY=, e.g. ExecReload) of
+                            [Service], one NUL-terminated argument each, as
+                            systemd splits it (quotes, line continuations,
+                            the %-specifiers of a system unit, $VAR/${VAR}
+                            from Environment=, $MAINPID from ours)
   unitrun.py env UNIT       Environment= assignments, one per line
   unitrun.py dirs UNIT      the absolute paths of RuntimeDirectory=,
                             StateDirectory=, LogsDirectory=, CacheDirectory=
                             and ConfigurationDirectory=, one per line
   unitrun.py user UNIT      User= (empty line if none)
+  unitrun.py has-reload UNIT  exit 0 if it has an ExecReload= line
   unitrun.py notify SOCKET SECONDS
                             bind a datagram socket at SOCKET, print each
                             message received, exit 0 at the first READY=1,
@@ -87,12 +90,14 @@ def environment(kv, unit):
     return env
 
 
-def exec_start(kv, unit):
-    lines = [v for k, v in kv if k == "ExecStart"]
+def exec_line(kv, unit, key="ExecStart"):
+    lines = [v for k, v in kv if k == key]
     if len(lines) != 1:
-        sys.exit(f"unitrun.py: {unit}: {len(lines)} ExecStart= lines, expected 1")
+        sys.exit(f"unitrun.py: {unit}: {len(lines)} {key}= lines, expected 1")
     line = lines[0].lstrip("-@:+!")
     env = environment(kv, unit)
+    if "MAINPID" in os.environ:
+        env["MAINPID"] = os.environ["MAINPID"]
     argv = []
     for a in shlex.split(specifiers(line, unit)):
         a = re.sub(r"\$\{(\w+)\}", lambda m: env.get(m.group(1), ""), a)
@@ -125,12 +130,16 @@ def notify(path, seconds):
 def main(argv):
     if len(argv) == 4 and argv[1] == "notify":
         return notify(argv[2], float(argv[3]))
+    if len(argv) == 4 and argv[1] == "exec":
+        for a in exec_line(service_section(argv[2]), argv[2], argv[3]):
+            sys.stdout.write(a + "\0")
+        return 0
     if len(argv) != 3:
         sys.exit(__doc__)
     cmd, unit = argv[1], argv[2]
     kv = service_section(unit)
     if cmd == "exec":
-        for a in exec_start(kv, unit):
+        for a in exec_line(kv, unit):
             sys.stdout.write(a + "\0")
     elif cmd == "env":
         for k, v in environment(kv, unit).items():
@@ -142,6 +151,8 @@ def main(argv):
                     print(DIRS[k] + "/" + d.split(":")[0])
     elif cmd == "user":
         print(next((v for k, v in kv if k == "User"), ""))
+    elif cmd == "has-reload":
+        return 0 if any(k == "ExecReload" for k, v in kv) else 1
     else:
         sys.exit(__doc__)
     return 0
