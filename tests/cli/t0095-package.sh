@@ -194,6 +194,8 @@ done
 printf 'hello, vigil\n' >"$R/tmp/hello"
 got=$(rin vigil hash --algo sha256 /tmp/hello 2>&1)
 check_eq "vigil hash of a file" "$got" "sha256:$(sha256sum <"$R/tmp/hello" | cut -d' ' -f1)  /tmp/hello"
+check "README.Debian's first step: vigil policy check /etc/vigil/vigild.policy" \
+	rin vigil policy check /etc/vigil/vigild.policy
 if [ $MAN -eq 1 ]; then
 	check "man -w vigil" rin man -w vigil
 	check "man -w vigild" rin man -w vigild
