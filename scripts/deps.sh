@@ -16,12 +16,12 @@ pkgs=(
 	openssl attr ima-evm-utils tpm2-tools swtpm swtpm-tools
 	util-linux e2fsprogs python3 sqlite3
 	man-db		# man -l renders the built pages (t0096)
+	systemd strace	# t0094: systemd-analyze verify/security of the units; the daemons' system calls
 	valgrind	# make leakcheck LEAKCHECK=valgrind
 	postgresql	# server binaries for the tests' throwaway clusters (tests/lib-pg.sh); the
 			# system cluster is not started (policy-rc.d below) nor used
-	# packaging: debian/ and t0095 (dpkg-buildpackage, lintian, systemd.pc for the
-	# unit directory and systemd-analyze verify, ip for the test's own loopback)
-	dpkg-dev debhelper lintian systemd iproute2
+	# packaging: debian/ and t0095 (dpkg-buildpackage, lintian, ip for the test's own loopback)
+	dpkg-dev debhelper lintian iproute2
 )
 if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(aide hyperfine fapolicyd)
