@@ -20,6 +20,8 @@ pkgs=(
 	valgrind	# make leakcheck LEAKCHECK=valgrind
 	postgresql	# server binaries for the tests' throwaway clusters (tests/lib-pg.sh); the
 			# system cluster is not started (policy-rc.d below) nor used
+	# packaging: debian/ and t0095 (dpkg-buildpackage, lintian, ip for the test's own loopback)
+	dpkg-dev debhelper lintian iproute2
 )
 if [ "${1:-}" = "--bench" ]; then
 	pkgs+=(aide hyperfine fapolicyd)
