@@ -16,6 +16,7 @@ pkgs=(
 	openssl attr ima-evm-utils tpm2-tools swtpm swtpm-tools
 	util-linux e2fsprogs python3 sqlite3
 	man-db		# man -l renders the built pages (t0096)
+	python3-jsonschema	# t0097: every --json output against its docs/schemas/ schema
 	systemd strace	# t0094: systemd-analyze verify/security of the units; the daemons' system calls
 	valgrind	# make leakcheck LEAKCHECK=valgrind
 	postgresql	# server binaries for the tests' throwaway clusters (tests/lib-pg.sh); the
