@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd_scan.c - `vigil scan --init -o DB PATH...` and `vigil scan --check DB`
+ * cmd_scan.c - `vigil scan --init -o DB PATH...`, `vigil scan --check DB`
+ * and `vigil scan --update DB`
  *
  * AIDE-style integrity scans for systems whose xattrs cannot be trusted or
  * stored: --init records every entry under PATH (type, mode, owner, size,
  * times, inode, xattrs, content digest, link target) in an HMAC'ed SQLite
  * database; --check walks the recorded roots again and reports what was
- * added, removed and changed, and in what. A database that was altered,
- * or a key that differs, is refused before anything is compared.
+ * added, removed and changed, and in what, from which value to which;
+ * --update checks and then replaces DB with what it found (the previous
+ * database kept as DB.old). A database that was altered, or a key that
+ * differs, is refused before anything is compared.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,36 +30,45 @@
 static const char help[] =
 	"usage: vigil scan --init -o DB [--config FILE] [--hmac-key KEYFILE] [--algo ALGO] PATH...\n"
 	"       vigil scan --check DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
+	"       vigil scan --update DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"\n"
 	"Record a tree in a database (--init), or compare the tree with it (--check):\n"
 	"entries added, removed, and changed in type, content, size, mode, uid, gid,\n"
-	"mtime, ctime, inode, xattrs or link target. Mount points are not crossed.\n"
+	"mtime, ctime, inode, xattrs or link target, each with its old and new value.\n"
+	"Mount points are not crossed.\n"
 	"The database is authenticated with an HMAC-SHA256 under a key derived from\n"
 	"the HMAC key; an altered database is refused.\n"
 	"  -i, --init             record PATH... into DB\n"
 	"  -o, --output DB        the database to write (--init)\n"
 	"  -C, --check DB         compare the recorded roots with DB\n"
+	"  -U, --update DB        check, then replace DB with the tree as found (the\n"
+	"                         previous database is kept as DB.old); nothing is\n"
+	"                         written when an entry could not be read\n"
 	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration); any key file\n"
 	CLI_HELP_KEYOPTS
 	CLI_HELP_CONFIG
 	"  -a, --algo ALGO        content hash for --init (default from the config)\n"
 	CLI_HELP_CROSS_MOUNTS
-	"  -j, --json             --check: one JSON object per change, then a summary\n"
+	"  -j, --json             --check, --update: one JSON object per change (old\n"
+	"                         and new values in \"diff\"), then a summary\n"
 	CLI_HELP_JOBS("J")
 	"  -q, --quiet            no progress line, no summary\n"
-	"Exit status: 0 recorded / no change, 1 changes found, 2 usage or operational\n"
+	"Exit status: 0 recorded / no change, 1 changes found (--update: and recorded),\n"
+	"2 usage or operational\n"
 	"error (an altered database included).\n";
 
 struct change {
 	char *path;
 	uint32_t what;		/* 0: added, UINT32_MAX: removed, else VG_SCAN_* */
 	char xattrs[256];
+	json_object *diff;	/* owned: {FIELD: {old, new}, xattrs: {NAME: {old, new}}} */
 };
 
 struct scan {
 	bool check, json;
 	unsigned int algo;
 	struct vg_scan_db *db;
+	struct vg_scan_db *next;	/* --update: the database being written */
 	pthread_mutex_t lock;
 	struct change *changes;
 	size_t nchanges, cap;
@@ -66,7 +78,9 @@ struct scan {
 #define CH_ADDED 0u
 #define CH_REMOVED UINT32_MAX
 
-static int add_change(struct scan *s, const char *path, uint32_t what, const char *xattrs)
+/* --update's change list takes @diff over (NULL for added and removed). */
+static int add_change(struct scan *s, const char *path, uint32_t what, const char *xattrs,
+		      json_object *diff)
 {
 	int r = 0;
 
@@ -88,14 +102,100 @@ static int add_change(struct scan *s, const char *path, uint32_t what, const cha
 		goto out;
 	}
 	s->changes[s->nchanges].what = what;
+	s->changes[s->nchanges].diff = diff;
+	diff = NULL;
 	snprintf(s->changes[s->nchanges].xattrs, sizeof(s->changes[0].xattrs), "%s",
 		 xattrs ? xattrs : "");
 	s->nchanges++;
 out:
 	pthread_mutex_unlock(&s->lock);
+	json_object_put(diff);
 	if (r < 0)
 		cli_err("out of memory");
 	return r;
+}
+
+static json_object *old_new(json_object *old, json_object *now)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "old", old);
+	json_object_object_add(o, "new", now);
+	return o;
+}
+
+static json_object *hex_or_null(const uint8_t *v, size_t len)
+{
+	char *h;
+	json_object *o;
+
+	if (!v)
+		return NULL;
+	h = malloc(2 * len + 1);
+	if (!h)
+		return NULL;
+	vg_hex_encode(v, len, h);
+	o = json_object_new_string(h);
+	free(h);
+	return o;
+}
+
+static int xattr_pair(void *ctx, const char *name, const uint8_t *old, size_t oldlen,
+		      const uint8_t *now, size_t nowlen)
+{
+	json_object_object_add(ctx, name, old_new(hex_or_null(old, oldlen),
+						   hex_or_null(now, nowlen)));
+	return 0;
+}
+
+/* The old and new value of every field in @what. Return: the object, or NULL (no memory). */
+static json_object *diff_of(const struct vg_scan_rec *then, const struct vg_scan_rec *now,
+			    uint32_t what)
+{
+	size_t cap = 4 * (then->target_len > now->target_len ? then->target_len
+							       : now->target_len) + 160;
+	char *a = malloc(cap), *b = malloc(cap);
+	json_object *o = json_object_new_object();
+
+	if (!a || !b || !o) {
+		free(a);
+		free(b);
+		json_object_put(o);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < VG_SCAN__NFIELDS; i++) {
+		uint32_t bit = 1u << i;
+
+		if (!(what & bit))
+			continue;
+		if (bit == VG_SCAN_XATTRS) {
+			json_object *x = json_object_new_object();
+
+			vg_scan_xattr_each(then, now, xattr_pair, x);
+			json_object_object_add(o, "xattrs", x);
+		} else if (vg_scan_field_text(then, bit, a, cap) == 0 &&
+			   vg_scan_field_text(now, bit, b, cap) == 0) {
+			json_object_object_add(o, vg_scan_field_name(bit),
+					       old_new(json_object_new_string(a),
+						       json_object_new_string(b)));
+		}
+	}
+	free(a);
+	free(b);
+	return o;
+}
+
+/* --update: the record as found goes into the new database (@rec is left empty). */
+static int record_next(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
+{
+	struct vg_diag d = { 0 };
+
+	if (!s->next || vg_scan_db_add(s->next, rec, &d) == 0)
+		return 0;
+	tree_lock(t);
+	cli_err("%s", d.msg);
+	tree_unlock(t);
+	return -ECANCELED;
 }
 
 /* Record @rec (init) or compare it with the database (check). */
@@ -121,20 +221,30 @@ static int handle(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
 		uint32_t what;
 		char xs[256] = "";
 
+		json_object *diff;
+
 		if (!then) {
 			tree_count(t, TREE_FAIL, "added");
-			return add_change(s, rec->path, CH_ADDED, NULL) < 0 ? -ECANCELED : 0;
+			if (add_change(s, rec->path, CH_ADDED, NULL, NULL) < 0)
+				return -ECANCELED;
+			return record_next(t, s, rec);
 		}
 		then->seen = true;
 		what = vg_scan_compare(then, rec);
 		if (!what) {
 			tree_count(t, TREE_OK, NULL);
-			return 0;
+			return record_next(t, s, rec);
 		}
 		if (what & VG_SCAN_XATTRS)
 			vg_scan_xattr_diff(then, rec, xs, sizeof(xs));
 		tree_count(t, TREE_FAIL, "changed");
-		return add_change(s, rec->path, what, xs) < 0 ? -ECANCELED : 0;
+		diff = diff_of(then, rec, what);
+		if (!diff || add_change(s, rec->path, what, xs, diff) < 0) {
+			if (!diff)
+				cli_err("out of memory");
+			return -ECANCELED;
+		}
+		return record_next(t, s, rec);
 	}
 }
 
@@ -219,6 +329,31 @@ static void what_list(const struct change *c, char *out, size_t cap)
 	}
 }
 
+/* "  FIELD: OLD -> NEW" lines, and "  xattr NAME: OLDHEX -> NEWHEX" ("(none)" when absent). */
+static void print_diff(json_object *diff)
+{
+	if (!diff)
+		return;
+	json_object_object_foreach(diff, field, v) {
+		json_object *old, *now;
+
+		if (strcmp(field, "xattrs") == 0) {
+			json_object_object_foreach(v, name, x) {
+				json_object_object_get_ex(x, "old", &old);
+				json_object_object_get_ex(x, "new", &now);
+				printf("  xattr %s: %s -> %s\n", name,
+				       old ? json_object_get_string(old) : "(none)",
+				       now ? json_object_get_string(now) : "(none)");
+			}
+			continue;
+		}
+		json_object_object_get_ex(v, "old", &old);
+		json_object_object_get_ex(v, "new", &now);
+		printf("  %s: %s -> %s\n", field, json_object_get_string(old),
+		       json_object_get_string(now));
+	}
+}
+
 static void report(struct scan *s, size_t checked, bool quiet)
 {
 	size_t added = 0, removed = 0, changed = 0;
@@ -252,6 +387,8 @@ static void report(struct scan *s, size_t checked, bool quiet)
 				if (c->xattrs[0])
 					json_object_object_add(o, "xattrs",
 							       json_object_new_string(c->xattrs));
+				if (c->diff)
+					json_object_object_add(o, "diff", json_object_get(c->diff));
 			}
 			puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 								  JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -271,6 +408,7 @@ static void report(struct scan *s, size_t checked, bool quiet)
 			fputs("changed: ", stdout);
 			cli_put_path(stdout, c->path);
 			printf(" (%s)\n", what);
+			print_diff(c->diff);
 		}
 	}
 	if (s->json) {
@@ -289,12 +427,47 @@ static void report(struct scan *s, size_t checked, bool quiet)
 	}
 }
 
+/*
+ * --update: keep DB as DB.old before the new one replaces it. A hard link
+ * under a temporary name, renamed over DB.old: DB stays in place, and
+ * DB.old is always a whole database. Return: 0, or -1 (said).
+ */
+static int keep_old(const char *db)
+{
+	size_t n = strlen(db);
+	char *old = malloc(n + 5), *tmp = malloc(n + 24);
+	int r = -1;
+
+	if (!old || !tmp) {
+		cli_err("out of memory");
+		goto out;
+	}
+	snprintf(old, n + 5, "%s.old", db);
+	snprintf(tmp, n + 24, "%s.old.vigil-tmp", db);
+	(void)unlink(tmp);	/* a leftover of a killed --update */
+	if (link(db, tmp) < 0) {
+		cli_file_err(db, "cannot keep the previous database as %s: %s", old, strerror(errno));
+		goto out;
+	}
+	if (rename(tmp, old) < 0) {
+		cli_file_err(old, "%s", strerror(errno));
+		(void)unlink(tmp);
+		goto out;
+	}
+	r = 0;
+out:
+	free(old);
+	free(tmp);
+	return r;
+}
+
 int cmd_scan(int argc, char **argv)
 {
 	static const struct cli_opt opts[] = {
 		{ "init", no_argument, 'i', 'i' },
 		CLI_OPT_OUTPUT('o'),
 		{ "check", required_argument, 'C', 'C' },
+		{ "update", required_argument, 'U', 'U' },
 		CLI_OPT_HMAC_KEY('H'),
 		CLI_OPT_CONFIG('c'),
 		CLI_OPT_ALGO('a'),
@@ -307,6 +480,7 @@ int cmd_scan(int argc, char **argv)
 		CLI_OPT_HELP,
 	};
 	const char *check = NULL;
+	bool update = false;
 	struct scan *s = NULL;
 	struct vg_config cfg;
 	struct vg_hmac_key hk = { 0 };
@@ -332,7 +506,13 @@ int cmd_scan(int argc, char **argv)
 			init = true;
 			break;
 		case 'C':
+		case 'U':
+			if (check) {
+				cli_err("give one of --check DB or --update DB");
+				goto out;
+			}
 			check = optarg;
+			update = c == 'U';
 			break;
 		default:
 			rc = cli_opts_stop(help, c);
@@ -340,7 +520,7 @@ int cmd_scan(int argc, char **argv)
 		}
 	}
 	if (init == !!check) {
-		cli_err("give exactly one of --init or --check DB");
+		cli_err("give exactly one of --init, --check DB or --update DB");
 		goto out;
 	}
 	if (init && !o.output) {
@@ -352,7 +532,8 @@ int cmd_scan(int argc, char **argv)
 		goto out;
 	}
 	if (check && optind < argc) {
-		cli_err("--check walks the roots recorded in the database; give no PATH");
+		cli_err("--%s walks the roots recorded in the database; give no PATH",
+			update ? "update" : "check");
 		goto out;
 	}
 	if (cli_load_config(cf.config, &cfg) < 0)
@@ -397,6 +578,12 @@ int cmd_scan(int argc, char **argv)
 		for (int i = 0; i < nroots; i++)
 			roots[i] = (char *)vg_scan_db_root(s->db, (size_t)i);
 		s->roots = roots;
+		/* the new database is written beside DB and renamed over it at the end */
+		if (update && vg_scan_db_create(check, s->algo, roots, (size_t)nroots, hk.key, hk.len,
+						&s->next, &d) < 0) {
+			cli_err("%s", d.msg);
+			goto out;
+		}
 	}
 	to.config = &cfg;
 	have_tree = true;
@@ -423,11 +610,25 @@ int cmd_scan(int argc, char **argv)
 		for (size_t i = 0; i < vg_scan_db_count(s->db); i++) {
 			struct vg_scan_rec *rec = vg_scan_db_rec(s->db, i);
 
-			if (!rec->seen && add_change(s, rec->path, CH_REMOVED, NULL) < 0)
+			if (!rec->seen && add_change(s, rec->path, CH_REMOVED, NULL, NULL) < 0)
 				goto out;
 		}
 		report(s, checked, to.quiet);
 		rc = st.n[TREE_ERROR] ? EXIT_ERROR : s->nchanges ? EXIT_NOTVERIFIED : EXIT_OK;
+		if (update && st.n[TREE_ERROR]) {
+			cli_err("%llu entries could not be read; %s not updated",
+				(unsigned long long)st.n[TREE_ERROR], check);
+		} else if (update) {
+			if (keep_old(check) < 0 || vg_scan_db_commit(s->next, &d) < 0) {
+				if (d.msg[0])
+					cli_err("%s", d.msg);
+				rc = EXIT_ERROR;
+				goto out;
+			}
+			if (!to.quiet && !s->json)
+				printf("%s updated (%zu entries); the previous database is %s.old\n",
+				       check, checked, check);
+		}
 	}
 	if (fflush(stdout) != 0) {
 		cli_err("writing output: %s", strerror(errno));
@@ -437,8 +638,11 @@ out:
 	if (have_tree)
 		tree_release(&t);
 	if (s) {
-		for (size_t i = 0; i < s->nchanges; i++)
+		for (size_t i = 0; i < s->nchanges; i++) {
 			free(s->changes[i].path);
+			json_object_put(s->changes[i].diff);
+		}
+		vg_scan_db_free(s->next);
 		free(s->changes);
 		free(s->roots);
 		vg_scan_db_free(s->db);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # vigil scan: --init records a tree; --check reports exactly the changes
-# made and no others; the database refuses to load when altered in any
-# way or checked with another key; a failed --init leaves no database.
+# made and no others, each with its old and new value; --update records
+# the tree as found and keeps the previous database; the database refuses
+# to load when altered in any way or checked with another key; a failed
+# --init or --update leaves the database as it was.
 . "$SRCDIR/tests/lib.sh"
 vg_init
 K=$VECTORS/evmctl/keys
@@ -15,6 +17,7 @@ echo hi >$R/c/x; ln -s x $R/c/sym; mkfifo $R/c/fifo; ln $R/c/x $R/c/hard
 printf 'n' >"$R/c/$(printf 'new\nline')"
 setfattr -n user.tag -v one $R/a/f1
 mkdir $R/c/dir
+cp $R/a/f2 db.f2
 
 check "scan --init" "$VIGIL" scan --init -q -o db --hmac-key "$HK" $R
 check_eq "init summary" "$("$VIGIL" scan --init -o db2 --hmac-key "$HK" $R)" \
@@ -35,8 +38,11 @@ echo new >$R/a/new
 ln -sf f8 $R/c/sym
 rm $R/a/f9; mkdir $R/a/f9
 touch -d @0 $R/a/f10		# only the times
+d2_then=$(sha256sum <db.f2 | cut -d' ' -f1)
 out=$("$VIGIL" scan --check db --hmac-key "$HK"); rc=$?
 check_eq "changes: exit 1" "$rc" 1
+full=$out
+out=$(grep -v '^  ' <<<"$full")
 want="changed: $R/a/f1 (ctime, xattrs: user.tag)
 changed: $R/a/f10 (mtime, ctime)
 changed: $R/a/f2 (content, mtime, ctime)
@@ -50,6 +56,20 @@ added: $R/a/new
 changed: $R/c/sym (size, mtime, ctime, inode, target)
 60 entries checked: 1 added, 1 removed, 9 changed"
 check_eq "exactly the changes made, sorted, and no others" "$out" "$want"
+# each change with its old and new value, under its line
+detail() { grep -A12 -F "changed: $R/a/$1 (" <<<"$full" | sed -n '2,$p' | sed '/^[^ ]/,$d'; }
+check_eq "old -> new: mode" "$(detail f3 | grep mode:)" "  mode: 0644 -> 0600"
+check_eq "old -> new: uid" "$(detail f4 | grep uid:)" "  uid: 0 -> 5"
+check_eq "old -> new: gid" "$(detail f5 | grep gid:)" "  gid: 0 -> 5"
+check_eq "old -> new: content digest" "$(detail f2 | grep content:)" \
+	"  content: sha256:$d2_then -> sha256:$(sha256sum <$R/a/f2 | cut -d' ' -f1)"
+check_eq "old -> new: an xattr's value" "$(detail f1 | grep xattr)" "  xattr user.tag: 6f6e65 -> 74776f"
+check_eq "old -> new: an xattr added" "$(detail f6 | grep xattr)" "  xattr security.ima: (none) -> 0401"
+check_eq "old -> new: mtime, in UTC with nanoseconds" "$(detail f10 | grep mtime: | sed 's/.*-> //')" \
+	"1970-01-01T00:00:00.000000000Z"
+check_eq "old -> new: the type" "$(detail f9)" "  type: regular file -> directory"
+check_eq "old -> new: a link's target" \
+	"$(grep -A6 -F "changed: $R/c/sym (" <<<"$full" | grep target:)" "  target: x -> f8"
 
 js=$("$VIGIL" scan --check db --json --hmac-key "$HK")
 check "--json: valid, one object per change and a summary" python3 -c '
@@ -59,7 +79,34 @@ assert o[-1]=={"summary":True,"checked":60,"added":1,"removed":1,"changed":9}, o
 c={x["file"].split("/")[-1]:x for x in o[:-1]}
 assert c["f2"]["what"]==["content","mtime","ctime"], c["f2"]
 assert c["f7"]["change"]=="removed" and c["new"]["change"]=="added"
-assert c["f1"]["xattrs"]=="user.tag"' <<<"$js"
+assert c["f1"]["xattrs"]=="user.tag"
+assert c["f3"]["diff"]["mode"]=={"old":"0644","new":"0600"}, c["f3"]
+assert c["f1"]["diff"]["xattrs"]=={"user.tag":{"old":"6f6e65","new":"74776f"}}, c["f1"]
+assert c["f6"]["diff"]["xattrs"]["security.ima"]=={"old":None,"new":"0401"}
+assert c["sym"]["diff"]["target"]=={"old":"x","new":"f8"}
+assert set(c["f2"]["diff"])==set(c["f2"]["what"]), c["f2"]' <<<"$js"
+
+# --update: the same report, then DB is the tree as found, DB.old the one before
+cp db db.before
+"$VIGIL" scan --update db --hmac-key "$HK" >upd.out; rc=$?
+check_eq "--update with changes: exit 1" "$rc" 1
+check_eq "--update reports what --check did" "$(grep -v '^  ' upd.out | sed '$d')" "$want"
+check "--update says what it wrote" grep -qx "db updated (60 entries); the previous database is db.old" upd.out
+check "--update: the previous database is db.old, byte for byte" cmp db.before db.old
+check_rc 1 "--update: db.old still reports the changes" "$VIGIL" scan --check db.old -q --hmac-key "$HK"
+check "--update: the new database checks clean" "$VIGIL" scan --check db -q --hmac-key "$HK"
+check_eq "--update: no temporary file left" "$(ls -a | grep -c vigil-tmp)" 0
+# an entry that cannot be read (the scan runs as nobody): nothing written
+mkdir -m 777 nb
+cp db nb/db; cp db nb/db.keep; cp "$HK" nb/hk; chown -R 65534:65534 nb
+chmod 000 $R/a/f20
+check_rc 2 "--update with an unreadable entry: exit 2" setpriv --reuid=65534 --regid=65534 \
+	--clear-groups "$VIGIL" scan --update nb/db --hmac-key nb/hk
+cp "$T/.out" nb.err
+check "... saying the database was not updated" grep -q "could not be read; nb/db not updated" nb.err
+chmod 644 $R/a/f20
+check "... and it is as it was" cmp nb/db nb/db.keep
+check "... with no db.old and no temporary file" test "$(ls -a nb)" = "$(printf '.\n..\ndb\ndb.keep\nhk')"
 
 # the database is authenticated
 head -c 32 /dev/urandom >other.key
@@ -167,4 +214,5 @@ check_rc 2 "no key" "$VIGIL" scan --init -o x.db $R
 check_rc 2 "both modes" "$VIGIL" scan --init --check db -o x.db --hmac-key "$HK" $R
 check_rc 2 "--init without -o" "$VIGIL" scan --init --hmac-key "$HK" $R
 check_rc 2 "--check with a path" "$VIGIL" scan --check db --hmac-key "$HK" $R
+check_rc 2 "--check and --update" "$VIGIL" scan --check db --update db --hmac-key "$HK"
 check "--help" "$VIGIL" scan --help

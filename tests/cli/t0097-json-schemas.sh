@@ -81,6 +81,10 @@ echo three >t/c; rm t/b; chmod 600 t/a
 js "scan --check, changes" scan-check 1 --lines -- "$VIGIL" scan --check db --json --hmac-key "$HK"
 check "... added, removed and changed lines" sh -c 'grep -q "\"added\"" out.json &&
 	grep -q "\"removed\"" out.json && grep -q "\"changed\"" out.json'
+check "... with old and new values" grep -q '"diff":{"mode":{"old":"0644","new":"0600"}' out.json
+setfattr -n user.k -v 1 t/a
+js "scan --update, changes" scan-check 1 --lines -- "$VIGIL" scan --update db --json --hmac-key "$HK"
+js "scan --check after --update" scan-check 0 --lines -- "$VIGIL" scan --check db --json --hmac-key "$HK"
 
 # ---- policy check ----
 printf 'appraise func=BPRM_CHECK\nmeasure func=FILE_CHECK mask=MAY_READ\n' >good.pol

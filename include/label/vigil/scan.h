@@ -85,6 +85,29 @@ uint32_t vg_scan_compare(const struct vg_scan_rec *then, const struct vg_scan_re
 int vg_scan_xattr_diff(const struct vg_scan_rec *a, const struct vg_scan_rec *b, char *out,
 		       size_t cap);
 
+/* One extended attribute that differs: @old NULL when added, @new NULL when removed. */
+typedef int (*vg_scan_xattr_fn)(void *ctx, const char *name, const uint8_t *old, size_t oldlen,
+				const uint8_t *new_, size_t newlen);
+
+/*
+ * vg_scan_xattr_each - call @fn for each xattr whose value differs between
+ * @a (then) and @b (now), names of @a first, then those only in @b.
+ * Return: 0, or the first negative value @fn returned.
+ */
+int vg_scan_xattr_each(const struct vg_scan_rec *a, const struct vg_scan_rec *b,
+		       vg_scan_xattr_fn fn, void *ctx);
+
+/*
+ * vg_scan_field_text - @r's value of the field @bit (one VG_SCAN_* but
+ * VG_SCAN_XATTRS) as text, NUL terminated in @out: the type's name,
+ * "ALGO:HEX", decimal sizes, ids and inodes, octal permissions, UTC
+ * ISO 8601 times with nanoseconds, the link target with bytes outside
+ * printable ASCII (and the backslash) as \xNN.
+ * Return: 0, -ENOSPC (@cap too small: 4 * target length + 1 is always
+ * enough, 160 for every other field), -EINVAL (VG_SCAN_XATTRS, unknown).
+ */
+int vg_scan_field_text(const struct vg_scan_rec *r, uint32_t bit, char *out, size_t cap);
+
 struct vg_scan_db;
 
 /*
