@@ -31,6 +31,7 @@ static const char help[] =
 	"usage: vigil scan --init -o DB [--config FILE] [--hmac-key KEYFILE] [--algo ALGO] PATH...\n"
 	"       vigil scan --check DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --update DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
+	"       vigil scan --compare DB1 DB2 [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"\n"
 	"Record a tree in a database (--init), or compare the tree with it (--check):\n"
 	"entries added, removed, and changed in type, content, size, mode, uid, gid,\n"
@@ -44,6 +45,7 @@ static const char help[] =
 	"  -U, --update DB        check, then replace DB with the tree as found (the\n"
 	"                         previous database is kept as DB.old); nothing is\n"
 	"                         written when an entry could not be read\n"
+	"  -D, --compare DB1 DB2  what changed from DB1 to DB2 (two databases, no tree)\n"
 	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration); any key file\n"
 	CLI_HELP_KEYOPTS
 	CLI_HELP_CONFIG
@@ -428,6 +430,61 @@ static void report(struct scan *s, size_t checked, bool quiet)
 }
 
 /*
+ * --compare DB1 DB2: the report --check would give had DB2's tree been
+ * checked against DB1. Return: the exit status.
+ */
+static int compare_dbs(struct scan *s, const char *p1, const char *p2,
+		       const struct vg_hmac_key *hk, bool quiet)
+{
+	struct vg_scan_db *b = NULL;
+	struct vg_diag d = { 0 };
+	int rc = EXIT_ERROR;
+
+	if (vg_scan_db_open(p1, hk->key, hk->len, &s->db, &d) < 0 ||
+	    vg_scan_db_open(p2, hk->key, hk->len, &b, &d) < 0) {
+		cli_err("%s", d.msg);
+		goto out;
+	}
+	for (size_t i = 0; i < vg_scan_db_count(b); i++) {
+		struct vg_scan_rec *now = vg_scan_db_rec(b, i);
+		struct vg_scan_rec *then = vg_scan_db_lookup(s->db, now->path, now->path_len);
+		uint32_t what;
+		char xs[256] = "";
+		json_object *diff;
+
+		if (!then) {
+			if (add_change(s, now->path, CH_ADDED, NULL, NULL) < 0)
+				goto out;
+			continue;
+		}
+		then->seen = true;
+		what = vg_scan_compare(then, now);
+		if (!what)
+			continue;
+		if (what & VG_SCAN_XATTRS)
+			vg_scan_xattr_diff(then, now, xs, sizeof(xs));
+		diff = diff_of(then, now, what);
+		if (!diff) {
+			cli_err("out of memory");
+			goto out;
+		}
+		if (add_change(s, now->path, what, xs, diff) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < vg_scan_db_count(s->db); i++) {
+		struct vg_scan_rec *then = vg_scan_db_rec(s->db, i);
+
+		if (!then->seen && add_change(s, then->path, CH_REMOVED, NULL, NULL) < 0)
+			goto out;
+	}
+	report(s, vg_scan_db_count(b), quiet);
+	rc = s->nchanges ? EXIT_NOTVERIFIED : EXIT_OK;
+out:
+	vg_scan_db_free(b);
+	return rc;
+}
+
+/*
  * --update: keep DB as DB.old before the new one replaces it. A hard link
  * under a temporary name, renamed over DB.old: DB stays in place, and
  * DB.old is always a whole database. Return: 0, or -1 (said).
@@ -468,6 +525,7 @@ int cmd_scan(int argc, char **argv)
 		CLI_OPT_OUTPUT('o'),
 		{ "check", required_argument, 'C', 'C' },
 		{ "update", required_argument, 'U', 'U' },
+		{ "compare", required_argument, 'D', 'D' },
 		CLI_OPT_HMAC_KEY('H'),
 		CLI_OPT_CONFIG('c'),
 		CLI_OPT_ALGO('a'),
@@ -481,6 +539,7 @@ int cmd_scan(int argc, char **argv)
 	};
 	const char *check = NULL;
 	bool update = false;
+	const char *compare = NULL;
 	struct scan *s = NULL;
 	struct vg_config cfg;
 	struct vg_hmac_key hk = { 0 };
@@ -505,6 +564,9 @@ int cmd_scan(int argc, char **argv)
 		case 'i':
 			init = true;
 			break;
+		case 'D':
+			compare = optarg;
+			break;
 		case 'C':
 		case 'U':
 			if (check) {
@@ -519,7 +581,16 @@ int cmd_scan(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (init == !!check) {
+	if (compare && (init || check)) {
+		cli_err("give one of --init, --check DB, --update DB or --compare DB1 DB2");
+		goto out;
+	}
+	if (compare) {
+		if (optind != argc - 1) {
+			cli_err("--compare DB1 DB2: two databases");
+			goto out;
+		}
+	} else if (init == !!check) {
 		cli_err("give exactly one of --init, --check DB or --update DB");
 		goto out;
 	}
@@ -553,6 +624,10 @@ int cmd_scan(int argc, char **argv)
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->json = o.json;
+	if (compare) {
+		rc = compare_dbs(s, compare, argv[optind], &hk, to.quiet);
+		goto out;
+	}
 	if (init) {
 		s->algo = cf.algo >= 0 ? (unsigned int)cf.algo : cfg.algo;
 		roots = argv + optind;

@@ -96,6 +96,14 @@ check "--update: the previous database is db.old, byte for byte" cmp db.before d
 check_rc 1 "--update: db.old still reports the changes" "$VIGIL" scan --check db.old -q --hmac-key "$HK"
 check "--update: the new database checks clean" "$VIGIL" scan --check db -q --hmac-key "$HK"
 check_eq "--update: no temporary file left" "$(ls -a | grep -c vigil-tmp)" 0
+# --compare: two databases, no tree; the report --check gave
+"$VIGIL" scan --compare db.old db --hmac-key "$HK" >cmp.out; rc=$?
+check_eq "--compare of the databases before and after: exit 1" "$rc" 1
+check_eq "--compare: the same changes, with the same old and new values" "$(cat cmp.out)" "$full"
+check_rc 0 "--compare of a database with itself: exit 0" "$VIGIL" scan --compare db db --hmac-key "$HK"
+cp db.old db.bad; printf 'x' | dd of=db.bad bs=1 seek=$(( $(stat -c %s db.bad) - 20 )) conv=notrunc status=none
+check_rc 2 "--compare with an altered database: refused" "$VIGIL" scan --compare db.bad db --hmac-key "$HK"
+check_rc 2 "--compare needs two databases" "$VIGIL" scan --compare db --hmac-key "$HK"
 # an entry that cannot be read (the scan runs as nobody): nothing written
 mkdir -m 777 nb
 cp db nb/db; cp db nb/db.keep; cp "$HK" nb/hk; chown -R 65534:65534 nb
