@@ -46,6 +46,9 @@ static const char help[] =
 	"                         previous database is kept as DB.old); nothing is\n"
 	"                         written when an entry could not be read\n"
 	"  -D, --compare DB1 DB2  what changed from DB1 to DB2 (two databases, no tree)\n"
+	"  -L, --limit PATH       --check, --update: only PATH and what is under it (as\n"
+	"                         recorded: under one of the database's roots); --update\n"
+	"                         keeps the records of the rest as they were\n"
 	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration); any key file\n"
 	CLI_HELP_KEYOPTS
 	CLI_HELP_CONFIG
@@ -429,6 +432,42 @@ static void report(struct scan *s, size_t checked, bool quiet)
 	}
 }
 
+/* Return: whether @path is @dir or under it (path components, as recorded). */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strncmp(path, dir, n) != 0)
+		return false;
+	return path[n] == 0 || path[n] == '/' || (n && dir[n - 1] == '/');
+}
+
+/* --update --limit: a copy of @r, outside the limit, into @next. Return: 0, -1 (said). */
+static int keep_rec(struct vg_scan_db *next, const struct vg_scan_rec *r)
+{
+	struct vg_scan_rec c = *r;
+	struct vg_diag d = { 0 };
+
+	c.path = strndup(r->path, r->path_len);
+	c.xattrs = r->xattrs_len ? malloc(r->xattrs_len) : NULL;
+	c.target = r->target_len ? malloc(r->target_len) : NULL;
+	if (!c.path || (r->xattrs_len && !c.xattrs) || (r->target_len && !c.target)) {
+		vg_scan_rec_release(&c);
+		cli_err("out of memory");
+		return -1;
+	}
+	if (r->xattrs_len)
+		memcpy(c.xattrs, r->xattrs, r->xattrs_len);
+	if (r->target_len)
+		memcpy(c.target, r->target, r->target_len);
+	if (vg_scan_db_add(next, &c, &d) < 0) {
+		vg_scan_rec_release(&c);
+		cli_err("%s", d.msg);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * --compare DB1 DB2: the report --check would give had DB2's tree been
  * checked against DB1. Return: the exit status.
@@ -526,6 +565,7 @@ int cmd_scan(int argc, char **argv)
 		{ "check", required_argument, 'C', 'C' },
 		{ "update", required_argument, 'U', 'U' },
 		{ "compare", required_argument, 'D', 'D' },
+		{ "limit", required_argument, 'L', 'L' },
 		CLI_OPT_HMAC_KEY('H'),
 		CLI_OPT_CONFIG('c'),
 		CLI_OPT_ALGO('a'),
@@ -540,6 +580,7 @@ int cmd_scan(int argc, char **argv)
 	const char *check = NULL;
 	bool update = false;
 	const char *compare = NULL;
+	char *limit = NULL;
 	struct scan *s = NULL;
 	struct vg_config cfg;
 	struct vg_hmac_key hk = { 0 };
@@ -567,6 +608,9 @@ int cmd_scan(int argc, char **argv)
 		case 'D':
 			compare = optarg;
 			break;
+		case 'L':
+			limit = optarg;
+			break;
 		case 'C':
 		case 'U':
 			if (check) {
@@ -583,6 +627,10 @@ int cmd_scan(int argc, char **argv)
 	}
 	if (compare && (init || check)) {
 		cli_err("give one of --init, --check DB, --update DB or --compare DB1 DB2");
+		goto out;
+	}
+	if (limit && !check) {
+		cli_err("--limit PATH goes with --check DB or --update DB");
 		goto out;
 	}
 	if (compare) {
@@ -653,6 +701,21 @@ int cmd_scan(int argc, char **argv)
 		for (int i = 0; i < nroots; i++)
 			roots[i] = (char *)vg_scan_db_root(s->db, (size_t)i);
 		s->roots = roots;
+		if (limit) {
+			size_t ll = strlen(limit);
+			int i;
+
+			while (ll > 1 && limit[ll - 1] == '/')
+				limit[--ll] = 0;
+			for (i = 0; i < nroots && !under(limit, roots[i]); i++)
+				;
+			if (i == nroots) {
+				cli_err("--limit %s: not under a root of %s (the roots are recorded as "
+					"given to --init: %s%s)", limit, check, roots[0],
+					nroots > 1 ? ", ..." : "");
+				goto out;
+			}
+		}
 		/* the new database is written beside DB and renamed over it at the end */
 		if (update && vg_scan_db_create(check, s->algo, roots, (size_t)nroots, hk.key, hk.len,
 						&s->next, &d) < 0) {
@@ -662,7 +725,7 @@ int cmd_scan(int argc, char **argv)
 	}
 	to.config = &cfg;
 	have_tree = true;
-	if (tree_run(&to, &scan_ops, s, roots, nroots, &st, &t) < 0)
+	if (tree_run(&to, &scan_ops, s, limit ? &limit : roots, limit ? 1 : nroots, &st, &t) < 0)
 		goto out;
 	if (init) {
 		if (st.n[TREE_ERROR]) {
@@ -685,6 +748,12 @@ int cmd_scan(int argc, char **argv)
 		for (size_t i = 0; i < vg_scan_db_count(s->db); i++) {
 			struct vg_scan_rec *rec = vg_scan_db_rec(s->db, i);
 
+			if (limit && !under(rec->path, limit)) {
+				/* outside the limit: not looked at; --update keeps the record */
+				if (s->next && keep_rec(s->next, rec) < 0)
+					goto out;
+				continue;
+			}
 			if (!rec->seen && add_change(s, rec->path, CH_REMOVED, NULL, NULL) < 0)
 				goto out;
 		}

@@ -104,6 +104,22 @@ check_rc 0 "--compare of a database with itself: exit 0" "$VIGIL" scan --compare
 cp db.old db.bad; printf 'x' | dd of=db.bad bs=1 seek=$(( $(stat -c %s db.bad) - 20 )) conv=notrunc status=none
 check_rc 2 "--compare with an altered database: refused" "$VIGIL" scan --compare db.bad db --hmac-key "$HK"
 check_rc 2 "--compare needs two databases" "$VIGIL" scan --compare db --hmac-key "$HK"
+# --limit: one subtree checked; --update --limit records it and keeps the rest
+chmod 0640 $R/a/f30
+echo more >>$R/c/x
+check_eq "--limit: only the subtree's change" \
+	"$("$VIGIL" scan --check db --limit $R/c/ --hmac-key "$HK" | grep -v '^  ')" \
+	"changed: $R/c/hard (content, size, mtime, ctime)
+changed: $R/c/x (content, size, mtime, ctime)
+7 entries checked: 0 added, 0 removed, 2 changed"
+check_rc 1 "--update --limit: exit 1 (changes)" "$VIGIL" scan --update db --limit $R/c -q --hmac-key "$HK"
+check_eq "--update --limit: the subtree recorded, the rest as it was" \
+	"$("$VIGIL" scan --check db --hmac-key "$HK" | grep -v '^  ')" \
+	"changed: $R/a/f30 (mode, ctime)
+60 entries checked: 0 added, 0 removed, 1 changed"
+check_rc 2 "--limit outside the recorded roots: refused" "$VIGIL" scan --check db --limit /etc --hmac-key "$HK"
+cp "$T/.out" limit.err
+check "... naming the roots" grep -q "not under a root of db" limit.err
 # an entry that cannot be read (the scan runs as nobody): nothing written
 mkdir -m 777 nb
 cp db nb/db; cp db nb/db.keep; cp "$HK" nb/hk; chown -R 65534:65534 nb
