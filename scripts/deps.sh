@@ -17,6 +17,7 @@ pkgs=(
 	util-linux e2fsprogs python3 sqlite3
 	man-db		# man -l renders the built pages (t0096)
 	python3-jsonschema	# t0097: every --json output against its docs/schemas/ schema
+	aide		# t0044: vigil scan beside AIDE on the same changes (and bench/tree's peer)
 	systemd strace	# t0094: systemd-analyze verify/security of the units; the daemons' system calls
 	valgrind	# make leakcheck LEAKCHECK=valgrind
 	postgresql	# server binaries for the tests' throwaway clusters (tests/lib-pg.sh); the
@@ -25,7 +26,7 @@ pkgs=(
 	dpkg-dev debhelper lintian iproute2
 )
 if [ "${1:-}" = "--bench" ]; then
-	pkgs+=(aide hyperfine fapolicyd)
+	pkgs+=(hyperfine fapolicyd)
 fi
 
 missing=()
