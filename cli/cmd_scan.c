@@ -15,16 +15,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <json-c/json.h>
 
 #include "cli.h"
 #include "opts.h"
 #include "tree.h"
+#include "vigil/outfile.h"
 #include "vigil/scan.h"
 
 static const char help[] =
@@ -46,6 +49,10 @@ static const char help[] =
 	"                         previous database is kept as DB.old); nothing is\n"
 	"                         written when an entry could not be read\n"
 	"  -D, --compare DB1 DB2  what changed from DB1 to DB2 (two databases, no tree)\n"
+	"      --report FILE      --check, --update: also write the report to FILE (replaced\n"
+	"                         whole, mode 0640)\n"
+	"      --on-change CMD    --check, --update: when something changed, run CMD with\n"
+	"                         /bin/sh, the report on its stdin (as dailyaidecheck mails it)\n"
 	"  -L, --limit PATH       --check, --update: only PATH and what is under it (as\n"
 	"                         recorded: under one of the database's roots); --update\n"
 	"                         keeps the records of the rest as they were\n"
@@ -335,7 +342,7 @@ static void what_list(const struct change *c, char *out, size_t cap)
 }
 
 /* "  FIELD: OLD -> NEW" lines, and "  xattr NAME: OLDHEX -> NEWHEX" ("(none)" when absent). */
-static void print_diff(json_object *diff)
+static void print_diff(FILE *out, json_object *diff)
 {
 	if (!diff)
 		return;
@@ -346,7 +353,7 @@ static void print_diff(json_object *diff)
 			json_object_object_foreach(v, name, x) {
 				json_object_object_get_ex(x, "old", &old);
 				json_object_object_get_ex(x, "new", &now);
-				printf("  xattr %s: %s -> %s\n", name,
+				fprintf(out, "  xattr %s: %s -> %s\n", name,
 				       old ? json_object_get_string(old) : "(none)",
 				       now ? json_object_get_string(now) : "(none)");
 			}
@@ -354,12 +361,12 @@ static void print_diff(json_object *diff)
 		}
 		json_object_object_get_ex(v, "old", &old);
 		json_object_object_get_ex(v, "new", &now);
-		printf("  %s: %s -> %s\n", field, json_object_get_string(old),
+		fprintf(out, "  %s: %s -> %s\n", field, json_object_get_string(old),
 		       json_object_get_string(now));
 	}
 }
 
-static void report(struct scan *s, size_t checked, bool quiet)
+static void report(FILE *out, struct scan *s, size_t checked, bool quiet)
 {
 	size_t added = 0, removed = 0, changed = 0;
 
@@ -395,25 +402,25 @@ static void report(struct scan *s, size_t checked, bool quiet)
 				if (c->diff)
 					json_object_object_add(o, "diff", json_object_get(c->diff));
 			}
-			puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+			fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 								  JSON_C_TO_STRING_NOSLASHESCAPE));
 			json_object_put(o);
 			continue;
 		}
 		if (c->what == CH_ADDED) {
-			fputs("added: ", stdout);
-			cli_put_path(stdout, c->path);
-			fputc('\n', stdout);
+			fputs("added: ", out);
+			cli_put_path(out, c->path);
+			fputc('\n', out);
 		} else if (c->what == CH_REMOVED) {
-			fputs("removed: ", stdout);
-			cli_put_path(stdout, c->path);
-			fputc('\n', stdout);
+			fputs("removed: ", out);
+			cli_put_path(out, c->path);
+			fputc('\n', out);
 		} else {
 			what_list(c, what, sizeof(what));
-			fputs("changed: ", stdout);
-			cli_put_path(stdout, c->path);
-			printf(" (%s)\n", what);
-			print_diff(c->diff);
+			fputs("changed: ", out);
+			cli_put_path(out, c->path);
+			fprintf(out, " (%s)\n", what);
+			print_diff(out, c->diff);
 		}
 	}
 	if (s->json) {
@@ -424,12 +431,80 @@ static void report(struct scan *s, size_t checked, bool quiet)
 		json_object_object_add(o, "added", json_object_new_int64((int64_t)added));
 		json_object_object_add(o, "removed", json_object_new_int64((int64_t)removed));
 		json_object_object_add(o, "changed", json_object_new_int64((int64_t)changed));
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
 	} else if (!quiet) {
-		printf("%zu entries checked: %zu added, %zu removed, %zu changed\n", checked, added,
+		fprintf(out, "%zu entries checked: %zu added, %zu removed, %zu changed\n", checked, added,
 		       removed, changed);
 	}
+}
+
+/*
+ * The report on stdout, and where --report and --on-change send it: the
+ * file replaced whole (0640: it names files and digests), the command run
+ * by /bin/sh with the report on its stdin and VIGIL_SCAN_DB,
+ * VIGIL_SCAN_CHANGES in its environment, only when something changed.
+ * Return: 0, or -1 (said: the file could not be written, or the command
+ * could not run or failed).
+ */
+static int deliver(struct scan *s, size_t checked, bool quiet, const char *db,
+		   const char *file, const char *cmd)
+{
+	char *buf = NULL, n[32];
+	size_t len = 0;
+	struct vg_diag d = { 0 };
+	FILE *m;
+	int r = 0, st;
+
+	if (!file && !cmd) {
+		report(stdout, s, checked, quiet);
+		return 0;
+	}
+	m = open_memstream(&buf, &len);
+	if (!m) {
+		cli_err("out of memory");
+		return -1;
+	}
+	report(m, s, checked, false);	/* the file and the command get the summary */
+	if (fclose(m) != 0) {
+		free(buf);
+		cli_err("out of memory");
+		return -1;
+	}
+	if (quiet) {
+		report(stdout, s, checked, true);
+	} else {
+		fwrite(buf, 1, len, stdout);
+	}
+	fflush(stdout);
+	if (file && vg_outfile_put(file, buf, len, 0640, 0, &d) < 0) {
+		cli_err("--report: %s", d.msg);
+		r = -1;
+	}
+	if (cmd && s->nchanges) {
+		FILE *p;
+
+		snprintf(n, sizeof(n), "%zu", s->nchanges);
+		setenv("VIGIL_SCAN_DB", db, 1);
+		setenv("VIGIL_SCAN_CHANGES", n, 1);
+		signal(SIGPIPE, SIG_IGN);	/* a command that does not read its stdin */
+		p = popen(cmd, "w");
+		if (!p) {
+			cli_err("--on-change: cannot run '%s': %s", cmd, strerror(errno));
+			free(buf);
+			return -1;
+		}
+		fwrite(buf, 1, len, p);
+		st = pclose(p);
+		if (st != 0) {
+			cli_err("--on-change: '%s' %s %d", cmd,
+				st > 0 && WIFEXITED(st) ? "exited with status" : "failed:",
+				st > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : st);
+			r = -1;
+		}
+	}
+	free(buf);
+	return r;
 }
 
 /* Return: whether @path is @dir or under it (path components, as recorded). */
@@ -516,7 +591,7 @@ static int compare_dbs(struct scan *s, const char *p1, const char *p2,
 		if (!then->seen && add_change(s, then->path, CH_REMOVED, NULL, NULL) < 0)
 			goto out;
 	}
-	report(s, vg_scan_db_count(b), quiet);
+	report(stdout, s, vg_scan_db_count(b), quiet);
 	rc = s->nchanges ? EXIT_NOTVERIFIED : EXIT_OK;
 out:
 	vg_scan_db_free(b);
@@ -566,6 +641,8 @@ int cmd_scan(int argc, char **argv)
 		{ "update", required_argument, 'U', 'U' },
 		{ "compare", required_argument, 'D', 'D' },
 		{ "limit", required_argument, 'L', 'L' },
+		{ "report", required_argument, 0, 'R' },
+		{ "on-change", required_argument, 0, 'X' },
 		CLI_OPT_HMAC_KEY('H'),
 		CLI_OPT_CONFIG('c'),
 		CLI_OPT_ALGO('a'),
@@ -581,6 +658,7 @@ int cmd_scan(int argc, char **argv)
 	bool update = false;
 	const char *compare = NULL;
 	char *limit = NULL;
+	const char *report_file = NULL, *on_change = NULL;
 	struct scan *s = NULL;
 	struct vg_config cfg;
 	struct vg_hmac_key hk = { 0 };
@@ -611,6 +689,12 @@ int cmd_scan(int argc, char **argv)
 		case 'L':
 			limit = optarg;
 			break;
+		case 'R':
+			report_file = optarg;
+			break;
+		case 'X':
+			on_change = optarg;
+			break;
 		case 'C':
 		case 'U':
 			if (check) {
@@ -629,8 +713,8 @@ int cmd_scan(int argc, char **argv)
 		cli_err("give one of --init, --check DB, --update DB or --compare DB1 DB2");
 		goto out;
 	}
-	if (limit && !check) {
-		cli_err("--limit PATH goes with --check DB or --update DB");
+	if ((limit || report_file || on_change) && !check) {
+		cli_err("--limit, --report and --on-change go with --check DB or --update DB");
 		goto out;
 	}
 	if (compare) {
@@ -757,8 +841,10 @@ int cmd_scan(int argc, char **argv)
 			if (!rec->seen && add_change(s, rec->path, CH_REMOVED, NULL, NULL) < 0)
 				goto out;
 		}
-		report(s, checked, to.quiet);
-		rc = st.n[TREE_ERROR] ? EXIT_ERROR : s->nchanges ? EXIT_NOTVERIFIED : EXIT_OK;
+		bool delivered = deliver(s, checked, to.quiet, check, report_file, on_change) == 0;
+
+		rc = st.n[TREE_ERROR] || !delivered ? EXIT_ERROR
+		     : s->nchanges ? EXIT_NOTVERIFIED : EXIT_OK;
 		if (update && st.n[TREE_ERROR]) {
 			cli_err("%llu entries could not be read; %s not updated",
 				(unsigned long long)st.n[TREE_ERROR], check);

@@ -117,6 +117,22 @@ check_eq "--update --limit: the subtree recorded, the rest as it was" \
 	"$("$VIGIL" scan --check db --hmac-key "$HK" | grep -v '^  ')" \
 	"changed: $R/a/f30 (mode, ctime)
 60 entries checked: 0 added, 0 removed, 1 changed"
+# --report and --on-change (as dailyaidecheck mails the report)
+"$VIGIL" scan --check db --hmac-key "$HK" >plain.out
+"$VIGIL" scan --check db --hmac-key "$HK" --report rep.txt \
+	--on-change 'cat >hook.in; echo "$VIGIL_SCAN_DB $VIGIL_SCAN_CHANGES" >hook.env' >both.out; rc=$?
+check_eq "--report, --on-change: exit 1 (changes)" "$rc" 1
+check "--report: the report, as printed" cmp rep.txt plain.out
+check_eq "--report: mode 0640" "$(stat -c %a rep.txt)" 640
+check "--on-change: the report on the command's stdin" cmp hook.in plain.out
+check_eq "--on-change: its environment" "$(cat hook.env)" "db 1"
+check "stdout unchanged by either" cmp both.out plain.out
+check_rc 2 "--on-change: a failing command is an error (exit 2)" \
+	"$VIGIL" scan --check db --hmac-key "$HK" -q --on-change 'exit 3'
+cp "$T/.out" hook.err
+check "... saying so" grep -q "on-change: 'exit 3' exited with status 3" hook.err
+"$VIGIL" scan --check db --limit $R/c --hmac-key "$HK" --on-change 'touch ran' >/dev/null
+check "--on-change: not run without a change" test ! -e ran
 check_rc 2 "--limit outside the recorded roots: refused" "$VIGIL" scan --check db --limit /etc --hmac-key "$HK"
 cp "$T/.out" limit.err
 check "... naming the roots" grep -q "not under a root of db" limit.err

@@ -141,8 +141,9 @@ check_eq "  a policy line in canonical form" "$(sed -n 2p app.out)" \
 check "  a bad rule refused with its line" grep -q '^refused at 2:' app.out
 
 # --- everything else a host gets ------------------------------------------
-for u in vigild vigil-agent vigil-verifier; do
-	check "unit $u.service in $VG_UNITDIR" test -f "$D$VG_UNITDIR/$u.service"
+for u in vigild.service vigil-agent.service vigil-verifier.service vigil-scan.service \
+	vigil-scan.timer; do
+	check "unit $u in $VG_UNITDIR" test -f "$D$VG_UNITDIR/$u"
 done
 check "sysusers.d file (user vigil) in $VG_SYSUSERSDIR" grep -q '^u vigil ' "$D$VG_SYSUSERSDIR/vigil.conf"
 check "bash completion in $VG_COMPLETIONDIR" cmp "$SRCDIR/completions/vigil" "$D$VG_COMPLETIONDIR/vigil"

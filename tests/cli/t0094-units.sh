@@ -57,34 +57,40 @@ done
 # under setpriv with exactly that set, on the test's own ext4 mount.
 # Caching a verdict takes a read lease, which on a file root does not own
 # needs CAP_LEASE (without it: "no read lease (Permission denied)").
-caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$U/vigild.service" | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
-check "vigild's bounding set names CAP_SYS_ADMIN" grep -q +sys_admin <<<"$caps"
-vg_ext4 "$T/fs" 32
-head -c 32 /dev/urandom >hk
-cp /usr/bin/true "$T/fs/mine"; cp /usr/bin/true "$T/fs/theirs"; cp /usr/bin/true "$T/fs/unlabeled"
-chown 1000:1000 "$T/fs/theirs"
-"$VIGIL" label -q --hmac-key hk "$T/fs/mine" "$T/fs/theirs"
-printf 'appraise func=BPRM_CHECK\nmeasure func=BPRM_CHECK\n' >pol
-printf '#!/bin/sh\nexec setpriv --bounding-set -all,%s --inh-caps -all "%s" "$@"\n' "$caps" "$VIGILD" >vd-caps
-chmod 755 vd-caps
-VIGILD_REAL=$VIGILD
-VIGILD=$T/vd-caps
-check "vigild starts with only its unit's capabilities" \
-	vd_start --policy pol --watch "$T/fs" --hmac-key hk --log "$T/ml" --no-tpm
-check_eq "  and holds no other" "$(awk '/^CapEff/ {print $2}' /proc/"$VD_PID"/status)" \
-	"$(awk '/^CapBnd/ {print $2}' /proc/"$VD_PID"/status)"
-check "a labeled program runs" "$T/fs/mine"
-check "a labeled program of uid 1000 runs, twice" bash -c "'$T/fs/theirs' && '$T/fs/theirs'"
-check_rc 126 "an unlabeled one is denied" "$T/fs/unlabeled"
-"$VIGIL" status --control "$T/ctl" --json >st.json
-check_eq "every verdict cached under a read lease (CAP_LEASE)" \
-	"$(/usr/bin/python3 -c 'import json; c = json.load(open("st.json"))["counters"]; print(c["lease_errors"], c["leases"] >= 2)')" "0 True"
-vd_stop
-check_eq "vigild stops cleanly" "$?" 0
-check "  having said nothing of leases" bash -c "! grep -q 'no read lease' '$T/vigild.err'"
-
-# Every system call vigil-agent and vigil-verifier make at work (strace
-# -f: start, registration on swtpm, rounds, stop) is one their units'
+# the daily scan: a oneshot service and its timer (issue 20, item 4)
+for f in vigil-scan.service vigil-scan.timer; do
+	systemd-analyze verify --man=no --root="$D" "$U/$f" >"$T/verify.out" 2>&1
+	check_eq "systemd-analyze verify $f" "$?" 0
+	check_eq "  with nothing to say" "$(grep -v '^$' "$T/verify.out" | head -5)" ""
+done
+systemd-analyze security --offline=yes --root="$D" --threshold=20 "$U/vigil-scan.service" >"$T/sec.out" 2>&1
+rc=$?
+score=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$T/sec.out")
+echo "# vigil-scan.service: exposure $score (at most 2.0)"
+check_eq "systemd-analyze security --offline --threshold: vigil-scan.service" "$rc" 0
+check "vigil-scan: oneshot, skipped until its database exists" sh -c \
+	"grep -qx 'Type=oneshot' '$U/vigil-scan.service' &&
+	 grep -qx 'ConditionPathExists=/var/lib/vigil/scan.db' '$U/vigil-scan.service'"
+check "vigil-scan: its only capability reads the tree" \
+	grep -qx 'CapabilityBoundingSet=CAP_DAC_READ_SEARCH' "$U/vigil-scan.service"
+check "vigil-scan.timer: daily, catching up a missed run" sh -c \
+	"grep -qx 'OnCalendar=daily' '$U/vigil-scan.timer' && grep -qx 'Persistent=true' '$U/vigil-scan.timer'"
+# its ExecStart, verbatim but for the three paths, on a tree of the test's
+args=$(awk '/^ExecStart=/ { l = $0; while (l ~ /\\$/) { sub(/\\$/, "", l); getline n; l = l n }; print l }' \
+	"$U/vigil-scan.service" | sed -e 's/^ExecStart=[^ ]* //' -e "s|/var/lib/vigil/scan.db|$T/scan.db|" \
+	-e "s|/etc/vigil/vigil.conf|$T/scan.conf|" -e "s|/var/log/vigil/scan.report|$T/scan.report|")
+echo "# vigil-scan runs: vigil $args"
+mkdir -p "$T/scanned" && echo one >"$T/scanned/f"
+head -c 32 /dev/urandom >"$T/scan.key"
+echo "key.hmac = $T/scan.key" >"$T/scan.conf"
+"$VIGIL" scan --init -q -o "$T/scan.db" --config "$T/scan.conf" "$T/scanned"
+# shellcheck disable=SC2086
+check "vigil-scan's ExecStart: no change, exit 0" "$VIGIL" $args
+check "  and the report is written" grep -q "0 changed" "$T/scan.report"
+echo two >>"$T/scanned/f"
+# shellcheck disable=SC2086
+check_rc 1 "vigil-scan's ExecStart: a change, exit 1 (the unit shows failed)" "$VIGIL" $args
+check "  and the report names it" grep -q "^changed: $T/scanned/f (content, size" "$T/scan.report"
 # SystemCallFilter= lets through (tests/syscalls-allowed.py expands the
 # groups with this systemd). vigild is not traced here: a traced fanotify
 # listener answers so slowly that the machine's other opens wait on it.
