@@ -72,6 +72,9 @@ struct json_object *cli_json_path(const char *path);
 /* @n bytes at @p as a JSON string of lowercase hex (vg_hex_encode). Return: it, or NULL. */
 struct json_object *cli_json_hex(const uint8_t *p, size_t n);
 
+/* Add "algo" (the kernel's name) and "digest" (hex) of @dg to the object @o. */
+void cli_json_add_digest(struct json_object *o, const struct vg_digest *dg);
+
 /* Parse a kernel hash name that OpenSSL can compute. Return: id or -1 (reported). */
 int cli_parse_algo(const char *name);
 

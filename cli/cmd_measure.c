@@ -109,13 +109,10 @@ static void put_json(const char *path, const struct vg_digest *dg, unsigned long
 		     const char *err)
 {
 	json_object *j = json_object_new_object();
-	char hex[2 * VG_HASH_MAX_DIGEST + 1];
 
 	json_object_object_add(j, "file", cli_json_path(path));
 	if (dg) {
-		vg_hex_encode(dg->bytes, dg->len, hex);
-		json_object_object_add(j, "algo", json_object_new_string(vg_hash_name(dg->algo)));
-		json_object_object_add(j, "digest", json_object_new_string(hex));
+		cli_json_add_digest(j, dg);
 		json_object_object_add(j, "pcr", json_object_new_int((int)pcr));
 	} else {
 		json_object_object_add(j, "error", json_object_new_string(err));

@@ -136,20 +136,10 @@ static json_object *old_new(json_object *old, json_object *now)
 	return o;
 }
 
+/* an xattr value as hex, or JSON null when the name is absent on that side */
 static json_object *hex_or_null(const uint8_t *v, size_t len)
 {
-	char *h;
-	json_object *o;
-
-	if (!v)
-		return NULL;
-	h = malloc(2 * len + 1);
-	if (!h)
-		return NULL;
-	vg_hex_encode(v, len, h);
-	o = json_object_new_string(h);
-	free(h);
-	return o;
+	return v ? cli_json_hex(v, len) : NULL;
 }
 
 static int xattr_pair(void *ctx, const char *name, const uint8_t *old, size_t oldlen,
@@ -210,6 +200,36 @@ static int record_next(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
 	return -ECANCELED;
 }
 
+enum { JUDGED_SAME, JUDGED_ADDED, JUDGED_CHANGED };
+
+/*
+ * @now against its record in s->db (marked seen): a change, with its old
+ * and new values, goes into the list. --check and --compare share it.
+ * Return: JUDGED_*, or -1 (said: no memory).
+ */
+static int judge(struct scan *s, const struct vg_scan_rec *now)
+{
+	struct vg_scan_rec *then = vg_scan_db_lookup(s->db, now->path, now->path_len);
+	char xs[256] = "";
+	json_object *diff;
+	uint32_t what;
+
+	if (!then)
+		return add_change(s, now->path, CH_ADDED, NULL, NULL) < 0 ? -1 : JUDGED_ADDED;
+	then->seen = true;
+	what = vg_scan_compare(then, now);
+	if (!what)
+		return JUDGED_SAME;
+	if (what & VG_SCAN_XATTRS)
+		vg_scan_xattr_diff(then, now, xs, sizeof(xs));
+	diff = diff_of(then, now, what);
+	if (!diff) {
+		cli_err("out of memory");
+		return -1;
+	}
+	return add_change(s, now->path, what, xs, diff) < 0 ? -1 : JUDGED_CHANGED;
+}
+
 /* Record @rec (init) or compare it with the database (check). */
 static int handle(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
 {
@@ -229,33 +249,14 @@ static int handle(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
 		return 0;
 	}
 	{
-		struct vg_scan_rec *then = vg_scan_db_lookup(s->db, rec->path, rec->path_len);
-		uint32_t what;
-		char xs[256] = "";
+		int j = judge(s, rec);
 
-		json_object *diff;
-
-		if (!then) {
-			tree_count(t, TREE_FAIL, "added");
-			if (add_change(s, rec->path, CH_ADDED, NULL, NULL) < 0)
-				return -ECANCELED;
-			return record_next(t, s, rec);
-		}
-		then->seen = true;
-		what = vg_scan_compare(then, rec);
-		if (!what) {
-			tree_count(t, TREE_OK, NULL);
-			return record_next(t, s, rec);
-		}
-		if (what & VG_SCAN_XATTRS)
-			vg_scan_xattr_diff(then, rec, xs, sizeof(xs));
-		tree_count(t, TREE_FAIL, "changed");
-		diff = diff_of(then, rec, what);
-		if (!diff || add_change(s, rec->path, what, xs, diff) < 0) {
-			if (!diff)
-				cli_err("out of memory");
+		if (j < 0)
 			return -ECANCELED;
-		}
+		if (j == JUDGED_SAME)
+			tree_count(t, TREE_OK, NULL);
+		else
+			tree_count(t, TREE_FAIL, j == JUDGED_ADDED ? "added" : "changed");
 		return record_next(t, s, rec);
 	}
 }
@@ -560,29 +561,7 @@ static int compare_dbs(struct scan *s, const char *p1, const char *p2,
 		goto out;
 	}
 	for (size_t i = 0; i < vg_scan_db_count(b); i++) {
-		struct vg_scan_rec *now = vg_scan_db_rec(b, i);
-		struct vg_scan_rec *then = vg_scan_db_lookup(s->db, now->path, now->path_len);
-		uint32_t what;
-		char xs[256] = "";
-		json_object *diff;
-
-		if (!then) {
-			if (add_change(s, now->path, CH_ADDED, NULL, NULL) < 0)
-				goto out;
-			continue;
-		}
-		then->seen = true;
-		what = vg_scan_compare(then, now);
-		if (!what)
-			continue;
-		if (what & VG_SCAN_XATTRS)
-			vg_scan_xattr_diff(then, now, xs, sizeof(xs));
-		diff = diff_of(then, now, what);
-		if (!diff) {
-			cli_err("out of memory");
-			goto out;
-		}
-		if (add_change(s, now->path, what, xs, diff) < 0)
+		if (judge(s, vg_scan_db_rec(b, i)) < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < vg_scan_db_count(s->db); i++) {

@@ -153,6 +153,12 @@ struct json_object *cli_json_hex(const uint8_t *p, size_t n)
 	return o;
 }
 
+void cli_json_add_digest(struct json_object *o, const struct vg_digest *dg)
+{
+	json_object_object_add(o, "algo", json_object_new_string(vg_hash_name(dg->algo)));
+	json_object_object_add(o, "digest", cli_json_hex(dg->bytes, dg->len));
+}
+
 int cli_read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_len)
 {
 	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
