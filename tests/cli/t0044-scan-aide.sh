@@ -67,7 +67,11 @@ for l in open(sys.argv[1]):
 PY
 sed -n 's/^\(added\|removed\): \(.*\)$/\1 \2/p; s/^changed: \(.*\) (.*)$/changed \1/p' vigil.out |
 	sort >vigil.list
-sort -o aide.list aide.list
+# the directory itself: AIDE compares its mtime and ctime (1 s granularity:
+# it shows as changed when the changes fall in a later second than --init);
+# vigil does not, by design (docs/scan.md: entries coming and going are
+# reported as added and removed). Only that line is set aside.
+grep -vx "changed $D" aide.list | sort >aide.sorted; mv aide.sorted aide.list
 check "AIDE's report lists changes" test -s aide.list
 check_eq "the same entries added, removed and changed as AIDE" "$(cat vigil.list)" "$(cat aide.list)"
 check "the unchanged file is in neither" sh -c "! grep -q '/same\$' aide.list vigil.list"
