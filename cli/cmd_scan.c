@@ -15,17 +15,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include <json-c/json.h>
 
 #include "cli.h"
 #include "opts.h"
+#include "scan_report.h"
 #include "tree.h"
 #include "vigil/outfile.h"
 #include "vigil/scan.h"
@@ -61,131 +60,25 @@ static const char help[] =
 	CLI_HELP_CONFIG
 	"  -a, --algo ALGO        content hash for --init (default from the config)\n"
 	CLI_HELP_CROSS_MOUNTS
-	"  -j, --json             --check, --update: one JSON object per change (old\n"
-	"                         and new values in \"diff\"), then a summary\n"
+	"  -j, --json             --check, --update, --compare: one JSON object per change\n"
+	"                         (old and new values in \"diff\"), then a summary\n"
+	"      --format FMT       the report: text (the counts, then each entry, each\n"
+	"                         change with its old and new values), json (as --json)\n"
+	"                         or aide (AIDE 0.18's report layout, for its parsers)\n"
 	CLI_HELP_JOBS("J")
 	"  -q, --quiet            no progress line, no summary\n"
 	"Exit status: 0 recorded / no change, 1 changes found (--update: and recorded),\n"
 	"2 usage or operational\n"
 	"error (an altered database included).\n";
 
-struct change {
-	char *path;
-	uint32_t what;		/* 0: added, UINT32_MAX: removed, else VG_SCAN_* */
-	char xattrs[256];
-	json_object *diff;	/* owned: {FIELD: {old, new}, xattrs: {NAME: {old, new}}} */
-};
-
 struct scan {
 	bool check, json;
 	unsigned int algo;
 	struct vg_scan_db *db;
 	struct vg_scan_db *next;	/* --update: the database being written */
-	pthread_mutex_t lock;
-	struct change *changes;
-	size_t nchanges, cap;
+	struct scan_changes ch;
 	char **roots;
 };
-
-#define CH_ADDED 0u
-#define CH_REMOVED UINT32_MAX
-
-/* --update's change list takes @diff over (NULL for added and removed). */
-static int add_change(struct scan *s, const char *path, uint32_t what, const char *xattrs,
-		      json_object *diff)
-{
-	int r = 0;
-
-	pthread_mutex_lock(&s->lock);
-	if (s->nchanges == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct change *n = realloc(s->changes, cap * sizeof(*n));
-
-		if (!n) {
-			r = -ENOMEM;
-			goto out;
-		}
-		s->changes = n;
-		s->cap = cap;
-	}
-	s->changes[s->nchanges].path = strdup(path);
-	if (!s->changes[s->nchanges].path) {
-		r = -ENOMEM;
-		goto out;
-	}
-	s->changes[s->nchanges].what = what;
-	s->changes[s->nchanges].diff = diff;
-	diff = NULL;
-	snprintf(s->changes[s->nchanges].xattrs, sizeof(s->changes[0].xattrs), "%s",
-		 xattrs ? xattrs : "");
-	s->nchanges++;
-out:
-	pthread_mutex_unlock(&s->lock);
-	json_object_put(diff);
-	if (r < 0)
-		cli_err("out of memory");
-	return r;
-}
-
-static json_object *old_new(json_object *old, json_object *now)
-{
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "old", old);
-	json_object_object_add(o, "new", now);
-	return o;
-}
-
-/* an xattr value as hex, or JSON null when the name is absent on that side */
-static json_object *hex_or_null(const uint8_t *v, size_t len)
-{
-	return v ? cli_json_hex(v, len) : NULL;
-}
-
-static int xattr_pair(void *ctx, const char *name, const uint8_t *old, size_t oldlen,
-		      const uint8_t *now, size_t nowlen)
-{
-	json_object_object_add(ctx, name, old_new(hex_or_null(old, oldlen),
-						   hex_or_null(now, nowlen)));
-	return 0;
-}
-
-/* The old and new value of every field in @what. Return: the object, or NULL (no memory). */
-static json_object *diff_of(const struct vg_scan_rec *then, const struct vg_scan_rec *now,
-			    uint32_t what)
-{
-	size_t cap = 4 * (then->target_len > now->target_len ? then->target_len
-							       : now->target_len) + 160;
-	char *a = malloc(cap), *b = malloc(cap);
-	json_object *o = json_object_new_object();
-
-	if (!a || !b || !o) {
-		free(a);
-		free(b);
-		json_object_put(o);
-		return NULL;
-	}
-	for (unsigned int i = 0; i < VG_SCAN__NFIELDS; i++) {
-		uint32_t bit = 1u << i;
-
-		if (!(what & bit))
-			continue;
-		if (bit == VG_SCAN_XATTRS) {
-			json_object *x = json_object_new_object();
-
-			vg_scan_xattr_each(then, now, xattr_pair, x);
-			json_object_object_add(o, "xattrs", x);
-		} else if (vg_scan_field_text(then, bit, a, cap) == 0 &&
-			   vg_scan_field_text(now, bit, b, cap) == 0) {
-			json_object_object_add(o, vg_scan_field_name(bit),
-					       old_new(json_object_new_string(a),
-						       json_object_new_string(b)));
-		}
-	}
-	free(a);
-	free(b);
-	return o;
-}
 
 /* --update: the record as found goes into the new database (@rec is left empty). */
 static int record_next(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
@@ -210,24 +103,15 @@ enum { JUDGED_SAME, JUDGED_ADDED, JUDGED_CHANGED };
 static int judge(struct scan *s, const struct vg_scan_rec *now)
 {
 	struct vg_scan_rec *then = vg_scan_db_lookup(s->db, now->path, now->path_len);
-	char xs[256] = "";
-	json_object *diff;
 	uint32_t what;
 
 	if (!then)
-		return add_change(s, now->path, CH_ADDED, NULL, NULL) < 0 ? -1 : JUDGED_ADDED;
+		return changes_add(&s->ch, now->path, CH_ADDED, now->mode) < 0 ? -1 : JUDGED_ADDED;
 	then->seen = true;
 	what = vg_scan_compare(then, now);
 	if (!what)
 		return JUDGED_SAME;
-	if (what & VG_SCAN_XATTRS)
-		vg_scan_xattr_diff(then, now, xs, sizeof(xs));
-	diff = diff_of(then, now, what);
-	if (!diff) {
-		cli_err("out of memory");
-		return -1;
-	}
-	return add_change(s, now->path, what, xs, diff) < 0 ? -1 : JUDGED_CHANGED;
+	return changes_add_diff(&s->ch, then, now, what) < 0 ? -1 : JUDGED_CHANGED;
 }
 
 /* Record @rec (init) or compare it with the database (check). */
@@ -320,194 +204,6 @@ static int scan_other(struct tree *t, void *arg, const struct vg_walk_entry *e)
 
 static const struct tree_ops scan_ops = { .file = scan_file, .other = scan_other };
 
-static int cmp_change(const void *a, const void *b)
-{
-	return strcmp(((const struct change *)a)->path, ((const struct change *)b)->path);
-}
-
-static void what_list(const struct change *c, char *out, size_t cap)
-{
-	size_t used = 0;
-
-	out[0] = 0;
-	for (unsigned int i = 0; i < VG_SCAN__NFIELDS; i++) {
-		if (!(c->what & (1u << i)))
-			continue;
-		used += (size_t)snprintf(out + used, cap - used, "%s%s", used ? ", " : "",
-					 vg_scan_field_name(1u << i));
-		if ((1u << i) == VG_SCAN_XATTRS && c->xattrs[0])
-			used += (size_t)snprintf(out + used, cap - used, ": %s", c->xattrs);
-		if (used >= cap)
-			break;
-	}
-}
-
-/* "  FIELD: OLD -> NEW" lines, and "  xattr NAME: OLDHEX -> NEWHEX" ("(none)" when absent). */
-static void print_diff(FILE *out, json_object *diff)
-{
-	if (!diff)
-		return;
-	json_object_object_foreach(diff, field, v) {
-		json_object *old, *now;
-
-		if (strcmp(field, "xattrs") == 0) {
-			json_object_object_foreach(v, name, x) {
-				json_object_object_get_ex(x, "old", &old);
-				json_object_object_get_ex(x, "new", &now);
-				fprintf(out, "  xattr %s: %s -> %s\n", name,
-				       old ? json_object_get_string(old) : "(none)",
-				       now ? json_object_get_string(now) : "(none)");
-			}
-			continue;
-		}
-		json_object_object_get_ex(v, "old", &old);
-		json_object_object_get_ex(v, "new", &now);
-		fprintf(out, "  %s: %s -> %s\n", field, json_object_get_string(old),
-		       json_object_get_string(now));
-	}
-}
-
-static void report(FILE *out, struct scan *s, size_t checked, bool quiet)
-{
-	size_t added = 0, removed = 0, changed = 0;
-
-	if (s->nchanges)
-		qsort(s->changes, s->nchanges, sizeof(*s->changes), cmp_change);
-	for (size_t i = 0; i < s->nchanges; i++) {
-		const struct change *c = &s->changes[i];
-		char what[512];
-
-		if (c->what == CH_ADDED)
-			added++;
-		else if (c->what == CH_REMOVED)
-			removed++;
-		else
-			changed++;
-		if (s->json) {
-			json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "file", cli_json_path(c->path));
-			json_object_object_add(o, "change", json_object_new_string(
-				c->what == CH_ADDED ? "added" : c->what == CH_REMOVED ? "removed" : "changed"));
-			if (c->what != CH_ADDED && c->what != CH_REMOVED) {
-				json_object *a = json_object_new_array();
-
-				for (unsigned int b = 0; b < VG_SCAN__NFIELDS; b++)
-					if (c->what & (1u << b))
-						json_object_array_add(a, json_object_new_string(
-							vg_scan_field_name(1u << b)));
-				json_object_object_add(o, "what", a);
-				if (c->xattrs[0])
-					json_object_object_add(o, "xattrs",
-							       json_object_new_string(c->xattrs));
-				if (c->diff)
-					json_object_object_add(o, "diff", json_object_get(c->diff));
-			}
-			fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-								  JSON_C_TO_STRING_NOSLASHESCAPE));
-			json_object_put(o);
-			continue;
-		}
-		if (c->what == CH_ADDED) {
-			fputs("added: ", out);
-			cli_put_path(out, c->path);
-			fputc('\n', out);
-		} else if (c->what == CH_REMOVED) {
-			fputs("removed: ", out);
-			cli_put_path(out, c->path);
-			fputc('\n', out);
-		} else {
-			what_list(c, what, sizeof(what));
-			fputs("changed: ", out);
-			cli_put_path(out, c->path);
-			fprintf(out, " (%s)\n", what);
-			print_diff(out, c->diff);
-		}
-	}
-	if (s->json) {
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "summary", json_object_new_boolean(1));
-		json_object_object_add(o, "checked", json_object_new_int64((int64_t)checked));
-		json_object_object_add(o, "added", json_object_new_int64((int64_t)added));
-		json_object_object_add(o, "removed", json_object_new_int64((int64_t)removed));
-		json_object_object_add(o, "changed", json_object_new_int64((int64_t)changed));
-		fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-		json_object_put(o);
-	} else if (!quiet) {
-		fprintf(out, "%zu entries checked: %zu added, %zu removed, %zu changed\n", checked, added,
-		       removed, changed);
-	}
-}
-
-/*
- * The report on stdout, and where --report and --on-change send it: the
- * file replaced whole (0640: it names files and digests), the command run
- * by /bin/sh with the report on its stdin and VIGIL_SCAN_DB,
- * VIGIL_SCAN_CHANGES in its environment, only when something changed.
- * Return: 0, or -1 (said: the file could not be written, or the command
- * could not run or failed).
- */
-static int deliver(struct scan *s, size_t checked, bool quiet, const char *db,
-		   const char *file, const char *cmd)
-{
-	char *buf = NULL, n[32];
-	size_t len = 0;
-	struct vg_diag d = { 0 };
-	FILE *m;
-	int r = 0, st;
-
-	if (!file && !cmd) {
-		report(stdout, s, checked, quiet);
-		return 0;
-	}
-	m = open_memstream(&buf, &len);
-	if (!m) {
-		cli_err("out of memory");
-		return -1;
-	}
-	report(m, s, checked, false);	/* the file and the command get the summary */
-	if (fclose(m) != 0) {
-		free(buf);
-		cli_err("out of memory");
-		return -1;
-	}
-	if (quiet) {
-		report(stdout, s, checked, true);
-	} else {
-		fwrite(buf, 1, len, stdout);
-	}
-	fflush(stdout);
-	if (file && vg_outfile_put(file, buf, len, 0640, 0, &d) < 0) {
-		cli_err("--report: %s", d.msg);
-		r = -1;
-	}
-	if (cmd && s->nchanges) {
-		FILE *p;
-
-		snprintf(n, sizeof(n), "%zu", s->nchanges);
-		setenv("VIGIL_SCAN_DB", db, 1);
-		setenv("VIGIL_SCAN_CHANGES", n, 1);
-		signal(SIGPIPE, SIG_IGN);	/* a command that does not read its stdin */
-		p = popen(cmd, "w");
-		if (!p) {
-			cli_err("--on-change: cannot run '%s': %s", cmd, strerror(errno));
-			free(buf);
-			return -1;
-		}
-		fwrite(buf, 1, len, p);
-		st = pclose(p);
-		if (st != 0) {
-			cli_err("--on-change: '%s' %s %d", cmd,
-				st > 0 && WIFEXITED(st) ? "exited with status" : "failed:",
-				st > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : st);
-			r = -1;
-		}
-	}
-	free(buf);
-	return r;
-}
-
 /* Return: whether @path is @dir or under it (path components, as recorded). */
 static bool under(const char *path, const char *dir)
 {
@@ -567,11 +263,12 @@ static int compare_dbs(struct scan *s, const char *p1, const char *p2,
 	for (size_t i = 0; i < vg_scan_db_count(s->db); i++) {
 		struct vg_scan_rec *then = vg_scan_db_rec(s->db, i);
 
-		if (!then->seen && add_change(s, then->path, CH_REMOVED, NULL, NULL) < 0)
+		if (!then->seen && changes_add(&s->ch, then->path, CH_REMOVED, then->mode) < 0)
 			goto out;
 	}
-	report(stdout, s, vg_scan_db_count(b), quiet);
-	rc = s->nchanges ? EXIT_NOTVERIFIED : EXIT_OK;
+	s->ch.checked = vg_scan_db_count(b);
+	changes_report(stdout, &s->ch, quiet);
+	rc = s->ch.n ? EXIT_NOTVERIFIED : EXIT_OK;
 out:
 	vg_scan_db_free(b);
 	return rc;
@@ -622,6 +319,7 @@ int cmd_scan(int argc, char **argv)
 		{ "limit", required_argument, 'L', 'L' },
 		{ "report", required_argument, 0, 'R' },
 		{ "on-change", required_argument, 0, 'X' },
+		{ "format", required_argument, 0, 'F' },
 		CLI_OPT_HMAC_KEY('H'),
 		CLI_OPT_CONFIG('c'),
 		CLI_OPT_ALGO('a'),
@@ -638,6 +336,7 @@ int cmd_scan(int argc, char **argv)
 	const char *compare = NULL;
 	char *limit = NULL;
 	const char *report_file = NULL, *on_change = NULL;
+	int fmt = -1;	/* enum scan_format */
 	struct scan *s = NULL;
 	struct vg_config cfg;
 	struct vg_hmac_key hk = { 0 };
@@ -674,6 +373,18 @@ int cmd_scan(int argc, char **argv)
 		case 'X':
 			on_change = optarg;
 			break;
+		case 'F':
+			if (strcmp(optarg, "text") == 0) {
+				fmt = SCAN_TEXT;
+			} else if (strcmp(optarg, "json") == 0) {
+				fmt = SCAN_JSON;
+			} else if (strcmp(optarg, "aide") == 0) {
+				fmt = SCAN_AIDE;
+			} else {
+				cli_err("--format %s: give text, json or aide", optarg);
+				goto out;
+			}
+			break;
 		case 'C':
 		case 'U':
 			if (check) {
@@ -690,6 +401,10 @@ int cmd_scan(int argc, char **argv)
 	}
 	if (compare && (init || check)) {
 		cli_err("give one of --init, --check DB, --update DB or --compare DB1 DB2");
+		goto out;
+	}
+	if (fmt >= 0 && init) {
+		cli_err("--format goes with --check, --update or --compare");
 		goto out;
 	}
 	if ((limit || report_file || on_change) && !check) {
@@ -733,8 +448,9 @@ int cmd_scan(int argc, char **argv)
 		cli_err("out of memory");
 		goto out;
 	}
-	pthread_mutex_init(&s->lock, NULL);
 	s->json = o.json;
+	changes_init(&s->ch, fmt >= 0 ? (enum scan_format)fmt : o.json ? SCAN_JSON : SCAN_TEXT,
+		     compare ? compare : check);
 	if (compare) {
 		rc = compare_dbs(s, compare, argv[optind], &hk, to.quiet);
 		goto out;
@@ -817,13 +533,14 @@ int cmd_scan(int argc, char **argv)
 					goto out;
 				continue;
 			}
-			if (!rec->seen && add_change(s, rec->path, CH_REMOVED, NULL, NULL) < 0)
+			if (!rec->seen && changes_add(&s->ch, rec->path, CH_REMOVED, rec->mode) < 0)
 				goto out;
 		}
-		bool delivered = deliver(s, checked, to.quiet, check, report_file, on_change) == 0;
+		s->ch.checked = checked;
+		bool delivered = changes_deliver(&s->ch, to.quiet, report_file, on_change) == 0;
 
 		rc = st.n[TREE_ERROR] || !delivered ? EXIT_ERROR
-		     : s->nchanges ? EXIT_NOTVERIFIED : EXIT_OK;
+		     : s->ch.n ? EXIT_NOTVERIFIED : EXIT_OK;
 		if (update && st.n[TREE_ERROR]) {
 			cli_err("%llu entries could not be read; %s not updated",
 				(unsigned long long)st.n[TREE_ERROR], check);
@@ -834,7 +551,7 @@ int cmd_scan(int argc, char **argv)
 				rc = EXIT_ERROR;
 				goto out;
 			}
-			if (!to.quiet && !s->json)
+			if (!to.quiet && s->ch.format == SCAN_TEXT)
 				printf("%s updated (%zu entries); the previous database is %s.old\n",
 				       check, checked, check);
 		}
@@ -847,15 +564,10 @@ out:
 	if (have_tree)
 		tree_release(&t);
 	if (s) {
-		for (size_t i = 0; i < s->nchanges; i++) {
-			free(s->changes[i].path);
-			json_object_put(s->changes[i].diff);
-		}
+		changes_release(&s->ch);
 		vg_scan_db_free(s->next);
-		free(s->changes);
 		free(s->roots);
 		vg_scan_db_free(s->db);
-		pthread_mutex_destroy(&s->lock);
 		free(s);
 	}
 	vg_hmac_key_wipe(&hk);
