@@ -301,6 +301,12 @@ static int keep_old(const char *db)
 		(void)unlink(tmp);
 		goto out;
 	}
+	/*
+	 * DB.old may already be DB's inode (an --update killed after keeping
+	 * DB.old and before renaming the new database): rename() of two links
+	 * to one file does nothing, and would leave the temporary behind.
+	 */
+	(void)unlink(tmp);
 	r = 0;
 out:
 	free(old);
