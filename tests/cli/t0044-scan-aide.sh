@@ -50,8 +50,10 @@ aide --check -c aide.conf >aide.out 2>&1
 check_rc 1 "vigil scan --check: changes (exit 1)" "$VIGIL" scan --check vigil.db --hmac-key "$HK"
 "$VIGIL" scan --check vigil.db --hmac-key "$HK" >vigil.out
 
+"$VIGIL" scan --check vigil.db --hmac-key "$HK" --format aide >vigil-aide.out
+
 # AIDE's sections "Added entries:", "Removed entries:", "Changed entries:" -> KIND PATH
-/usr/bin/python3 - aide.out >aide.list <<'PY'
+cat >aide-parse.py <<'PY'
 import re, sys
 kind = None
 for l in open(sys.argv[1]):
@@ -65,6 +67,8 @@ for l in open(sys.argv[1]):
     if kind and m:
         print(kind, m.group(1))
 PY
+/usr/bin/python3 aide-parse.py aide.out >aide.list
+/usr/bin/python3 aide-parse.py vigil-aide.out | sort >vigil-aide.list
 sed -n 's/^\(added\|removed\): \(.*\)$/\1 \2/p; s/^changed: \(.*\) (.*)$/changed \1/p' vigil.out |
 	sort >vigil.list
 # the directory itself: AIDE compares its mtime and ctime (1 s granularity:
@@ -75,6 +79,34 @@ grep -vx "changed $D" aide.list | sort >aide.sorted; mv aide.sorted aide.list
 check "AIDE's report lists changes" test -s aide.list
 check_eq "the same entries added, removed and changed as AIDE" "$(cat vigil.list)" "$(cat aide.list)"
 check "the unchanged file is in neither" sh -c "! grep -q '/same\$' aide.list vigil.list"
+
+# --format aide: the parser written for AIDE's report reads vigil's, and
+# finds the same entries; AIDE's summary lines are there
+check_eq "--format aide: AIDE's parser finds the same entries in vigil's report" \
+	"$(cat vigil-aide.list)" "$(cat aide.list)"
+for l in "AIDE found differences between database and filesystem!!" "Summary:" \
+	"  Added entries:		$(grep -c '^added' vigil.list)" \
+	"  Removed entries:		$(grep -c '^removed' vigil.list)" \
+	"  Changed entries:		$(grep -c '^changed' vigil.list)"; do
+	check "--format aide: the line '$l'" grep -qxF "$l" vigil-aide.out
+done
+# each changed entry's 18-character summary agrees with AIDE's in every
+# column vigil fills, but the times (AIDE compares them to the second)
+mism=""
+for f in $(sed -n "s|^changed $D/||p" vigil.list); do
+	a=$(grep -E "^.{18}: $D/$f\$" aide.out | cut -c1-18)
+	v=$(grep -E "^.{18}: $D/$f\$" vigil-aide.out | cut -c1-18)
+	for i in 0 1 2 4 5 6 10 11 12 14; do
+		[ "${v:$i:1}" = " " ] && continue
+		[ "${v:$i:1}" = "${a:$i:1}" ] || mism="$mism $f:$i('${a:$i:1}' vs '${v:$i:1}')"
+	done
+done
+check_eq "--format aide: the change summaries agree with AIDE's" "$mism" ""
+check_rc 0 "--format aide, no change: AIDE's 'Looks okay' line" sh -c \
+	"'$VIGIL' scan --check vigil.db --hmac-key '$HK' --format aide >/dev/null; \
+	 '$VIGIL' scan --update vigil.db --hmac-key '$HK' -q >/dev/null; \
+	 '$VIGIL' scan --check vigil.db --hmac-key '$HK' --format aide |
+	 grep -qx 'AIDE found NO differences between database and filesystem. Looks okay!!'"
 
 # the table: what each reports, per kind
 echo "# kind     | AIDE (flags, detail fields)            | vigil (fields)"
