@@ -31,14 +31,16 @@
 #include "vigil/scan.h"
 
 static const char help[] =
-	"usage: vigil scan --init -o DB [--config FILE] [--hmac-key KEYFILE] [--algo ALGO] PATH...\n"
+	"usage: vigil scan --init -o DB [--config FILE] [--hmac-key KEYFILE] [--algo ALGO]\n"
+	"                  [--tpm-counter[=NVINDEX]] PATH...\n"
 	"       vigil scan --check DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --update DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --compare DB1 DB2 [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"\n"
 	"Record a tree in a database (--init), or compare the tree with it (--check):\n"
 	"entries added, removed, and changed in type, content, size, mode, uid, gid,\n"
-	"mtime, ctime, inode, xattrs or link target, each with its old and new value.\n"
+	"mtime, ctime, inode, link count, xattrs or link target, each with its old\n"
+	"and new value.\n"
 	"Mount points are not crossed.\n"
 	"The database is authenticated with an HMAC-SHA256 under a key derived from\n"
 	"the HMAC key; an altered database is refused.\n"
