@@ -10,7 +10,9 @@
  * added, removed and changed, and in what, from which value to which;
  * --update checks and then replaces DB with what it found (the previous
  * database kept as DB.old). A database that was altered, or a key that
- * differs, is refused before anything is compared.
+ * differs, is refused before anything is compared; one bound to a TPM NV
+ * counter (--tpm-counter) and older than the counter says, too
+ * (scan_counter.c).
  */
 #include <errno.h>
 #include <fcntl.h>

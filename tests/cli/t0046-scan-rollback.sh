@@ -97,6 +97,19 @@ check_rc 2 "a database bound to an index this TPM lacks: refused" \
 cp "$T/.out" err
 check "... saying so, and how to recover" grep -q "other.db: refused: the TPM has no NV index 0x01000123: the TPM was cleared, or this is not the TPM .*vigil scan --init --tpm-counter=0x01000123 -o other.db d" err
 
+# the counter undefined and an ordinary index defined in its place,
+# written with the database's value: an index that is not a counter is refused
+"$VIGIL" scan --init -q --tpm-counter=0x01000200 -o sub.db --hmac-key "$HK" d 2>/dev/null
+check "a second database on its own counter" "$VIGIL" scan --check sub.db -q --hmac-key "$HK"
+tpm2_nvundefine -C o 0x01000200
+tpm2_nvdefine -C o -s 8 -a "authread|authwrite|ownerread" 0x01000200 >/dev/null
+printf "%016x" "$(db_value sub.db)" | xxd -r -p | tpm2_nvwrite -C 0x01000200 -i - 0x01000200
+check_eq "... replaced by an ordinary index holding the database's value" "$(tpm_value 0x01000200)" \
+	"$(db_value sub.db)"
+check_rc 2 "... refused" "$VIGIL" scan --check sub.db -q --hmac-key "$HK"
+cp "$T/.out" err
+check "... as not a counter" grep -q "sub.db: refused: TPM NV index 0x01000200 is not a counter" err
+
 # no TPM
 check_rc 2 "no TPM reachable: a bound database refused" \
 	env VIGIL_TCTI="swtpm:path=$T/no-such-socket" "$VIGIL" scan --check db -q --hmac-key "$HK"

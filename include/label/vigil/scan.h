@@ -6,13 +6,17 @@
  * an HMAC-SHA256, and the comparison of a tree against it.
  *
  * The MAC covers a canonical encoding of the header (format version, hash
- * algorithm, roots) and of every record in path order, each field length
+ * algorithm, roots, the TPM NV counter it is bound to if any) and of every
+ * record in path order (with its hard link count), each field length
  * prefixed, so reordering, removing, adding or editing any row, or the
  * header, is detected. The MAC key is derived from the EVM HMAC key
  * (HMAC-SHA256(key, "vigil scan database v1")), never the key itself.
  *
  * A database is written to a temporary file beside the target and renamed
  * into place only once complete and MAC'ed.
+ *
+ * Format 2 is written; format 1 (no link counts, no counter) is still
+ * read and checked (docs/scan.md).
  */
 #ifndef VIGIL_SCAN_H
 #define VIGIL_SCAN_H
