@@ -83,7 +83,7 @@ check "... which checks clean" "$VIGIL" scan --check db -q --hmac-key "$HK"
 # another TPM: its counter far ahead; an index this TPM does not have
 TCTI2=$(bash "$SRCDIR/scripts/swtpm.sh" start "$T/tpm2" --watch $$)
 VIGIL_TCTI=$TCTI2 "$VIGIL" scan --init -q --tpm-counter -o far.db --hmac-key "$HK" d 2>/dev/null
-for i in $(seq 20); do TPM2TOOLS_TCTI=$TCTI2 tpm2_nvincrement -C "$IDX" "$IDX"; done
+for _ in $(seq 20); do TPM2TOOLS_TCTI=$TCTI2 tpm2_nvincrement -C "$IDX" "$IDX"; done
 VIGIL_TCTI=$TCTI2 "$VIGIL" scan --init -q --tpm-counter -o far.db --hmac-key "$HK" d
 VIGIL_TCTI=$TCTI2 "$VIGIL" scan --init -q --tpm-counter=0x01000123 -o other.db --hmac-key "$HK" d 2>/dev/null
 bash "$SRCDIR/scripts/swtpm.sh" stop "$T/tpm2" >/dev/null 2>&1
