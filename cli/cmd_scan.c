@@ -10,7 +10,9 @@
  * added, removed and changed, and in what, from which value to which;
  * --update checks and then replaces DB with what it found (the previous
  * database kept as DB.old). A database that was altered, or a key that
- * differs, is refused before anything is compared.
+ * differs, is refused before anything is compared; one bound to a TPM NV
+ * counter (--tpm-counter) and older than the counter says, too
+ * (scan_counter.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,20 +26,23 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "scan_counter.h"
 #include "scan_report.h"
 #include "tree.h"
 #include "vigil/outfile.h"
 #include "vigil/scan.h"
 
 static const char help[] =
-	"usage: vigil scan --init -o DB [--config FILE] [--hmac-key KEYFILE] [--algo ALGO] PATH...\n"
+	"usage: vigil scan --init -o DB [--config FILE] [--hmac-key KEYFILE] [--algo ALGO]\n"
+	"                  [--tpm-counter[=NVINDEX]] PATH...\n"
 	"       vigil scan --check DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --update DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --compare DB1 DB2 [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"\n"
 	"Record a tree in a database (--init), or compare the tree with it (--check):\n"
 	"entries added, removed, and changed in type, content, size, mode, uid, gid,\n"
-	"mtime, ctime, inode, xattrs or link target, each with its old and new value.\n"
+	"mtime, ctime, inode, link count, xattrs or link target, each with its old\n"
+	"and new value.\n"
 	"Mount points are not crossed.\n"
 	"The database is authenticated with an HMAC-SHA256 under a key derived from\n"
 	"the HMAC key; an altered database is refused.\n"
@@ -55,6 +60,14 @@ static const char help[] =
 	"  -L, --limit PATH       --check, --update: only PATH and what is under it (as\n"
 	"                         recorded: under one of the database's roots); --update\n"
 	"                         keeps the records of the rest as they were\n"
+	"      --tpm-counter[=NVINDEX]\n"
+	"                         --init, --update: bind DB to a TPM NV counter (default\n"
+	"                         0x01564753, defined if absent; the TPM of --tcti,\n"
+	"                         tpm.tcti or $VIGIL_TCTI): an older copy is then\n"
+	"                         refused as rolled-back; --check: require DB to be\n"
+	"                         bound. A bound DB is always checked against the TPM\n"
+	"      --ignore-tpm-counter  --check: check a bound DB without the TPM (a\n"
+	"                         rolled-back copy is then not detected)\n"
 	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration); any key file\n"
 	CLI_HELP_KEYOPTS
 	CLI_HELP_CONFIG
@@ -326,6 +339,8 @@ int cmd_scan(int argc, char **argv)
 		{ "report", required_argument, 0, 'R' },
 		{ "on-change", required_argument, 0, 'X' },
 		{ "format", required_argument, 0, 'F' },
+		{ "tpm-counter", optional_argument, 0, 'T' },
+		{ "ignore-tpm-counter", no_argument, 0, 'I' },
 		CLI_OPT_HMAC_KEY('H'),
 		CLI_OPT_CONFIG('c'),
 		CLI_OPT_ALGO('a'),
@@ -344,6 +359,7 @@ int cmd_scan(int argc, char **argv)
 	const char *report_file = NULL, *on_change = NULL;
 	int fmt = -1;	/* enum scan_format */
 	struct scan *s = NULL;
+	struct scan_counter ctr = { 0 };
 	struct vg_config cfg;
 	struct vg_hmac_key hk = { 0 };
 	struct cli_getopt g;
@@ -376,6 +392,13 @@ int cmd_scan(int argc, char **argv)
 		case 'R':
 			report_file = optarg;
 			break;
+		case 'T':
+			if (scan_counter_option(&ctr, optarg) < 0)
+				goto out;
+			break;
+		case 'I':
+			ctr.ignore = true;
+			break;
 		case 'X':
 			on_change = optarg;
 			break;
@@ -407,6 +430,11 @@ int cmd_scan(int argc, char **argv)
 	}
 	if (compare && (init || check)) {
 		cli_err("give one of --init, --check DB, --update DB or --compare DB1 DB2");
+		goto out;
+	}
+	if ((ctr.want && compare) || (ctr.ignore && (!check || update || ctr.want))) {
+		cli_err("--tpm-counter goes with --init, --check or --update; "
+			"--ignore-tpm-counter with --check alone");
 		goto out;
 	}
 	if (fmt >= 0 && init) {
@@ -449,6 +477,7 @@ int cmd_scan(int argc, char **argv)
 	}
 	if (cli_keyargs_load_hmac(&k, &cfg, &hk) < 0)
 		goto out;
+	ctr.tcti = k.ko.tcti;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		cli_err("out of memory");
@@ -470,11 +499,15 @@ int cmd_scan(int argc, char **argv)
 			cli_err("%s", d.msg);
 			goto out;
 		}
+		if (scan_counter_prepare(&ctr, s->db, true) < 0)
+			goto out;
 	} else {
 		if (vg_scan_db_open(check, hk.key, hk.len, &s->db, &d) < 0) {
 			cli_err("%s", d.msg);
 			goto out;
 		}
+		if (scan_counter_verify(&ctr, s->db, check, update) < 0)
+			goto out;
 		s->check = true;
 		s->algo = vg_scan_db_algo(s->db);
 		nroots = (int)vg_scan_db_nroots(s->db);
@@ -507,6 +540,8 @@ int cmd_scan(int argc, char **argv)
 			cli_err("%s", d.msg);
 			goto out;
 		}
+		if (update && scan_counter_prepare(&ctr, s->next, false) < 0)
+			goto out;
 	}
 	to.config = &cfg;
 	have_tree = true;
@@ -522,6 +557,8 @@ int cmd_scan(int argc, char **argv)
 			cli_err("%s", d.msg);
 			goto out;
 		}
+		if (scan_counter_advance(&ctr, o.output) < 0)
+			goto out;
 		if (!to.quiet)
 			printf("recorded %llu entries (%llu files, %.1f MB) in %s\n",
 			       (unsigned long long)st.n[TREE_OK], (unsigned long long)st.files,
@@ -557,6 +594,10 @@ int cmd_scan(int argc, char **argv)
 				rc = EXIT_ERROR;
 				goto out;
 			}
+			if (scan_counter_advance(&ctr, check) < 0) {
+				rc = EXIT_ERROR;
+				goto out;
+			}
 			if (!to.quiet && s->ch.format == SCAN_TEXT)
 				printf("%s updated (%zu entries); the previous database is %s.old\n",
 				       check, checked, check);
@@ -576,6 +617,7 @@ out:
 		vg_scan_db_free(s->db);
 		free(s);
 	}
+	scan_counter_release(&ctr);
 	vg_hmac_key_wipe(&hk);
 	vg_config_release(&cfg);
 	return rc;

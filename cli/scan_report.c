@@ -339,9 +339,7 @@ static void aide_summary(const struct change *ch, char s[19])
 	s[8] = ch->what & VG_SCAN_MTIME ? 'm' : '.';
 	s[9] = ch->what & VG_SCAN_CTIME ? 'c' : '.';
 	s[10] = ch->what & VG_SCAN_INODE ? 'i' : '.';
-#ifdef VG_SCAN_NLINK_KNOWN
 	s[11] = ch->what & VG_SCAN_NLINK ? 'n' : '.';
-#endif
 	s[12] = reg ? (ch->what & VG_SCAN_CONTENT ? 'H' : '.') : ' ';
 	s[14] = ch->what & VG_SCAN_XATTRS ? 'X' : '.';
 }
@@ -421,9 +419,7 @@ static void aide_details(FILE *out, const struct change *ch)
 		{ VG_SCAN_UID, "Uid" }, { VG_SCAN_GID, "Gid" },
 		{ VG_SCAN_MTIME, "Mtime" }, { VG_SCAN_CTIME, "Ctime" },
 		{ VG_SCAN_INODE, "Inode" },
-#ifdef VG_SCAN_NLINK_KNOWN
 		{ VG_SCAN_NLINK, "Linkcount" },
-#endif
 		{ VG_SCAN_CONTENT, NULL }, { VG_SCAN_XATTRS, "XAttrs" },
 	};
 

@@ -20,7 +20,7 @@
 
 static const char *const field_names[VG_SCAN__NFIELDS] = {
 	"type", "content", "size", "mode", "uid", "gid", "mtime", "ctime", "inode", "xattrs",
-	"target",
+	"target", "nlink",
 };
 
 const char *vg_scan_field_name(uint32_t bit)
@@ -170,6 +170,7 @@ int vg_scan_rec_fill(struct vg_scan_rec *r, const char *path, size_t path_len, i
 	r->gid = st->st_gid;
 	r->size = S_ISDIR(st->st_mode) ? 0 : (uint64_t)st->st_size;
 	r->ino = st->st_ino;
+	r->nlink = st->st_nlink;
 	r->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	r->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 	if (S_ISLNK(st->st_mode)) {

@@ -44,6 +44,8 @@ uint32_t vg_scan_compare(const struct vg_scan_rec *then, const struct vg_scan_re
 		m |= VG_SCAN_MTIME;
 	if (then->ctime_ns != now->ctime_ns)
 		m |= VG_SCAN_CTIME;
+	if (then->nlink && now->nlink && then->nlink != now->nlink)
+		m |= VG_SCAN_NLINK;
 	if (S_ISREG(now->mode) &&
 	    (then->digest.algo != now->digest.algo ||
 	     !blob_eq(then->digest.bytes, then->digest.len, now->digest.bytes, now->digest.len)))
@@ -195,6 +197,7 @@ int vg_scan_field_text(const struct vg_scan_rec *r, uint32_t bit, char *out, siz
 	case VG_SCAN_MTIME: w = time_text(r->mtime_ns, out, cap); break;
 	case VG_SCAN_CTIME: w = time_text(r->ctime_ns, out, cap); break;
 	case VG_SCAN_INODE: w = snprintf(out, cap, "%llu", (unsigned long long)r->ino); break;
+	case VG_SCAN_NLINK: w = snprintf(out, cap, "%llu", (unsigned long long)r->nlink); break;
 	case VG_SCAN_TARGET:
 		/* printable ASCII as is, every other byte (and the backslash) as \xNN */
 		for (size_t i = 0; i < r->target_len; i++) {

@@ -5,10 +5,13 @@
  * threads, opened read-only with its MAC checked (scan_mac.c) and its
  * records indexed by path.
  *
- * Schema (format 1):
- *   meta(key TEXT PRIMARY KEY, value BLOB): format, algo, roots, mac
+ * Schema (format 2, docs/scan.md):
+ *   meta(key TEXT PRIMARY KEY, value BLOB): format, algo, roots, mac,
+ *        and tpm_counter when bound to a TPM NV counter
  *   files(path BLOB PRIMARY KEY, mode, uid, gid, size, ino, mtime, ctime,
- *         xattrs BLOB, target BLOB, algo, digest BLOB) WITHOUT ROWID
+ *         nlink, xattrs BLOB, target BLOB, algo, digest BLOB) WITHOUT ROWID
+ * Format 1 (no nlink column, no tpm_counter) is still opened and checked:
+ * its records have nlink 0 (unknown, not compared).
  * Paths are BLOBs so that any byte string a filesystem allows round-trips;
  * BLOB order is memcmp order, which is the order the MAC covers.
  */
@@ -30,10 +33,23 @@
 
 /* the schema, word for word as SQLite keeps it in sqlite_schema */
 #define SQL_META "CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB)"
-#define SQL_FILES \
+#define SQL_FILES1 \
 	"CREATE TABLE files(path BLOB PRIMARY KEY, mode INTEGER, uid INTEGER, gid INTEGER," \
 	" size INTEGER, ino INTEGER, mtime INTEGER, ctime INTEGER, xattrs BLOB, target BLOB," \
 	" algo INTEGER, digest BLOB) WITHOUT ROWID"
+#define SQL_FILES \
+	"CREATE TABLE files(path BLOB PRIMARY KEY, mode INTEGER, uid INTEGER, gid INTEGER," \
+	" size INTEGER, ino INTEGER, mtime INTEGER, ctime INTEGER, nlink INTEGER, xattrs BLOB," \
+	" target BLOB, algo INTEGER, digest BLOB) WITHOUT ROWID"
+#define SQL_COLUMNS1 "path, mode, uid, gid, size, ino, mtime, ctime, xattrs, target, algo, digest"
+
+void vg__scan_counter_encode(const struct vg_scan_db *db, uint8_t out[12])
+{
+	for (int i = 0; i < 4; i++)
+		out[i] = db->has_counter ? (uint8_t)(db->nv_index >> (24 - 8 * i)) : 0;
+	for (int i = 0; i < 8; i++)
+		out[4 + i] = db->has_counter ? (uint8_t)(db->counter >> (56 - 8 * i)) : 0;
+}
 
 int vg__scan_db_err(struct vg_scan_db *db, struct vg_diag *diag, int err, const char *what)
 {
@@ -97,6 +113,7 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 	if (!db)
 		return vg_diag_set(diag, -ENOMEM, "out of memory");
 	db->algo = algo;
+	db->format = SCAN_FORMAT;
 	r = vg__scan_derive_key(db, key, keylen, diag);
 	if (r < 0)
 		goto fail;
@@ -154,7 +171,7 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 		}
 		db->nroots++;
 	}
-	if (sqlite3_prepare_v2(db->db, "INSERT INTO files VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1,
+	if (sqlite3_prepare_v2(db->db, "INSERT INTO files VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
 			       &db->insert, NULL) != SQLITE_OK) {
 		r = vg__scan_db_err(db, diag, -EIO, "database");
 		goto fail;
@@ -198,12 +215,13 @@ static int insert_one(struct vg_scan_db *db, const struct vg_scan_rec *r, struct
 	sqlite3_bind_int64(st, 6, (sqlite3_int64)r->ino);
 	sqlite3_bind_int64(st, 7, r->mtime_ns);
 	sqlite3_bind_int64(st, 8, r->ctime_ns);
-	sqlite3_bind_blob(st, 9, r->xattrs ? (const void *)r->xattrs : "", (int)r->xattrs_len,
+	sqlite3_bind_int64(st, 9, (sqlite3_int64)r->nlink);
+	sqlite3_bind_blob(st, 10, r->xattrs ? (const void *)r->xattrs : "", (int)r->xattrs_len,
 			  SQLITE_STATIC);
-	sqlite3_bind_blob(st, 10, r->target ? (const void *)r->target : "", (int)r->target_len,
+	sqlite3_bind_blob(st, 11, r->target ? (const void *)r->target : "", (int)r->target_len,
 			  SQLITE_STATIC);
-	sqlite3_bind_int64(st, 11, r->digest.algo);
-	sqlite3_bind_blob(st, 12, r->digest.bytes, r->digest.len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 12, r->digest.algo);
+	sqlite3_bind_blob(st, 13, r->digest.bytes, r->digest.len, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_CONSTRAINT) {
 		if (!db->dup)
@@ -299,10 +317,11 @@ static int load_rows(struct vg_scan_db *db, struct vg_diag *diag)
 	size_t cap = 0;
 	int rc, r = 0;
 
+	/* format 1 has no nlink column: 0, unknown */
 	if (sqlite3_prepare_v2(db->db,
-			       "SELECT path, mode, uid, gid, size, ino, mtime, ctime, xattrs,"
-			       " target, algo, digest FROM files ORDER BY path", -1, &st,
-			       NULL) != SQLITE_OK)
+			       db->format >= 2 ? "SELECT " SQL_COLUMNS1 ", nlink FROM files ORDER BY path"
+					       : "SELECT " SQL_COLUMNS1 ", 0 FROM files ORDER BY path",
+			       -1, &st, NULL) != SQLITE_OK)
 		return vg_diag_set(diag, -EBADMSG, "%s: not a vigil scan database (%s)", db->path,
 				   sqlite3_errmsg(db->db));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -346,6 +365,7 @@ static int load_rows(struct vg_scan_db *db, struct vg_diag *diag)
 		rec->ino = (uint64_t)sqlite3_column_int64(st, 5);
 		rec->mtime_ns = sqlite3_column_int64(st, 6);
 		rec->ctime_ns = sqlite3_column_int64(st, 7);
+		rec->nlink = (uint64_t)sqlite3_column_int64(st, 12);
 		rec->digest.algo = (uint8_t)sqlite3_column_int64(st, 10);
 		rec->digest.len = (uint8_t)dlen;
 		if (dlen)
@@ -373,6 +393,14 @@ int vg_scan_db_commit(struct vg_scan_db *db, struct vg_diag *diag)
 		return r;
 	sqlite3_finalize(db->insert);
 	db->insert = NULL;
+	if (db->has_counter) {
+		uint8_t c[12];
+
+		vg__scan_counter_encode(db, c);
+		r = put_meta(db, "tpm_counter", c, sizeof(c), diag);
+		if (r < 0)
+			return r;
+	}
 	r = vg__scan_stream_mac(db, mac, diag);
 	if (r == 0)
 		r = put_meta(db, "mac", mac, sizeof(mac), diag);
@@ -447,13 +475,14 @@ static int get_meta(struct vg_scan_db *db, const char *key, uint8_t **val, size_
  * views and functions are not run anyway (SQLITE_DBCONFIG_DEFENSIVE,
  * trusted_schema off).
  */
-static int check_schema(struct vg_scan_db *db, struct vg_diag *diag)
+static int check_schema(struct vg_scan_db *db, unsigned int *ret_format, struct vg_diag *diag)
 {
 	static const char *const want[][4] = {
 		{ "table", "files", "files", SQL_FILES },
 		{ "table", "meta", "meta", SQL_META },
 		{ "index", "sqlite_autoindex_meta_1", "meta", NULL },
 	};
+	unsigned int format = SCAN_FORMAT;
 	sqlite3_stmt *st = NULL;
 	size_t n = 0;
 	bool ok = true;
@@ -473,6 +502,11 @@ static int check_schema(struct vg_scan_db *db, struct vg_diag *diag)
 
 			ok = want[n][c] ? v && strcmp(v, want[n][c]) == 0 :
 					  sqlite3_column_type(st, c) == SQLITE_NULL;
+			/* or format 1's table */
+			if (!ok && n == 0 && c == 3 && v && strcmp(v, SQL_FILES1) == 0) {
+				format = 1;
+				ok = true;
+			}
 		}
 		n++;
 	}
@@ -485,22 +519,50 @@ static int check_schema(struct vg_scan_db *db, struct vg_diag *diag)
 	if (!ok || n != sizeof(want) / sizeof(want[0]))
 		return vg_diag_set(diag, -EBADMSG, "%s: not a vigil scan database: its schema is "
 				   "not the two tables vigil makes (altered?)", db->path);
+	*ret_format = format;
 	return 0;
 }
 
-static int read_header(struct vg_scan_db *db, struct vg_diag *diag)
+/* The header's tpm_counter row (format 2), when there is one. */
+static int read_counter(struct vg_scan_db *db, struct vg_diag *diag)
+{
+	uint8_t *v = NULL;
+	size_t len = 0;
+	int r = get_meta(db, "tpm_counter", &v, &len);
+
+	if (r == -ENOMEM)
+		return vg_diag_set(diag, r, "out of memory");
+	if (r < 0)
+		return 0;	/* no such row: not bound */
+	if (len != 12) {
+		free(v);
+		return vg_diag_set(diag, -EBADMSG, "%s: bad tpm_counter in header", db->path);
+	}
+	db->has_counter = true;
+	db->nv_index = vg__be32(v);
+	db->counter = (uint64_t)vg__be32(v + 4) << 32 | vg__be32(v + 8);
+	free(v);
+	return 0;
+}
+
+/* @schema_format: what check_schema() found; the header must say the same. */
+static int read_header(struct vg_scan_db *db, unsigned int schema_format, struct vg_diag *diag)
 {
 	uint8_t *v = NULL;
 	size_t len = 0, n = 0;
 	int r;
 
 	r = get_meta(db, "format", &v, &len);
-	if (r < 0 || len != 1 || v[0] != SCAN_FORMAT) {
+	if (r < 0 || len != 1 || v[0] != schema_format) {
 		free(v);
 		return vg_diag_set(diag, r == -ENOMEM ? r : -EBADMSG,
-				   "%s: not a vigil scan database (format %d)", db->path, SCAN_FORMAT);
+				   "%s: not a vigil scan database (format %u)", db->path,
+				   schema_format);
 	}
 	free(v);
+	db->format = schema_format;
+	if (db->format >= 2 && (r = read_counter(db, diag)) < 0)
+		return r;
 	r = get_meta(db, "algo", &v, &len);
 	if (r < 0 || len != 1 || !vg_hash_size(v[0])) {
 		free(v);
@@ -538,6 +600,7 @@ int vg_scan_db_open(const char *path, const uint8_t *key, size_t keylen,
 	struct vg_scan_db *db = db_alloc(path);
 	uint8_t want[32], *mac = NULL;
 	size_t maclen = 0;
+	unsigned int format = 0;
 	int r;
 
 	if (!db)
@@ -556,9 +619,9 @@ int vg_scan_db_open(const char *path, const uint8_t *key, size_t keylen,
 	(void)sqlite3_exec(db->db, "PRAGMA cell_size_check=ON", NULL, NULL, NULL);
 	r = vg__scan_derive_key(db, key, keylen, diag);
 	if (r == 0)
-		r = check_schema(db, diag);
+		r = check_schema(db, &format, diag);
 	if (r == 0)
-		r = read_header(db, diag);
+		r = read_header(db, format, diag);
 	if (r == 0)
 		r = load_rows(db, diag);
 	if (r < 0)
@@ -589,6 +652,27 @@ fail:
 	free(mac);
 	vg_scan_db_free(db);
 	return r;
+}
+
+void vg_scan_db_set_counter(struct vg_scan_db *db, uint32_t nv_index, uint64_t value)
+{
+	db->has_counter = true;
+	db->nv_index = nv_index;
+	db->counter = value;
+}
+
+bool vg_scan_db_counter(const struct vg_scan_db *db, uint32_t *nv_index, uint64_t *value)
+{
+	if (!db->has_counter)
+		return false;
+	*nv_index = db->nv_index;
+	*value = db->counter;
+	return true;
+}
+
+unsigned int vg_scan_db_format(const struct vg_scan_db *db)
+{
+	return db->format;
 }
 
 unsigned int vg_scan_db_algo(const struct vg_scan_db *db)

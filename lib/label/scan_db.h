@@ -9,6 +9,7 @@
 #define VIGIL_SCAN_DB_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,7 +19,8 @@
 #include "vigil/outfile.h"
 #include "vigil/scan.h"
 
-#define SCAN_FORMAT 1
+/* the format written; format 1 (no link counts, no counter) is still read */
+#define SCAN_FORMAT 2
 
 /* Records waiting to be inserted; inserted in path order, SCAN_BATCH at a time. */
 #define SCAN_BATCH 4096
@@ -33,7 +35,11 @@ struct vg_scan_db {
 	char *dup;			/* first path recorded twice */
 	char *path;
 	struct vg_outfile out;		/* the temporary being written (outfile.h) */
+	unsigned int format;		/* 1 or 2: what the MAC and the rows hold */
 	unsigned int algo;
+	bool has_counter;		/* format 2: bound to a TPM NV counter */
+	uint32_t nv_index;
+	uint64_t counter;
 	char **roots;
 	size_t nroots;
 	uint8_t mackey[32];
@@ -45,6 +51,9 @@ struct vg_scan_db {
 
 /* "<db path>: @what: <SQLite's message>". Return: @err. */
 int vg__scan_db_err(struct vg_scan_db *db, struct vg_diag *diag, int err, const char *what);
+
+/* The header's "tpm_counter" value: u32be NV index, u64be counter (zeros when unbound). */
+void vg__scan_counter_encode(const struct vg_scan_db *db, uint8_t out[12]);
 
 /* db->mackey from the caller's @key (HMAC-SHA256 of a fixed label). Return: 0 or -ENOMEM. */
 int vg__scan_derive_key(struct vg_scan_db *db, const uint8_t *key, size_t keylen,

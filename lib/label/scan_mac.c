@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * scan_mac.c - the MAC of a scan database: HMAC-SHA256 under a key
- * derived from the caller's, over the header (format, algorithm, roots),
- * then every record in path order, then the count. It is computed over
+ * derived from the caller's, over the header (format, algorithm, roots,
+ * and in format 2 the TPM counter), then every record in path order (in
+ * format 2 with its link count), then the count. It is computed over
  * the records loaded (when a database is opened) or over the rows as
  * SQLite stores them (when one is created), and the two must agree.
  */
@@ -111,15 +112,21 @@ static struct mac *mac_begin(const struct vg_scan_db *db)
 	m->n = 0;
 	m->ok = m->ctx && EVP_MAC_init(m->ctx, db->mackey, sizeof(db->mackey), params);
 	mac_put(m, "vigil-scan", 10);
-	mac_u64(m, SCAN_FORMAT);
+	mac_u64(m, db->format);
 	mac_u64(m, db->algo);
 	mac_u64(m, db->nroots);
 	for (size_t i = 0; i < db->nroots; i++)
 		mac_put(m, db->roots[i], strlen(db->roots[i]));
+	if (db->format >= 2) {
+		uint8_t c[12];
+
+		vg__scan_counter_encode(db, c);
+		mac_put(m, c, db->has_counter ? sizeof(c) : 0);
+	}
 	return m;
 }
 
-static void mac_rec(struct mac *m, const struct vg_scan_rec *r)
+static void mac_rec(struct mac *m, unsigned int format, const struct vg_scan_rec *r)
 {
 	mac_put(m, r->path, r->path_len);
 	mac_u64(m, r->mode);
@@ -129,6 +136,8 @@ static void mac_rec(struct mac *m, const struct vg_scan_rec *r)
 	mac_u64(m, r->ino);
 	mac_u64(m, (uint64_t)r->mtime_ns);
 	mac_u64(m, (uint64_t)r->ctime_ns);
+	if (format >= 2)
+		mac_u64(m, r->nlink);
 	mac_put(m, r->xattrs, r->xattrs_len);
 	mac_put(m, r->target, r->target_len);
 	mac_u64(m, r->digest.algo);
@@ -158,7 +167,7 @@ int vg__scan_compute_mac(struct vg_scan_db *db, uint8_t out[32], struct vg_diag 
 	struct mac *m = mac_begin(db);
 
 	for (size_t i = 0; m && i < db->n; i++)
-		mac_rec(m, &db->recs[i]);
+		mac_rec(m, db->format, &db->recs[i]);
 	return mac_end(m, db->n, out, diag);
 }
 
@@ -178,7 +187,7 @@ int vg__scan_stream_mac(struct vg_scan_db *db, uint8_t out[32], struct vg_diag *
 		return vg_diag_set(diag, -ENOMEM, "out of memory");
 	if (sqlite3_prepare_v2(db->db,
 				     "SELECT path, mode, uid, gid, size, ino, mtime, ctime, xattrs,"
-				     " target, algo, digest FROM files ORDER BY path", -1, &st,
+				     " target, algo, digest, nlink FROM files ORDER BY path", -1, &st,
 				     NULL) != SQLITE_OK) {
 		(void)mac_end(m, 0, out, NULL);
 		return vg__scan_db_err(db, diag, -EIO, "reading back");
@@ -194,6 +203,7 @@ int vg__scan_stream_mac(struct vg_scan_db *db, uint8_t out[32], struct vg_diag *
 			.ino = (uint64_t)sqlite3_column_int64(st, 5),
 			.mtime_ns = sqlite3_column_int64(st, 6),
 			.ctime_ns = sqlite3_column_int64(st, 7),
+			.nlink = (uint64_t)sqlite3_column_int64(st, 12),
 			.xattrs = (uint8_t *)sqlite3_column_blob(st, 8),
 			.xattrs_len = (size_t)sqlite3_column_bytes(st, 8),
 			.target = (uint8_t *)sqlite3_column_blob(st, 9),
@@ -210,7 +220,7 @@ int vg__scan_stream_mac(struct vg_scan_db *db, uint8_t out[32], struct vg_diag *
 		rec.digest.len = (uint8_t)dlen;
 		if (dlen)
 			memcpy(rec.digest.bytes, dig, dlen);
-		mac_rec(m, &rec);
+		mac_rec(m, db->format, &rec);
 		n++;
 	}
 	if (!ok || rc != SQLITE_DONE) {

@@ -163,7 +163,9 @@ check_eq "altered: a mode edited" "$(alter "UPDATE files SET mode = mode | 2048 
 check "altered: refused with MAC mismatch" grep -q 'MAC mismatch' err
 check_eq "altered: a digest edited" "$(alter "UPDATE files SET digest = zeroblob(32) WHERE path = CAST('$R/a/f12' AS BLOB)")" 2
 check_eq "altered: a row deleted" "$(alter "DELETE FROM files WHERE path = CAST('$R/a/f13' AS BLOB)")" 2
-check_eq "altered: a row added" "$(alter "INSERT INTO files SELECT CAST('$R/zz' AS BLOB), mode, uid, gid, size, ino, mtime, ctime, xattrs, target, algo, digest FROM files LIMIT 1")" 2
+check_eq "altered: a row added" "$(alter "INSERT INTO files SELECT CAST('$R/zz' AS BLOB), mode, uid, gid, size, ino, mtime, ctime, nlink, xattrs, target, algo, digest FROM files LIMIT 1")" 2
+check_eq "altered: a link count edited" "$(alter "UPDATE files SET nlink = 3 WHERE path = CAST('$R/c/x' AS BLOB)")" 2
+check_eq "altered: a TPM counter added to the header" "$(alter "INSERT INTO meta VALUES('tpm_counter', X'015647530000000000000009')")" 2
 check_eq "altered: a root changed" "$(alter "UPDATE meta SET value = CAST('/etc' || char(0) AS BLOB) WHERE key = 'roots'")" 2
 check_eq "altered: the MAC removed" "$(alter "DELETE FROM meta WHERE key = 'mac'")" 2
 check "the MAC removed: said so" grep -q 'has no MAC' err
@@ -184,7 +186,7 @@ schema_alter() {
 check_eq "altered: files replaced by an endless view" "$(schema_alter "DROP TABLE files;
 	CREATE VIEW files AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)
 	SELECT CAST(x AS BLOB) AS path, 0 AS mode, 0 AS uid, 0 AS gid, 0 AS size, 0 AS ino,
-	0 AS mtime, 0 AS ctime, X'' AS xattrs, X'' AS target, 4 AS algo, X'' AS digest FROM c")" 2
+	0 AS mtime, 0 AS ctime, 1 AS nlink, X'' AS xattrs, X'' AS target, 4 AS algo, X'' AS digest FROM c")" 2
 check "... the schema named" grep -q "db.alt: not a vigil scan database: its schema" err
 check_eq "altered: a trigger added" "$(schema_alter "CREATE TRIGGER t AFTER INSERT ON meta BEGIN SELECT 1; END")" 2
 check_eq "altered: a table added" "$(schema_alter "CREATE TABLE extra(x)")" 2
@@ -221,27 +223,86 @@ mac_of() { sqlite3 "$1" "SELECT hex(value) FROM meta WHERE key = 'mac'"; }
 check_eq "9,000 files over many batches: 1 and 2 workers, the same MAC" "$(mac_of big1.db)" "$(mac_of big2.db)"
 check_eq "every entry recorded once" "$(sqlite3 big2.db 'SELECT count(*) FROM files')" \
 	"$(find $B | wc -l)"
-check "the MAC is HMAC-SHA256 over the rows in path order, as documented" python3 - "$HK" big2.db <<'PY'
+# scanmac.py: the MAC of docs/scan.md, formats 1 and 2; "write1" turns a
+# format 2 database into the format 1 database of the same rows
+cat >scanmac.py <<'PY'
 import hashlib, hmac, sqlite3, struct, sys
-key = open(sys.argv[1], "rb").read()
-db = sqlite3.connect(sys.argv[2])
-meta = dict(db.execute("SELECT key, value FROM meta"))
-k = hmac.new(key, b"vigil scan database v1", hashlib.sha256).digest()
 u64 = lambda v: struct.pack(">Q", v & (2**64 - 1))
 s = lambda b: struct.pack(">I", len(b)) + b
-roots = [r for r in bytes(meta["roots"]).split(b"\0") if r]
-m = s(b"vigil-scan") + u64(meta["format"][0]) + u64(meta["algo"][0]) + u64(len(roots))
-m += b"".join(s(r) for r in roots)
-rows = db.execute("SELECT path, mode, uid, gid, size, ino, mtime, ctime, xattrs, target,"
-                  " algo, digest FROM files").fetchall()
-rows.sort(key=lambda r: bytes(r[0]))
-for p, mode, uid, gid, size, ino, mt, ct, xa, tg, algo, dg in rows:
-    m += s(bytes(p)) + u64(mode) + u64(uid) + u64(gid) + u64(size) + u64(ino) + u64(mt)
-    m += u64(ct) + s(bytes(xa or b"")) + s(bytes(tg or b"")) + u64(algo) + s(bytes(dg or b""))
-m += u64(len(rows))
-assert hmac.new(k, m, hashlib.sha256).digest() == bytes(meta["mac"]), "MAC differs"
+COLS = "path, mode, uid, gid, size, ino, mtime, ctime, xattrs, target, algo, digest"
+def mac(key, fmt, algo, roots, counter, rows):
+    k = hmac.new(key, b"vigil scan database v1", hashlib.sha256).digest()
+    m = s(b"vigil-scan") + u64(fmt) + u64(algo) + u64(len(roots)) + b"".join(s(r) for r in roots)
+    if fmt >= 2:
+        m += s(counter or b"")
+    for p, mode, uid, gid, size, ino, mt, ct, xa, tg, algo_, dg, nl in sorted(rows, key=lambda r: bytes(r[0])):
+        m += s(bytes(p)) + u64(mode) + u64(uid) + u64(gid) + u64(size) + u64(ino) + u64(mt) + u64(ct)
+        if fmt >= 2:
+            m += u64(nl)
+        m += s(bytes(xa or b"")) + s(bytes(tg or b"")) + u64(algo_) + s(bytes(dg or b""))
+    return hmac.new(k, m + u64(len(rows)), hashlib.sha256).digest()
+def load(path):
+    db = sqlite3.connect(path)
+    meta = dict(db.execute("SELECT key, value FROM meta"))
+    fmt = meta["format"][0]
+    rows = db.execute("SELECT " + COLS + (", nlink" if fmt >= 2 else ", 0") + " FROM files").fetchall()
+    roots = [r for r in bytes(meta["roots"]).split(b"\0") if r]
+    return meta, fmt, roots, rows
+key = open(sys.argv[2], "rb").read()
+meta, fmt, roots, rows = load(sys.argv[3])
+if sys.argv[1] == "check":
+    counter = bytes(meta["tpm_counter"]) if "tpm_counter" in meta else None
+    assert mac(key, fmt, meta["algo"][0], roots, counter, rows) == bytes(meta["mac"]), "MAC differs"
+else:  # write1 OUT
+    out = sqlite3.connect(sys.argv[4])
+    out.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB)")
+    out.execute("CREATE TABLE files(path BLOB PRIMARY KEY, mode INTEGER, uid INTEGER, gid INTEGER,"
+                " size INTEGER, ino INTEGER, mtime INTEGER, ctime INTEGER, xattrs BLOB, target BLOB,"
+                " algo INTEGER, digest BLOB) WITHOUT ROWID")
+    out.executemany("INSERT INTO files VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", [r[:12] for r in rows])
+    for k_, v in (("format", b"\x01"), ("algo", bytes(meta["algo"])), ("roots", bytes(meta["roots"])),
+                  ("mac", mac(key, 1, meta["algo"][0], roots, None, rows))):
+        out.execute("INSERT INTO meta VALUES(?, ?)", (k_, v))
+    out.commit()
 PY
+check "the MAC is HMAC-SHA256 over the rows in path order, as documented" \
+	python3 scanmac.py check "$HK" big2.db
+check_eq "format 2" "$(sqlite3 big2.db "SELECT hex(value) FROM meta WHERE key = 'format'")" 02
 check "and it checks clean" "$VIGIL" scan --check big2.db -q --hmac-key "$HK"
+
+# the hard link count: recorded (format 2), compared for all but directories
+L=fs/l
+mkdir -p $L/sub; echo one >$L/f; echo two >$L/g
+"$VIGIL" scan --init -q -o nl.db --hmac-key "$HK" $L
+check_eq "nlink recorded" "$(sqlite3 nl.db "SELECT nlink FROM files WHERE path = CAST('$L/f' AS BLOB)")" 1
+python3 scanmac.py write1 "$HK" nl.db nl1.db
+check "a format 1 database (written by hand, the documented MAC) checks clean" \
+	"$VIGIL" scan --check nl1.db --hmac-key "$HK"
+ln $L/f $L/sub/f2
+mkdir $L/sub/d		# the directory's own link count goes from 2 to 3
+out=$("$VIGIL" scan --check nl.db --hmac-key "$HK"); rc=$?
+check_eq "a hard link added: exit 1" "$rc" 1
+check_eq "... the link count reported, old -> new; the directory's not compared" \
+	"$(grep -v 'ctime' <<<"$out")" "6 entries checked: 2 added, 0 removed, 1 changed
+added: $L/sub/d
+added: $L/sub/f2
+  nlink: 1 -> 2"
+check "... with the field named" grep -qx "changed: $L/f (ctime, nlink)" <<<"$out"
+"$VIGIL" scan --check nl.db --json --hmac-key "$HK" >nl.json
+check "... and in JSON" python3 -c '
+import json,sys
+c=[json.loads(l) for l in open(sys.argv[1])][2]
+assert c["what"]==["ctime","nlink"] and c["diff"]["nlink"]=={"old":"1","new":"2"}, c' nl.json
+check "... and in AIDE's layout: n column, Linkcount line" sh -c \
+	"'$VIGIL' scan --check nl.db --format aide --hmac-key '$HK' | grep -q 'Linkcount *: 1 *| 2'"
+out=$("$VIGIL" scan --check nl1.db --hmac-key "$HK"); rc=$?
+check_eq "format 1: the link count unknown, not compared" "$(grep '^changed' <<<"$out")" \
+	"changed: $L/f (ctime)"
+check_rc 1 "format 1: --update (exit 1: changes)" "$VIGIL" scan --update nl1.db -q --hmac-key "$HK"
+check_eq "... writes format 2" "$(sqlite3 nl1.db "SELECT hex(value) FROM meta WHERE key = 'format'")" 02
+check "... which checks clean, as documented" python3 scanmac.py check "$HK" nl1.db
+check "... and by vigil" "$VIGIL" scan --check nl1.db -q --hmac-key "$HK"
+check "... the old one kept as format 1" python3 scanmac.py check "$HK" nl1.db.old
 
 # the same entry twice (overlapping roots): refused, by name, nothing written
 "$VIGIL" scan --init -q -o dup.db --hmac-key "$HK" $R/a $R/a/b 2>err; rc=$?

@@ -3,7 +3,7 @@
 # measurement list rolled back *together with* its software PCR bank, and a
 # scan database rolled back together with the tree it describes, are
 # self-consistent and pass; only a TPM's PCR, which cannot be rolled back
-# without a reboot, catches the first.
+# without a reboot, catches the first, and a TPM NV counter the second.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
 vg_init
@@ -52,3 +52,21 @@ cp v1.db current.db
 check "limit: image and database both rolled back to version 1: no change reported" \
 	"$VIGIL" scan --check current.db -q --hmac-key "$HK"
 check_rc 1 "... the version-2 database would have said so" "$VIGIL" scan --check v2.db -q --hmac-key "$HK"
+
+# the same rollback of image and database, the database bound to a TPM NV
+# counter (docs/scan.md, "Rollback"): the older copy is refused
+"$VIGIL" scan --init -q --tpm-counter -o c.db --hmac-key "$HK" "$T/fs" 2>/dev/null
+cp c.db c.v1.db
+umount fs
+cp "$img" image.c1
+mount -o loop "$img" fs
+echo "version 2" >fs/r
+check_rc 1 "TPM counter: --update records version 2" "$VIGIL" scan --update c.db -q --hmac-key "$HK"
+umount fs
+cp image.c1 "$img"
+mount -o loop "$img" fs
+cp c.v1.db c.db
+check_rc 2 "TPM counter: image and database both rolled back: refused" \
+	"$VIGIL" scan --check c.db -q --hmac-key "$HK"
+cp "$T/.out" err
+check "... as rolled-back" grep -q "c.db: rolled-back" err

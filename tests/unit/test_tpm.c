@@ -5,7 +5,8 @@
  * extend against a software replay, the PolicyPCR digest against a TPM
  * trial session (tpm2_createpolicy), seal/unseal, refusal after an extend
  * naming the PCR, sealing to expected future values, corrupted and
- * mislabeled blobs, and that nothing leaks TPM slots (swtpm has 3).
+ * mislabeled blobs, and that nothing leaks TPM slots (swtpm has 3); NV
+ * counters: defined once, monotonic, an ordinary index refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -167,6 +168,43 @@ static void policy_digest_matches_tpm_trial(void **state)
 	assert_int_equal(fread(theirs, 1, 32, f), 32);
 	fclose(f);
 	assert_memory_equal(mine, theirs, 32);
+}
+
+/* NV counters (nvcounter.c): defined once, unreadable until incremented, monotonic */
+static void counter_define_read_increment(void **state)
+{
+	const uint32_t idx = 0x01000300;
+	struct vg_diag d = { 0 };
+	uint64_t v = 0, w = 0;
+
+	(void)state;
+	assert_int_equal(vg_tpm_counter_read(tpm, idx, &v, &d), -ENOENT);
+	assert_int_equal(vg_tpm_counter_define(tpm, idx, NULL), 1);
+	assert_int_equal(vg_tpm_counter_define(tpm, idx, NULL), 0);
+	assert_int_equal(vg_tpm_counter_read(tpm, idx, &v, NULL), -ENODATA);
+	assert_int_equal(vg_tpm_counter_increment(tpm, idx, NULL), 0);
+	assert_int_equal(vg_tpm_counter_read(tpm, idx, &v, NULL), 0);
+	assert_int_equal(vg_tpm_counter_increment(tpm, idx, NULL), 0);
+	assert_int_equal(vg_tpm_counter_read(tpm, idx, &w, NULL), 0);
+	assert_true(w == v + 1);
+	assert_int_equal(vg_tpm_counter_define(tpm, 0x81000001, NULL), -EINVAL);
+}
+
+/* An ordinary index can be written with any value: never taken for a counter. */
+static void counter_read_rejects_ordinary_index(void **state)
+{
+	struct vg_diag d = { 0 };
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(run("tpm2_nvdefine -C o -s 8 -a 'authread|authwrite|ownerread' 0x01000301"
+			     " >/dev/null && printf '\\0\\0\\0\\0\\0\\0\\0\\1' |"
+			     " tpm2_nvwrite -C 0x01000301 -i - 0x01000301"), 0);
+	assert_int_equal(vg_tpm_counter_read(tpm, 0x01000301, &v, &d), -EMEDIUMTYPE);
+	assert_non_null(strstr(d.msg, "not a counter"));
+	assert_int_equal(vg_tpm_counter_define(tpm, 0x01000301, NULL), -EMEDIUMTYPE);
+	assert_int_equal(vg_tpm_counter_increment(tpm, 0x01000301, NULL), -EMEDIUMTYPE);
+	assert_int_equal(run("tpm2_nvundefine -C o 0x01000301"), 0);
 }
 
 static void seal_unseal_refuse_after_extend(void **state)
@@ -376,6 +414,8 @@ int main(void)
 		cmocka_unit_test(corrupted_and_mislabeled_blobs_are_rejected),
 		cmocka_unit_test(hmac_key_seal_file_roundtrip),
 		cmocka_unit_test(load_survives_allocation_failures),
+		cmocka_unit_test(counter_define_read_increment),
+		cmocka_unit_test(counter_read_rejects_ordinary_index),
 	};
 
 	failalloc_install();

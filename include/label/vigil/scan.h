@@ -6,13 +6,17 @@
  * an HMAC-SHA256, and the comparison of a tree against it.
  *
  * The MAC covers a canonical encoding of the header (format version, hash
- * algorithm, roots) and of every record in path order, each field length
+ * algorithm, roots, the TPM NV counter it is bound to if any) and of every
+ * record in path order (with its hard link count), each field length
  * prefixed, so reordering, removing, adding or editing any row, or the
  * header, is detected. The MAC key is derived from the EVM HMAC key
  * (HMAC-SHA256(key, "vigil scan database v1")), never the key itself.
  *
  * A database is written to a temporary file beside the target and renamed
  * into place only once complete and MAC'ed.
+ *
+ * Format 2 is written; format 1 (no link counts, no counter) is still
+ * read and checked (docs/scan.md).
  */
 #ifndef VIGIL_SCAN_H
 #define VIGIL_SCAN_H
@@ -38,7 +42,8 @@ enum {
 	VG_SCAN_INODE = 1u << 8,
 	VG_SCAN_XATTRS = 1u << 9,
 	VG_SCAN_TARGET = 1u << 10,
-	VG_SCAN__NFIELDS = 11,
+	VG_SCAN_NLINK = 1u << 11,	/* hard link count; not for directories */
+	VG_SCAN__NFIELDS = 12,
 };
 
 /* Return: the name of one VG_SCAN_* bit ("content", "mode", ...). */
@@ -50,6 +55,7 @@ struct vg_scan_rec {
 	uint32_t mode;		/* st_mode: type and permissions */
 	uint32_t uid, gid;
 	uint64_t size, ino;
+	uint64_t nlink;		/* st_nlink; 0: unknown (a format 1 database) */
 	int64_t mtime_ns, ctime_ns;
 	uint8_t *xattrs;	/* owned: sorted (name NUL u32be len value)... */
 	size_t xattrs_len;
@@ -72,8 +78,9 @@ int vg_scan_rec_fill(struct vg_scan_rec *r, const char *path, size_t path_len, i
 
 /*
  * vg_scan_compare - the fields in which @now differs from @then. For
- * directories mtime and ctime are not compared (entries coming and going
- * show as added and removed); content only for regular files.
+ * directories mtime, ctime and the link count are not compared (entries
+ * coming and going show as added and removed); content only for regular
+ * files; the link count only when both records know it (nlink != 0).
  * Return: a mask of VG_SCAN_* bits.
  */
 uint32_t vg_scan_compare(const struct vg_scan_rec *then, const struct vg_scan_rec *now);
@@ -100,7 +107,7 @@ int vg_scan_xattr_each(const struct vg_scan_rec *a, const struct vg_scan_rec *b,
 /*
  * vg_scan_field_text - @r's value of the field @bit (one VG_SCAN_* but
  * VG_SCAN_XATTRS) as text, NUL terminated in @out: the type's name,
- * "ALGO:HEX", decimal sizes, ids and inodes, octal permissions, UTC
+ * "ALGO:HEX", decimal sizes, ids, inodes and link counts, octal permissions, UTC
  * ISO 8601 times with nanoseconds, the link target with bytes outside
  * printable ASCII (and the backslash) as \xNN.
  * Return: 0, -ENOSPC (@cap too small: 4 * target length + 1 is always
@@ -152,6 +159,24 @@ struct vg_scan_rec *vg_scan_db_rec(struct vg_scan_db *db, size_t i);
 
 /* Return: the record for @path, or NULL. Safe from many threads. */
 struct vg_scan_rec *vg_scan_db_lookup(struct vg_scan_db *db, const char *path, size_t len);
+
+/*
+ * vg_scan_db_set_counter - bind a database being created to the TPM NV
+ * counter @nv_index: its header records @value (in the MAC), the value
+ * the caller will advance the TPM's counter to once the database is in
+ * place (docs/scan.md, "Rollback"). Call before vg_scan_db_commit().
+ */
+void vg_scan_db_set_counter(struct vg_scan_db *db, uint32_t nv_index, uint64_t value);
+
+/*
+ * vg_scan_db_counter - the TPM NV counter an opened database is bound to.
+ * Return: true and *@nv_index, *@value; false when it names none (format
+ * 1 databases never do).
+ */
+bool vg_scan_db_counter(const struct vg_scan_db *db, uint32_t *nv_index, uint64_t *value);
+
+/* Return: the format of an opened database: 1 (no link counts, no counter) or 2. */
+unsigned int vg_scan_db_format(const struct vg_scan_db *db);
 
 /* Close; an uncommitted database's temporary file is removed. */
 void vg_scan_db_free(struct vg_scan_db *db);

@@ -12,6 +12,7 @@
  * What is here: PCR read and extend (any allocated bank), the PCR store
  * interface of pcr.h, and sealing a short secret under PolicyPCR to an SRK
  * re-derived from a fixed template (ECC P-256 in the owner hierarchy).
+ * NV monotonic counters are nvcounter.c.
  * Later additions (EK/AK, quote, ActivateCredential) take the same
  * struct vg_tpm and follow the same rules.
  *
@@ -153,6 +154,42 @@ int vg_tpm_blob_check(const uint8_t *blob, size_t blob_len, const struct vg_tpm_
  * Return: 0; -EIO.
  */
 int vg_tpm_random(struct vg_tpm *tpm, uint8_t *buf, size_t len, struct vg_diag *diag);
+
+/*
+ * NV monotonic counters (nvcounter.c). vigil's own is defined with an
+ * empty authValue, read and incremented with it (TPMA_NV_AUTHREAD,
+ * TPMA_NV_AUTHWRITE, TPMA_NV_OWNERREAD, TPMA_NV_NO_DA, not orderly):
+ * anyone may advance it, no one can make it go back.
+ * VG_TPM_COUNTER_DEFAULT is in the TCG's owner range (0x01000000 to
+ * 0x013fffff): "VGS".
+ */
+#define VG_TPM_COUNTER_DEFAULT 0x01564753u
+
+/*
+ * vg_tpm_counter_define - define @index as an 8-byte TPM2_NT_COUNTER in
+ * the owner hierarchy (empty owner password) unless it exists already as
+ * a counter. A new counter cannot be read until first incremented.
+ * Return: 1 (defined), 0 (there already); -EINVAL (not an NV index);
+ *         -EMEDIUMTYPE (the index exists and is not a counter); -EACCES
+ *         (the owner hierarchy has a password); -EIO.
+ */
+int vg_tpm_counter_define(struct vg_tpm *tpm, uint32_t index, struct vg_diag *diag);
+
+/*
+ * vg_tpm_counter_read - the value of counter @index, after checking that
+ * the TPM says it is a counter (an ordinary index could hold any value).
+ * Return: 0 and *@ret; -ENOENT (no such index: never defined, or the TPM
+ *         was cleared); -EMEDIUMTYPE (not a counter); -ENODATA (never
+ *         incremented); -EINVAL; -EIO.
+ */
+int vg_tpm_counter_read(struct vg_tpm *tpm, uint32_t index, uint64_t *ret, struct vg_diag *diag);
+
+/*
+ * vg_tpm_counter_increment - TPM2_NV_Increment of counter @index (the
+ * first one sets it to the largest value any counter of the TPM held).
+ * Return: 0; -ENOENT; -EMEDIUMTYPE; -EINVAL; -EIO.
+ */
+int vg_tpm_counter_increment(struct vg_tpm *tpm, uint32_t index, struct vg_diag *diag);
 
 /* Return: the TPM algorithm id (TPM2_ALG_SHA256 = 0x000b, ...) of a kernel hash id, 0 if none. */
 uint16_t vg_tpm_alg(unsigned int algo);
