@@ -25,15 +25,19 @@
 #include "cli.h"
 #include "opts.h"
 #include "scan_report.h"
+#include "scan_rules_cli.h"
 #include "tree.h"
 #include "vigil/outfile.h"
 #include "vigil/scan.h"
+#include "vigil/scan_rules.h"
 
 static const char help[] =
 	"usage: vigil scan --init -o DB [--config FILE] [--hmac-key KEYFILE] [--algo ALGO] PATH...\n"
 	"       vigil scan --check DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --update DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --compare DB1 DB2 [--config FILE] [--hmac-key KEYFILE] [--json]\n"
+	"       vigil scan --explain PATH [--config FILE] [--json]\n"
+	"       vigil scan --import-aide AIDE.CONF\n"
 	"\n"
 	"Record a tree in a database (--init), or compare the tree with it (--check):\n"
 	"entries added, removed, and changed in type, content, size, mode, uid, gid,\n"
@@ -48,6 +52,10 @@ static const char help[] =
 	"                         previous database is kept as DB.old); nothing is\n"
 	"                         written when an entry could not be read\n"
 	"  -D, --compare DB1 DB2  what changed from DB1 to DB2 (two databases, no tree)\n"
+	"      --explain PATH     which scan rule of the configuration decides for PATH\n"
+	"                         (scan.rule, scan.group: docs/config.md) and why\n"
+	"      --import-aide FILE translate aide.conf FILE into vigil.conf scan lines\n"
+	"                         (stdout); what could not be is named on stderr (exit 1)\n"
 	"      --report FILE      --check, --update: also write the report to FILE (replaced\n"
 	"                         whole, mode 0640)\n"
 	"      --on-change CMD    --check, --update: when something changed, run CMD with\n"
@@ -78,7 +86,20 @@ struct scan {
 	struct vg_scan_db *next;	/* --update: the database being written */
 	struct scan_changes ch;
 	char **roots;
+	const struct vg_scan_rules *rules;	/* the config's scan rules; NULL: none */
 };
+
+/* Return: whether a `!` scan rule excludes @path; @prune: and not to walk it. */
+static bool excluded(const struct scan *s, const char *path, size_t len, bool *prune)
+{
+	struct vg_scan_rule_info ri;
+
+	if (vg_scan_rules_match(s->rules, path, len, &ri) != VG_SCAN_SEL_NEGATIVE)
+		return false;
+	if (prune)
+		*prune = ri.prune;
+	return true;
+}
 
 /* --update: the record as found goes into the new database (@rec is left empty). */
 static int record_next(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
@@ -93,7 +114,7 @@ static int record_next(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
 	return -ECANCELED;
 }
 
-enum { JUDGED_SAME, JUDGED_ADDED, JUDGED_CHANGED };
+enum { JUDGED_SAME, JUDGED_ADDED, JUDGED_CHANGED, JUDGED_EXCLUDED };
 
 /*
  * @now against its record in s->db (marked seen): a change, with its old
@@ -103,12 +124,18 @@ enum { JUDGED_SAME, JUDGED_ADDED, JUDGED_CHANGED };
 static int judge(struct scan *s, const struct vg_scan_rec *now)
 {
 	struct vg_scan_rec *then = vg_scan_db_lookup(s->db, now->path, now->path_len);
+	struct vg_scan_rule_info ri;
 	uint32_t what;
 
+	if (vg_scan_rules_match(s->rules, now->path, now->path_len, &ri) == VG_SCAN_SEL_NEGATIVE) {
+		if (then)
+			then->seen = true;
+		return JUDGED_EXCLUDED;
+	}
 	if (!then)
 		return changes_add(&s->ch, now->path, CH_ADDED, now->mode) < 0 ? -1 : JUDGED_ADDED;
 	then->seen = true;
-	what = vg_scan_compare(then, now);
+	what = vg_scan_rules_filter(ri.mask, then, now, vg_scan_compare(then, now));
 	if (!what)
 		return JUDGED_SAME;
 	return changes_add_diff(&s->ch, then, now, what) < 0 ? -1 : JUDGED_CHANGED;
@@ -137,6 +164,8 @@ static int handle(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
 
 		if (j < 0)
 			return -ECANCELED;
+		if (j == JUDGED_EXCLUDED)
+			return 0;
 		if (j == JUDGED_SAME)
 			tree_count(t, TREE_OK, NULL);
 		else
@@ -153,6 +182,10 @@ static int scan_file(struct tree *t, void *arg, const struct tree_file *f)
 	uint64_t n = 0;
 	int r;
 
+	if (excluded(s, f->path, strlen(f->path), NULL)) {
+		tree_count(t, TREE_SKIP, "excluded");
+		return 0;
+	}
 	r = vg_scan_rec_fill(&rec, f->path, strlen(f->path), f->fd, -1, NULL, f->st, &d);
 	if (r == -ENOMEM)
 		return r;
@@ -182,8 +215,13 @@ static int scan_other(struct tree *t, void *arg, const struct vg_walk_entry *e)
 	struct vg_scan_rec rec;
 	struct vg_diag d = { 0 };
 	struct stat st;
+	bool prune = false;
 	int r;
 
+	if (excluded(s, e->path, e->path_len, &prune)) {
+		tree_count(t, TREE_SKIP, "excluded");
+		return e->type == VG_WALK_DIR && prune ? VG_WALK_SKIP : 0;
+	}
 	if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		tree_file_err(t, e->path, "cannot stat: %s", strerror(errno));
 		tree_count(t, TREE_ERROR, errno == ENOENT ? "vanished" : "stat-error");
@@ -263,7 +301,8 @@ static int compare_dbs(struct scan *s, const char *p1, const char *p2,
 	for (size_t i = 0; i < vg_scan_db_count(s->db); i++) {
 		struct vg_scan_rec *then = vg_scan_db_rec(s->db, i);
 
-		if (!then->seen && changes_add(&s->ch, then->path, CH_REMOVED, then->mode) < 0)
+		if (!then->seen && !excluded(s, then->path, then->path_len, NULL) &&
+		    changes_add(&s->ch, then->path, CH_REMOVED, then->mode) < 0)
 			goto out;
 	}
 	s->ch.checked = vg_scan_db_count(b);
@@ -316,6 +355,8 @@ int cmd_scan(int argc, char **argv)
 		{ "check", required_argument, 'C', 'C' },
 		{ "update", required_argument, 'U', 'U' },
 		{ "compare", required_argument, 'D', 'D' },
+		{ "explain", required_argument, 0, 'E' },
+		{ "import-aide", required_argument, 0, 'A' },
 		{ "limit", required_argument, 'L', 'L' },
 		{ "report", required_argument, 0, 'R' },
 		{ "on-change", required_argument, 0, 'X' },
@@ -333,7 +374,7 @@ int cmd_scan(int argc, char **argv)
 	};
 	const char *check = NULL;
 	bool update = false;
-	const char *compare = NULL;
+	const char *compare = NULL, *explain = NULL, *import_aide = NULL;
 	char *limit = NULL;
 	const char *report_file = NULL, *on_change = NULL;
 	int fmt = -1;	/* enum scan_format */
@@ -367,6 +408,12 @@ int cmd_scan(int argc, char **argv)
 		case 'L':
 			limit = optarg;
 			break;
+		case 'E':
+			explain = optarg;
+			break;
+		case 'A':
+			import_aide = optarg;
+			break;
 		case 'R':
 			report_file = optarg;
 			break;
@@ -398,6 +445,19 @@ int cmd_scan(int argc, char **argv)
 			rc = cli_opts_stop(help, c);
 			goto out;
 		}
+	}
+	if (explain || import_aide) {
+		if (init || check || compare || limit || optind < argc || (explain && import_aide)) {
+			cli_err("--explain PATH and --import-aide FILE go alone (with --config, --json)");
+			goto out;
+		}
+		if (import_aide) {
+			rc = scan_import_aide(import_aide);
+			goto out;
+		}
+		if (cli_load_config(cf.config, &cfg) == 0)
+			rc = scan_explain(&cfg, explain, o.json);
+		goto out;
 	}
 	if (compare && (init || check)) {
 		cli_err("give one of --init, --check DB, --update DB or --compare DB1 DB2");
@@ -449,6 +509,7 @@ int cmd_scan(int argc, char **argv)
 		goto out;
 	}
 	s->json = o.json;
+	s->rules = cfg.scan_rules;
 	changes_init(&s->ch, fmt >= 0 ? (enum scan_format)fmt : o.json ? SCAN_JSON : SCAN_TEXT,
 		     compare ? compare : check);
 	if (compare) {
@@ -533,7 +594,8 @@ int cmd_scan(int argc, char **argv)
 					goto out;
 				continue;
 			}
-			if (!rec->seen && changes_add(&s->ch, rec->path, CH_REMOVED, rec->mode) < 0)
+			if (!rec->seen && !excluded(s, rec->path, rec->path_len, NULL) &&
+			    changes_add(&s->ch, rec->path, CH_REMOVED, rec->mode) < 0)
 				goto out;
 		}
 		s->ch.checked = checked;
