@@ -305,26 +305,38 @@ static int hexval(char c)
 }
 
 /*
- * The literal directory @re starts with: up to its first special
- * character, cut back to the last '/' (the whole of it when it has none).
+ * The literal directory @re starts with, into @out (as long as @re): up to
+ * its first special character (a backslash-escaped punctuation character
+ * is literal), cut back to the last '/'; the whole of it when it has
+ * none. Return: its length.
  */
-static size_t node_of(const char *re)
+static size_t node_of(const char *re, char *out)
 {
-	size_t n = strcspn(re, ".[]()*+?{}|^$\\");
-	size_t len;
+	size_t n = 0, len;
+	const char *p = re;
 
-	if (!re[n]) {
-		len = n;
-		while (len > 1 && re[len - 1] == '/')
-			len--;
-		return len;
+	for (; *p; p++) {
+		if (*p == '\\' && p[1] && ispunct((unsigned char)p[1])) {
+			out[n++] = *++p;
+			continue;
+		}
+		if (strchr(".[]()*+?{}|^$\\", *p))
+			break;
+		out[n++] = *p;
 	}
+	out[n] = 0;
 	len = n;
-	while (len > 0 && re[len - 1] != '/')
-		len--;
-	/* "/var/log/.*" -> "/var/log"; "/.*" -> "/" */
-	if (len > 1)
-		len--;
+	if (!*p) {
+		while (len > 1 && out[len - 1] == '/')
+			len--;
+	} else {
+		while (len > 0 && out[len - 1] != '/')
+			len--;
+		/* "/var/log/.*" -> "/var/log"; "/.*" -> "/" */
+		if (len > 1)
+			len--;
+	}
+	out[len] = 0;
 	return len;
 }
 
@@ -417,8 +429,9 @@ int vg_scan_rules_add(struct vg_scan_rules *r, const char *spec, const char *fil
 		free(decoded);
 		return e;
 	}
-	rule.node_len = node_of(decoded);
-	rule.node = strndup(decoded, rule.node_len);
+	rule.node = malloc(k + 1);
+	if (rule.node)
+		rule.node_len = node_of(decoded, rule.node);
 	free(decoded);
 	rule.regex = strndup(p, n);
 	rule.expr = *expr ? strdup(expr) : NULL;
