@@ -124,7 +124,6 @@ static const char *problem(const struct vg_diag *d)
 {
 	const char *m = strstr(d->msg, ": ");
 
-	m = m ? strstr(m + 2, ": ") : NULL;
 	return m ? m + 2 : d->msg;
 }
 
@@ -136,6 +135,31 @@ static void note(struct importer *im, const char *fmt, const char *arg)
 	if (!im->noted)
 		im->untranslated++;
 	im->noted = true;
+}
+
+/* Why an AIDE attribute has no vigil counterpart. */
+static const char *why_not(const char *name)
+{
+	static const struct {
+		const char *name, *why;
+	} w[] = {
+		{ "a", "vigil does not record atime" },
+		{ "b", "vigil does not record block counts" },
+		{ "n", "vigil does not record link counts" },
+		{ "acl", "ACLs are xattrs: compared with xattrs, not alone" },
+		{ "selinux", "SELinux labels are xattrs: compared with xattrs, not alone" },
+		{ "caps", "capabilities are xattrs: compared with xattrs, not alone" },
+		{ "e2fsattrs", "vigil does not record ext2 file attributes (chattr)" },
+		{ "I", "vigil does not follow renamed files" },
+		{ "ANF", "added files are always reported" },
+		{ "ARF", "removed files are always reported" },
+		{ "compressed", "vigil does not look into compressed files" },
+	};
+
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (strcmp(name, w[i].name) == 0)
+			return w[i].why;
+	return "vigil records no such attribute";
 }
 
 /* AIDE settings that are not group definitions (theirs have no '_'). */
@@ -186,11 +210,15 @@ static int translate_expr(struct importer *im, const char *expr, char *out, size
 		if (!v && vg_scan_rules_expr(im->check, name, &dummy, NULL, 0) == 0)
 			v = name;	/* a group defined before */
 		if (!v) {
-			if (vg_scan_rules_expr(NULL, name, &dummy, NULL, 0) == -EOPNOTSUPP)
-				note(im, "attribute '%s' dropped (vigil records no such attribute; "
-				     "xattrs compares every extended attribute)", name);
-			else
+			if (vg_scan_rules_expr(NULL, name, &dummy, NULL, 0) == -EOPNOTSUPP) {
+				char msg[160];
+
+				snprintf(msg, sizeof(msg), "attribute '%s' dropped (%s)", name,
+					 why_not(name));
+				note(im, "%s", msg);
+			} else {
 				note(im, "unknown attribute or group '%s' dropped", name);
+			}
 			continue;
 		}
 		int w = snprintf(out + n, cap - n, "%s%s", first && op == '+' ? "" :
@@ -326,6 +354,15 @@ int scan_import_aide(const char *file)
 		cli_err("out of memory");
 		free(buf);
 		return EXIT_ERROR;
+	}
+	if (len > 2 && buf[0] == '#' && buf[1] == '!') {
+		im.line = 1;
+		note(&im, "%s", "an executable configuration (AIDE runs it and reads what it "
+		     "prints): import its output instead");
+		fprintf(stderr, "vigil scan: %s: 1 line not (wholly) translated\n", file);
+		vg_scan_rules_free(im.check);
+		free(buf);
+		return EXIT_NOTVERIFIED;
 	}
 	printf("# translated from %s by vigil scan --import-aide\n", file);
 	for (line = (char *)buf; line && *line; line = next) {

@@ -278,13 +278,20 @@ int vg_scan_rules_group(struct vg_scan_rules *r, const char *name, const char *e
 		if (!isalnum((unsigned char)*c) && *c != '_')
 			return vg_diag_set(diag, -EINVAL, "%s:%u: group name '%s': letters, digits "
 					   "and '_' only", file, line, name);
-	e = lookup(r, name, &dummy);
-	if (e != -ENOENT)
-		return vg_diag_set(diag, -EINVAL, "%s:%u: '%s' is already an attribute or group",
-				   file, line, name);
 	e = vg_scan_rules_expr(r, expr, &mask, bad, sizeof(bad));
 	if (e < 0)
 		return expr_error(e, expr, bad, file, line, diag);
+	/* a group of the file may be defined again (as in aide.conf): later rules see the new one */
+	for (size_t i = 0; i < r->ngroups; i++) {
+		if (strcmp(name, r->groups[i].name) == 0) {
+			r->groups[i].bits = mask;
+			return 0;
+		}
+	}
+	e = lookup(r, name, &dummy);
+	if (e != -ENOENT)
+		return vg_diag_set(diag, -EINVAL, "%s:%u: '%s' is an attribute or a built-in group",
+				   file, line, name);
 	ng = realloc(r->groups, (r->ngroups + 1) * sizeof(*ng));
 	if (!ng)
 		return vg_diag_set(diag, -ENOMEM, "out of memory");

@@ -250,11 +250,12 @@ static void refusals_name_file_and_line(void **state)
 			fail_msg("'%s': got '%s'", bad[i].rule, d.msg);
 	}
 	assert_int_equal(vg_scan_rules_group(r, "R", "p", "t.conf", 8, &d), -EINVAL);
-	assert_string_equal(d.msg, "t.conf:8: 'R' is already an attribute or group");
+	assert_string_equal(d.msg, "t.conf:8: 'R' is an attribute or a built-in group");
 	assert_int_equal(vg_scan_rules_group(r, "mode", "p", "t.conf", 8, &d), -EINVAL);
 	assert_int_equal(vg_scan_rules_group(r, "a-b", "p", "t.conf", 8, &d), -EINVAL);
 	assert_int_equal(vg_scan_rules_group(r, "G", "p", "t.conf", 9, &d), 0);
-	assert_int_equal(vg_scan_rules_group(r, "G", "u", "t.conf", 10, &d), -EINVAL);
+	assert_int_equal(vg_scan_rules_group(r, "G", "u", "t.conf", 10, &d), 0); /* as aide.conf */
+	assert_int_equal(expr(r, "G"), VG_SCAN_UID);
 	assert_int_equal(vg_scan_rules_count(r), 0);
 	vg_scan_rules_free(r);
 }
