@@ -85,7 +85,9 @@ struct rule {
 	char *expr;		/* as written, NULL for ! */
 	uint32_t mask;
 	size_t node_len;	/* length of the literal directory it starts with */
-	char *node;
+	char *node;		/* the literal text: node_len, lit_len bytes of it */
+	size_t lit_len;		/* what every path it matches starts with */
+	bool plain;		/* no special character: matched without regexec() */
 	unsigned int line;
 	const char *file;	/* one of rules->files */
 	regex_t rx;
@@ -96,6 +98,7 @@ struct vg_scan_rules {
 	size_t ngroups;
 	struct rule *rules;
 	size_t nrules;
+	size_t *order;		/* rule indexes, deepest node first, then in file order */
 	char **files;		/* the file names rules were read from */
 	size_t nfiles;
 };
@@ -126,6 +129,7 @@ void vg_scan_rules_free(struct vg_scan_rules *r)
 		free(r->files[i]);
 	free(r->groups);
 	free(r->rules);
+	free(r->order);
 	free(r->files);
 	free(r);
 }
@@ -312,23 +316,27 @@ static int hexval(char c)
 }
 
 /*
- * The literal directory @re starts with, into @out (as long as @re): up to
- * its first special character (a backslash-escaped punctuation character
- * is literal), cut back to the last '/'; the whole of it when it has
- * none. Return: its length.
+ * The literal text @re starts with, into @out (as long as @re); the part
+ * of it every path @re matches starts with, its length in @ret_lit: up to the first special character (a
+ * backslash-escaped punctuation character is literal), less a character
+ * that a following ?, * or { may leave out; nothing when @re has an
+ * alternative ('|'); @ret_plain: @re has no special character. Return: the length of its node, the literal text cut
+ * back to the last '/' (the whole of it when @re has no special character).
  */
-static size_t node_of(const char *re, char *out)
+static size_t node_of(const char *re, char *out, size_t *ret_lit, bool *ret_plain)
 {
-	size_t n = 0, len;
+	size_t n = 0, len, last = 0;
 	const char *p = re;
 
 	for (; *p; p++) {
 		if (*p == '\\' && p[1] && ispunct((unsigned char)p[1])) {
+			last = n;
 			out[n++] = *++p;
 			continue;
 		}
 		if (strchr(".[]()*+?{}|^$\\", *p))
 			break;
+		last = n;	/* before the last literal character */
 		out[n++] = *p;
 	}
 	out[n] = 0;
@@ -343,7 +351,8 @@ static size_t node_of(const char *re, char *out)
 		if (len > 1)
 			len--;
 	}
-	out[len] = 0;
+	*ret_lit = strchr(re, '|') ? 0 : *p && strchr("?*{", *p) ? last : n;
+	*ret_plain = !*p;
 	return len;
 }
 
@@ -369,6 +378,7 @@ int vg_scan_rules_add(struct vg_scan_rules *r, const char *spec, const char *fil
 	const char *p = spec, *end, *expr;
 	char bad[64], *pat = NULL, *decoded = NULL;
 	struct rule *nr;
+	size_t *no, pos;
 	size_t n, k = 0, plen;
 	int e;
 
@@ -438,7 +448,7 @@ int vg_scan_rules_add(struct vg_scan_rules *r, const char *spec, const char *fil
 	}
 	rule.node = malloc(k + 1);
 	if (rule.node)
-		rule.node_len = node_of(decoded, rule.node);
+		rule.node_len = node_of(decoded, rule.node, &rule.lit_len, &rule.plain);
 	free(decoded);
 	rule.regex = strndup(p, n);
 	rule.expr = *expr ? strdup(expr) : NULL;
@@ -453,6 +463,19 @@ int vg_scan_rules_add(struct vg_scan_rules *r, const char *spec, const char *fil
 		return vg_diag_set(diag, -ENOMEM, "out of memory");
 	}
 	r->rules = nr;
+	no = realloc(r->order, (r->nrules + 1) * sizeof(*no));
+	if (!no) {
+		regfree(&rule.rx);
+		free(rule.node);
+		free(rule.regex);
+		free(rule.expr);
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	}
+	r->order = no;
+	/* after the rules whose node is as deep or deeper: stable */
+	for (pos = r->nrules; pos > 0 && r->rules[no[pos - 1]].node_len < rule.node_len; pos--)
+		no[pos] = no[pos - 1];
+	no[pos] = r->nrules;
 	nr[r->nrules++] = rule;
 	return 0;
 }
@@ -488,13 +511,20 @@ enum vg_scan_sel vg_scan_rules_match(const struct vg_scan_rules *r, const char *
 	}
 	memcpy(s, path, len);
 	s[len] = 0;
-	for (size_t i = 0; i < r->nrules; i++) {
-		const struct rule *u = &r->rules[i];
+	for (size_t i = 0; i < r->nrules && !best; i++) {
+		const struct rule *u = &r->rules[r->order[i]];
 
-		if (best && u->node_len <= best->node_len)
-			continue;	/* deepest, then first */
-		if (regexec(&u->rx, s, 0, NULL, 0) == 0)
+		if (u->lit_len > len || memcmp(s, u->node, u->lit_len) != 0)
+			continue;	/* cannot match */
+		if (u->plain) {
+			/* the literal text; for regular and ! rules, what is under it too */
+			if (len == u->lit_len ||
+			    (u->sel != VG_SCAN_SEL_EQUALS &&
+			     (s[u->lit_len] == '/' || u->node[u->lit_len - 1] == '/')))
+				best = u;
+		} else if (regexec(&u->rx, s, 0, NULL, 0) == 0) {
 			best = u;
+		}
 	}
 	if (best) {
 		ret->sel = best->sel;

@@ -163,6 +163,41 @@ static void match_table(void **state)
 	vg_scan_rules_free(r);
 }
 
+/* the shortcuts (literal prefix, plain rules without regexec) agree with the regex */
+static void match_shortcuts(void **state)
+{
+	static const char *const lines[] = {
+		"/opt/x? p",		/* 1: the x may be left out */
+		"/alt/a|/alt/b u",	/* 2: an alternative: no literal prefix */
+		"/esc/a\\.b g",	/* 3: plain, with an escaped dot */
+		"=/eq s",		/* 4: plain equals */
+		"/d/ m",		/* 5: plain, ending in '/' */
+		"/star/ab* c",		/* 6 */
+		NULL,
+	};
+	static const struct {
+		const char *path;
+		unsigned int line;	/* 0: no rule */
+	} cases[] = {
+		{ "/opt/", 1 }, { "/opt/x", 1 }, { "/opt/x/y", 1 }, { "/opt/xx", 0 },
+		{ "/alt/a", 2 }, { "/alt/b/c", 2 }, { "/alt/c", 0 },
+		{ "/esc/a.b", 3 }, { "/esc/a.b/c", 3 }, { "/esc/aXb", 0 }, { "/esc/a.bc", 0 },
+		{ "/eq", 4 }, { "/eq/x", 0 }, { "/eqx", 0 },
+		{ "/d/x", 5 }, { "/d/", 5 }, { "/d", 0 },
+		{ "/star/a", 6 }, { "/star/abbb", 6 }, { "/star/ac", 0 },
+	};
+	struct vg_scan_rules *r = build(lines);
+	struct vg_scan_rule_info ri;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		vg_scan_rules_match(r, cases[i].path, strlen(cases[i].path), &ri);
+		if (ri.line != cases[i].line)
+			fail_msg("%s: got line %u, want %u", cases[i].path, ri.line, cases[i].line);
+	}
+	vg_scan_rules_free(r);
+}
+
 static void no_rules_compare_everything(void **state)
 {
 	struct vg_scan_rules *r;
@@ -289,6 +324,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(expr_maps_aide_letters_and_names),
 		cmocka_unit_test(match_table),
+		cmocka_unit_test(match_shortcuts),
 		cmocka_unit_test(no_rules_compare_everything),
 		cmocka_unit_test(unmatched_path_compares_everything),
 		cmocka_unit_test(filter_growing),
