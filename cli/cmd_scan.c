@@ -89,12 +89,13 @@ struct scan {
 	const struct vg_scan_rules *rules;	/* the config's scan rules; NULL: none */
 };
 
-/* Return: whether a `!` scan rule excludes @path; @prune: and not to walk it. */
-static bool excluded(const struct scan *s, const char *path, size_t len, bool *prune)
+/* Return: whether a `!` scan rule excludes @path (st_mode @mode); @prune: and not to walk it. */
+static bool excluded(const struct scan *s, const char *path, size_t len, uint32_t mode,
+		     bool *prune)
 {
 	struct vg_scan_rule_info ri;
 
-	if (vg_scan_rules_match(s->rules, path, len, &ri) != VG_SCAN_SEL_NEGATIVE)
+	if (vg_scan_rules_match(s->rules, path, len, mode, &ri) != VG_SCAN_SEL_NEGATIVE)
 		return false;
 	if (prune)
 		*prune = ri.prune;
@@ -127,7 +128,8 @@ static int judge(struct scan *s, const struct vg_scan_rec *now)
 	struct vg_scan_rule_info ri;
 	uint32_t what;
 
-	if (vg_scan_rules_match(s->rules, now->path, now->path_len, &ri) == VG_SCAN_SEL_NEGATIVE) {
+	if (vg_scan_rules_match(s->rules, now->path, now->path_len, now->mode, &ri) ==
+	    VG_SCAN_SEL_NEGATIVE) {
 		if (then)
 			then->seen = true;
 		return JUDGED_EXCLUDED;
@@ -182,7 +184,7 @@ static int scan_file(struct tree *t, void *arg, const struct tree_file *f)
 	uint64_t n = 0;
 	int r;
 
-	if (excluded(s, f->path, strlen(f->path), NULL)) {
+	if (excluded(s, f->path, strlen(f->path), f->st->st_mode, NULL)) {
 		tree_count(t, TREE_SKIP, "excluded");
 		return 0;
 	}
@@ -216,15 +218,16 @@ static int scan_other(struct tree *t, void *arg, const struct vg_walk_entry *e)
 	struct vg_diag d = { 0 };
 	struct stat st;
 	bool prune = false;
-	int r;
+	int r, serr;
 
-	if (excluded(s, e->path, e->path_len, &prune)) {
+	serr = fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+	if (excluded(s, e->path, e->path_len, serr ? 0 : st.st_mode, &prune)) {
 		tree_count(t, TREE_SKIP, "excluded");
 		return e->type == VG_WALK_DIR && prune ? VG_WALK_SKIP : 0;
 	}
-	if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		tree_file_err(t, e->path, "cannot stat: %s", strerror(errno));
-		tree_count(t, TREE_ERROR, errno == ENOENT ? "vanished" : "stat-error");
+	if (serr) {
+		tree_file_err(t, e->path, "cannot stat: %s", strerror(serr));
+		tree_count(t, TREE_ERROR, serr == ENOENT ? "vanished" : "stat-error");
 		return 0;
 	}
 	r = vg_scan_rec_fill(&rec, e->path, e->path_len, -1, e->dirfd, e->name, &st, &d);
@@ -301,7 +304,7 @@ static int compare_dbs(struct scan *s, const char *p1, const char *p2,
 	for (size_t i = 0; i < vg_scan_db_count(s->db); i++) {
 		struct vg_scan_rec *then = vg_scan_db_rec(s->db, i);
 
-		if (!then->seen && !excluded(s, then->path, then->path_len, NULL) &&
+		if (!then->seen && !excluded(s, then->path, then->path_len, then->mode, NULL) &&
 		    changes_add(&s->ch, then->path, CH_REMOVED, then->mode) < 0)
 			goto out;
 	}
@@ -594,7 +597,7 @@ int cmd_scan(int argc, char **argv)
 					goto out;
 				continue;
 			}
-			if (!rec->seen && !excluded(s, rec->path, rec->path_len, NULL) &&
+			if (!rec->seen && !excluded(s, rec->path, rec->path_len, rec->mode, NULL) &&
 			    changes_add(&s->ch, rec->path, CH_REMOVED, rec->mode) < 0)
 				goto out;
 		}

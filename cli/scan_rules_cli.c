@@ -5,10 +5,10 @@
  * AIDE.CONF` (aide.conf's common subset as vigil.conf scan lines).
  *
  * The importer translates group definitions, regular, equals and negative
- * selection lines and comments; it names on stderr, with its line number,
- * each line it could not translate, or translated only in part: macros,
- * database and report options, restricted rules (file types), attributes
- * vigil does not record. Every line it writes is checked by the same
+ * selection lines (restricted to file types or not) and comments; it
+ * names on stderr, with its line number, each line it could not
+ * translate, or translated only in part: macros, database and report
+ * options, attributes vigil does not record. Every line it writes is checked by the same
  * parser vigil.conf goes through (vigil/scan_rules.h), so its output loads.
  * The rule engine itself is libvigil's; nothing here matches paths.
  */
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <json-c/json.h>
 
@@ -53,6 +54,8 @@ static void explain_json(const char *path, const struct vg_scan_rule_info *ri)
 		json_object_object_add(rule, "file", cli_json_path(ri->file));
 		json_object_object_add(rule, "line", json_object_new_int((int)ri->line));
 		json_object_object_add(rule, "regex", json_object_new_string(ri->regex));
+		json_object_object_add(rule, "types",
+				       ri->types ? json_object_new_string(ri->types) : NULL);
 		json_object_object_add(rule, "group",
 				       ri->expr ? json_object_new_string(ri->expr) : NULL);
 	}
@@ -83,7 +86,11 @@ int scan_explain(const struct vg_config *cfg, const char *path, bool json)
 		cli_err("out of memory");
 		return EXIT_ERROR;
 	}
-	vg_scan_rules_match(cfg->scan_rules, p, len, &ri);
+	struct stat st;
+	bool typed = lstat(p, &st) == 0;
+
+	/* the type of what is there now, for rules restricted to file types */
+	vg_scan_rules_match(cfg->scan_rules, p, len, typed ? st.st_mode : 0, &ri);
 	if (json) {
 		explain_json(p, &ri);
 		free(p);
@@ -94,17 +101,21 @@ int scan_explain(const struct vg_config *cfg, const char *path, bool json)
 	if (ri.sel == VG_SCAN_SEL_NONE) {
 		printf(": no rule: every attribute (%s)\n", attrs);
 	} else if (ri.sel == VG_SCAN_SEL_NEGATIVE) {
-		printf(": excluded by %s:%u: scan.rule = !%s\n", ri.file, ri.line, ri.regex);
+		printf(": excluded by %s:%u: scan.rule = !%s%s%s\n", ri.file, ri.line, ri.regex,
+		       ri.types ? " " : "", ri.types ? ri.types : "");
 		printf("  neither recorded nor reported%s\n",
 		       ri.prune ? "; a directory is not walked"
 				: "; walked, for a deeper rule that selects below it");
 	} else {
-		printf(": %s by %s:%u: scan.rule = %s%s %s\n", sel_words[ri.sel], ri.file, ri.line,
-		       ri.sel == VG_SCAN_SEL_EQUALS ? "=" : "", ri.regex, ri.expr);
+		printf(": %s by %s:%u: scan.rule = %s%s %s%s%s\n", sel_words[ri.sel], ri.file,
+		       ri.line, ri.sel == VG_SCAN_SEL_EQUALS ? "=" : "", ri.regex,
+		       ri.types ? ri.types : "", ri.types ? " " : "", ri.expr);
 		printf("  group: %s\n  attributes: %s\n", ri.expr, attrs);
 		if (ri.mask & VG_SCAN_GROWING)
 			puts("  growing: a size, mtime or ctime that grew is no change");
 	}
+	if (!typed && vg_scan_rules_typed(cfg->scan_rules))
+		puts("  (not found here: the rules restricted to file types were not considered)");
 	free(p);
 	return EXIT_OK;
 }
@@ -258,15 +269,24 @@ static void import_rule(struct importer *im, char *s)
 {
 	char *save = NULL, *re = strtok_r(s, " \t", &save);
 	char *a = strtok_r(NULL, " \t", &save), *b = strtok_r(NULL, " \t", &save);
+	char *types = NULL, *expr = a;
 	char out[512], line[4400];
 	struct vg_diag d = { 0 };
 
-	if (re[0] == '!' ? a != NULL : b != NULL) {
-		note(im, "restricted rule '%s' (file types): vigil rules apply to every type", re);
+	if (strtok_r(NULL, " \t", &save) || (re[0] == '!' && b)) {
+		note(im, "'%s': more words than a rule has", re);
 		return;
 	}
-	if (re[0] != '!' && !a) {
+	if (re[0] == '!' || b) {	/* restricted: REGEX TYPES [EXPR] */
+		types = a;
+		expr = re[0] == '!' ? NULL : b;
+	}
+	if (re[0] != '!' && !expr) {
 		note(im, "selection line '%s' without attributes", re);
+		return;
+	}
+	if (types && strpbrk(types, "DP")) {
+		note(im, "'%s': Solaris doors and event ports (D, P) do not exist on Linux", types);
 		return;
 	}
 	if (re[0] == '=' && re[strlen(re) - 1] == '/') {
@@ -274,9 +294,10 @@ static void import_rule(struct importer *im, char *s)
 		     "counterpart (=REGEX is the path only)", re);
 		return;
 	}
-	if (a && translate_expr(im, a, out, sizeof(out)) < 0)
+	if (expr && translate_expr(im, expr, out, sizeof(out)) < 0)
 		return;
-	snprintf(line, sizeof(line), "%s%s%s", re, a ? " " : "", a ? out : "");
+	snprintf(line, sizeof(line), "%s%s%s%s%s", re, types ? " " : "", types ? types : "",
+		 expr ? " " : "", expr ? out : "");
 	if (vg_scan_rules_add(im->check, line, im->file, im->line, &d) < 0) {
 		note(im, "%s", problem(&d));
 		return;

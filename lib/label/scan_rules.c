@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "vigil/scan_rules.h"
 
@@ -88,6 +89,8 @@ struct rule {
 	char *node;		/* the literal text: node_len, lit_len bytes of it */
 	size_t lit_len;		/* what every path it matches starts with */
 	bool plain;		/* no special character: matched without regexec() */
+	char *types;		/* as written, NULL: every type */
+	uint32_t typemask;	/* 1 << (S_IFMT bits >> 12) of each type */
 	unsigned int line;
 	const char *file;	/* one of rules->files */
 	regex_t rx;
@@ -123,6 +126,7 @@ void vg_scan_rules_free(struct vg_scan_rules *r)
 		free(r->rules[i].regex);
 		free(r->rules[i].expr);
 		free(r->rules[i].node);
+		free(r->rules[i].types);
 		regfree(&r->rules[i].rx);
 	}
 	for (size_t i = 0; i < r->nfiles; i++)
@@ -137,6 +141,14 @@ void vg_scan_rules_free(struct vg_scan_rules *r)
 size_t vg_scan_rules_count(const struct vg_scan_rules *r)
 {
 	return r ? r->nrules : 0;
+}
+
+bool vg_scan_rules_typed(const struct vg_scan_rules *r)
+{
+	for (size_t i = 0; r && i < r->nrules; i++)
+		if (r->rules[i].typemask)
+			return true;
+	return false;
 }
 
 const char *vg_scan_attr_aide(const char *name)
@@ -356,6 +368,47 @@ static size_t node_of(const char *re, char *out, size_t *ret_lit, bool *ret_plai
 	return len;
 }
 
+/* AIDE's restriction letters (aide.conf(5), RESTRICTED RULES). */
+static const struct {
+	char letter;
+	uint32_t fmt;
+} type_letters[] = {
+	{ 'f', S_IFREG }, { 'd', S_IFDIR }, { 'l', S_IFLNK }, { 'c', S_IFCHR },
+	{ 'b', S_IFBLK }, { 'p', S_IFIFO }, { 's', S_IFSOCK },
+};
+
+#define TYPE_BIT(fmt) (1u << (((fmt) & S_IFMT) >> 12))
+
+/* "f,d" -> a mask of TYPE_BIT()s; "0" -> 0 (every type). Return: 0, -EINVAL. */
+static int parse_types(const char *t, size_t n, uint32_t *ret)
+{
+	uint32_t m = 0;
+
+	if (n == 1 && t[0] == '0') {
+		*ret = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		if (i % 2) {
+			if (t[i] != ',')
+				return -EINVAL;
+			continue;
+		}
+		for (k = 0; k < sizeof(type_letters) / sizeof(type_letters[0]); k++)
+			if (t[i] == type_letters[k].letter)
+				break;
+		if (k == sizeof(type_letters) / sizeof(type_letters[0]))
+			return -EINVAL;
+		m |= TYPE_BIT(type_letters[k].fmt);
+	}
+	if (!n || t[n - 1] == ',')
+		return -EINVAL;
+	*ret = m;
+	return 0;
+}
+
 /* Return: the file name slot (shared by the rules of one file), or NULL. */
 static const char *file_slot(struct vg_scan_rules *r, const char *file)
 {
@@ -375,11 +428,11 @@ int vg_scan_rules_add(struct vg_scan_rules *r, const char *spec, const char *fil
 		      unsigned int line, struct vg_diag *diag)
 {
 	struct rule rule = { .sel = VG_SCAN_SEL_REGULAR, .line = line };
-	const char *p = spec, *end, *expr;
+	const char *p = spec, *end, *expr, *types = NULL;
 	char bad[64], *pat = NULL, *decoded = NULL;
 	struct rule *nr;
 	size_t *no, pos;
-	size_t n, k = 0, plen;
+	size_t n, k = 0, plen, tlen;
 	int e;
 
 	while (isspace((unsigned char)*p))
@@ -392,6 +445,21 @@ int vg_scan_rules_add(struct vg_scan_rules *r, const char *spec, const char *fil
 		return vg_diag_set(diag, -EINVAL, "%s:%u: a scan rule is [=|!]REGEX [GROUP], the "
 				   "regular expression starting with '/'", file, line);
 	expr = end + strspn(end, " \t");
+	/* two words after the regular expression, or one after a ! rule's: TYPES first */
+	tlen = strcspn(expr, " \t");
+	if (*expr && (rule.sel == VG_SCAN_SEL_NEGATIVE || expr[tlen + strspn(expr + tlen, " \t")])) {
+		types = expr;
+		if (parse_types(types, tlen, &rule.typemask) < 0)
+			return vg_diag_set(diag, -EINVAL, "%s:%u: '%.*s' is no list of file types "
+					   "(f,d,l,c,b,p,s or 0)%s", file, line, (int)tlen, types,
+					   rule.sel == VG_SCAN_SEL_NEGATIVE
+					   ? "; a ! rule takes no attributes" : "");
+		expr = types + tlen + strspn(types + tlen, " \t");
+		if (expr[strcspn(expr, " \t")])
+			return vg_diag_set(diag, -EINVAL, "%s:%u: after the regular expression: "
+					   "[TYPES] and one attribute expression, without blanks",
+					   file, line);
+	}
 	if (rule.sel == VG_SCAN_SEL_NEGATIVE && *expr)
 		return vg_diag_set(diag, -EINVAL, "%s:%u: a ! rule takes no attributes ('%s')",
 				   file, line, expr);
@@ -452,14 +520,16 @@ int vg_scan_rules_add(struct vg_scan_rules *r, const char *spec, const char *fil
 	free(decoded);
 	rule.regex = strndup(p, n);
 	rule.expr = *expr ? strdup(expr) : NULL;
+	rule.types = types ? strndup(types, tlen) : NULL;
 	rule.file = file_slot(r, file);
-	nr = rule.node && rule.regex && (!*expr || rule.expr) && rule.file
+	nr = rule.node && rule.regex && (!*expr || rule.expr) && (!types || rule.types) && rule.file
 	     ? realloc(r->rules, (r->nrules + 1) * sizeof(*nr)) : NULL;
 	if (!nr) {
 		regfree(&rule.rx);
 		free(rule.node);
 		free(rule.regex);
 		free(rule.expr);
+		free(rule.types);
 		return vg_diag_set(diag, -ENOMEM, "out of memory");
 	}
 	r->rules = nr;
@@ -469,6 +539,7 @@ int vg_scan_rules_add(struct vg_scan_rules *r, const char *spec, const char *fil
 		free(rule.node);
 		free(rule.regex);
 		free(rule.expr);
+		free(rule.types);
 		return vg_diag_set(diag, -ENOMEM, "out of memory");
 	}
 	r->order = no;
@@ -495,7 +566,7 @@ static bool deeper_selection(const struct vg_scan_rules *r, const char *path, si
 }
 
 enum vg_scan_sel vg_scan_rules_match(const struct vg_scan_rules *r, const char *path,
-				     size_t len, struct vg_scan_rule_info *ret)
+				     size_t len, uint32_t mode, struct vg_scan_rule_info *ret)
 {
 	const struct rule *best = NULL;
 	char buf[4096], *s = buf;
@@ -516,6 +587,8 @@ enum vg_scan_sel vg_scan_rules_match(const struct vg_scan_rules *r, const char *
 
 		if (u->lit_len > len || memcmp(s, u->node, u->lit_len) != 0)
 			continue;	/* cannot match */
+		if (u->typemask && (!mode || !(u->typemask & TYPE_BIT(mode))))
+			continue;	/* restricted to other types */
 		if (u->plain) {
 			/* the literal text; for regular and ! rules, what is under it too */
 			if (len == u->lit_len ||
@@ -532,6 +605,7 @@ enum vg_scan_sel vg_scan_rules_match(const struct vg_scan_rules *r, const char *
 		ret->line = best->line;
 		ret->regex = best->regex;
 		ret->expr = best->expr;
+		ret->types = best->types;
 		ret->mask = best->sel == VG_SCAN_SEL_NEGATIVE ? 0 : best->mask;
 		ret->prune = best->sel == VG_SCAN_SEL_NEGATIVE && !deeper_selection(r, s, len);
 	}

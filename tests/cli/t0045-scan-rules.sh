@@ -4,7 +4,7 @@
 # that the rules select exactly the attributes they name; = (the path
 # only) against a regular selection (the path and what is under it); !
 # (neither recorded nor reported, in --init, --check, --update and
-# --compare); deepest-then-first precedence; growing sizes (grown: not
+# --compare); rules restricted to file types; deepest-then-first precedence; growing sizes (grown: not
 # reported, shrunk: reported); --explain in text and JSON; bad rules
 # refused with FILE:LINE; --import-aide on fixtures (and on Debian's
 # /etc/aide/aide.conf when it is installed). No rules: every attribute,
@@ -154,12 +154,27 @@ check "--explain --json: the rule and its attributes" /usr/bin/python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 want = {"path": sys.argv[2] + "/logs/a", "selection": "regular", "excluded": False,
-        "rule": {"file": "rules.conf", "line": 7, "regex": sys.argv[3] + "/logs", "group": "LOG"},
+        "rule": {"file": "rules.conf", "line": 7, "regex": sys.argv[3] + "/logs", "types": None,
+                 "group": "LOG"},
         "attributes": ["size", "mode", "uid", "gid"], "growing": True, "walked": True}
 assert d == want, d' x.json "$R" "$RX"
 check "--explain --json validates" sh -c \
 	"'$VIGIL' scan --explain $R/skip --config rules.conf --json >x.json &&
 	 /usr/bin/python3 '$SRCDIR/tests/cli/json_validate.py' '$SRCDIR/docs/schemas/scan-explain.schema.json' x.json"
+# restricted to file types (AIDE's restricted rules)
+printf 'scan.rule = %s/eq d p\nscan.rule = !%s/skip f\n' "$RX" "$RX" >typed.conf
+check_eq "--explain: a rule restricted to directories, for a directory" \
+	"$("$VIGIL" scan --explain $R/eq --config typed.conf | head -1)" \
+	"$R/eq: regular selection (the path and what is under it) by typed.conf:1: scan.rule = $RX/eq d p"
+check_eq "... not for a file under it" \
+	"$("$VIGIL" scan --explain $R/eq/child --config typed.conf | head -1)" \
+	"$R/eq/child: no rule: every attribute (type+content+size+mode+uid+gid+mtime+ctime+inode+xattrs+target)"
+check_eq "... a ! rule restricted to files" \
+	"$("$VIGIL" scan --explain $R/skip/x --config typed.conf | head -1)" \
+	"$R/skip/x: excluded by typed.conf:2: scan.rule = !$RX/skip f"
+check_eq "... a path that is not there: type unknown" \
+	"$("$VIGIL" scan --explain $R/none --config typed.conf | tail -1)" \
+	"  (not found here: the rules restricted to file types were not considered)"
 check_rc 2 "--explain with --check is refused" "$VIGIL" scan --explain /x --check db
 
 # ---- bad rules: FILE:LINE ----
@@ -173,7 +188,8 @@ bad "unknown attribute" "scan.rule = /x p+nosuch" "unknown attribute or group 'n
 bad "unknown group" "scan.rule = /x NOGROUP" "unknown attribute or group 'NOGROUP'"
 bad "bad regex" "scan.rule = /x(y p" "bad regular expression '/x(y'"
 bad "AIDE attribute vigil lacks" "scan.group G = p+selinux" "AIDE attribute 'selinux'"
-bad "! with attributes" "scan.rule = !/x p" "a ! rule takes no attributes"
+bad "! with attributes" "scan.rule = !/x p+u" "'p+u' is no list of file types (f,d,l,c,b,p,s or 0); a ! rule takes no attributes"
+bad "unknown file type" "scan.rule = /x f,q p" "'f,q' is no list of file types"
 bad "no attributes" "scan.rule = /x" "the rule needs a group"
 bad "relative regex" "scan.rule = x p" "a scan rule is \[=|!\]REGEX"
 bad "built-in group redefined" "scan.group R = p" "'R' is an attribute or a built-in group"
@@ -217,9 +233,9 @@ database_in=file:/var/lib/aide/aide.db
 report_url=stdout
 Acl = p+acl+selinux
 /bin R+a+b+e2fsattrs+caps
-/srv/data f Full
+/srv/data f,D R
 !/tmp d
-/opt p+u
+/opt f p+u
 @@ifdef X
 /data/@@{DIR} R
 EOF
@@ -237,16 +253,16 @@ done <<'EOF'
 5|attribute 'b' dropped
 5|attribute 'e2fsattrs' dropped
 5|attribute 'caps' dropped
-6|restricted rule '/srv/data' (file types)
-7|restricted rule '!/tmp' (file types)
+6|'f,D': Solaris doors and event ports
 9|macro line '@@ifdef X'
 10|'/data/@@{DIR} R' uses a macro variable
 EOF
-check "... and counts the lines" grep -q "partial.conf: 9 lines not (wholly) translated" part.err
+check "... and counts the lines" grep -q "partial.conf: 8 lines not (wholly) translated" part.err
 check_eq "... the rest is translated" "$(grep '^scan' part.out)" \
 "scan.group Acl = mode
 scan.rule = /bin R
-scan.rule = /opt mode+uid"
+scan.rule = !/tmp d
+scan.rule = /opt f mode+uid"
 check_rc 2 "--import-aide: a missing file" "$VIGIL" scan --import-aide none.conf
 printf '#!/bin/sh\necho /x R\n' >script.conf
 check_rc 1 "--import-aide: an executable aide.conf.d script is refused whole" \

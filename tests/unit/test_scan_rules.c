@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -143,7 +144,7 @@ static void match_table(void **state)
 	assert_int_equal(vg_scan_rules_count(r), 13);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		enum vg_scan_sel sel = vg_scan_rules_match(r, cases[i].path, strlen(cases[i].path),
-							   &ri);
+							   S_IFDIR, &ri);
 
 		if (sel != cases[i].sel || ri.line != cases[i].line || ri.prune != cases[i].prune)
 			fail_msg("%s: got sel %d line %u prune %d, want %d %u %d", cases[i].path,
@@ -151,13 +152,13 @@ static void match_table(void **state)
 				 cases[i].prune);
 		assert_string_equal(ri.file, "t.conf");
 	}
-	vg_scan_rules_match(r, "/etc", 4, &ri);
+	vg_scan_rules_match(r, "/etc", 4, S_IFREG, &ri);
 	assert_int_equal(ri.mask, META);
 	assert_string_equal(ri.expr, "META");
 	assert_string_equal(ri.regex, "/etc");
-	vg_scan_rules_match(r, "/usr/bin", 8, &ri);
+	vg_scan_rules_match(r, "/usr/bin", 8, S_IFREG, &ri);
 	assert_int_equal(ri.mask, VG_SCAN_ALL & ~(uint32_t)VG_SCAN_INODE);
-	vg_scan_rules_match(r, "/proc", 5, &ri);
+	vg_scan_rules_match(r, "/proc", 5, S_IFREG, &ri);
 	assert_int_equal(ri.mask, 0);
 	assert_null(ri.expr);
 	vg_scan_rules_free(r);
@@ -191,10 +192,50 @@ static void match_shortcuts(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		vg_scan_rules_match(r, cases[i].path, strlen(cases[i].path), &ri);
+		vg_scan_rules_match(r, cases[i].path, strlen(cases[i].path), S_IFREG, &ri);
 		if (ri.line != cases[i].line)
 			fail_msg("%s: got line %u, want %u", cases[i].path, ri.line, cases[i].line);
 	}
+	vg_scan_rules_free(r);
+}
+
+/* AIDE's restricted rules: REGEX TYPES EXPR, !REGEX TYPES */
+static void match_restricted_to_types(void **state)
+{
+	static const char *const lines[] = {
+		"/r R",			/* 1 */
+		"/r f,l p",		/* 2: same node, after 1: never decides */
+		"/r/x d u",		/* 3 */
+		"/r/x 0 g",		/* 4: 0, every type */
+		"!/r/y p,s",		/* 5: fifos and sockets */
+		NULL,
+	};
+	static const struct {
+		const char *path;
+		uint32_t mode;
+		unsigned int line;
+	} cases[] = {
+		{ "/r/a", S_IFREG, 1 },
+		{ "/r/x", S_IFDIR, 3 }, { "/r/x", S_IFREG, 4 }, { "/r/x", 0, 4 },
+		{ "/r/x/f", S_IFLNK, 4 },
+		{ "/r/y", S_IFIFO, 5 }, { "/r/y/s", S_IFSOCK, 5 }, { "/r/y", S_IFREG, 1 },
+		{ "/r/y", 0, 1 },	/* type unknown: restricted rules not considered */
+	};
+	struct vg_scan_rules *r = build(lines);
+	struct vg_scan_rule_info ri;
+
+	(void)state;
+	assert_true(vg_scan_rules_typed(r));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		vg_scan_rules_match(r, cases[i].path, strlen(cases[i].path), cases[i].mode, &ri);
+		if (ri.line != cases[i].line)
+			fail_msg("%s (%o): got line %u, want %u", cases[i].path, cases[i].mode, ri.line,
+				 cases[i].line);
+	}
+	vg_scan_rules_match(r, "/r/x", 4, S_IFDIR, &ri);
+	assert_string_equal(ri.types, "d");
+	vg_scan_rules_match(r, "/r/a", 4, S_IFREG, &ri);
+	assert_null(ri.types);
 	vg_scan_rules_free(r);
 }
 
@@ -204,10 +245,11 @@ static void no_rules_compare_everything(void **state)
 	struct vg_scan_rule_info ri;
 
 	(void)state;
-	assert_int_equal(vg_scan_rules_match(NULL, "/x", 2, &ri), VG_SCAN_SEL_NONE);
+	assert_int_equal(vg_scan_rules_match(NULL, "/x", 2, S_IFREG, &ri), VG_SCAN_SEL_NONE);
 	assert_int_equal(ri.mask, VG_SCAN_ALL);
 	assert_int_equal(vg_scan_rules_new(&r), 0);
-	assert_int_equal(vg_scan_rules_match(r, "/x", 2, &ri), VG_SCAN_SEL_NONE);
+	assert_false(vg_scan_rules_typed(r));
+	assert_int_equal(vg_scan_rules_match(r, "/x", 2, S_IFREG, &ri), VG_SCAN_SEL_NONE);
 	assert_int_equal(ri.mask, VG_SCAN_ALL);
 	assert_null(ri.file);
 	vg_scan_rules_free(r);
@@ -221,7 +263,7 @@ static void unmatched_path_compares_everything(void **state)
 	struct vg_scan_rule_info ri;
 
 	(void)state;
-	assert_int_equal(vg_scan_rules_match(r, "/usr/x", 6, &ri), VG_SCAN_SEL_NONE);
+	assert_int_equal(vg_scan_rules_match(r, "/usr/x", 6, S_IFREG, &ri), VG_SCAN_SEL_NONE);
 	assert_int_equal(ri.mask, VG_SCAN_ALL);
 	vg_scan_rules_free(r);
 }
@@ -268,7 +310,10 @@ static void refusals_name_file_and_line(void **state)
 		{ "/x nosuch", "t.conf:7: unknown attribute or group 'nosuch'" },
 		{ "/x p+acl", "t.conf:7: AIDE attribute 'acl'" },
 		{ "/x( p", "t.conf:7: bad regular expression '/x('" },
-		{ "!/x p", "t.conf:7: a ! rule takes no attributes" },
+		{ "!/x p+u", "t.conf:7: 'p+u' is no list of file types (f,d,l,c,b,p,s or 0); a ! "
+			    "rule takes no attributes" },
+		{ "/x f,q p", "t.conf:7: 'f,q' is no list of file types" },
+		{ "/x f p + u", "t.conf:7: after the regular expression: [TYPES] and one" },
 		{ "/x", "t.conf:7: the rule needs a group" },
 		{ "x p", "t.conf:7: a scan rule is [=|!]REGEX [GROUP]" },
 		{ "", "t.conf:7: a scan rule is" },
@@ -325,6 +370,7 @@ int main(void)
 		cmocka_unit_test(expr_maps_aide_letters_and_names),
 		cmocka_unit_test(match_table),
 		cmocka_unit_test(match_shortcuts),
+		cmocka_unit_test(match_restricted_to_types),
 		cmocka_unit_test(no_rules_compare_everything),
 		cmocka_unit_test(unmatched_path_compares_everything),
 		cmocka_unit_test(filter_growing),

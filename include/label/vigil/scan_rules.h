@@ -11,7 +11,9 @@
  * and everything under it), "=REGEX EXPR" (equals: the path only) or
  * "!REGEX" (negative: neither recorded nor reported, nor, where no deeper
  * rule could select something below, walked). REGEX is a POSIX extended
- * regular expression matched against the whole path.
+ * regular expression matched against the whole path. As AIDE's restricted
+ * rules, "REGEX TYPES EXPR" and "!REGEX TYPES" apply only to entries of
+ * the file types TYPES (f,d,l,c,b,p,s; 0: every type).
  *
  * Precedence is AIDE 0.18's: deepest match, then first match. Every rule
  * has a node, the literal directory its regular expression starts with
@@ -52,6 +54,7 @@ struct vg_scan_rule_info {
 	unsigned int line;
 	const char *regex;	/* as written, without = or ! */
 	const char *expr;	/* the attribute expression as written; NULL for ! and NONE */
+	const char *types;	/* the file types it is restricted to, as written; or NULL */
 	uint32_t mask;		/* VG_SCAN_* fields and VG_SCAN_GROWING compared */
 	bool prune;		/* SEL_NEGATIVE directory: nothing below can be selected */
 };
@@ -73,16 +76,20 @@ int vg_scan_rules_group(struct vg_scan_rules *r, const char *name, const char *e
 			const char *file, unsigned int line, struct vg_diag *diag);
 
 /*
- * vg_scan_rules_add - add the rule @spec ("[=|!]REGEX [EXPR]"; REGEX may
- * spell a byte as %XX, as in aide.conf). Return: 0; -EINVAL with diag
- * "FILE:LINE: problem" (bad regular expression, unknown attribute or
- * group, a ! rule with attributes, a selection without); -ENOMEM.
+ * vg_scan_rules_add - add the rule @spec ("[=]REGEX [TYPES] EXPR" or
+ * "!REGEX [TYPES]"; REGEX may spell a byte as %XX, as in aide.conf; EXPR
+ * is one word). Return: 0; -EINVAL with diag "FILE:LINE: problem" (bad
+ * regular expression, unknown attribute, group or file type, a ! rule
+ * with attributes, a selection without); -ENOMEM.
  */
 int vg_scan_rules_add(struct vg_scan_rules *r, const char *spec, const char *file,
 		      unsigned int line, struct vg_diag *diag);
 
 /* Return: the number of selection rules (groups not counted). */
 size_t vg_scan_rules_count(const struct vg_scan_rules *r);
+
+/* Return: whether a rule of @r is restricted to file types. */
+bool vg_scan_rules_typed(const struct vg_scan_rules *r);
 
 /*
  * vg_scan_rules_expr - the mask of the attribute expression @expr with
@@ -95,11 +102,12 @@ int vg_scan_rules_expr(const struct vg_scan_rules *r, const char *expr, uint32_t
 		       char *bad, size_t badcap);
 
 /*
- * vg_scan_rules_match - the rule that decides for @path (@r may be NULL:
- * no rules). @ret is always filled. Return: its ->sel.
+ * vg_scan_rules_match - the rule that decides for @path, an entry whose
+ * st_mode is @mode (0: type unknown, restricted rules not considered);
+ * @r may be NULL: no rules. @ret is always filled. Return: its ->sel.
  */
 enum vg_scan_sel vg_scan_rules_match(const struct vg_scan_rules *r, const char *path,
-				     size_t len, struct vg_scan_rule_info *ret);
+				     size_t len, uint32_t mode, struct vg_scan_rule_info *ret);
 
 /*
  * vg_scan_rules_filter - of @what (vg_scan_compare(@then, @now)), the
