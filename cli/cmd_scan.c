@@ -37,7 +37,7 @@ static const char help[] =
 	"       vigil scan --update DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --compare DB1 DB2 [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --explain PATH [--config FILE] [--json]\n"
-	"       vigil scan --import-aide AIDE.CONF\n"
+	"       vigil scan --import-aide AIDE.CONF [MORE.CONF...]\n"
 	"\n"
 	"Record a tree in a database (--init), or compare the tree with it (--check):\n"
 	"entries added, removed, and changed in type, content, size, mode, uid, gid,\n"
@@ -54,8 +54,9 @@ static const char help[] =
 	"  -D, --compare DB1 DB2  what changed from DB1 to DB2 (two databases, no tree)\n"
 	"      --explain PATH     which scan rule of the configuration decides for PATH\n"
 	"                         (scan.rule, scan.group: docs/config.md) and why\n"
-	"      --import-aide FILE translate aide.conf FILE into vigil.conf scan lines\n"
-	"                         (stdout); what could not be is named on stderr (exit 1)\n"
+	"      --import-aide FILE translate aide.conf FILE (and the files after it, as\n"
+	"                         aide.conf.d/*) into vigil.conf scan lines (stdout); what\n"
+	"                         could not be is named on stderr (exit 1)\n"
 	"      --report FILE      --check, --update: also write the report to FILE (replaced\n"
 	"                         whole, mode 0640)\n"
 	"      --on-change CMD    --check, --update: when something changed, run CMD with\n"
@@ -450,12 +451,23 @@ int cmd_scan(int argc, char **argv)
 		}
 	}
 	if (explain || import_aide) {
-		if (init || check || compare || limit || optind < argc || (explain && import_aide)) {
-			cli_err("--explain PATH and --import-aide FILE go alone (with --config, --json)");
+		if (init || check || compare || limit || (explain && (optind < argc || import_aide))) {
+			cli_err("--explain PATH and --import-aide FILE... go alone (with --config, --json)");
 			goto out;
 		}
 		if (import_aide) {
-			rc = scan_import_aide(import_aide);
+			/* the option's file, then the others (aide.conf.d/...) */
+			char **files = calloc((size_t)(argc - optind) + 1, sizeof(*files));
+
+			if (!files) {
+				cli_err("out of memory");
+				goto out;
+			}
+			files[0] = (char *)import_aide;
+			for (int i = optind; i < argc; i++)
+				files[i - optind + 1] = argv[i];
+			rc = scan_import_aide(files, argc - optind + 1);
+			free(files);
 			goto out;
 		}
 		if (cli_load_config(cf.config, &cfg) == 0)

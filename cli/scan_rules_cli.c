@@ -353,55 +353,69 @@ static void import_line(struct importer *im, char *s)
 	import_group(im, s, eq);
 }
 
-int scan_import_aide(const char *file)
+/* One file into @im (its groups stay for the next file). Return: 0, -1 (said). */
+static int import_file(struct importer *im, const char *file)
 {
-	struct importer im = { .file = file };
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	char *line, *next;
 	int r;
 
+	im->file = file;
+	im->line = 0;
 	r = cli_read_file(file, CLI_SMALL_MAX, &buf, &len);
 	if (r < 0) {
 		cli_read_err(file, r, CLI_SMALL_MAX);
-		return EXIT_ERROR;
+		return -1;
 	}
 	if (memchr(buf, 0, len)) {
 		cli_file_err(file, "contains a NUL byte: not an aide.conf");
 		free(buf);
-		return EXIT_ERROR;
-	}
-	if (vg_scan_rules_new(&im.check) < 0) {
-		cli_err("out of memory");
-		free(buf);
-		return EXIT_ERROR;
+		return -1;
 	}
 	if (len > 2 && buf[0] == '#' && buf[1] == '!') {
-		im.line = 1;
-		note(&im, "%s", "an executable configuration (AIDE runs it and reads what it "
+		im->line = 1;
+		im->noted = false;
+		note(im, "%s", "an executable configuration (AIDE runs it and reads what it "
 		     "prints): import its output instead");
-		fprintf(stderr, "vigil scan: %s: 1 line not (wholly) translated\n", file);
-		vg_scan_rules_free(im.check);
 		free(buf);
-		return EXIT_NOTVERIFIED;
+		return 0;
 	}
 	printf("# translated from %s by vigil scan --import-aide\n", file);
 	for (line = (char *)buf; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		im.line++;
-		im.noted = false;
-		import_line(&im, line);
+		im->line++;
+		im->noted = false;
+		import_line(im, line);
 	}
-	vg_scan_rules_free(im.check);
 	free(buf);
+	return 0;
+}
+
+int scan_import_aide(char *const *files, int nfiles)
+{
+	struct importer im = { 0 };
+	int rc = EXIT_OK;
+
+	if (vg_scan_rules_new(&im.check) < 0) {
+		cli_err("out of memory");
+		return EXIT_ERROR;
+	}
+	for (int i = 0; i < nfiles && rc == EXIT_OK; i++)
+		if (import_file(&im, files[i]) < 0)
+			rc = EXIT_ERROR;
+	vg_scan_rules_free(im.check);
 	if (fflush(stdout) != 0) {
 		cli_err("writing output: %s", strerror(errno));
 		return EXIT_ERROR;
 	}
+	if (rc != EXIT_OK)
+		return rc;
 	if (im.untranslated)
-		fprintf(stderr, "vigil scan: %s: %u line%s not (wholly) translated\n", file,
-			im.untranslated, im.untranslated == 1 ? "" : "s");
+		fprintf(stderr, "vigil scan: %s%s: %u line%s not (wholly) translated\n", files[0],
+			nfiles > 1 ? " and the files after it" : "", im.untranslated,
+			im.untranslated == 1 ? "" : "s");
 	return im.untranslated ? EXIT_NOTVERIFIED : EXIT_OK;
 }

@@ -263,6 +263,14 @@ check_eq "... the rest is translated" "$(grep '^scan' part.out)" \
 scan.rule = /bin R
 scan.rule = !/tmp d
 scan.rule = /opt f mode+uid"
+# aide.conf then aide.conf.d files: the groups of one are known to the next
+mkdir conf.d; printf '/srv Logs\n!/srv/tmp\n' >conf.d/10_srv
+"$VIGIL" scan --import-aide fixture.conf conf.d/10_srv >two.conf 2>two.err; rc=$?
+check_eq "--import-aide with aide.conf.d: exit 0" "$rc" 0
+check_eq "... the second file uses the first's groups" "$(tail -3 two.conf)" \
+"# translated from conf.d/10_srv by vigil scan --import-aide
+scan.rule = /srv Logs
+scan.rule = !/srv/tmp"
 check_rc 2 "--import-aide: a missing file" "$VIGIL" scan --import-aide none.conf
 printf '#!/bin/sh\necho /x R\n' >script.conf
 check_rc 1 "--import-aide: an executable aide.conf.d script is refused whole" \
