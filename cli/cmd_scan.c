@@ -10,7 +10,10 @@
  * added, removed and changed, and in what, from which value to which;
  * --update checks and then replaces DB with what it found (the previous
  * database kept as DB.old). A database that was altered, or a key that
- * differs, is refused before anything is compared.
+ * differs, is refused before anything is compared. The scan rules of
+ * vigil.conf (vigil/scan_rules.h) choose the attributes compared per
+ * path and the paths left out; --explain and --import-aide are in
+ * scan_rules_cli.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +45,8 @@ static const char help[] =
 	"Record a tree in a database (--init), or compare the tree with it (--check):\n"
 	"entries added, removed, and changed in type, content, size, mode, uid, gid,\n"
 	"mtime, ctime, inode, xattrs or link target, each with its old and new value.\n"
-	"Mount points are not crossed.\n"
+	"Mount points are not crossed. The scan rules of the configuration (scan.group,\n"
+	"scan.rule) choose the attributes compared per path, and the paths left out.\n"
 	"The database is authenticated with an HMAC-SHA256 under a key derived from\n"
 	"the HMAC key; an altered database is refused.\n"
 	"  -i, --init             record PATH... into DB\n"
@@ -70,7 +74,8 @@ static const char help[] =
 	"  -a, --algo ALGO        content hash for --init (default from the config)\n"
 	CLI_HELP_CROSS_MOUNTS
 	"  -j, --json             --check, --update, --compare: one JSON object per change\n"
-	"                         (old and new values in \"diff\"), then a summary\n"
+	"                         (old and new values in \"diff\"), then a summary;\n"
+	"                         --explain: one JSON document\n"
 	"      --format FMT       the report: text (the counts, then each entry, each\n"
 	"                         change with its old and new values), json (as --json)\n"
 	"                         or aide (AIDE 0.18's report layout, for its parsers)\n"
