@@ -461,18 +461,7 @@ int cmd_scan(int argc, char **argv)
 			goto out;
 		}
 		if (import_aide) {
-			/* the option's file, then the others (aide.conf.d/...) */
-			char **files = calloc((size_t)(argc - optind) + 1, sizeof(*files));
-
-			if (!files) {
-				cli_err("out of memory");
-				goto out;
-			}
-			files[0] = (char *)import_aide;
-			for (int i = optind; i < argc; i++)
-				files[i - optind + 1] = argv[i];
-			rc = scan_import_aide(files, argc - optind + 1);
-			free(files);
+			rc = scan_import_aide(import_aide, argv + optind, argc - optind);
 			goto out;
 		}
 		if (cli_load_config(cf.config, &cfg) == 0)

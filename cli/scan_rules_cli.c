@@ -394,7 +394,7 @@ static int import_file(struct importer *im, const char *file)
 	return 0;
 }
 
-int scan_import_aide(char *const *files, int nfiles)
+int scan_import_aide(const char *file, char *const *more, int nmore)
 {
 	struct importer im = { 0 };
 	int rc = EXIT_OK;
@@ -403,8 +403,10 @@ int scan_import_aide(char *const *files, int nfiles)
 		cli_err("out of memory");
 		return EXIT_ERROR;
 	}
-	for (int i = 0; i < nfiles && rc == EXIT_OK; i++)
-		if (import_file(&im, files[i]) < 0)
+	if (import_file(&im, file) < 0)
+		rc = EXIT_ERROR;
+	for (int i = 0; i < nmore && rc == EXIT_OK; i++)
+		if (import_file(&im, more[i]) < 0)
 			rc = EXIT_ERROR;
 	vg_scan_rules_free(im.check);
 	if (fflush(stdout) != 0) {
@@ -414,8 +416,8 @@ int scan_import_aide(char *const *files, int nfiles)
 	if (rc != EXIT_OK)
 		return rc;
 	if (im.untranslated)
-		fprintf(stderr, "vigil scan: %s%s: %u line%s not (wholly) translated\n", files[0],
-			nfiles > 1 ? " and the files after it" : "", im.untranslated,
+		fprintf(stderr, "vigil scan: %s%s: %u line%s not (wholly) translated\n", file,
+			nmore ? " and the files after it" : "", im.untranslated,
 			im.untranslated == 1 ? "" : "s");
 	return im.untranslated ? EXIT_NOTVERIFIED : EXIT_OK;
 }

@@ -19,12 +19,13 @@
 int scan_explain(const struct vg_config *cfg, const char *path, bool json);
 
 /*
- * scan_import_aide - translate the aide.conf @files (in order: groups of
- * one are known to the next, as aide.conf and its aide.conf.d) into
- * vigil.conf scan lines on stdout, each line that could not be (wholly)
- * translated named on stderr with the reason. Return: the exit status:
- * 0 all translated, 1 some lines not, 2 a file unreadable.
+ * scan_import_aide - translate the aide.conf @file, then the @nmore files
+ * of @more (in order: the groups of one are known to the next, as
+ * aide.conf and its aide.conf.d) into vigil.conf scan lines on stdout,
+ * each line that could not be (wholly) translated named on stderr with
+ * the reason. Return: the exit status: 0 all translated, 1 some lines
+ * not, 2 a file unreadable.
  */
-int scan_import_aide(char *const *files, int nfiles);
+int scan_import_aide(const char *file, char *const *more, int nmore);
 
 #endif
