@@ -328,12 +328,13 @@ static int hexval(char c)
 }
 
 /*
- * The literal text @re starts with, into @out (as long as @re); the part
- * of it every path @re matches starts with, its length in @ret_lit: up to the first special character (a
- * backslash-escaped punctuation character is literal), less a character
- * that a following ?, * or { may leave out; nothing when @re has an
- * alternative ('|'); @ret_plain: @re has no special character. Return: the length of its node, the literal text cut
- * back to the last '/' (the whole of it when @re has no special character).
+ * The literal text @re starts with, into @out (as long as @re): up to its
+ * first special character (a backslash-escaped punctuation character is
+ * literal). @ret_lit: how much of it every matching path starts with (less
+ * a character that a following ?, * or { may leave out; nothing when @re
+ * has an alternative, '|'). @ret_plain: @re has no special character.
+ * Return: the length of its node, the literal text cut back to the last
+ * '/' (the whole of it, less trailing '/'s, when @re is plain).
  */
 static size_t node_of(const char *re, char *out, size_t *ret_lit, bool *ret_plain)
 {
