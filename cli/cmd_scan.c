@@ -12,7 +12,9 @@
  * database kept as DB.old). A database that was altered, or a key that
  * differs, is refused before anything is compared; one bound to a TPM NV
  * counter (--tpm-counter) and older than the counter says, too
- * (scan_counter.c).
+ * (scan_counter.c). The scan rules of vigil.conf (vigil/scan_rules.h)
+ * choose the attributes compared per path and the paths left out;
+ * --explain and --import-aide are in scan_rules_cli.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,9 +30,11 @@
 #include "opts.h"
 #include "scan_counter.h"
 #include "scan_report.h"
+#include "scan_rules_cli.h"
 #include "tree.h"
 #include "vigil/outfile.h"
 #include "vigil/scan.h"
+#include "vigil/scan_rules.h"
 
 static const char help[] =
 	"usage: vigil scan --init -o DB [--config FILE] [--hmac-key KEYFILE] [--algo ALGO]\n"
@@ -38,12 +42,15 @@ static const char help[] =
 	"       vigil scan --check DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --update DB [--config FILE] [--hmac-key KEYFILE] [--json]\n"
 	"       vigil scan --compare DB1 DB2 [--config FILE] [--hmac-key KEYFILE] [--json]\n"
+	"       vigil scan --explain PATH [--config FILE] [--json]\n"
+	"       vigil scan --import-aide AIDE.CONF [MORE.CONF...]\n"
 	"\n"
 	"Record a tree in a database (--init), or compare the tree with it (--check):\n"
 	"entries added, removed, and changed in type, content, size, mode, uid, gid,\n"
 	"mtime, ctime, inode, link count, xattrs or link target, each with its old\n"
 	"and new value.\n"
-	"Mount points are not crossed.\n"
+	"Mount points are not crossed. The scan rules of the configuration (scan.group,\n"
+	"scan.rule) choose the attributes compared per path, and the paths left out.\n"
 	"The database is authenticated with an HMAC-SHA256 under a key derived from\n"
 	"the HMAC key; an altered database is refused.\n"
 	"  -i, --init             record PATH... into DB\n"
@@ -53,6 +60,11 @@ static const char help[] =
 	"                         previous database is kept as DB.old); nothing is\n"
 	"                         written when an entry could not be read\n"
 	"  -D, --compare DB1 DB2  what changed from DB1 to DB2 (two databases, no tree)\n"
+	"      --explain PATH     which scan rule of the configuration decides for PATH\n"
+	"                         (scan.rule, scan.group: docs/config.md) and why\n"
+	"      --import-aide FILE translate aide.conf FILE (and the files after it, as\n"
+	"                         aide.conf.d/*) into vigil.conf scan lines (stdout); what\n"
+	"                         could not be is named on stderr (exit 1)\n"
 	"      --report FILE      --check, --update: also write the report to FILE (replaced\n"
 	"                         whole, mode 0640)\n"
 	"      --on-change CMD    --check, --update: when something changed, run CMD with\n"
@@ -74,7 +86,8 @@ static const char help[] =
 	"  -a, --algo ALGO        content hash for --init (default from the config)\n"
 	CLI_HELP_CROSS_MOUNTS
 	"  -j, --json             --check, --update, --compare: one JSON object per change\n"
-	"                         (old and new values in \"diff\"), then a summary\n"
+	"                         (old and new values in \"diff\"), then a summary;\n"
+	"                         --explain: one JSON document\n"
 	"      --format FMT       the report: text (the counts, then each entry, each\n"
 	"                         change with its old and new values), json (as --json)\n"
 	"                         or aide (AIDE 0.18's report layout, for its parsers)\n"
@@ -91,7 +104,21 @@ struct scan {
 	struct vg_scan_db *next;	/* --update: the database being written */
 	struct scan_changes ch;
 	char **roots;
+	const struct vg_scan_rules *rules;	/* the config's scan rules; NULL: none */
 };
+
+/* Return: whether a `!` scan rule excludes @path (st_mode @mode); @prune: and not to walk it. */
+static bool excluded(const struct scan *s, const char *path, size_t len, uint32_t mode,
+		     bool *prune)
+{
+	struct vg_scan_rule_info ri;
+
+	if (vg_scan_rules_match(s->rules, path, len, mode, &ri) != VG_SCAN_SEL_NEGATIVE)
+		return false;
+	if (prune)
+		*prune = ri.prune;
+	return true;
+}
 
 /* --update: the record as found goes into the new database (@rec is left empty). */
 static int record_next(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
@@ -106,7 +133,7 @@ static int record_next(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
 	return -ECANCELED;
 }
 
-enum { JUDGED_SAME, JUDGED_ADDED, JUDGED_CHANGED };
+enum { JUDGED_SAME, JUDGED_ADDED, JUDGED_CHANGED, JUDGED_EXCLUDED };
 
 /*
  * @now against its record in s->db (marked seen): a change, with its old
@@ -116,12 +143,19 @@ enum { JUDGED_SAME, JUDGED_ADDED, JUDGED_CHANGED };
 static int judge(struct scan *s, const struct vg_scan_rec *now)
 {
 	struct vg_scan_rec *then = vg_scan_db_lookup(s->db, now->path, now->path_len);
+	struct vg_scan_rule_info ri;
 	uint32_t what;
 
+	if (vg_scan_rules_match(s->rules, now->path, now->path_len, now->mode, &ri) ==
+	    VG_SCAN_SEL_NEGATIVE) {
+		if (then)
+			then->seen = true;
+		return JUDGED_EXCLUDED;
+	}
 	if (!then)
 		return changes_add(&s->ch, now->path, CH_ADDED, now->mode) < 0 ? -1 : JUDGED_ADDED;
 	then->seen = true;
-	what = vg_scan_compare(then, now);
+	what = vg_scan_rules_filter(ri.mask, then, now, vg_scan_compare(then, now));
 	if (!what)
 		return JUDGED_SAME;
 	return changes_add_diff(&s->ch, then, now, what) < 0 ? -1 : JUDGED_CHANGED;
@@ -150,6 +184,8 @@ static int handle(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
 
 		if (j < 0)
 			return -ECANCELED;
+		if (j == JUDGED_EXCLUDED)
+			return 0;
 		if (j == JUDGED_SAME)
 			tree_count(t, TREE_OK, NULL);
 		else
@@ -166,6 +202,10 @@ static int scan_file(struct tree *t, void *arg, const struct tree_file *f)
 	uint64_t n = 0;
 	int r;
 
+	if (excluded(s, f->path, strlen(f->path), f->st->st_mode, NULL)) {
+		tree_count(t, TREE_SKIP, "excluded");
+		return 0;
+	}
 	r = vg_scan_rec_fill(&rec, f->path, strlen(f->path), f->fd, -1, NULL, f->st, &d);
 	if (r == -ENOMEM)
 		return r;
@@ -195,11 +235,17 @@ static int scan_other(struct tree *t, void *arg, const struct vg_walk_entry *e)
 	struct vg_scan_rec rec;
 	struct vg_diag d = { 0 };
 	struct stat st;
-	int r;
+	bool prune = false;
+	int r, serr;
 
-	if (fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		tree_file_err(t, e->path, "cannot stat: %s", strerror(errno));
-		tree_count(t, TREE_ERROR, errno == ENOENT ? "vanished" : "stat-error");
+	serr = fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) < 0 ? errno : 0;
+	if (excluded(s, e->path, e->path_len, serr ? 0 : st.st_mode, &prune)) {
+		tree_count(t, TREE_SKIP, "excluded");
+		return e->type == VG_WALK_DIR && prune ? VG_WALK_SKIP : 0;
+	}
+	if (serr) {
+		tree_file_err(t, e->path, "cannot stat: %s", strerror(serr));
+		tree_count(t, TREE_ERROR, serr == ENOENT ? "vanished" : "stat-error");
 		return 0;
 	}
 	r = vg_scan_rec_fill(&rec, e->path, e->path_len, -1, e->dirfd, e->name, &st, &d);
@@ -276,7 +322,8 @@ static int compare_dbs(struct scan *s, const char *p1, const char *p2,
 	for (size_t i = 0; i < vg_scan_db_count(s->db); i++) {
 		struct vg_scan_rec *then = vg_scan_db_rec(s->db, i);
 
-		if (!then->seen && changes_add(&s->ch, then->path, CH_REMOVED, then->mode) < 0)
+		if (!then->seen && !excluded(s, then->path, then->path_len, then->mode, NULL) &&
+		    changes_add(&s->ch, then->path, CH_REMOVED, then->mode) < 0)
 			goto out;
 	}
 	s->ch.checked = vg_scan_db_count(b);
@@ -335,6 +382,8 @@ int cmd_scan(int argc, char **argv)
 		{ "check", required_argument, 'C', 'C' },
 		{ "update", required_argument, 'U', 'U' },
 		{ "compare", required_argument, 'D', 'D' },
+		{ "explain", required_argument, 0, 'E' },
+		{ "import-aide", required_argument, 0, 'A' },
 		{ "limit", required_argument, 'L', 'L' },
 		{ "report", required_argument, 0, 'R' },
 		{ "on-change", required_argument, 0, 'X' },
@@ -354,7 +403,7 @@ int cmd_scan(int argc, char **argv)
 	};
 	const char *check = NULL;
 	bool update = false;
-	const char *compare = NULL;
+	const char *compare = NULL, *explain = NULL, *import_aide = NULL;
 	char *limit = NULL;
 	const char *report_file = NULL, *on_change = NULL;
 	int fmt = -1;	/* enum scan_format */
@@ -388,6 +437,12 @@ int cmd_scan(int argc, char **argv)
 			break;
 		case 'L':
 			limit = optarg;
+			break;
+		case 'E':
+			explain = optarg;
+			break;
+		case 'A':
+			import_aide = optarg;
 			break;
 		case 'R':
 			report_file = optarg;
@@ -427,6 +482,19 @@ int cmd_scan(int argc, char **argv)
 			rc = cli_opts_stop(help, c);
 			goto out;
 		}
+	}
+	if (explain || import_aide) {
+		if (init || check || compare || limit || (explain && (optind < argc || import_aide))) {
+			cli_err("--explain PATH and --import-aide FILE... go alone (with --config, --json)");
+			goto out;
+		}
+		if (import_aide) {
+			rc = scan_import_aide(import_aide, argv + optind, argc - optind);
+			goto out;
+		}
+		if (cli_load_config(cf.config, &cfg) == 0)
+			rc = scan_explain(&cfg, explain, o.json);
+		goto out;
 	}
 	if (compare && (init || check)) {
 		cli_err("give one of --init, --check DB, --update DB or --compare DB1 DB2");
@@ -484,6 +552,7 @@ int cmd_scan(int argc, char **argv)
 		goto out;
 	}
 	s->json = o.json;
+	s->rules = cfg.scan_rules;
 	changes_init(&s->ch, fmt >= 0 ? (enum scan_format)fmt : o.json ? SCAN_JSON : SCAN_TEXT,
 		     compare ? compare : check);
 	if (compare) {
@@ -576,7 +645,8 @@ int cmd_scan(int argc, char **argv)
 					goto out;
 				continue;
 			}
-			if (!rec->seen && changes_add(&s->ch, rec->path, CH_REMOVED, rec->mode) < 0)
+			if (!rec->seen && !excluded(s, rec->path, rec->path_len, rec->mode, NULL) &&
+			    changes_add(&s->ch, rec->path, CH_REMOVED, rec->mode) < 0)
 				goto out;
 		}
 		s->ch.checked = checked;

@@ -66,6 +66,7 @@ void vg_config_release(struct vg_config *c)
 	for (size_t i = 0; i < c->nrules; i++)
 		free(c->rules[i].path);
 	free(c->rules);
+	vg_scan_rules_free(c->scan_rules);
 	vg_config_init(c);
 }
 
@@ -112,9 +113,31 @@ static int set_string(struct parser *p, char **slot, const char *val)
 	return 0;
 }
 
+/* scan.group NAME = EXPR, scan.rule = [=|!]REGEX [EXPR] (scan_rules.h) */
+static int parse_scan(struct vg_config *c, struct parser *p, const char *key, const char *val)
+{
+	int r;
+
+	if (!c->scan_rules && vg_scan_rules_new(&c->scan_rules) < 0)
+		return vg_diag_set(p->diag, -ENOMEM, "out of memory");
+	if (strcmp(key, "scan.rule") == 0)
+		return vg_scan_rules_add(c->scan_rules, val, p->name, p->line, p->diag);
+	key += strlen("scan.group");
+	while (isspace((unsigned char)*key))
+		key++;
+	if (!*key)
+		return bad(p, "%s: scan.group NAME = ATTR+ATTR...", "a group needs a name");
+	r = vg_scan_rules_group(c->scan_rules, key, val, p->name, p->line, p->diag);
+	return r;
+}
+
 static int parse_setting(struct vg_config *c, struct parser *p, const char *key, const char *val)
 {
 	int r;
+
+	if (strcmp(key, "scan.rule") == 0 ||
+	    (strncmp(key, "scan.group", 10) == 0 && (!key[10] || isspace((unsigned char)key[10]))))
+		return parse_scan(c, p, key, val);
 
 	if (strcmp(key, "hash") == 0) {
 		r = vg_hash_by_name(val);

@@ -2,7 +2,7 @@
 # t0097: every CLI command that reports has --json, and its real output
 # validates against docs/schemas/<command>.schema.json (JSON Schema 2020-12,
 # python3-jsonschema), on success and on failure: hash, measure, label,
-# appraise, scan --check, policy check and explain, log replay, attest policy check,
+# appraise, scan --check and --explain, policy check and explain, log replay, attest policy check,
 # log show --format json, log boot show|replay --json, attest quote-check,
 # key show --json, status --json (a vigild on a tmpfs). The output without --json is unchanged
 # (checked against the plain form). The schemas are strict: a mutated
@@ -85,6 +85,10 @@ check "... with old and new values" grep -q '"diff":{"mode":{"old":"0644","new":
 setfattr -n user.k -v 1 t/a
 js "scan --update, changes" scan-check 1 --lines -- "$VIGIL" scan --update db --json --hmac-key "$HK"
 js "scan --check after --update" scan-check 0 --lines -- "$VIGIL" scan --check db --json --hmac-key "$HK"
+printf 'scan.group META = p+u+g\nscan.rule = /t META+s+growing\nscan.rule = !/t/x\n' >rules.conf
+js "scan --explain, a rule" scan-explain 0 -- "$VIGIL" scan --explain /t/a --config rules.conf --json
+js "scan --explain, excluded" scan-explain 0 -- "$VIGIL" scan --explain /t/x --config rules.conf --json
+js "scan --explain, no rule" scan-explain 0 -- "$VIGIL" scan --explain /u --json
 
 # ---- policy check ----
 printf 'appraise func=BPRM_CHECK\nmeasure func=FILE_CHECK mask=MAY_READ\n' >good.pol
@@ -186,10 +190,11 @@ print(json.dumps(d))' "$2.doc" "$3" >mut.json
 	check_rc 1 "$1: refused by the $2 schema" valid "$2" mut.json
 }
 "$VIGIL" hash --json t/c >hash.doc
+"$VIGIL" scan --explain /t/a --config rules.conf --json >scan-explain.doc
 "$VIGIL" policy check --json good.pol >policy-check.doc
 "$VIGIL" log replay --json "$IV/embrave.binary_runtime_measurements" >log-replay.doc
 "$VIGIL" attest policy check --json --policy ref.json "$T/mlog" >attest-policy-check.doc
-for sc in hash policy-check log-replay attest-policy-check; do
+for sc in hash policy-check log-replay attest-policy-check scan-explain; do
 	check "$sc: the document mutated below is valid as it is" valid $sc $sc.doc
 done
 mutate "hash: digest a number" hash 'd["digest"] = 12'
@@ -203,3 +208,6 @@ mutate "log replay: an unknown result" log-replay 'd["result"] = "maybe"'
 mutate "log replay: replayed but compared" log-replay 'd["compared"] = True'
 mutate "attest policy check: fail without failure" attest-policy-check 'del d["failure"]'
 mutate "attest policy check: entry negative" attest-policy-check 'd["entry"] = -1'
+mutate "scan explain: an unknown attribute" scan-explain 'd["attributes"].append("atime")'
+mutate "scan explain: rule without line" scan-explain 'del d["rule"]["line"]'
+mutate "scan explain: an unknown selection" scan-explain 'd["selection"] = "first"'

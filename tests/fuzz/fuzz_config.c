@@ -21,8 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = vg_config_parse(&c, (const char *)data, size, "config", &d);
 	if (r < 0)
 		FUZZ_CHECK(strncmp(d.msg, "config", 6) == 0);
-	else
+	else {
+		struct vg_scan_rule_info ri;
+
 		(void)vg_config_select(&c, "/usr/bin/ls", 0xEF53, 0, 0, 0755, 4096);
+		(void)vg_scan_rules_match(c.scan_rules, "/var/log/a.log", 14, 0100644, &ri);
+	}
 	vg_config_release(&c);
 	return 0;
 }

@@ -8,7 +8,9 @@
  * "label|skip COND..." where every COND (path=PREFIX, fstype=NAME|0xMAGIC,
  * uid=N, gid=N, mode=+BITS (any of), mode=BITS (exactly), size>N) must
  * hold. Rules are tried in order and the first that matches decides; a
- * file no rule matches is labeled.
+ * file no rule matches is labeled. "scan.group NAME = EXPR" and
+ * "scan.rule = [=|!]REGEX [EXPR]" are `vigil scan`'s per-path attribute
+ * rules (scan_rules.h).
  */
 #ifndef VIGIL_CONFIG_H
 #define VIGIL_CONFIG_H
@@ -20,6 +22,7 @@
 
 #include "vigil/diag.h"
 #include "vigil/evm.h"
+#include "vigil/scan_rules.h"
 
 #define VG_CONFIG_DEFAULT "/etc/vigil/vigil.conf"
 #define VG_CONFIG_MAX_KEYRINGS 16
@@ -63,6 +66,7 @@ struct vg_config {
 	size_t nkeyrings;
 	struct vg_select_rule *rules;
 	size_t nrules;
+	struct vg_scan_rules *scan_rules;	/* scan.group, scan.rule; NULL: none */
 };
 
 void vg_config_init(struct vg_config *c);
