@@ -20,12 +20,6 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#ifdef VG_SCAN_NLINK
-#define NLINK_BIT VG_SCAN_NLINK
-#else
-#define NLINK_BIT 0u
-#endif
-
 /*
  * AIDE's names for what vigil records under its own names (those are
  * vg_scan_field_name()'s and need no line here). A hash name selects the
@@ -38,9 +32,7 @@ static const struct {
 	{ "ftype", VG_SCAN_TYPE }, { "p", VG_SCAN_MODE }, { "i", VG_SCAN_INODE },
 	{ "l", VG_SCAN_TARGET }, { "u", VG_SCAN_UID }, { "g", VG_SCAN_GID },
 	{ "s", VG_SCAN_SIZE }, { "m", VG_SCAN_MTIME }, { "c", VG_SCAN_CTIME },
-#ifdef VG_SCAN_NLINK
 	{ "n", VG_SCAN_NLINK },
-#endif
 	{ "S", VG_SCAN_SIZE | VG_SCAN_GROWING }, { "growing", VG_SCAN_GROWING },
 	{ "md5", VG_SCAN_CONTENT }, { "sha1", VG_SCAN_CONTENT }, { "sha256", VG_SCAN_CONTENT },
 	{ "sha512", VG_SCAN_CONTENT }, { "rmd160", VG_SCAN_CONTENT }, { "tiger", VG_SCAN_CONTENT },
@@ -54,13 +46,13 @@ static const struct {
 	const char *name;
 	uint32_t bits;
 } builtins[] = {
-	{ "R", VG_SCAN_MODE | VG_SCAN_TYPE | VG_SCAN_INODE | VG_SCAN_TARGET | NLINK_BIT |
+	{ "R", VG_SCAN_MODE | VG_SCAN_TYPE | VG_SCAN_INODE | VG_SCAN_TARGET | VG_SCAN_NLINK |
 	       VG_SCAN_UID | VG_SCAN_GID | VG_SCAN_SIZE | VG_SCAN_MTIME | VG_SCAN_CTIME |
 	       VG_SCAN_CONTENT | VG_SCAN_XATTRS },
-	{ "L", VG_SCAN_MODE | VG_SCAN_TYPE | VG_SCAN_INODE | VG_SCAN_TARGET | NLINK_BIT |
+	{ "L", VG_SCAN_MODE | VG_SCAN_TYPE | VG_SCAN_INODE | VG_SCAN_TARGET | VG_SCAN_NLINK |
 	       VG_SCAN_UID | VG_SCAN_GID | VG_SCAN_XATTRS },
 	{ ">", VG_SCAN_MODE | VG_SCAN_TYPE | VG_SCAN_TARGET | VG_SCAN_UID | VG_SCAN_GID |
-	       VG_SCAN_INODE | NLINK_BIT | VG_SCAN_SIZE | VG_SCAN_GROWING | VG_SCAN_XATTRS },
+	       VG_SCAN_INODE | VG_SCAN_NLINK | VG_SCAN_SIZE | VG_SCAN_GROWING | VG_SCAN_XATTRS },
 	{ "H", VG_SCAN_CONTENT },
 	{ "X", VG_SCAN_XATTRS },
 	{ "E", 0 },
@@ -70,9 +62,6 @@ static const struct {
 /* AIDE attributes with no counterpart in a vigil record. */
 static const char *const unsupported[] = {
 	"a", "b", "acl", "selinux", "e2fsattrs", "caps", "I", "ANF", "ARF", "compressed",
-#ifndef VG_SCAN_NLINK
-	"n",
-#endif
 };
 
 struct group {

@@ -17,9 +17,9 @@ R=$T/r
 # $R as a regular expression ($T has dots in it)
 RX=$(printf '%s' "$R" | sed 's/[][\.*^$(){}+?|]/\\&/g')
 
-mkdir -p $R/meta $R/eq/sub $R/logs $R/skip/deep $R/keep $R/bin
+mkdir -p $R/meta $R/eq/sub $R/logs $R/skip/deep $R/keep $R/bin $R/links
 for f in meta/f meta/g meta/h eq/child eq/sub/x bin/tool bin/first top skip/x skip/old \
-	skip/deep/y keep/z; do
+	skip/deep/y keep/z links/a links/b; do
 	echo "content of $f" >$R/$f
 done
 head -c 1000 /dev/urandom >$R/logs/app.log
@@ -38,6 +38,7 @@ scan.rule = $RX/bin/.* content
 scan.rule = $RX/bin/first mode
 scan.rule = $RX/bin/first uid
 scan.rule = $RX/keep all-ctime-mtime
+scan.rule = $RX/links n
 EOF
 C="--config rules.conf"
 
@@ -66,6 +67,7 @@ printf 'TOOL\n' >$R/bin/tool; printf 'TOOL\n' >$R/bin/tool2
 chmod 700 $R/bin/first; chown 7 $R/bin/first; echo x >>$R/bin/first
 chmod 600 $R/top
 echo more >>$R/keep/z
+ln $R/links/a $R/links/a2; chmod 600 $R/links/b
 
 "$VIGIL" scan --check db $C --hmac-key "$HK" >out.txt; rc=$?
 check_eq "--check with rules: exit 1" "$rc" 1
@@ -88,11 +90,13 @@ bin/tool|bin/.* content|new content|content
 bin/first|bin/first mode: deepest, then first|chmod, chown, append|mode
 top|/ R|chmod|mode, ctime
 keep/z|all-ctime-mtime|append|content, size
+links/a|links n (AIDE's link count)|hard link added|nlink
+links/b|links n|chmod|
 EOF
 check_eq "! entries: neither changed, added nor removed" "$(grep -c "$R/skip" out.txt)" 0
 check "an added file under a rule is reported" grep -q "^added: $R/bin/tool2\$" out.txt
 check "the summary counts only what the rules select" \
-	grep -q "^.* entries checked: 1 added, 0 removed, 12 changed\$" out.txt
+	grep -q "^.* entries checked: 2 added, 0 removed, 13 changed\$" out.txt
 
 # without rules, every attribute, as before
 "$VIGIL" scan --check db.all --hmac-key "$HK" >all.txt
@@ -146,9 +150,9 @@ check_eq "--explain: growing" "$(ex $R/logs/a | tail -2)" \
 check_eq "--explain: precedence (deepest, then first)" "$(ex $R/bin/first | head -1)" \
 "$R/bin/first: regular selection (the path and what is under it) by rules.conf:10: scan.rule = $RX/bin/first mode"
 check_eq "--explain: no rule" "$(ex /elsewhere)" \
-	"/elsewhere: no rule: every attribute (type+content+size+mode+uid+gid+mtime+ctime+inode+xattrs+target)"
+	"/elsewhere: no rule: every attribute (type+content+size+mode+uid+gid+mtime+ctime+inode+xattrs+target+nlink)"
 check_eq "--explain: no configuration at all" "$("$VIGIL" scan --explain /x)" \
-	"/x: no rule: every attribute (type+content+size+mode+uid+gid+mtime+ctime+inode+xattrs+target)"
+	"/x: no rule: every attribute (type+content+size+mode+uid+gid+mtime+ctime+inode+xattrs+target+nlink)"
 ex $R/logs/a/ --json >x.json
 check "--explain --json: the rule and its attributes" /usr/bin/python3 -c '
 import json, sys
@@ -168,7 +172,7 @@ check_eq "--explain: a rule restricted to directories, for a directory" \
 	"$R/eq: regular selection (the path and what is under it) by typed.conf:1: scan.rule = $RX/eq d p"
 check_eq "... not for a file under it" \
 	"$("$VIGIL" scan --explain $R/eq/child --config typed.conf | head -1)" \
-	"$R/eq/child: no rule: every attribute (type+content+size+mode+uid+gid+mtime+ctime+inode+xattrs+target)"
+	"$R/eq/child: no rule: every attribute (type+content+size+mode+uid+gid+mtime+ctime+inode+xattrs+target+nlink)"
 check_eq "... a ! rule restricted to files" \
 	"$("$VIGIL" scan --explain $R/skip/x --config typed.conf | head -1)" \
 	"$R/skip/x: excluded by typed.conf:2: scan.rule = !$RX/skip f"
