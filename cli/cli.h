@@ -133,6 +133,7 @@ int cmd_log_boot(int argc, char **argv);
 int cmd_measure(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_attest(int argc, char **argv);
+int cmd_trust(int argc, char **argv);
 
 struct vg_config;
 /* Load @path, or the default config if it exists (@path NULL). Return: 0 or -1 (reported). */

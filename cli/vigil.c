@@ -22,6 +22,7 @@ static const struct cli_cmd commands[] = {
 	{ "measure", cmd_measure, "append file measurements to a log and extend a PCR" },
 	{ "attest", cmd_attest, "remote attestation: register agents with vigil-verifier, policies, status" },
 	{ "policy", cmd_policy, "check, print and explain IMA policies and vigil access rules" },
+	{ "trust", cmd_trust, "a trust database from the signed Debian archive; verify files against it" },
 };
 
 static void usage(FILE *f)

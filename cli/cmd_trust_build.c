@@ -1,0 +1,932 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd_trust_build.c - `vigil trust build -o DB [PACKAGE...]`: verify each
+ * InRelease of apt's lists with gpgv, each Packages list against its
+ * InRelease, each .deb against its Packages stanza, and record every file
+ * of the packages whose chain holds (vigil/trust.h). A package whose
+ * chain does not hold is named, counted and contributes nothing. An
+ * existing DB is read first (and must be a trust database under the same
+ * key: nothing else is written over): the packages it records in another
+ * version than this build's are kept as superseded for --grace seconds,
+ * then dropped.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "cmd_trust.h"
+#include "opts.h"
+#include "vigil/trust.h"
+
+static const char help[] =
+	"usage: vigil trust build -o DB [--hmac-key KEYFILE] [--lists DIR] [--debs DIR]\n"
+	"                         [--download] [--all-debs] [--keyring FILE] [--algo A[,B...]]\n"
+	"                         [--grace SECONDS] [--allow-expired] [--valid-at SECONDS]\n"
+	"                         [--json] [--verbose] [PACKAGE[:ARCH]...]\n"
+	"\n"
+	"Record the files of the installed packages (dpkg-query), or of PACKAGE...,\n"
+	"with their digests, package, version, architecture, origin and conffile flag,\n"
+	"from a verified chain: InRelease (gpgv, the archive keyring) -> Packages\n"
+	"(SHA-256 and size in InRelease, of the uncompressed list) -> .deb (SHA-256\n"
+	"and size in the Packages stanza) -> data.tar. A package whose chain does not\n"
+	"hold is named on stderr and contributes nothing.\n"
+	"  -o, --output DB        the database (replaced whole; an existing DB must be a\n"
+	"                         trust database under the same key: its packages in\n"
+	"                         another version are kept as superseded, see --grace)\n"
+	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration); any key file\n"
+	CLI_HELP_KEYOPTS
+	CLI_HELP_CONFIG
+	"  -l, --lists DIR        apt's lists (default /var/lib/apt/lists): *_InRelease\n"
+	"                         and the Packages lists beside them (plain, lz4, gz, xz)\n"
+	"  -d, --debs DIR         where the .debs are (default /var/cache/apt/archives)\n"
+	"      --download         fetch the .debs with apt-get download into a new\n"
+	"                         temporary directory (removed afterwards)\n"
+	"      --all-debs         record every NAME_VERSION_ARCH.deb of --debs (or those\n"
+	"                         of PACKAGE...), installed or not\n"
+	"  -k, --keyring FILE     OpenPGP keyring gpgv checks InRelease with (default\n"
+	"                         " VG_TRUST_KEYRING ")\n"
+	"  -a, --algo A[,B...]    digest algorithms recorded per file (default sha256;\n"
+	"                         at most 4)\n"
+	"      --grace SECONDS    how long a superseded version stays trusted (default\n"
+	"                         604800, a week; 0 drops it at once)\n"
+	"      --allow-expired    accept an InRelease whose Valid-Until has passed\n"
+	"      --valid-at SECONDS judge Valid-Until at this time (seconds since the\n"
+	"                         epoch) instead of now\n"
+	"  -j, --json             one JSON document: releases, lists, counts, failures\n"
+	"  -v, --verbose          name the packages without a .deb too\n"
+	"Exit status: 0 written (packages that could not be verified are reported and\n"
+	"counted), 2 usage or operational error (no InRelease verified included).\n";
+
+enum { O_DOWNLOAD = 1, O_ALL_DEBS, O_GRACE, O_ALLOW_EXPIRED, O_VALID_AT };
+
+struct release {
+	char *file;
+	struct vg_trust_release rel;
+	bool ok;
+	int64_t dbid;	/* 0: not recorded yet */
+};
+
+struct target {
+	char *name, *version, *arch;
+	char *deb;	/* --all-debs: the file */
+};
+
+struct build {
+	const char *lists, *debs, *keyring;
+	unsigned int algos[VG_TRUST_MAX_ALGOS];
+	size_t nalgos;
+	bool json, verbose, all_debs;
+	struct release *rels;
+	size_t nrels;
+	struct vg_trust_packages pk;
+	struct target *t;
+	size_t nt, tcap;
+	json_object *jrels, *jlists, *jfailed;
+	uint64_t recorded, files, unverified, nodeb;
+};
+
+static void target_free(struct target *t)
+{
+	free(t->name);
+	free(t->version);
+	free(t->arch);
+	free(t->deb);
+}
+
+static int add_target(struct build *b, const char *name, const char *version, const char *arch,
+		      const char *deb)
+{
+	struct target *t;
+
+	if (b->nt == b->tcap) {
+		size_t ncap = b->tcap ? b->tcap * 2 : 256;
+		struct target *n = realloc(b->t, ncap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		b->t = n;
+		b->tcap = ncap;
+	}
+	t = &b->t[b->nt];
+	t->name = strdup(name);
+	t->version = strdup(version);
+	t->arch = strdup(arch);
+	t->deb = deb ? strdup(deb) : NULL;
+	if (!t->name || !t->version || !t->arch || (deb && !t->deb)) {
+		target_free(t);
+		return -1;
+	}
+	b->nt++;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in @dir accepted by @keep, sorted. Return: their count, or -1 (reported). */
+static ssize_t list_dir(const char *dir, bool (*keep)(const char *name), char ***ret)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!d) {
+		cli_file_err(dir, "%s", strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		if (!keep(e->d_name))
+			continue;
+		if (n == cap) {
+			char **nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*nv));
+
+			if (!nv)
+				goto nomem;
+			v = nv;
+		}
+		v[n] = strdup(e->d_name);
+		if (!v[n])
+			goto nomem;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	*ret = v;
+	return (ssize_t)n;
+nomem:
+	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	cli_err("out of memory");
+	return -1;
+}
+
+static void free_names(char **v, ssize_t n)
+{
+	for (ssize_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t l = strlen(s), sl = strlen(suffix);
+
+	return l >= sl && strcmp(s + l - sl, suffix) == 0;
+}
+
+static bool is_inrelease(const char *name)
+{
+	return ends_with(name, "_InRelease");
+}
+
+static bool is_packages(const char *name)
+{
+	static const char *const ext[] = { "_Packages", "_Packages.lz4", "_Packages.gz",
+					   "_Packages.xz", "_Packages.bz2", "_Packages.zst" };
+
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+		if (ends_with(name, ext[i]))
+			return true;
+	return false;
+}
+
+static bool is_deb(const char *name)
+{
+	return name[0] != '.' && ends_with(name, ".deb");
+}
+
+static char *join(const char *dir, const char *name)
+{
+	char *p = NULL;
+
+	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+static void jadd(json_object *o, const char *k, json_object *v)
+{
+	json_object_object_add(o, k, v);
+}
+
+/* Verify every InRelease of b->lists and load the Packages lists each vouches for. */
+static int load_releases(struct build *b, int64_t now, unsigned int flags)
+{
+	char **rn = NULL, **pn = NULL;
+	ssize_t nr = list_dir(b->lists, is_inrelease, &rn), np;
+	size_t verified = 0, lists = 0;
+	int rc = -1;
+
+	if (nr < 0)
+		return -1;
+	np = list_dir(b->lists, is_packages, &pn);
+	if (np < 0)
+		goto out;
+	b->rels = calloc((size_t)nr + 1, sizeof(*b->rels));
+	if (!b->rels) {
+		cli_err("out of memory");
+		goto out;
+	}
+	for (ssize_t i = 0; i < nr; i++) {
+		struct release *r = &b->rels[b->nrels++];
+		struct vg_diag d = { 0 };
+		size_t plen = strlen(rn[i]) - strlen("InRelease");
+		json_object *jr = json_object_new_object();
+
+		r->file = join(b->lists, rn[i]);
+		if (!r->file) {
+			cli_err("out of memory");
+			goto out;
+		}
+		jadd(jr, "file", cli_json_path(r->file));
+		if (vg_trust_release_verify(r->file, b->keyring, NULL, now, flags, &r->rel, &d) < 0) {
+			cli_file_err(r->file, "%s; its lists are not used", d.msg);
+			jadd(jr, "verified", json_object_new_boolean(0));
+			jadd(jr, "error", json_object_new_string(d.msg));
+			json_object_array_add(b->jrels, jr);
+			continue;
+		}
+		r->ok = true;
+		verified++;
+		jadd(jr, "verified", json_object_new_boolean(1));
+		jadd(jr, "origin", json_object_new_string(r->rel.origin ? r->rel.origin : ""));
+		jadd(jr, "suite", json_object_new_string(r->rel.suite ? r->rel.suite : ""));
+		jadd(jr, "codename", json_object_new_string(r->rel.codename ? r->rel.codename : ""));
+		jadd(jr, "valid_until", json_object_new_int64(r->rel.valid_until));
+		json_object_array_add(b->jrels, jr);
+		for (ssize_t j = 0; j < np; j++) {
+			const struct vg_trust_relfile *ent = NULL;
+			json_object *jl;
+			char *lp;
+
+			if (strncmp(pn[j], rn[i], plen) != 0)
+				continue;
+			lp = join(b->lists, pn[j]);
+			if (!lp) {
+				cli_err("out of memory");
+				goto out;
+			}
+			jl = json_object_new_object();
+			jadd(jl, "file", cli_json_path(lp));
+			if (vg_trust_packages_load(&b->pk, lp, &r->rel, (uint32_t)(r - b->rels), &ent,
+						   &d) < 0) {
+				cli_file_err(lp, "%s; not used", d.msg);
+				jadd(jl, "verified", json_object_new_boolean(0));
+				jadd(jl, "error", json_object_new_string(d.msg));
+			} else {
+				jadd(jl, "verified", json_object_new_boolean(1));
+				jadd(jl, "listed_as", json_object_new_string(ent->path));
+				lists++;
+			}
+			json_object_array_add(b->jlists, jl);
+			free(lp);
+		}
+	}
+	if (!verified) {
+		cli_err("%s: no InRelease verified (%zd found): nothing to build from", b->lists, nr);
+		goto out;
+	}
+	if (!lists) {
+		cli_err("%s: no Packages list matches a verified InRelease: nothing to build from",
+			b->lists);
+		goto out;
+	}
+	rc = 0;
+out:
+	free_names(rn, nr);
+	if (np > 0)
+		free_names(pn, np);
+	return rc;
+}
+
+/* Run @argv (stdout into *@out if not NULL, else /dev/null) in @cwd. Return: exit status or -1. */
+static int run(char *const argv[], const char *cwd, char **out, size_t *outlen)
+{
+	int pfd[2] = { -1, -1 }, status = 0;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if ((cwd && chdir(cwd) < 0) || null < 0 || dup2(null, 0) < 0 ||
+		    dup2(out ? pfd[1] : null, 1) < 0)
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		ssize_t r;
+
+		if (cap - n < 4096) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
+
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		r = read(pfd[0], buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (buf)
+		buf[n] = '\0';
+	if (out) {
+		*out = buf;
+		*outlen = n;
+	} else {
+		free(buf);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* @name (NAME or NAME:ARCH) among @want? (none given: everything is) */
+static bool wanted(char **want, int nwant, const char *name, const char *arch)
+{
+	if (nwant == 0)
+		return true;
+	for (int i = 0; i < nwant; i++) {
+		const char *c = strchr(want[i], ':');
+		size_t l = c ? (size_t)(c - want[i]) : strlen(want[i]);
+
+		if (strlen(name) == l && strncmp(want[i], name, l) == 0 &&
+		    (!c || strcmp(c + 1, arch) == 0))
+			return true;
+	}
+	return false;
+}
+
+/* The installed packages (dpkg-query), those of @want if any. */
+static int installed(struct build *b, char **want, int nwant)
+{
+	char *const argv[] = { (char *)"dpkg-query", (char *)"-W",
+			       (char *)"-f=${db:Status-Abbrev}\t${Package}\t${Version}\t${Architecture}\n",
+			       NULL };
+	char *out = NULL, *line, *save = NULL;
+	size_t len = 0;
+	int st = run(argv, NULL, &out, &len);
+
+	if (st != 0 || !out) {
+		cli_err("dpkg-query -W failed (exit %d): cannot list the installed packages", st);
+		free(out);
+		return -1;
+	}
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f[4], *p = line;
+
+		for (int i = 0; i < 4; i++) {
+			f[i] = strsep(&p, "\t");
+			if (!f[i])
+				break;
+		}
+		if (!f[3] || strncmp(f[0], "ii", 2) != 0 || !wanted(want, nwant, f[1], f[3]))
+			continue;
+		if (add_target(b, f[1], f[2], f[3], NULL) < 0) {
+			free(out);
+			cli_err("out of memory");
+			return -1;
+		}
+	}
+	free(out);
+	for (int i = 0; i < nwant; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < b->nt && !found; j++)
+			found = wanted(&want[i], 1, b->t[j].name, b->t[j].arch);
+		if (!found) {
+			cli_err("%s: not installed (give --all-debs to record .debs that are not)",
+				want[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* "%3a" -> ':' in place (apt's cache names an epoch so) */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; r++) {
+		if (r[0] == '%' && r[1] && r[2] && vg_hex_digit(r[1]) >= 0 &&
+		    vg_hex_digit(r[2]) >= 0) {
+			*w++ = (char)(vg_hex_digit(r[1]) << 4 | vg_hex_digit(r[2]));
+			r += 2;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+/* --all-debs: every NAME_VERSION_ARCH.deb of b->debs (of @want if any). */
+static int all_debs(struct build *b, char **want, int nwant)
+{
+	char **names = NULL;
+	ssize_t n = list_dir(b->debs, is_deb, &names);
+
+	if (n < 0)
+		return -1;
+	for (ssize_t i = 0; i < n; i++) {
+		char *s = strdup(names[i]), *u1, *u2;
+
+		if (!s) {
+			free_names(names, n);
+			cli_err("out of memory");
+			return -1;
+		}
+		s[strlen(s) - 4] = '\0';
+		u1 = strchr(s, '_');
+		u2 = strrchr(s, '_');
+		if (!u1 || u1 == u2) {
+			cli_file_err(names[i], "not named NAME_VERSION_ARCH.deb; skipped");
+			free(s);
+			continue;
+		}
+		*u1 = *u2 = '\0';
+		unescape(u1 + 1);
+		if (wanted(want, nwant, s, u2 + 1) && add_target(b, s, u1 + 1, u2 + 1, names[i]) < 0) {
+			free(s);
+			free_names(names, n);
+			cli_err("out of memory");
+			return -1;
+		}
+		free(s);
+	}
+	free_names(names, n);
+	return 0;
+}
+
+/* --download: apt-get download every target into a new directory. Return: it, or NULL. */
+static char *download(struct build *b)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *dir = NULL;
+	char **argv = calloc(b->nt + 4, sizeof(*argv));
+	size_t n = 0;
+	int st;
+
+	if (!argv || asprintf(&dir, "%s/vigil-trust-debs.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
+		free(argv);
+		cli_err("out of memory");
+		return NULL;
+	}
+	if (!mkdtemp(dir)) {
+		cli_file_err(dir, "%s", strerror(errno));
+		free(dir);
+		free(argv);
+		return NULL;
+	}
+	/* apt-get fetches as the user _apt: it must be able to write here */
+	(void)chmod(dir, 0755);
+	argv[n++] = (char *)"apt-get";
+	argv[n++] = (char *)"download";
+	argv[n++] = (char *)"-q";
+	for (size_t i = 0; i < b->nt; i++) {
+		char *a = NULL;
+
+		if (asprintf(&a, "%s:%s=%s", b->t[i].name, b->t[i].arch, b->t[i].version) < 0)
+			break;
+		argv[n++] = a;
+	}
+	st = run(argv, dir, NULL, NULL);
+	if (st != 0) {
+		/* one version apt no longer has stops the whole command: one by one */
+		for (size_t i = 3; i < n; i++) {
+			char *one[] = { argv[0], argv[1], argv[2], argv[i], NULL };
+
+			if (run(one, dir, NULL, NULL) != 0 && b->verbose)
+				cli_err("apt-get download %s failed", argv[i]);
+		}
+	}
+	for (size_t i = 3; i < n; i++)
+		free(argv[i]);
+	free(argv);
+	return dir;
+}
+
+/* remove what apt-get download put in @dir, then @dir */
+static void remove_download(char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			(void)unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	if (rmdir(dir) < 0)
+		cli_file_err(dir, "cannot remove: %s", strerror(errno));
+}
+
+static void fail(struct build *b, const struct target *t, const char *file, const char *kind,
+		 const char *why)
+{
+	json_object *j = json_object_new_object();
+
+	jadd(j, "package", json_object_new_string(t->name));
+	jadd(j, "version", json_object_new_string(t->version));
+	jadd(j, "arch", json_object_new_string(t->arch));
+	if (file)
+		jadd(j, "file", cli_json_path(file));
+	jadd(j, "reason", json_object_new_string(kind));
+	jadd(j, "error", json_object_new_string(why));
+	json_object_array_add(b->jfailed, j);
+	if (strcmp(kind, "no-deb") == 0) {
+		b->nodeb++;
+		if (!b->verbose)
+			return;
+	} else {
+		b->unverified++;
+	}
+	if (file)
+		cli_err("%s %s %s: %s: %s; nothing recorded", t->name, t->version, t->arch, file, why);
+	else
+		cli_err("%s %s %s: %s; nothing recorded", t->name, t->version, t->arch, why);
+}
+
+/* The .deb of @t in b->debs: --all-debs' file, the pool's name, or apt's cache name. */
+static char *find_deb(const struct build *b, const struct target *t, const struct vg_trust_pkg *s)
+{
+	const char *base = strrchr(s->filename, '/');
+	char *p = NULL, *ver = NULL;
+	struct stat st;
+
+	if (t->deb)
+		return join(b->debs, t->deb);
+	p = join(b->debs, base ? base + 1 : s->filename);
+	if (p && lstat(p, &st) == 0)
+		return p;
+	free(p);
+	p = NULL;
+	/* apt's cache: the epoch's ':' as "%3a" */
+	ver = malloc(strlen(t->version) * 3 + 1);
+	if (!ver)
+		return NULL;
+	{
+		char *w = ver;
+
+		for (const char *r = t->version; *r; r++) {
+			if (*r == ':') {
+				memcpy(w, "%3a", 3);
+				w += 3;
+			} else {
+				*w++ = *r;
+			}
+		}
+		*w = '\0';
+	}
+	if (asprintf(&p, "%s/%s_%s_%s.deb", b->debs, t->name, ver, s->arch) < 0)
+		p = NULL;
+	free(ver);
+	if (p && lstat(p, &st) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
+static int record(struct build *b, struct vg_trust_db *db, const struct target *t)
+{
+	const struct vg_trust_pkg *s = NULL;
+	size_t ns = vg_trust_packages_find(&b->pk, t->name, t->version, t->arch, &s);
+	struct vg_diag d = { 0 };
+	char *path;
+	int fd, r = -EKEYREJECTED;
+
+	if (ns == 0) {
+		fail(b, t, NULL, "unlisted", "no verified Packages list has this version");
+		return 0;
+	}
+	path = find_deb(b, t, s);
+	if (!path) {
+		fail(b, t, NULL, "no-deb", "no .deb in the --debs directory");
+		return 0;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0) {
+		fail(b, t, path, "error", strerror(errno));
+		free(path);
+		return 0;
+	}
+	/* the same version may be listed by several releases: the first that matches */
+	for (size_t i = 0; i < ns && r == -EKEYREJECTED; i++) {
+		struct vg_trust_deb deb = { 0 };
+		struct release *rel = &b->rels[s[i].release];
+		struct vg_trust_pkgrow row = { .name = t->name, .version = t->version,
+					       .arch = s[i].arch };
+
+		r = vg_trust_deb_read(fd, &s[i], b->algos, b->nalgos, &deb, &d);
+		if (r < 0)
+			continue;
+		if (!rel->dbid) {
+			int64_t id = vg_trust_db_add_release(db, &rel->rel, &d);
+
+			if (id < 0) {
+				vg_trust_deb_release(&deb);
+				cli_err("%s", d.msg);
+				close(fd);
+				free(path);
+				return -1;
+			}
+			rel->dbid = id;
+		}
+		if (vg_trust_db_add_package(db, rel->dbid, &row, &deb, &d) < 0) {
+			vg_trust_deb_release(&deb);
+			cli_err("%s", d.msg);
+			close(fd);
+			free(path);
+			return -1;
+		}
+		b->recorded++;
+		b->files += deb.n;
+		vg_trust_deb_release(&deb);
+	}
+	close(fd);
+	if (r < 0)
+		fail(b, t, path, r == -EKEYREJECTED ? "chain" : "error", d.msg);
+	free(path);
+	return 0;
+}
+
+/* "sha256,sha512" into b->algos. Return: 0, or -1 (reported). */
+static int parse_algos(struct build *b, const char *arg)
+{
+	char *s = strdup(arg), *save = NULL;
+
+	b->nalgos = 0;
+	for (char *a = s ? strtok_r(s, ",", &save) : NULL; a; a = strtok_r(NULL, ",", &save)) {
+		int id = cli_parse_algo(a);
+
+		if (id < 0) {
+			free(s);
+			return -1;
+		}
+		if (b->nalgos == VG_TRUST_MAX_ALGOS) {
+			cli_err("--algo: at most %d algorithms", VG_TRUST_MAX_ALGOS);
+			free(s);
+			return -1;
+		}
+		for (size_t i = 0; i < b->nalgos; i++)
+			if (b->algos[i] == (unsigned int)id) {
+				cli_err("--algo: %s twice", a);
+				free(s);
+				return -1;
+			}
+		b->algos[b->nalgos++] = (unsigned int)id;
+	}
+	free(s);
+	if (!b->nalgos) {
+		cli_err("--algo: give one or more algorithms, comma-separated");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_seconds(const char *opt, const char *arg, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || v < 0) {
+		cli_err("%s %s: give a number of seconds", opt, arg);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+/*
+ * An existing -o: a trust database under this key (opened into *@ret), or
+ * refused; absent or not a regular file: nothing to carry (vg_outfile
+ * judges the rest). Return: 0, or -1 (reported).
+ */
+static int open_previous(const char *out, const struct vg_hmac_key *hk, struct vg_trust_db **ret)
+{
+	struct vg_diag d = { 0 };
+	struct stat st;
+
+	*ret = NULL;
+	if (lstat(out, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (vg_trust_db_open(out, hk->key, hk->len, ret, &d) < 0) {
+		cli_err("%s; not overwritten", d.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void summary(struct build *b, const char *out, int dropped, uint64_t sup)
+{
+	if (b->json) {
+		json_object *j = json_object_new_object();
+
+		jadd(j, "output", cli_json_path(out));
+		jadd(j, "releases", b->jrels);
+		jadd(j, "lists", b->jlists);
+		jadd(j, "recorded", json_object_new_int64((int64_t)b->recorded));
+		jadd(j, "files", json_object_new_int64((int64_t)b->files));
+		jadd(j, "unverified", json_object_new_int64((int64_t)b->unverified));
+		jadd(j, "without_deb", json_object_new_int64((int64_t)b->nodeb));
+		jadd(j, "superseded_kept", json_object_new_int64((int64_t)sup));
+		jadd(j, "superseded_dropped", json_object_new_int64(dropped));
+		jadd(j, "failed", b->jfailed);
+		b->jrels = b->jlists = b->jfailed = NULL;
+		puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+							       JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(j);
+		return;
+	}
+	printf("%s: %" PRIu64 " packages, %" PRIu64 " files recorded; %" PRIu64
+	       " not verified, %" PRIu64 " without a .deb; superseded: %" PRIu64 " kept, %d dropped\n",
+	       out, b->recorded, b->files, b->unverified, b->nodeb, sup, dropped);
+}
+
+int cmd_trust_build(int argc, char **argv)
+{
+	static const struct cli_opt opts[] = {
+		CLI_OPT_OUTPUT('o'),
+		CLI_OPT_HMAC_KEY('H'),
+		CLI_OPT_PASSPHRASE_FILE,
+		CLI_OPT_TCTI,
+		CLI_OPT_CONFIG('c'),
+		{ "lists", required_argument, 'l', 'l' },
+		{ "debs", required_argument, 'd', 'd' },
+		{ "download", no_argument, 0, O_DOWNLOAD },
+		{ "all-debs", no_argument, 0, O_ALL_DEBS },
+		{ "keyring", required_argument, 'k', 'k' },
+		{ "algo", required_argument, 'a', 'a' },
+		{ "grace", required_argument, 0, O_GRACE },
+		{ "allow-expired", no_argument, 0, O_ALLOW_EXPIRED },
+		{ "valid-at", required_argument, 0, O_VALID_AT },
+		CLI_OPT_JSON('j'),
+		CLI_OPT_VERBOSE('v'),
+		CLI_OPT_HELP,
+	};
+	struct build b = { .lists = "/var/lib/apt/lists", .debs = "/var/cache/apt/archives",
+			   .algos = { VG_HASH_SHA256 }, .nalgos = 1 };
+	struct cli_getopt g;
+	struct cli_cfgargs cf = { .algo = -1 };
+	struct cli_keyargs k = { 0 };
+	struct cli_outargs o = { 0 };
+	const struct cli_groups gr = { .cfg = &cf, .keys = &k, .out = &o };
+	struct vg_hmac_key hk = { 0 };
+	struct vg_trust_db *db = NULL, *old = NULL;
+	struct vg_diag d = { 0 };
+	int64_t grace = TRUST_GRACE_DEFAULT, now = (int64_t)time(NULL), valid_at = -1;
+	unsigned int flags = 0;
+	bool dl = false;
+	char *dldir = NULL;
+	int c, rc = EXIT_ERROR, dropped = 0;
+	uint64_t cur = 0, sup = 0, nfiles = 0;
+
+	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
+	while ((c = cli_getopt_next(&g, argc, argv)) != -1) {
+		switch (c) {
+		case 'l':
+			b.lists = optarg;
+			break;
+		case 'd':
+			b.debs = optarg;
+			break;
+		case 'k':
+			b.keyring = optarg;
+			break;
+		case 'a':
+			if (parse_algos(&b, optarg) < 0)
+				goto out;
+			break;
+		case O_DOWNLOAD:
+			dl = true;
+			break;
+		case O_ALL_DEBS:
+			b.all_debs = true;
+			break;
+		case O_GRACE:
+			if (parse_seconds("--grace", optarg, &grace) < 0)
+				goto out;
+			break;
+		case O_ALLOW_EXPIRED:
+			flags |= VG_TRUST_ALLOW_EXPIRED;
+			break;
+		case O_VALID_AT:
+			if (parse_seconds("--valid-at", optarg, &valid_at) < 0)
+				goto out;
+			break;
+		default:
+			rc = cli_opts_stop(help, c);
+			goto out;
+		}
+	}
+	b.json = o.json;
+	b.verbose = o.verbose;
+	if (!o.output) {
+		cli_err("build needs --output DB");
+		goto out;
+	}
+	if (dl && b.all_debs) {
+		cli_err("--download fetches the installed versions; --all-debs records a directory: "
+			"give one");
+		goto out;
+	}
+	if (trust_load_key(&k, cf.config, &hk) < 0)
+		goto out;
+	if (open_previous(o.output, &hk, &old) < 0)
+		goto out;
+	b.jrels = json_object_new_array();
+	b.jlists = json_object_new_array();
+	b.jfailed = json_object_new_array();
+	if (load_releases(&b, valid_at >= 0 ? valid_at : now, flags) < 0)
+		goto out;
+	if (b.all_debs ? all_debs(&b, argv + optind, argc - optind) :
+			 installed(&b, argv + optind, argc - optind))
+		goto out;
+	if (dl) {
+		dldir = download(&b);
+		if (!dldir)
+			goto out;
+		b.debs = dldir;
+	}
+	if (vg_trust_db_create(o.output, b.algos, b.nalgos, hk.key, hk.len, &db, &d) < 0) {
+		cli_err("%s", d.msg);
+		goto out;
+	}
+	for (size_t i = 0; i < b.nt; i++)
+		if (record(&b, db, &b.t[i]) < 0)
+			goto out;
+	if (old) {
+		dropped = vg_trust_db_carry(db, old, now, grace, &d);
+		if (dropped < 0) {
+			cli_err("%s", d.msg);
+			goto out;
+		}
+	}
+	if (vg_trust_db_commit(db, &d) < 0) {
+		db = NULL;
+		cli_err("%s", d.msg);
+		goto out;
+	}
+	db = NULL;
+	/* what was written, as a reader sees it */
+	if (vg_trust_db_open(o.output, hk.key, hk.len, &db, &d) < 0) {
+		cli_err("%s", d.msg);
+		goto out;
+	}
+	vg_trust_db_counts(db, &cur, &sup, &nfiles);
+	summary(&b, o.output, dropped, sup);
+	rc = EXIT_OK;
+out:
+	if (dldir) {
+		remove_download(dldir);
+		free(dldir);
+	}
+	vg_trust_db_free(db);
+	vg_trust_db_free(old);
+	for (size_t i = 0; i < b.nrels; i++) {
+		free(b.rels[i].file);
+		vg_trust_release_release(&b.rels[i].rel);
+	}
+	free(b.rels);
+	for (size_t i = 0; i < b.nt; i++)
+		target_free(&b.t[i]);
+	free(b.t);
+	vg_trust_packages_release(&b.pk);
+	json_object_put(b.jrels);
+	json_object_put(b.jlists);
+	json_object_put(b.jfailed);
+	vg_hmac_key_wipe(&hk);
+	return rc;
+}

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trust.h - a trust database from the Debian archive (issue 16): the chain
+ * InRelease (OpenPGP, checked by gpgv against an archive keyring) ->
+ * Packages (SHA-256 and size listed by the verified InRelease) -> .deb
+ * (SHA-256 and size listed by the verified Packages stanza) -> every file
+ * of its data.tar.*, recorded with its digests, package, version,
+ * architecture, origin and conffile flag in an SQLite database under an
+ * HMAC-SHA256 (key derived from the EVM HMAC key with the label
+ * "vigil trust database v1").
+ *
+ * Nothing here reads an unverified byte as a fact: release fields and
+ * digests come only from gpgv's --output (the signed text), Packages
+ * stanzas only from a list whose uncompressed digest InRelease names,
+ * file digests only from a .deb whose digest that stanza names. OpenPGP
+ * is gpgv's business, archives libarchive's: no parser of either here.
+ *
+ * No global state, no logging, no exit: negative errno and a vg_diag.
+ */
+#ifndef VIGIL_TRUST_H
+#define VIGIL_TRUST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vigil/diag.h"
+#include "vigil/hash.h"
+
+/* Debian's archive keyring and the gpgv that checks InRelease against it */
+#define VG_TRUST_KEYRING "/usr/share/keyrings/debian-archive-keyring.gpg"
+#define VG_TRUST_GPGV "/usr/bin/gpgv"
+/* how many digest algorithms a database records per file */
+#define VG_TRUST_MAX_ALGOS 4
+
+/* one "SHA256:" line of a Release file: " HEX SIZE PATH" */
+struct vg_trust_relfile {
+	char *path;
+	uint64_t size;
+	uint8_t sha256[32];
+};
+
+/* what a verified InRelease says */
+struct vg_trust_release {
+	char *origin, *label, *suite, *codename;
+	int64_t date;		/* seconds since the epoch; 0 if absent */
+	int64_t valid_until;	/* 0 if absent */
+	uint8_t sha256[32];	/* of the InRelease file as read (signature included) */
+	struct vg_trust_relfile *files;
+	size_t nfiles;
+};
+
+/*
+ * vg_trust_release_parse - parse the signed text of a Release file (what
+ * gpgv --output writes: the cleartext, dash-unescaped, without the
+ * signature). Only the fields above are kept; the SHA256 section is
+ * required. Return: 0; -EBADMSG (malformed: diag names the line); -ENOMEM.
+ */
+int vg_trust_release_parse(const char *text, size_t len, struct vg_trust_release *ret,
+			   struct vg_diag *diag);
+
+/* flags of vg_trust_release_verify() */
+#define VG_TRUST_ALLOW_EXPIRED 0x1u	/* accept a Valid-Until in the past */
+
+/*
+ * vg_trust_release_verify - run @gpgv (NULL: VG_TRUST_GPGV) with
+ * --keyring @keyring (NULL: VG_TRUST_KEYRING) on the InRelease file
+ * @path, fork and exec, no shell, and parse only what gpgv wrote to its
+ * --output. @now is the time Valid-Until is compared with.
+ * Return: 0; -EKEYREJECTED (gpgv did not verify: diag has its first
+ * line); -EKEYEXPIRED (Valid-Until passed, without VG_TRUST_ALLOW_EXPIRED);
+ * -EBADMSG; -ENOENT and other -errno of reading @path or running gpgv.
+ */
+int vg_trust_release_verify(const char *path, const char *keyring, const char *gpgv,
+			    int64_t now, unsigned int flags, struct vg_trust_release *ret,
+			    struct vg_diag *diag);
+
+/* The entry of @rel whose SHA-256 and size are these, or NULL. */
+const struct vg_trust_relfile *vg_trust_release_find(const struct vg_trust_release *rel,
+						     const uint8_t sha256[32], uint64_t size);
+
+void vg_trust_release_release(struct vg_trust_release *rel);
+
+/* one stanza of a Packages list, the fields the chain needs */
+struct vg_trust_pkg {
+	char *package, *version, *arch, *filename;
+	uint64_t size;
+	uint8_t sha256[32];
+	uint32_t release;	/* the caller's index of the release that listed it */
+};
+
+struct vg_trust_packages {
+	struct vg_trust_pkg *pkgs;
+	size_t n, cap;
+	bool sorted;
+};
+
+/*
+ * vg_trust_packages_parse - add the stanzas of the Packages text @text to
+ * @pk (initialised with zeros), each tagged with @release. A stanza
+ * without Package, Version, Architecture, Filename, Size or SHA256 is
+ * malformed. Return: 0; -EBADMSG (diag names the stanza); -ENOMEM.
+ */
+int vg_trust_packages_parse(struct vg_trust_packages *pk, const char *text, size_t len,
+			    uint32_t release, struct vg_diag *diag);
+
+/*
+ * vg_trust_packages_load - decompress the index @path (plain, .gz, .xz,
+ * .lz4, .bz2, .zst: whatever libarchive's filters read), take SHA-256 and
+ * size of the uncompressed bytes, find them among @rel's entries for a
+ * ".../Packages" path, and only then parse the stanzas into @pk.
+ * @ret_entry (may be NULL) gets the matching entry.
+ * Return: 0; -EKEYREJECTED (@rel lists no Packages with that digest and
+ * size); -EBADMSG; -ENOMEM; -errno of reading.
+ */
+int vg_trust_packages_load(struct vg_trust_packages *pk, const char *path,
+			   const struct vg_trust_release *rel, uint32_t release,
+			   const struct vg_trust_relfile **ret_entry, struct vg_diag *diag);
+
+/*
+ * vg_trust_packages_find - the stanzas for @package @version @arch
+ * (@arch NULL: any): *ret_first and the count. Sorts @pk on first use.
+ * Return: the count (0: none).
+ */
+size_t vg_trust_packages_find(struct vg_trust_packages *pk, const char *package,
+			      const char *version, const char *arch,
+			      const struct vg_trust_pkg **ret_first);
+
+void vg_trust_packages_release(struct vg_trust_packages *pk);
+
+/* one file (or symbolic link) of a package's data.tar */
+struct vg_trust_file {
+	char *path;		/* absolute, normalised: "/usr/bin/x" */
+	char *target;		/* symbolic links: the target; else NULL */
+	uint32_t mode;		/* st_mode as the archive says */
+	uint64_t size;
+	bool conffile;
+	struct vg_digest dg[VG_TRUST_MAX_ALGOS];	/* regular files: one per algorithm */
+};
+
+struct vg_trust_deb {
+	struct vg_trust_file *files;
+	size_t n, cap;
+	uint8_t sha256[32];	/* of the .deb, equal to the stanza's */
+	uint64_t size;
+};
+
+/*
+ * vg_trust_deb_read - check the .deb open on @fd against @want (its whole
+ * SHA-256 and size) and only then read it with libarchive (ar): the
+ * conffiles of control.tar.*, then every regular file and symbolic link
+ * of data.tar.*, each regular file digested with the @nalgos algorithms
+ * @algos (VG_TRUST_MAX_ALGOS at most). Hard links get their target's
+ * digests. Return: 0; -EKEYREJECTED (digest or size differs: nothing
+ * read); -EBADMSG (not a .deb, or a damaged member); -EOPNOTSUPP; -ENOMEM;
+ * -errno of reading.
+ */
+int vg_trust_deb_read(int fd, const struct vg_trust_pkg *want, const unsigned int *algos,
+		      size_t nalgos, struct vg_trust_deb *ret, struct vg_diag *diag);
+
+void vg_trust_deb_release(struct vg_trust_deb *deb);
+
+/* ---- the database (trust_db.c, docs/trust.md) ---- */
+
+struct vg_trust_db;
+
+enum vg_trust_state { VG_TRUST_CURRENT = 0, VG_TRUST_SUPERSEDED = 1 };
+
+/* a package row */
+struct vg_trust_pkgrow {
+	int64_t id;
+	const char *name, *version, *arch, *origin, *suite;
+	uint8_t deb_sha256[32];
+	enum vg_trust_state state;
+	int64_t superseded_at;	/* 0 while current */
+};
+
+/* a file row, as vg_trust_db_files() yields it */
+struct vg_trust_filerow {
+	const char *path;
+	const char *target;	/* NULL unless a symbolic link */
+	uint32_t mode;
+	uint64_t size;
+	bool conffile;
+	const struct vg_trust_pkgrow *pkg;
+	size_t ndg;
+	struct vg_digest dg[VG_TRUST_MAX_ALGOS];
+};
+
+/*
+ * vg_trust_db_create - start a new database written to a temporary beside
+ * @path (vg_outfile) and renamed over it by vg_trust_db_commit(). @algos:
+ * the digest algorithms recorded per file. Return: 0, -errno (diag).
+ */
+int vg_trust_db_create(const char *path, const unsigned int *algos, size_t nalgos,
+		       const uint8_t *key, size_t keylen, struct vg_trust_db **ret,
+		       struct vg_diag *diag);
+
+/* Record a release. Return: its id (> 0), or -errno. */
+int64_t vg_trust_db_add_release(struct vg_trust_db *db, const struct vg_trust_release *rel,
+				struct vg_diag *diag);
+
+/*
+ * vg_trust_db_add_package - record a package (@p->id ignored, @p->origin
+ * and @p->suite those of @release_id) and its files. Return: 0, -errno.
+ */
+int vg_trust_db_add_package(struct vg_trust_db *db, int64_t release_id,
+			    const struct vg_trust_pkgrow *p, const struct vg_trust_deb *deb,
+			    struct vg_diag *diag);
+
+/*
+ * vg_trust_db_carry - copy from the opened @old every package that @db
+ * does not record with the same name, architecture and version, with its
+ * files: as superseded (since @now, or since when @old says) when @db
+ * records the name and architecture in another version and @now is
+ * within @grace seconds of that time, dropped when older; as it was
+ * otherwise (a package not rebuilt this time). Call after adding every
+ * package, before commit. Return: the number of packages dropped, or
+ * -errno.
+ */
+int vg_trust_db_carry(struct vg_trust_db *db, struct vg_trust_db *old, int64_t now,
+		      int64_t grace, struct vg_diag *diag);
+
+/* MAC, rename into place. @db is freed either way. Return: 0, -errno. */
+int vg_trust_db_commit(struct vg_trust_db *db, struct vg_diag *diag);
+
+/*
+ * vg_trust_db_open - open @path read-only and check its schema and MAC
+ * with @key before anything is read from it. Return: 0; -EKEYREJECTED
+ * (altered, or another key); -EBADMSG (not a trust database); -errno.
+ */
+int vg_trust_db_open(const char *path, const uint8_t *key, size_t keylen,
+		     struct vg_trust_db **ret, struct vg_diag *diag);
+
+/* The algorithms an opened database records. Return: their count. */
+size_t vg_trust_db_algos(const struct vg_trust_db *db, unsigned int *algos);
+
+/*
+ * vg_trust_db_files - call @fn for every file row of an opened database
+ * (with @current_only, of current packages only), in path order; a
+ * non-zero return of @fn stops and is returned. Return: 0, that, -errno.
+ */
+int vg_trust_db_files(struct vg_trust_db *db, bool current_only,
+		      int (*fn)(void *arg, const struct vg_trust_filerow *f), void *arg,
+		      struct vg_diag *diag);
+
+/*
+ * vg_trust_db_lookup - whether @path with digest @dg is trusted: recorded
+ * for a current package, or a superseded one. Return: 1 current, 2 only
+ * superseded (within its grace when recorded), 0 not trusted, -errno.
+ */
+int vg_trust_db_lookup(struct vg_trust_db *db, const char *path, const struct vg_digest *dg,
+		       struct vg_diag *diag);
+
+/* Packages recorded: *ret_current, *ret_superseded; files (rows). */
+void vg_trust_db_counts(struct vg_trust_db *db, uint64_t *ret_current,
+			uint64_t *ret_superseded, uint64_t *ret_files);
+
+void vg_trust_db_free(struct vg_trust_db *db);
+
+#endif
