@@ -11,6 +11,7 @@ pkgs=(
 	libsqlite3-dev libpq-dev libcmocka-dev libblkid-dev libseccomp-dev
 	libcurl4-openssl-dev	# headers; `vigil attest` dlopen()s libcurl.so.4 (libcurl4)
 	libgnutls28-dev		# TLS of the two HTTP daemons (libmicrohttpd)
+	libarchive-dev		# lib/trust: .debs (ar, tar) and apt's compressed Packages lists
 	scdoc			# man/*.scd to roff (man pages; skipped without it)
 	# test and demo: the real tools vigil is checked against
 	openssl attr ima-evm-utils tpm2-tools swtpm swtpm-tools
@@ -18,6 +19,8 @@ pkgs=(
 	man-db		# man -l renders the built pages (t0096)
 	python3-jsonschema	# t0097: every --json output against its docs/schemas/ schema
 	aide		# t0044: vigil scan beside AIDE on the same changes (and bench/tree's peer)
+	# vigil trust (t0110, t0111, bench/trust): the archive chain and its peers
+	gpgv debian-archive-keyring lz4 debsums
 	systemd strace	# t0094: systemd-analyze verify/security of the units; the daemons' system calls
 	valgrind	# make leakcheck LEAKCHECK=valgrind
 	postgresql	# server binaries for the tests' throwaway clusters (tests/lib-pg.sh); the
