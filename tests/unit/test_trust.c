@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_trust.c - lib/trust's parsers and the gpgv step on real archive
+ * data (tests/vectors/trust/README.md): the signed text of an InRelease
+ * (fields, the whole SHA256 section), gpgv on the InRelease itself and on
+ * a copy with one byte changed, Packages stanzas (fields, missing or
+ * repeated ones), and a list matched by the digest and size of its bytes
+ * only. Allocation failures of the parsers end in -ENOMEM, never a crash.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "failalloc.h"
+#include "vigil/hash.h"
+#include "vigil/trust.h"
+
+static char dir[] = "/tmp/vigil-trust.XXXXXX";
+
+static char *vec(const char *name, size_t *len)
+{
+	char path[PATH_MAX];
+	const char *v = getenv("VECTORS");
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/trust/%s", v ? v : "tests/vectors", name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static const char *vec_path(const char *name)
+{
+	static char path[PATH_MAX];
+	const char *v = getenv("VECTORS");
+
+	snprintf(path, sizeof(path), "%s/trust/%s", v ? v : "tests/vectors", name);
+	return path;
+}
+
+static const char *at(const char *name)
+{
+	static char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+	return buf;
+}
+
+static void put(const char *path, const void *p, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(p, 1, len, f), len);
+	fclose(f);
+}
+
+/* the SHA256 lines of @text, counted independently of the parser */
+static size_t count_sha256_lines(const char *text)
+{
+	const char *p = strstr(text, "\nSHA256:\n");
+	size_t n = 0;
+
+	assert_non_null(p);
+	p += 9;
+	while (*p == ' ') {
+		n++;
+		p = strchr(p, '\n');
+		if (!p)
+			break;
+		p++;
+	}
+	return n;
+}
+
+static void release_parse_reads_the_signed_text(void **state)
+{
+	struct vg_trust_release rel;
+	struct vg_diag d = { 0 };
+	size_t len;
+	char *text = vec("bookworm-updates.Release", &len);
+	const struct vg_trust_relfile *f = NULL;
+	uint8_t want[32];
+
+	(void)state;
+	assert_int_equal(vg_trust_release_parse(text, len, &rel, &d), 0);
+	assert_string_equal(rel.origin, "Debian");
+	assert_string_equal(rel.label, "Debian");
+	assert_string_equal(rel.suite, "oldstable-updates");
+	assert_string_equal(rel.codename, "bookworm-updates");
+	assert_int_equal(rel.valid_until, 0);
+	assert_true(rel.date > 1700000000);
+	assert_int_equal(rel.nfiles, count_sha256_lines(text));
+	/* the entry of main/binary-amd64/Packages, as its line says */
+	{
+		const char *l = strstr(text, " main/binary-amd64/Packages\n");
+		char hex[65];
+		unsigned long long size;
+
+		assert_non_null(l);
+		while (l[-1] != '\n')
+			l--;
+		assert_int_equal(sscanf(l, " %64s %llu", hex, &size), 2);
+		assert_int_equal(vg_hex_decode(hex, want, 32), 32);
+		f = vg_trust_release_find(&rel, want, size);
+		assert_non_null(f);
+		assert_string_equal(f->path, "main/binary-amd64/Packages");
+		assert_null(vg_trust_release_find(&rel, want, size + 1));
+	}
+	vg_trust_release_release(&rel);
+	free(text);
+}
+
+static void release_parse_reads_valid_until(void **state)
+{
+	static const char text[] = "Origin: Debian\nSuite: oldstable-security\n"
+				   "Date: Wed, 02 Dec 2026 23:13:43 UTC\n"
+				   "Valid-Until: Wed, 09 Dec 2026 23:13:43 UTC\n"
+				   "SHA256:\n"
+				   " e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 0 a/Packages\n";
+	struct vg_trust_release rel;
+
+	(void)state;
+	assert_int_equal(vg_trust_release_parse(text, sizeof(text) - 1, &rel, NULL), 0);
+	assert_int_equal(rel.valid_until, 1796858023);
+	assert_int_equal(rel.date, 1796858023 - 7 * 86400);
+	assert_int_equal(rel.nfiles, 1);
+	assert_int_equal(rel.files[0].size, 0);
+	assert_string_equal(rel.files[0].path, "a/Packages");
+	vg_trust_release_release(&rel);
+}
+
+static void release_parse_rejects_malformed(void **state)
+{
+	static const char *const bad[] = {
+		"Origin: Debian\n",						/* no SHA256 */
+		"Origin: Debian\nSHA256:\n",					/* an empty one */
+		"SHA256:\n zz 12 a/Packages\n",					/* not hex */
+		"SHA256:\n e3b0c44298fc1c149afbf4c8996fb924 12 a/Packages\n",	/* short */
+		"SHA256:\n e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 x a\n",
+		"SHA256:\n e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 1\n",
+		"no colon here\nSHA256:\n e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 1 a\n",
+		"Valid-Until: someday\nSHA256:\n e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 1 a\n",
+		"SHA256: inline\n e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 1 a\n",
+	};
+	struct vg_trust_release rel;
+	struct vg_diag d = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(vg_trust_release_parse(bad[i], strlen(bad[i]), &rel, &d), -EBADMSG);
+		assert_int_equal(d.err, -EBADMSG);
+	}
+}
+
+static void release_verify_runs_gpgv_on_the_inrelease(void **state)
+{
+	struct vg_trust_release a, b;
+	struct vg_diag d = { 0 };
+	size_t len, ilen;
+	char *text = vec("bookworm-updates.Release", &len);
+	char *in = vec("bookworm-updates.InRelease", &ilen);
+	struct vg_digest dg;
+
+	(void)state;
+	assert_int_equal(vg_trust_release_verify(vec_path("bookworm-updates.InRelease"), NULL, NULL,
+						 0, 0, &a, &d), 0);
+	assert_int_equal(vg_trust_release_parse(text, len, &b, NULL), 0);
+	assert_string_equal(a.codename, b.codename);
+	assert_int_equal(a.nfiles, b.nfiles);
+	for (size_t i = 0; i < a.nfiles; i++) {
+		assert_string_equal(a.files[i].path, b.files[i].path);
+		assert_memory_equal(a.files[i].sha256, b.files[i].sha256, 32);
+	}
+	/* the digest recorded is that of the InRelease file, signature included */
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, in, ilen, &dg, NULL), 0);
+	assert_memory_equal(a.sha256, dg.bytes, 32);
+	vg_trust_release_release(&a);
+	vg_trust_release_release(&b);
+	free(text);
+	free(in);
+}
+
+static void release_verify_rejects_a_changed_byte(void **state)
+{
+	struct vg_trust_release rel;
+	struct vg_diag d = { 0 };
+	size_t len;
+	char *in = vec("bookworm-updates.InRelease", &len);
+	char *p = strstr(in, "Codename: bookworm-updates");
+
+	(void)state;
+	assert_non_null(p);
+	p[10] ^= 0x20;	/* bookworm -> Bookworm */
+	put(at("tampered"), in, len);
+	assert_int_equal(vg_trust_release_verify(at("tampered"), NULL, NULL, 0, 0, &rel, &d),
+			 -EKEYREJECTED);
+	assert_non_null(strstr(d.msg, "gpgv"));
+	/* text outside the signature is not parsed, and does not verify either */
+	put(at("plain"), "Origin: Debian\nSHA256:\n e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934"
+			 "ca495991b7852b855 0 a/Packages\n", 103);
+	assert_int_equal(vg_trust_release_verify(at("plain"), NULL, NULL, 0, 0, &rel, &d),
+			 -EKEYREJECTED);
+	/* the removed keys do not verify today's archive */
+	assert_int_equal(vg_trust_release_verify(vec_path("bookworm-updates.InRelease"),
+						 "/usr/share/keyrings/debian-archive-removed-keys.gpg",
+						 NULL, 0, 0, &rel, &d),
+			 -EKEYREJECTED);
+	/* no such keyring: said before gpgv runs */
+	assert_int_equal(vg_trust_release_verify(vec_path("bookworm-updates.InRelease"),
+						 at("none.gpg"), NULL, 0, 0, &rel, &d),
+			 -ENOENT);
+	unlink(at("tampered"));
+	unlink(at("plain"));
+	free(in);
+}
+
+static void packages_parse_reads_stanzas(void **state)
+{
+	struct vg_trust_packages pk = { 0 };
+	const struct vg_trust_pkg *p = NULL;
+	size_t len;
+	char *text = vec("Packages.excerpt", &len);
+	const char *s = strstr(text, "Package: hostname\n");
+	char version[64], filename[256], hex[65];
+	unsigned long long size;
+	uint8_t sha[32];
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(sscanf(strstr(s, "\nVersion: "), "\nVersion: %63s", version), 1);
+	assert_int_equal(sscanf(strstr(s, "\nFilename: "), "\nFilename: %255s", filename), 1);
+	assert_int_equal(sscanf(strstr(s, "\nSize: "), "\nSize: %llu", &size), 1);
+	assert_int_equal(sscanf(strstr(s, "\nSHA256: "), "\nSHA256: %64s", hex), 1);
+	assert_int_equal(vg_hex_decode(hex, sha, 32), 32);
+	assert_int_equal(vg_trust_packages_parse(&pk, text, len, 7, NULL), 0);
+	assert_int_equal(pk.n, 3);
+	assert_int_equal(vg_trust_packages_find(&pk, "hostname", version, "amd64", &p), 1);
+	assert_string_equal(p->filename, filename);
+	assert_int_equal(p->size, size);
+	assert_memory_equal(p->sha256, sha, 32);
+	assert_int_equal(p->release, 7);
+	assert_int_equal(vg_trust_packages_find(&pk, "hostname", version, NULL, &p), 1);
+	assert_int_equal(vg_trust_packages_find(&pk, "hostname", version, "arm64", &p), 0);
+	assert_int_equal(vg_trust_packages_find(&pk, "hostname", "0", NULL, &p), 0);
+	assert_int_equal(vg_trust_packages_find(&pk, "adduser", "3.134", "all", &p), 1);
+	vg_trust_packages_release(&pk);
+	free(text);
+}
+
+static void packages_parse_rejects_incomplete_stanzas(void **state)
+{
+	static const char *const bad[] = {
+		/* no SHA256 */
+		"Package: a\nVersion: 1\nArchitecture: all\nFilename: a.deb\nSize: 1\n",
+		/* no Size */
+		"Package: a\nVersion: 1\nArchitecture: all\nFilename: a.deb\n"
+		"SHA256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n",
+		/* Package twice */
+		"Package: a\nPackage: b\nVersion: 1\nArchitecture: all\nFilename: a.deb\nSize: 1\n"
+		"SHA256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n",
+		/* a negative size */
+		"Package: a\nVersion: 1\nArchitecture: all\nFilename: a.deb\nSize: -1\n"
+		"SHA256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n",
+		/* a short digest */
+		"Package: a\nVersion: 1\nArchitecture: all\nFilename: a.deb\nSize: 1\n"
+		"SHA256: e3b0c44298fc1c149afbf4c8996fb924\n",
+		/* a line without a colon */
+		"Package: a\nVersion 1\n",
+	};
+	static const char good[] =
+		"Package: a\nVersion: 1\nArchitecture: all\nFilename: a.deb\nSize: 1\n"
+		"Description: one\n more\n"
+		"SHA256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n\n\n";
+	struct vg_diag d = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct vg_trust_packages pk = { 0 };
+
+		assert_int_equal(vg_trust_packages_parse(&pk, bad[i], strlen(bad[i]), 0, &d), -EBADMSG);
+		vg_trust_packages_release(&pk);
+	}
+	{
+		struct vg_trust_packages pk = { 0 };
+
+		assert_int_equal(vg_trust_packages_parse(&pk, good, strlen(good), 0, &d), 0);
+		assert_int_equal(pk.n, 1);
+		vg_trust_packages_release(&pk);
+	}
+}
+
+static void packages_load_needs_a_listed_digest(void **state)
+{
+	struct vg_trust_packages pk = { 0 };
+	struct vg_trust_relfile files[2] = { 0 };
+	struct vg_trust_release rel = { .files = files, .nfiles = 2 };
+	const struct vg_trust_relfile *e = NULL;
+	struct vg_diag d = { 0 };
+	struct vg_digest dg;
+	size_t len;
+	char *text = vec("Packages.excerpt", &len);
+
+	(void)state;
+	put(at("Packages"), text, len);
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, text, len, &dg, NULL), 0);
+	/* the right digest under a name that is not a Packages list */
+	files[0] = (struct vg_trust_relfile){ .path = (char *)"main/Contents-amd64", .size = len };
+	memcpy(files[0].sha256, dg.bytes, 32);
+	/* a Packages list of another size */
+	files[1] = (struct vg_trust_relfile){ .path = (char *)"main/binary-amd64/Packages",
+					      .size = len + 1 };
+	memcpy(files[1].sha256, dg.bytes, 32);
+	assert_int_equal(vg_trust_packages_load(&pk, at("Packages"), &rel, 0, &e, &d), -EKEYREJECTED);
+	assert_non_null(strstr(d.msg, "not listed by the InRelease"));
+	assert_int_equal(pk.n, 0);
+	files[1].size = len;
+	assert_int_equal(vg_trust_packages_load(&pk, at("Packages"), &rel, 3, &e, &d), 0);
+	assert_ptr_equal(e, &files[1]);
+	assert_int_equal(pk.n, 3);
+	assert_int_equal(pk.pkgs[0].release, 3);
+	vg_trust_packages_release(&pk);
+	/* one byte changed: not the list InRelease names */
+	text[len / 2] ^= 1;
+	put(at("Packages"), text, len);
+	assert_int_equal(vg_trust_packages_load(&pk, at("Packages"), &rel, 0, &e, &d), -EKEYREJECTED);
+	assert_int_equal(vg_trust_packages_load(&pk, at("absent"), &rel, 0, &e, &d), -ENOENT);
+	unlink(at("Packages"));
+	free(text);
+}
+
+static void parsers_fail_allocations_cleanly(void **state)
+{
+	size_t len, plen;
+	char *text = vec("bookworm-updates.Release", &len);
+	char *pkgs = vec("Packages.excerpt", &plen);
+	bool hit = true;
+
+	(void)state;
+	for (long n = 0; hit && n < 100000; n++) {
+		struct vg_trust_release rel;
+		struct vg_trust_packages pk = { 0 };
+		int r1, r2;
+
+		failalloc_arm(n);
+		r1 = vg_trust_release_parse(text, len, &rel, NULL);
+		r2 = vg_trust_packages_parse(&pk, pkgs, plen, 0, NULL);
+		hit = failalloc_hit();
+		failalloc_disarm();
+		assert_true(r1 == 0 || r1 == -ENOMEM);
+		assert_true(r2 == 0 || r2 == -ENOMEM);
+		if (r1 == 0)
+			vg_trust_release_release(&rel);
+		vg_trust_packages_release(&pk);
+	}
+	free(text);
+	free(pkgs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(release_parse_reads_the_signed_text),
+		cmocka_unit_test(release_parse_reads_valid_until),
+		cmocka_unit_test(release_parse_rejects_malformed),
+		cmocka_unit_test(release_verify_runs_gpgv_on_the_inrelease),
+		cmocka_unit_test(release_verify_rejects_a_changed_byte),
+		cmocka_unit_test(packages_parse_reads_stanzas),
+		cmocka_unit_test(packages_parse_rejects_incomplete_stanzas),
+		cmocka_unit_test(packages_load_needs_a_listed_digest),
+		cmocka_unit_test(parsers_fail_allocations_cleanly),
+	};
+	int r;
+
+	failalloc_install();
+	if (!mkdtemp(dir))
+		return 1;
+	r = cmocka_run_group_tests(tests, NULL, NULL);
+	rmdir(dir);
+	return r;
+}
