@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trust_db.h - what the trust database's writer (trust_db.c), reader
+ * (trust_db_read.c) and MAC (trust_db_mac.c) share: the schema, the
+ * handle, and the key and MAC steps. Not installed.
+ */
+#ifndef VIGIL_TRUST_DB_H
+#define VIGIL_TRUST_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "vigil/outfile.h"
+#include "vigil/trust.h"
+
+#define TRUST_FORMAT 1
+#define TRUST_MAC_LABEL "vigil trust database v1"
+#define ALGO_LINK 255
+
+#define SCHEMA \
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);" \
+	"CREATE TABLE releases(id INTEGER PRIMARY KEY, origin TEXT, label TEXT, suite TEXT," \
+	" codename TEXT, date INTEGER, valid_until INTEGER, inrelease_sha256 BLOB);" \
+	"CREATE TABLE packages(id INTEGER PRIMARY KEY, name TEXT, version TEXT, arch TEXT," \
+	" release INTEGER, deb_sha256 BLOB, state INTEGER, superseded_at INTEGER);" \
+	"CREATE TABLE files(path BLOB, algo INTEGER, digest BLOB, package INTEGER," \
+	" conffile INTEGER, size INTEGER, mode INTEGER, target BLOB," \
+	" PRIMARY KEY(path, algo, digest, package)) WITHOUT ROWID;"
+
+struct pkg {
+	int64_t id;
+	char *name, *version, *arch;
+	int64_t release;
+	uint8_t deb_sha256[32];
+	int state;
+	int64_t superseded_at;
+};
+
+struct rel {
+	int64_t id;
+	char *origin, *suite;
+};
+
+struct vg_trust_db {
+	sqlite3 *db;
+	char *path;
+	struct vg_outfile out;
+	bool writing;
+	uint8_t mackey[32];
+	unsigned int algos[VG_TRUST_MAX_ALGOS];
+	size_t nalgos;
+	sqlite3_stmt *ins_file, *ins_pkg;
+	/* an opened database: packages and releases, by id */
+	struct pkg *pkgs;
+	size_t npkgs;
+	struct rel *rels;
+	size_t nrels;
+};
+
+/* "<db path>: @what: <SQLite's message>". Return: @err. */
+int vg__trust_db_err(struct vg_trust_db *db, struct vg_diag *diag, int err, const char *what);
+/* db->mackey from the caller's @key (HMAC-SHA256 of TRUST_MAC_LABEL). Return: 0 or -ENOMEM. */
+int vg__trust_derive_key(struct vg_trust_db *db, const uint8_t *key, size_t keylen,
+			 struct vg_diag *diag);
+/* The MAC over the schema and every row. Return: 0, -EBADMSG (unreadable), -ENOMEM. */
+int vg__trust_compute_mac(struct vg_trust_db *db, uint8_t out[32], struct vg_diag *diag);
+/* A zeroed handle for @path. Return: it, or NULL. */
+struct vg_trust_db *vg__trust_db_alloc(const char *path);
+
+#endif

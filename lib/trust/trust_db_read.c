@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * trust_db_read.c - a trust database opened for reading: the schema is
+ * compared word for word with the one this format creates (an added
+ * index, trigger or table is refused), the MAC checked (trust_db_mac.c),
+ * and only then packages and releases loaded by id and rows handed out:
+ * every file grouped by path and package, or one (path, digest) looked up.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include <sqlite3.h>
+
+#include "vigil/outfile.h"
+#include "vigil/trust.h"
+#include "trust_db.h"
+
+/* the schema a database of this format has, as SQLite keeps it */
+static int expected_schema(char **ret)
+{
+	sqlite3 *m = NULL;
+	sqlite3_stmt *st = NULL;
+	char *s = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&s, &n);
+	int r = 0;
+
+	if (!f)
+		return -ENOMEM;
+	if (sqlite3_open_v2(":memory:", &m, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+	    sqlite3_exec(m, SCHEMA, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(m, "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name",
+			       -1, &st, NULL) != SQLITE_OK)
+		r = -ENOMEM;
+	while (r == 0 && sqlite3_step(st) == SQLITE_ROW)
+		for (int c = 0; c < 4; c++)
+			fprintf(f, "%s%c", sqlite3_column_text(st, c) ?
+						   (const char *)sqlite3_column_text(st, c) : "",
+				c == 3 ? '\n' : '\t');
+	sqlite3_finalize(st);
+	sqlite3_close(m);
+	fclose(f);
+	if (r < 0) {
+		free(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+static int check_schema(struct vg_trust_db *db, struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL;
+	char *want = NULL, *got = NULL;
+	size_t n = 0;
+	FILE *f;
+	int r = expected_schema(&want);
+
+	if (r < 0)
+		return vg_diag_set(diag, r, "out of memory");
+	f = open_memstream(&got, &n);
+	if (!f) {
+		free(want);
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	}
+	if (sqlite3_prepare_v2(db->db,
+			       "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name",
+			       -1, &st, NULL) != SQLITE_OK)
+		r = -EBADMSG;
+	while (r == 0 && sqlite3_step(st) == SQLITE_ROW)
+		for (int c = 0; c < 4; c++)
+			fprintf(f, "%s%c", sqlite3_column_text(st, c) ?
+						   (const char *)sqlite3_column_text(st, c) : "",
+				c == 3 ? '\n' : '\t');
+	sqlite3_finalize(st);
+	fclose(f);
+	if (r == 0 && (!got || strcmp(got, want) != 0))
+		r = -EBADMSG;
+	free(want);
+	free(got);
+	return r < 0 ? vg_diag_set(diag, r, "%s: not a vigil trust database", db->path) : 0;
+}
+
+static int get_meta(struct vg_trust_db *db, const char *key, uint8_t *buf, size_t cap,
+		    size_t *ret_len)
+{
+	sqlite3_stmt *st = NULL;
+	int r = -EBADMSG;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) ==
+		    SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_BLOB) {
+		size_t n = (size_t)sqlite3_column_bytes(st, 0);
+
+		if (n <= cap) {
+			memcpy(buf, sqlite3_column_blob(st, 0), n);
+			*ret_len = n;
+			r = 0;
+		}
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+static char *col_dup(sqlite3_stmt *st, int c)
+{
+	const char *s = (const char *)sqlite3_column_text(st, c);
+
+	return strdup(s ? s : "");
+}
+
+/* packages and releases into memory, by id */
+static int load_index(struct vg_trust_db *db, struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT id, origin, suite FROM releases ORDER BY id", -1,
+			       &st, NULL) != SQLITE_OK)
+		return vg__trust_db_err(db, diag, -EBADMSG, "reading");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (db->nrels == cap) {
+			struct rel *n = realloc(db->rels, (cap = cap ? cap * 2 : 16) * sizeof(*n));
+
+			if (!n)
+				goto nomem;
+			db->rels = n;
+		}
+		db->rels[db->nrels] = (struct rel){ .id = sqlite3_column_int64(st, 0),
+						    .origin = col_dup(st, 1),
+						    .suite = col_dup(st, 2) };
+		db->nrels++;
+		if (!db->rels[db->nrels - 1].origin || !db->rels[db->nrels - 1].suite)
+			goto nomem;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return vg__trust_db_err(db, diag, -EBADMSG, "reading");
+	cap = 0;
+	if (sqlite3_prepare_v2(db->db, "SELECT id, name, version, arch, release, deb_sha256, state,"
+				       " superseded_at FROM packages ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return vg__trust_db_err(db, diag, -EBADMSG, "reading");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct pkg *p;
+
+		if (db->npkgs == cap) {
+			struct pkg *n = realloc(db->pkgs, (cap = cap ? cap * 2 : 256) * sizeof(*n));
+
+			if (!n)
+				goto nomem;
+			db->pkgs = n;
+		}
+		p = &db->pkgs[db->npkgs++];
+		memset(p, 0, sizeof(*p));
+		p->id = sqlite3_column_int64(st, 0);
+		p->name = col_dup(st, 1);
+		p->version = col_dup(st, 2);
+		p->arch = col_dup(st, 3);
+		p->release = sqlite3_column_int64(st, 4);
+		if (sqlite3_column_bytes(st, 5) == 32)
+			memcpy(p->deb_sha256, sqlite3_column_blob(st, 5), 32);
+		p->state = sqlite3_column_int(st, 6);
+		p->superseded_at = sqlite3_column_int64(st, 7);
+		if (!p->name || !p->version || !p->arch)
+			goto nomem;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return vg__trust_db_err(db, diag, -EBADMSG, "reading");
+	return 0;
+nomem:
+	sqlite3_finalize(st);
+	return vg_diag_set(diag, -ENOMEM, "out of memory");
+}
+
+int vg_trust_db_open(const char *path, const uint8_t *key, size_t keylen,
+		     struct vg_trust_db **ret, struct vg_diag *diag)
+{
+	struct vg_trust_db *db = vg__trust_db_alloc(path);
+	uint8_t mac[32], want[32], ab[VG_TRUST_MAX_ALGOS], fmt = 0;
+	size_t n = 0;
+	int r;
+
+	if (!db)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		r = vg__trust_db_err(db, diag, -EBADMSG, "cannot open");
+		goto fail;
+	}
+	r = check_schema(db, diag);
+	if (r < 0)
+		goto fail;
+	if (get_meta(db, "format", &fmt, 1, &n) < 0 || n != 1 || fmt != TRUST_FORMAT ||
+	    get_meta(db, "algos", ab, sizeof(ab), &db->nalgos) < 0 || db->nalgos == 0 ||
+	    get_meta(db, "mac", want, sizeof(want), &n) < 0 || n != 32) {
+		r = vg_diag_set(diag, -EBADMSG, "%s: not a vigil trust database of format %d",
+				path, TRUST_FORMAT);
+		goto fail;
+	}
+	for (size_t i = 0; i < db->nalgos; i++)
+		db->algos[i] = ab[i];
+	r = vg__trust_derive_key(db, key, keylen, diag);
+	if (r == 0)
+		r = vg__trust_compute_mac(db, mac, diag);
+	if (r < 0)
+		goto fail;
+	if (CRYPTO_memcmp(mac, want, 32) != 0) {
+		r = vg_diag_set(diag, -EKEYREJECTED,
+				"%s: MAC mismatch: the database was altered, or the key differs",
+				path);
+		goto fail;
+	}
+	r = load_index(db, diag);
+	if (r < 0)
+		goto fail;
+	*ret = db;
+	return 0;
+fail:
+	vg_trust_db_free(db);
+	return r;
+}
+
+size_t vg_trust_db_algos(const struct vg_trust_db *db, unsigned int *algos)
+{
+	for (size_t i = 0; i < db->nalgos; i++)
+		algos[i] = db->algos[i];
+	return db->nalgos;
+}
+
+static const struct pkg *pkg_by_id(const struct vg_trust_db *db, int64_t id)
+{
+	size_t lo = 0, hi = db->npkgs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (db->pkgs[mid].id == id)
+			return &db->pkgs[mid];
+		if (db->pkgs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static const struct rel *rel_by_id(const struct vg_trust_db *db, int64_t id)
+{
+	for (size_t i = 0; i < db->nrels; i++)
+		if (db->rels[i].id == id)
+			return &db->rels[i];
+	return NULL;
+}
+
+static void fill_pkgrow(const struct vg_trust_db *db, const struct pkg *p,
+			struct vg_trust_pkgrow *row)
+{
+	const struct rel *rl = rel_by_id(db, p->release);
+
+	row->id = p->id;
+	row->name = p->name;
+	row->version = p->version;
+	row->arch = p->arch;
+	row->origin = rl ? rl->origin : "";
+	row->suite = rl ? rl->suite : "";
+	memcpy(row->deb_sha256, p->deb_sha256, 32);
+	row->state = p->state ? VG_TRUST_SUPERSEDED : VG_TRUST_CURRENT;
+	row->superseded_at = p->superseded_at;
+}
+
+int vg_trust_db_files(struct vg_trust_db *db, bool current_only,
+		      int (*fn)(void *arg, const struct vg_trust_filerow *f), void *arg,
+		      struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL;
+	struct vg_trust_filerow f = { 0 };
+	struct vg_trust_pkgrow prow;
+	char *path = NULL, *target = NULL;
+	int64_t cur_pkg = -1;
+	int rc, r = 0;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT path, algo, digest, package, conffile, size, mode,"
+				       " target FROM files ORDER BY path, package, algo",
+			       -1, &st, NULL) != SQLITE_OK)
+		return vg__trust_db_err(db, diag, -EIO, "reading");
+	for (;;) {
+		const void *pp;
+		int plen;
+		int64_t pkg;
+		bool same;
+
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			pp = sqlite3_column_blob(st, 0);
+			plen = sqlite3_column_bytes(st, 0);
+			pkg = sqlite3_column_int64(st, 3);
+			same = path && pkg == cur_pkg && (size_t)plen == strlen(path) &&
+			       memcmp(pp, path, (size_t)plen) == 0;
+		} else {
+			same = false;
+		}
+		if (!same && path) {
+			/* the file gathered so far is complete */
+			f.path = path;
+			f.target = target;
+			r = fn(arg, &f);
+			free(path);
+			free(target);
+			path = target = NULL;
+			if (r)
+				break;
+		}
+		if (rc != SQLITE_ROW)
+			break;
+		if (!same) {
+			const struct pkg *p = pkg_by_id(db, pkg);
+
+			if (!p) {
+				r = vg_diag_set(diag, -EBADMSG, "%s: a file of no package", db->path);
+				break;
+			}
+			if (current_only && p->state != VG_TRUST_CURRENT) {
+				cur_pkg = -1;
+				continue;
+			}
+			memset(&f, 0, sizeof(f));
+			fill_pkgrow(db, p, &prow);
+			f.pkg = &prow;
+			f.conffile = sqlite3_column_int(st, 4) != 0;
+			f.size = (uint64_t)sqlite3_column_int64(st, 5);
+			f.mode = (uint32_t)sqlite3_column_int64(st, 6);
+			path = malloc((size_t)plen + 1);
+			if (!path) {
+				r = vg_diag_set(diag, -ENOMEM, "out of memory");
+				break;
+			}
+			memcpy(path, pp, (size_t)plen);
+			path[plen] = '\0';
+			cur_pkg = pkg;
+			if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+				int tl = sqlite3_column_bytes(st, 7);
+
+				target = malloc((size_t)tl + 1);
+				if (!target) {
+					r = vg_diag_set(diag, -ENOMEM, "out of memory");
+					break;
+				}
+				memcpy(target, sqlite3_column_blob(st, 7), (size_t)tl);
+				target[tl] = '\0';
+			}
+		}
+		if (sqlite3_column_int(st, 1) != ALGO_LINK && f.ndg < VG_TRUST_MAX_ALGOS &&
+		    sqlite3_column_bytes(st, 2) <= VG_HASH_MAX_DIGEST) {
+			struct vg_digest *d = &f.dg[f.ndg++];
+
+			d->algo = (uint8_t)sqlite3_column_int(st, 1);
+			d->len = (uint8_t)sqlite3_column_bytes(st, 2);
+			memcpy(d->bytes, sqlite3_column_blob(st, 2), d->len);
+		}
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = vg__trust_db_err(db, diag, -EIO, "reading");
+	free(path);
+	free(target);
+	sqlite3_finalize(st);
+	return r;
+}
+
+int vg_trust_db_lookup(struct vg_trust_db *db, const char *path, const struct vg_digest *dg,
+		       struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL;
+	int best = 0, rc;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT package FROM files WHERE path = ? AND algo = ?"
+				       " AND digest = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return vg__trust_db_err(db, diag, -EIO, "reading");
+	sqlite3_bind_blob(st, 1, path, (int)strlen(path), SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, dg->algo);
+	sqlite3_bind_blob(st, 3, dg->bytes, dg->len, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const struct pkg *p = pkg_by_id(db, sqlite3_column_int64(st, 0));
+
+		if (p && p->state == VG_TRUST_CURRENT)
+			best = 1;
+		else if (p && !best)
+			best = 2;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return vg__trust_db_err(db, diag, -EIO, "reading");
+	return best;
+}
+
+void vg_trust_db_counts(struct vg_trust_db *db, uint64_t *ret_current,
+			uint64_t *ret_superseded, uint64_t *ret_files)
+{
+	sqlite3_stmt *st = NULL;
+	uint64_t cur = 0, sup = 0, files = 0;
+
+	for (size_t i = 0; i < db->npkgs; i++) {
+		if (db->pkgs[i].state == VG_TRUST_CURRENT)
+			cur++;
+		else
+			sup++;
+	}
+	if (sqlite3_prepare_v2(db->db, "SELECT count(*) FROM (SELECT DISTINCT path, package"
+				       " FROM files)",
+			       -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		files = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	*ret_current = cur;
+	*ret_superseded = sup;
+	*ret_files = files;
+}
