@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -186,11 +187,19 @@ int vg_trust_db_open(const char *path, const uint8_t *key, size_t keylen,
 {
 	struct vg_trust_db *db = vg__trust_db_alloc(path);
 	uint8_t mac[32], want[32], ab[VG_TRUST_MAX_ALGOS], fmt = 0;
+	struct stat st = { 0 };
 	size_t n = 0;
 	int r;
 
 	if (!db)
 		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	/* SQLite would say "unable to open database file" for all of these */
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = vg_diag_set(diag, st.st_mode && !S_ISREG(st.st_mode) ? -EINVAL : -errno, "%s: %s",
+				path, st.st_mode && !S_ISREG(st.st_mode) ? "not a regular file" :
+									   strerror(errno));
+		goto fail;
+	}
 	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
 		r = vg__trust_db_err(db, diag, -EBADMSG, "cannot open");

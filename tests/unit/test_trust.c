@@ -6,6 +6,9 @@
  * a copy with one byte changed, Packages stanzas (fields, missing or
  * repeated ones), and a list matched by the digest and size of its bytes
  * only. Allocation failures of the parsers end in -ENOMEM, never a crash.
+ * The database: written and read back, looked up by path and digest,
+ * another key refused, an upgrade kept as superseded for its grace and
+ * then dropped with its files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -378,6 +381,171 @@ static void parsers_fail_allocations_cleanly(void **state)
 	free(pkgs);
 }
 
+/* a package of two files and a link, as vg_trust_deb_read() would give it */
+static void fake_deb(struct vg_trust_deb *deb, const char *content)
+{
+	static char p1[] = "/usr/bin/tool", p2[] = "/etc/tool.conf", p3[] = "/usr/bin/t",
+		    t3[] = "tool";
+
+	memset(deb, 0, sizeof(*deb));
+	deb->files = calloc(3, sizeof(*deb->files));
+	assert_non_null(deb->files);
+	deb->n = deb->cap = 3;
+	deb->files[0] = (struct vg_trust_file){ .path = strdup(p1), .mode = 0100755, .size = 4 };
+	deb->files[1] = (struct vg_trust_file){ .path = strdup(p2), .mode = 0100644, .size = 4,
+						.conffile = true };
+	deb->files[2] = (struct vg_trust_file){ .path = strdup(p3), .target = strdup(t3),
+						.mode = 0120777, .size = 4 };
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(vg_hash_buf(VG_HASH_SHA256, content, strlen(content),
+					     &deb->files[i].dg[0], NULL), 0);
+		assert_int_equal(vg_hash_buf(VG_HASH_SHA512, content, strlen(content),
+					     &deb->files[i].dg[1], NULL), 0);
+	}
+	memset(deb->sha256, content[0], 32);
+}
+
+static void db_write(const char *path, const uint8_t *key, const char *version,
+		     const char *content, struct vg_trust_db *old, int64_t now, int64_t grace,
+		     int want_dropped)
+{
+	static const unsigned int algos[] = { VG_HASH_SHA256, VG_HASH_SHA512 };
+	struct vg_trust_release rel = { .origin = (char *)"Debian", .suite = (char *)"stable",
+					.codename = (char *)"bookworm", .label = (char *)"Debian" };
+	struct vg_trust_pkgrow row = { .name = "tool", .version = version, .arch = "amd64" };
+	struct vg_trust_db *db = NULL;
+	struct vg_trust_deb deb;
+	struct vg_diag d = { 0 };
+	int64_t rid;
+
+	memset(rel.sha256, version[0], 32);
+	fake_deb(&deb, content);
+	assert_int_equal(vg_trust_db_create(path, algos, 2, key, 32, &db, &d), 0);
+	rid = vg_trust_db_add_release(db, &rel, &d);
+	assert_true(rid > 0);
+	assert_int_equal(vg_trust_db_add_release(db, &rel, &d), rid);	/* once per InRelease */
+	assert_int_equal(vg_trust_db_add_package(db, rid, &row, &deb, &d), 0);
+	if (old)
+		assert_int_equal(vg_trust_db_carry(db, old, now, grace, &d), want_dropped);
+	assert_int_equal(vg_trust_db_commit(db, &d), 0);
+	vg_trust_deb_release(&deb);
+}
+
+static int collect(void *arg, const struct vg_trust_filerow *f)
+{
+	char *out = arg;
+
+	snprintf(out + strlen(out), 1024 - strlen(out), "%s %s %s %zu %d %s;", f->path,
+		 f->pkg->version, f->target ? f->target : "-", f->ndg, f->conffile,
+		 f->pkg->origin);
+	return 0;
+}
+
+static void db_round_trip_and_lookup(void **state)
+{
+	uint8_t key[32] = { 1 }, other[32] = { 2 };
+	struct vg_trust_db *db = NULL;
+	struct vg_diag d = { 0 };
+	struct vg_digest good, bad;
+	char rows[1024] = "";
+	unsigned int algos[VG_TRUST_MAX_ALGOS];
+	uint64_t cur, sup, files;
+
+	(void)state;
+	db_write(at("t.db"), key, "1.0", "v1\n", NULL, 0, 0, 0);
+	assert_int_equal(vg_trust_db_open(at("t.db"), other, 32, &db, &d), -EKEYREJECTED);
+	assert_non_null(strstr(d.msg, "MAC mismatch"));
+	assert_int_equal(vg_trust_db_open(at("t.db"), key, 32, &db, &d), 0);
+	assert_int_equal(vg_trust_db_algos(db, algos), 2);
+	assert_int_equal(algos[0], VG_HASH_SHA256);
+	assert_int_equal(algos[1], VG_HASH_SHA512);
+	assert_int_equal(vg_trust_db_files(db, true, collect, rows, &d), 0);
+	assert_string_equal(rows, "/etc/tool.conf 1.0 - 2 1 Debian;/usr/bin/t 1.0 tool 0 0 Debian;"
+				  "/usr/bin/tool 1.0 - 2 0 Debian;");
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, "v1\n", 3, &good, NULL), 0);
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, "v2\n", 3, &bad, NULL), 0);
+	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &good, &d), 1);
+	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &bad, &d), 0);
+	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/other", &good, &d), 0);
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA512, "v1\n", 3, &good, NULL), 0);
+	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &good, &d), 1);
+	vg_trust_db_counts(db, &cur, &sup, &files);
+	assert_int_equal(cur, 1);
+	assert_int_equal(sup, 0);
+	assert_int_equal(files, 3);
+	vg_trust_db_free(db);
+	unlink(at("t.db"));
+}
+
+static void db_supersedes_then_drops_after_the_grace(void **state)
+{
+	uint8_t key[32] = { 1 };
+	struct vg_trust_db *old = NULL, *db = NULL;
+	struct vg_diag d = { 0 };
+	struct vg_digest v1, v2;
+	char rows[1024] = "";
+	uint64_t cur, sup, files;
+
+	(void)state;
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, "v1\n", 3, &v1, NULL), 0);
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, "v2\n", 3, &v2, NULL), 0);
+	db_write(at("a.db"), key, "1.0", "v1\n", NULL, 0, 0, 0);
+	/* the upgrade, seen at t=1000, grace 100: 1.0 kept as superseded */
+	assert_int_equal(vg_trust_db_open(at("a.db"), key, 32, &old, &d), 0);
+	db_write(at("b.db"), key, "2.0", "v2\n", old, 1000, 100, 0);
+	vg_trust_db_free(old);
+	assert_int_equal(vg_trust_db_open(at("b.db"), key, 32, &db, &d), 0);
+	vg_trust_db_counts(db, &cur, &sup, &files);
+	assert_int_equal(cur, 1);
+	assert_int_equal(sup, 1);
+	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &v2, &d), 1);
+	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &v1, &d), 2);
+	/* verify sees the current version only */
+	assert_int_equal(vg_trust_db_files(db, true, collect, rows, &d), 0);
+	assert_null(strstr(rows, " 1.0 "));
+	rows[0] = '\0';
+	assert_int_equal(vg_trust_db_files(db, false, collect, rows, &d), 0);
+	assert_non_null(strstr(rows, "/usr/bin/tool 1.0 "));
+	/* a rebuild at t=1099 keeps it (since 1000, not since 1099) */
+	db_write(at("c.db"), key, "2.0", "v2\n", db, 1099, 100, 0);
+	vg_trust_db_free(db);
+	assert_int_equal(vg_trust_db_open(at("c.db"), key, 32, &db, &d), 0);
+	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &v1, &d), 2);
+	/* at t=1100 the grace is over: dropped, files and all */
+	db_write(at("d.db"), key, "2.0", "v2\n", db, 1100, 100, 1);
+	vg_trust_db_free(db);
+	assert_int_equal(vg_trust_db_open(at("d.db"), key, 32, &db, &d), 0);
+	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &v1, &d), 0);
+	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &v2, &d), 1);
+	vg_trust_db_counts(db, &cur, &sup, &files);
+	assert_int_equal(cur, 1);
+	assert_int_equal(sup, 0);
+	assert_int_equal(files, 3);
+	vg_trust_db_free(db);
+	unlink(at("a.db"));
+	unlink(at("b.db"));
+	unlink(at("c.db"));
+	unlink(at("d.db"));
+}
+
+static void db_refuses_what_is_not_one(void **state)
+{
+	uint8_t key[32] = { 1 };
+	struct vg_trust_db *db = NULL;
+	struct vg_diag d = { 0 };
+
+	(void)state;
+	put(at("junk"), "SQLite format 3", 15);
+	assert_int_equal(vg_trust_db_open(at("junk"), key, 32, &db, &d), -EBADMSG);
+	put(at("empty"), "", 0);
+	assert_int_equal(vg_trust_db_open(at("empty"), key, 32, &db, &d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "not a vigil trust database"));
+	assert_int_equal(vg_trust_db_open(at("absent"), key, 32, &db, &d), -ENOENT);
+	assert_int_equal(vg_trust_db_open(dir, key, 32, &db, &d), -EINVAL);
+	unlink(at("junk"));
+	unlink(at("empty"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +558,9 @@ int main(void)
 		cmocka_unit_test(packages_parse_rejects_incomplete_stanzas),
 		cmocka_unit_test(packages_load_needs_a_listed_digest),
 		cmocka_unit_test(parsers_fail_allocations_cleanly),
+		cmocka_unit_test(db_round_trip_and_lookup),
+		cmocka_unit_test(db_supersedes_then_drops_after_the_grace),
+		cmocka_unit_test(db_refuses_what_is_not_one),
 	};
 	int r;
 
