@@ -125,6 +125,10 @@ int vg_trust_packages_parse(struct vg_trust_packages *pk, const char *text, size
 			in = true;
 			stanza++;
 		}
+		if (memchr(p, '\0', l)) {
+			pkg_free(&cur);
+			return vg_diag_set(diag, -EBADMSG, "stanza %zu: a NUL byte", stanza);
+		}
 		if (p[0] != ' ' && p[0] != '\t') {
 			const char *colon = memchr(p, ':', l);
 			const char *v;

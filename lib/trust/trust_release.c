@@ -120,6 +120,10 @@ int vg_trust_release_parse(const char *text, size_t len, struct vg_trust_release
 			in_sha256 = false;
 			continue;
 		}
+		if (memchr(p, '\0', l)) {
+			r = -EBADMSG;
+			goto bad;
+		}
 		if (p[0] == ' ' || p[0] == '\t') {
 			if (in_sha256) {
 				r = add_file(&rel, p, l, &cap);
