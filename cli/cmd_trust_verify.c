@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "cmd_trust.h"
 #include "opts.h"
+#include "trust_paths.h"
 #include "vigil/fileio.h"
 #include "vigil/trust.h"
 
@@ -70,9 +71,10 @@ struct verify {
 	size_t nexcl;
 	uint64_t ok, modified, missing, conf, diverted, excluded, unpackaged, errors;
 	json_object *jmod, *jmiss, *jconf, *jdiv, *jun;
-	/* --unpackaged: every recorded path */
-	char **set;
-	size_t setcap, setn;
+	/* --unpackaged: every recorded path, and every path dpkg lists */
+	struct trust_pathset recorded, dpkg;
+	bool unpack;
+	uint64_t unverified, generated;
 };
 
 static int open_in_root(const struct verify *v, const char *path, int flags)
@@ -346,8 +348,6 @@ static void line(const char *what, const struct vg_trust_filerow *f, const char 
 	printf(" (%s %s %s)", f->pkg->name, f->pkg->version, f->pkg->arch);
 }
 
-static int set_add(struct verify *v, const char *path);
-
 static int one(void *arg, const struct vg_trust_filerow *f)
 {
 	struct verify *v = arg;
@@ -358,7 +358,7 @@ static int one(void *arg, const struct vg_trust_filerow *f)
 	char why[256] = "";
 	enum state s;
 
-	if (v->set && set_add(v, f->path) < 0)
+	if (v->unpack && trust_pathset_add(&v->recorded, f->path) < 0)
 		return -ENOMEM;
 	if (!f->target && f->ndg == 0)
 		return 0;
@@ -445,93 +445,25 @@ static int one(void *arg, const struct vg_trust_filerow *f)
 	return 0;
 }
 
-/* ---- --unpackaged: a set of the recorded paths (open addressing, FNV-1a) ---- */
-
-static uint64_t fnv(const char *s)
+/*
+ * DIR/__pycache__/NAME.TAG.pyc (or NAME.TAG.opt-N.pyc) whose DIR/NAME.py a
+ * recorded package, or dpkg, ships: written by the package's postinst.
+ */
+static bool compiled_from_packaged(const struct verify *v, const char *path)
 {
-	uint64_t h = 1469598103934665603ull;
+	const char *slash = strrchr(path, '/'), *dot;
+	char src[4096];
+	size_t dl;
 
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-	return h;
-}
-
-static bool set_has(const struct verify *v, const char *path)
-{
-	for (size_t i = fnv(path) & (v->setcap - 1);; i = (i + 1) & (v->setcap - 1)) {
-		if (!v->set[i])
-			return false;
-		if (strcmp(v->set[i], path) == 0)
-			return true;
-	}
-}
-
-static int set_put(struct verify *v, char *path)
-{
-	if (2 * (v->setn + 1) > v->setcap) {
-		size_t ncap = v->setcap * 2;
-		char **n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		for (size_t i = 0; i < v->setcap; i++) {
-			size_t j;
-
-			if (!v->set[i])
-				continue;
-			for (j = fnv(v->set[i]) & (ncap - 1); n[j]; j = (j + 1) & (ncap - 1))
-				;
-			n[j] = v->set[i];
-		}
-		free(v->set);
-		v->set = n;
-		v->setcap = ncap;
-	}
-	if (set_has(v, path)) {
-		free(path);
-		return 0;
-	}
-	{
-		size_t i;
-
-		for (i = fnv(path) & (v->setcap - 1); v->set[i]; i = (i + 1) & (v->setcap - 1))
-			;
-		v->set[i] = path;
-		v->setn++;
-	}
-	return 0;
-}
-
-/* the merged /usr: /bin -> usr/bin and the like, as the root has them */
-static bool merged(const struct verify *v, const char *top)
-{
-	char buf[64];
-	ssize_t n = readlinkat(v->rootfd, top + 1, buf, sizeof(buf) - 1);
-
-	if (n <= 0)
+	if (!slash || (size_t)(slash - path) < 12 || strncmp(slash - 12, "/__pycache__", 12) != 0)
 		return false;
-	buf[n] = '\0';
-	return strcmp(buf, top + 1) != 0 &&
-	       (strncmp(buf, "usr/", 4) == 0 || strncmp(buf, "/usr/", 5) == 0) &&
-	       strcmp(buf + (buf[0] == '/' ? 5 : 4), top + 1) == 0;
-}
-
-static int set_add(struct verify *v, const char *path)
-{
-	static const char *const tops[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
-	char *p = strdup(path);
-
-	if (!p || set_put(v, p) < 0)
-		return -ENOMEM;
-	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
-		size_t l = strlen(tops[i]);
-
-		if (strncmp(path, tops[i], l) == 0 && path[l] == '/' && merged(v, tops[i])) {
-			if (asprintf(&p, "/usr%s", path) < 0 || set_put(v, p) < 0)
-				return -ENOMEM;
-		}
-	}
-	return 0;
+	dl = (size_t)(slash - 12 - path);
+	dot = strchr(slash + 1, '.');
+	if (!dot || strlen(path) < 4 || strcmp(path + strlen(path) - 4, ".pyc") != 0 ||
+	    dl + 1 + (size_t)(dot - slash - 1) + 4 >= sizeof(src))
+		return false;
+	snprintf(src, sizeof(src), "%.*s/%.*s.py", (int)dl, path, (int)(dot - slash - 1), slash + 1);
+	return trust_pathset_has(&v->recorded, src) || trust_pathset_has(&v->dpkg, src);
 }
 
 static void walk(struct verify *v, int dfd, char *path, size_t len, size_t cap, int depth)
@@ -563,7 +495,31 @@ static void walk(struct verify *v, int dfd, char *path, size_t len, size_t cap, 
 				walk(v, sub, path, len + 1 + nl, cap, depth + 1);
 			continue;
 		}
-		if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && !set_has(v, path)) {
+		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+			continue;
+		if (trust_pathset_has(&v->recorded, path))
+			continue;
+		/* byte code py3compile wrote at install for a packaged module */
+		if (compiled_from_packaged(v, path)) {
+			v->generated++;
+			if (v->verbose && !v->json) {
+				printf("generated: ");
+				cli_put_path(stdout, path);
+				putchar('\n');
+			}
+			continue;
+		}
+		/* a package's file, but no package of the database: its chain did not hold */
+		if (trust_pathset_has(&v->dpkg, path)) {
+			v->unverified++;
+			if (v->verbose && !v->json) {
+				printf("unverified: ");
+				cli_put_path(stdout, path);
+				putchar('\n');
+			}
+			continue;
+		}
+		{
 			v->unpackaged++;
 			json_object_array_add(v->jun, cli_json_path(path));
 			if (!v->json) {
@@ -656,13 +612,12 @@ int cmd_trust_verify(int argc, char **argv)
 	}
 	if (load_diversions(&v) < 0 || load_excludes(&v) < 0)
 		goto out;
-	if (unpack) {
-		v.setcap = 1024;
-		v.set = calloc(v.setcap, sizeof(*v.set));
-		if (!v.set) {
-			cli_err("out of memory");
-			goto out;
-		}
+	v.unpack = unpack;
+	if (unpack && (trust_pathset_init(&v.recorded, v.rootfd) < 0 ||
+		       trust_pathset_init(&v.dpkg, v.rootfd) < 0 ||
+		       trust_pathset_add_dpkg(&v.dpkg) < 0)) {
+		cli_err("out of memory");
+		goto out;
 	}
 	v.jmod = json_object_new_array();
 	v.jmiss = json_object_new_array();
@@ -688,6 +643,8 @@ int cmd_trust_verify(int argc, char **argv)
 		jadd(s, "diverted", json_object_new_int64((int64_t)v.diverted));
 		jadd(s, "excluded", json_object_new_int64((int64_t)v.excluded));
 		jadd(s, "unpackaged", unpack ? json_object_new_int64((int64_t)v.unpackaged) : NULL);
+		jadd(s, "unverified", unpack ? json_object_new_int64((int64_t)v.unverified) : NULL);
+		jadd(s, "generated", unpack ? json_object_new_int64((int64_t)v.generated) : NULL);
 		jadd(s, "errors", json_object_new_int64((int64_t)v.errors));
 		jadd(j, "summary", s);
 		jadd(j, "modified", v.jmod);
@@ -706,7 +663,8 @@ int cmd_trust_verify(int argc, char **argv)
 		       " conffiles changed, %" PRIu64 " diverted, %" PRIu64 " excluded by dpkg",
 		       v.ok, v.modified, v.missing, v.conf, v.diverted, v.excluded);
 		if (unpack)
-			printf(", %" PRIu64 " unpackaged", v.unpackaged);
+			printf(", %" PRIu64 " unpackaged, %" PRIu64 " of packages not in the database, %" PRIu64
+			       " generated at install", v.unpackaged, v.unverified, v.generated);
 		if (v.errors)
 			printf(", %" PRIu64 " unreadable", v.errors);
 		putchar('\n');
@@ -728,9 +686,8 @@ out:
 	for (size_t i = 0; i < v.nexcl; i++)
 		free(v.excl[i]);
 	free(v.excl);
-	for (size_t i = 0; i < v.setcap; i++)
-		free(v.set ? v.set[i] : NULL);
-	free(v.set);
+	trust_pathset_release(&v.recorded);
+	trust_pathset_release(&v.dpkg);
 	vg_hasher_free(v.h);
 	vg_trust_db_free(db);
 	if (v.rootfd >= 0)

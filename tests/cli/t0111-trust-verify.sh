@@ -61,6 +61,14 @@ printf 'x' >>root/bin/hostname
 rm root/usr/bin/less
 rm root/usr/bin/lessecho && ln -s /bin/sh root/usr/bin/lessecho
 echo "#!/bin/sh" >root/usr/bin/dropped-in && chmod 755 root/usr/bin/dropped-in
+# a file dpkg lists for a package the database does not record: not "unpackaged"
+echo "/usr/bin/other-tool" >root/var/lib/dpkg/info/other.list && echo x >root/usr/bin/other-tool
+# byte code compiled at install from a packaged module, and one whose source no package ships
+mkdir -p root/usr/lib/python3/dist-packages/m/__pycache__
+echo "/usr/lib/python3/dist-packages/m/mod.py" >>root/var/lib/dpkg/info/other.list
+echo pass >root/usr/lib/python3/dist-packages/m/mod.py
+echo x >root/usr/lib/python3/dist-packages/m/__pycache__/mod.cpython-311.pyc
+echo x >root/usr/lib/python3/dist-packages/m/__pycache__/stray.cpython-311.pyc
 check_rc 1 "after the changes: verify exits 1" "$VIGIL" trust verify t.db --hmac-key key --root root --unpackaged
 keep
 check "... modified: /bin/hostname, with both digests" grep -q "^modified: /bin/hostname (hostname .*) package sha256:.* disk sha256:$(sha256sum root/bin/hostname | cut -d' ' -f1)$" "$T/last"
@@ -69,13 +77,15 @@ check "... missing: /usr/bin/less" grep -q "^missing: /usr/bin/less (less " "$T/
 check "... the conffile listed apart, with the package's and the disk's digest" \
 	grep -q "^conffile: $conf (adduser .*) changed; package sha256:.* disk sha256:$(sha256sum "root$conf" | cut -d' ' -f1)$" "$T/last"
 check "... unpackaged: /usr/bin/dropped-in" grep -q "^unpackaged: /usr/bin/dropped-in$" "$T/last"
-check "... the summary counts each" grep -q " ok, 2 modified, 1 missing, 1 conffiles changed, 0 diverted, 0 excluded by dpkg, 1 unpackaged$" "$T/last"
+check "... unpackaged: byte code of no packaged source" grep -q "^unpackaged: /usr/lib/python3/dist-packages/m/__pycache__/stray.cpython-311.pyc$" "$T/last"
+check "... not: byte code of a packaged module" test -z "$(grep "mod.cpython-311.pyc" "$T/last")"
+check "... the summary counts each (other-tool: dpkg's, not unpackaged)" grep -q " ok, 2 modified, 1 missing, 1 conffiles changed, 0 diverted, 0 excluded by dpkg, 2 unpackaged, 2 of packages not in the database, 1 generated at install$" "$T/last"
 check_rc 1 "--json: exit 1" "$VIGIL" trust verify t.db --hmac-key key --root root --unpackaged --json
 cp "$T/.out" v.json
 check "... validates (trust-verify)" /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$SRCDIR/docs/schemas/trust-verify.schema.json" v.json
 check_eq "... modified, missing, conffiles, unpackaged" \
-	"$(jpy v.json '" ".join([",".join(sorted(m["file"] for m in d["modified"])), ",".join(m["file"] for m in d["missing"]), ",".join(c["file"] + ":" + c["state"] for c in d["conffiles"]), ",".join(d["unpackaged"])])')" \
-	"/bin/hostname,/usr/bin/lessecho /usr/bin/less $conf:changed /usr/bin/dropped-in"
+	"$(jpy v.json '" ".join([",".join(sorted(m["file"] for m in d["modified"])), ",".join(m["file"] for m in d["missing"]), ",".join(c["file"] + ":" + c["state"] for c in d["conffiles"]), ",".join(sorted(d["unpackaged"]))])')" \
+	"/bin/hostname,/usr/bin/lessecho /usr/bin/less $conf:changed /usr/bin/dropped-in,/usr/lib/python3/dist-packages/m/__pycache__/stray.cpython-311.pyc"
 check_eq "... the conffile's package digest is the one recorded" \
 	"$(jpy v.json 'd["conffiles"][0]["package_digest"]')" \
 	"sha256:$(sql t.db "SELECT digest FROM files WHERE path = CAST('$conf' AS BLOB) AND algo = 4")"
