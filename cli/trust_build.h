@@ -58,7 +58,7 @@ char *trust_join(const char *dir, const char *name);
  * *@out (NUL-terminated) or /dev/null, stderr ours. Return: its exit status, or -1.
  */
 int trust_run(char *const argv[], const char *cwd, char **out, size_t *outlen);
-/* The installed packages (state ii), those of @want (NAME or NAME:ARCH) if any. Return: 0 or -1 (reported). */
+/* The installed packages (dpkg state ?i: ii, hi), those of @want (NAME or NAME:ARCH) if any. Return: 0 or -1 (reported). */
 int trust_installed(struct build *b, char **want, int nwant);
 /* Every NAME_VERSION_ARCH.deb of b->debs (those of @want if any). Return: 0 or -1 (reported). */
 int trust_all_debs(struct build *b, char **want, int nwant);

@@ -222,7 +222,7 @@ int trust_installed(struct build *b, char **want, int nwant)
 			if (!f[i])
 				break;
 		}
-		if (!f[3] || strncmp(f[0], "ii", 2) != 0 || !wanted(want, nwant, f[1], f[3]))
+		if (!f[3] || strlen(f[0]) < 2 || f[0][1] != 'i' || !wanted(want, nwant, f[1], f[3]))
 			continue;
 		if (trust_add_target(b, f[1], f[2], f[3], NULL) < 0) {
 			free(out);
