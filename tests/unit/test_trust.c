@@ -239,6 +239,56 @@ static void release_verify_rejects_a_changed_byte(void **state)
 	free(in);
 }
 
+/* text before or after the signed block never reaches the parser */
+static void release_verify_ignores_unsigned_text(void **state)
+{
+	static const char inject[] = "Origin: Evil\nSHA256:\n "
+				     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+				     " 0 evil/binary-amd64/Packages\n";
+	struct vg_trust_release a, rel;
+	struct vg_diag d = { 0 };
+	size_t len;
+	char *in = vec("bookworm-updates.InRelease", &len);
+	char *buf = malloc(len + 2 * sizeof(inject));
+	int r;
+
+	(void)state;
+	assert_non_null(buf);
+	assert_int_equal(vg_trust_release_verify(vec_path("bookworm-updates.InRelease"), NULL, NULL,
+						 0, 0, &a, &d), 0);
+	/* appended after the signature */
+	memcpy(buf, in, len);
+	memcpy(buf + len, inject, sizeof(inject) - 1);
+	put(at("appended"), buf, len + sizeof(inject) - 1);
+	r = vg_trust_release_verify(at("appended"), NULL, NULL, 0, 0, &rel, &d);
+	if (r == 0) {
+		assert_string_equal(rel.origin, "Debian");
+		assert_int_equal(rel.nfiles, a.nfiles);
+		for (size_t i = 0; i < rel.nfiles; i++)
+			assert_null(strstr(rel.files[i].path, "evil"));
+		vg_trust_release_release(&rel);
+	} else {
+		assert_int_equal(r, -EKEYREJECTED);
+	}
+	/* prepended before it */
+	memcpy(buf, inject, sizeof(inject) - 1);
+	memcpy(buf + sizeof(inject) - 1, in, len);
+	put(at("prepended"), buf, len + sizeof(inject) - 1);
+	r = vg_trust_release_verify(at("prepended"), NULL, NULL, 0, 0, &rel, &d);
+	if (r == 0) {
+		assert_string_equal(rel.origin, "Debian");
+		assert_int_equal(rel.nfiles, a.nfiles);
+		vg_trust_release_release(&rel);
+	} else {
+		assert_int_equal(r, -EKEYREJECTED);
+	}
+	vg_trust_release_release(&a);
+	unlink(at("appended"));
+	unlink(at("prepended"));
+	free(buf);
+	free(in);
+}
+
 static void packages_parse_reads_stanzas(void **state)
 {
 	struct vg_trust_packages pk = { 0 };
@@ -554,6 +604,7 @@ int main(void)
 		cmocka_unit_test(release_parse_rejects_malformed),
 		cmocka_unit_test(release_verify_runs_gpgv_on_the_inrelease),
 		cmocka_unit_test(release_verify_rejects_a_changed_byte),
+		cmocka_unit_test(release_verify_ignores_unsigned_text),
 		cmocka_unit_test(packages_parse_reads_stanzas),
 		cmocka_unit_test(packages_parse_rejects_incomplete_stanzas),
 		cmocka_unit_test(packages_load_needs_a_listed_digest),
