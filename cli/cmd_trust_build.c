@@ -496,6 +496,10 @@ int cmd_trust_build(int argc, char **argv)
 		cli_err("build needs --output DB");
 		goto out;
 	}
+	if (strcmp(o.output, "-") == 0) {
+		cli_err("-o -: a database is a file, not standard output");
+		goto out;
+	}
 	if (dl && b.all_debs) {
 		cli_err("--download fetches the installed versions; --all-debs records a directory: "
 			"give one");

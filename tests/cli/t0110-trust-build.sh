@@ -151,6 +151,8 @@ check_rc 2 "-o onto an empty file: refused" "$VIGIL" trust build -o empty --hmac
 check_eq "... still empty" "$(stat -c %s empty)" 0
 check_rc 2 "-o /dev/null: refused (a database is a file)" "$VIGIL" trust build -o /dev/null --hmac-key key --debs debs --all-debs
 check "... /dev/null is still a character device" test -c /dev/null
+check_rc 2 "-o -: refused (a database is a file)" "$VIGIL" trust build -o - --hmac-key key --debs debs --all-debs
+check "... and no file named -" test ! -e ./-
 mkdir adir
 check_rc 2 "-o onto a directory: refused" "$VIGIL" trust build -o adir --hmac-key key --debs debs --all-debs
 cp t.db keep.db
