@@ -97,6 +97,14 @@ keep
 check "... said as gpgv's refusal" grep -q "signature not verified by gpgv" "$T/last"
 check "... no database written" test ! -e bad.db
 
+check_rc 2 "a keyring that does not exist: build fails" \
+	"$VIGIL" trust build -o bad.db --hmac-key key --lists lists --debs debs --all-debs --keyring "$T/none.gpg"
+keep
+check "... naming it" grep -q "keyring $T/none.gpg: No such file or directory" "$T/last"
+check_rc 2 "--lists that does not exist: build fails" \
+	"$VIGIL" trust build -o bad.db --hmac-key key --lists "$T/nolists" --debs debs --all-debs
+check "... no database written" test ! -e bad.db
+
 # a Packages list that is not the one InRelease lists (one stanza's Size changed)
 mkdir bad-list && cp lists/*_InRelease bad-list/
 list=$(ls lists/*_Packages*)
