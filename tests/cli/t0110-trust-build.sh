@@ -25,10 +25,12 @@ c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
 for r in c.execute(sys.argv[2]): print("|".join("" if v is None else (v.hex() if isinstance(v, bytes) else str(v)) for v in r))' "$@"; }
 
 mkdir debs && chmod 755 debs
-(cd debs && apt-get download -q hostname less adduser >/dev/null 2>&1)
-check_eq "apt-get download fetched three .debs" "$(ls debs/*.deb 2>/dev/null | wc -l)" 3
+# bzip2: its data.tar has hard links (bunzip2, bzcat)
+(cd debs && apt-get download -q hostname less adduser bzip2 >/dev/null 2>&1)
+check_eq "apt-get download fetched four .debs" "$(ls debs/*.deb 2>/dev/null | wc -l)" 4
 HOSTNAME_DEB=$(ls debs/hostname_*.deb)
 ADDUSER_DEB=$(ls debs/adduser_*.deb)
+BZIP2_DEB=$(ls debs/bzip2_*.deb)
 
 # ---- the whole chain ----
 check "build --all-debs over the real lists" \
@@ -36,8 +38,8 @@ check "build --all-debs over the real lists" \
 cp "$T/.out" build.json
 check "its --json validates (trust-build)" \
 	/usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$SRCDIR/docs/schemas/trust-build.schema.json" build.json
-check_eq "three packages recorded, none failed" \
-	"$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["recorded"], d["unverified"], len(d["failed"]))' build.json)" "3 0 0"
+check_eq "four packages recorded, none failed" \
+	"$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["recorded"], d["unverified"], len(d["failed"]))' build.json)" "4 0 0"
 check "every InRelease of the lists verified by gpgv" /usr/bin/python3 -c '
 import json, sys; d = json.load(open(sys.argv[1])); assert d["releases"] and all(r["verified"] for r in d["releases"]), d["releases"]' build.json
 check_eq "the packages, versions and origin recorded" \
@@ -45,7 +47,7 @@ check_eq "the packages, versions and origin recorded" \
 	"$(for d in debs/*.deb; do printf '%s|%s|Debian ' "$(dpkg-deb -f "$d" Package)" "$(dpkg-deb -f "$d" Version)"; done)"
 
 # the digests are those of the files in the .debs (dpkg-deb, tar, sha256sum)
-for deb in "$HOSTNAME_DEB" "$ADDUSER_DEB"; do
+for deb in "$HOSTNAME_DEB" "$ADDUSER_DEB" "$BZIP2_DEB"; do
 	pkg=$(dpkg-deb -f "$deb" Package)
 	rm -rf x && mkdir x && dpkg-deb --fsys-tarfile "$deb" | tar -x -C x
 	(cd x && find . -type f -print0 | sort -z | xargs -0 sha256sum | sed 's|  \./|  /|') >want.sum
@@ -60,6 +62,12 @@ for l in sys.stdin: d, p = l.rstrip("\n").split("|", 1); print(d.lower() + "  " 
 		"$(sql t.db "SELECT CAST(f.path AS TEXT), CAST(f.target AS TEXT) FROM files f JOIN packages p ON f.package = p.id WHERE p.name = '$pkg' AND f.algo = 255 ORDER BY f.path" | tr '\n' ' ')" \
 		"$(cd x && find . -type l | sort | while read -r l; do printf '%s|%s ' "${l#.}" "$(readlink "$l")"; done)"
 done
+check "bzip2: its data.tar has hard links" test "$(dpkg-deb -c "$BZIP2_DEB" | grep -c ' link to ')" -ge 1
+check_eq "... each recorded with its target's digest" \
+	"$(dpkg-deb -c "$BZIP2_DEB" | sed -n 's|.* \./\([^ ]*\) link to \./\(.*\)|\1 \2|p' | while read -r l t; do
+		a=$(sql t.db "SELECT hex(digest) FROM files WHERE path = CAST('/$l' AS BLOB) AND algo = 4")
+		b=$(sql t.db "SELECT hex(digest) FROM files WHERE path = CAST('/$t' AS BLOB) AND algo = 4")
+		[ -n "$a" ] && [ "$a" = "$b" ] && echo same || echo "differs: $l"; done | sort -u)" same
 check_eq "adduser's conffiles flagged, nothing else" \
 	"$(sql t.db "SELECT DISTINCT CAST(f.path AS TEXT) FROM files f JOIN packages p ON f.package = p.id WHERE f.conffile = 1 ORDER BY 1" | tr '\n' ' ')" \
 	"$(dpkg-deb --ctrl-tarfile "$ADDUSER_DEB" | tar -xO ./conffiles | grep '^/' | sort | tr '\n' ' ')"
@@ -125,7 +133,7 @@ check_rc 0 "a flipped .deb: build still writes the others" \
 cp "$T/.out" flip.json
 check "... hostname reported as a broken chain" grep -q '"package":"hostname".*"reason":"chain"' flip.json
 check_eq "... hostname not recorded, the two others are" \
-	"$(sql flip.db "SELECT name FROM packages ORDER BY name" | tr '\n' ' ')" "adduser less "
+	"$(sql flip.db "SELECT name FROM packages ORDER BY name" | tr '\n' ' ')" "adduser bzip2 less "
 check_eq "... no file of hostname's" "$(sql flip.db "SELECT count(*) FROM files WHERE path = CAST('/bin/hostname' AS BLOB)")" 0
 
 # expired Valid-Until (bookworm-security has one): judged at a time after it
