@@ -316,6 +316,9 @@ static int pkg_cmp(const void *a, const void *b)
 		c = strcmp(x->version, y->version);
 	if (!c)
 		c = strcmp(x->arch, y->arch);
+	/* the same version in several releases: in the caller's order of releases */
+	if (!c)
+		c = (x->release > y->release) - (x->release < y->release);
 	return c;
 }
 
@@ -323,7 +326,6 @@ size_t vg_trust_packages_find(struct vg_trust_packages *pk, const char *package,
 			      const char *version, const char *arch,
 			      const struct vg_trust_pkg **ret_first)
 {
-	struct vg_trust_pkg key = { .package = (char *)package, .version = (char *)version };
 	size_t lo = 0, hi, first, n = 0;
 
 	if (!pk->sorted) {
@@ -344,7 +346,6 @@ size_t vg_trust_packages_find(struct vg_trust_packages *pk, const char *package,
 		else
 			hi = mid;
 	}
-	(void)key;
 	first = lo;
 	while (first < pk->n && strcmp(pk->pkgs[first].package, package) == 0 &&
 	       strcmp(pk->pkgs[first].version, version) == 0 && arch &&

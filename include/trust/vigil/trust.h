@@ -119,7 +119,8 @@ int vg_trust_packages_load(struct vg_trust_packages *pk, const char *path,
 
 /*
  * vg_trust_packages_find - the stanzas for @package @version @arch
- * (@arch NULL: any): *ret_first and the count. Sorts @pk on first use.
+ * (@arch NULL: any): *ret_first and the count, consecutive, in the order
+ * of their release numbers. Sorts @pk on first use.
  * Return: the count (0: none).
  */
 size_t vg_trust_packages_find(struct vg_trust_packages *pk, const char *package,
