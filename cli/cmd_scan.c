@@ -526,6 +526,10 @@ int cmd_scan(int argc, char **argv)
 		cli_err("--init needs --output DB");
 		goto out;
 	}
+	if (init && strcmp(o.output, "-") == 0) {
+		cli_err("-o -: a database is a file, not standard output");
+		goto out;
+	}
 	if (init && optind >= argc) {
 		cli_err("--init needs a PATH to record");
 		goto out;

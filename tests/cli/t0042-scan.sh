@@ -314,6 +314,8 @@ check "overlapping roots: no database" test ! -e dup.db
 check_rc 2 "no key" "$VIGIL" scan --init -o x.db $R
 check_rc 2 "both modes" "$VIGIL" scan --init --check db -o x.db --hmac-key "$HK" $R
 check_rc 2 "--init without -o" "$VIGIL" scan --init --hmac-key "$HK" $R
+check_rc 2 "--init -o - (a database is a file)" "$VIGIL" scan --init -q -o - --hmac-key "$HK" $R
+check "... no file named -" test ! -e ./-
 check_rc 2 "--check with a path" "$VIGIL" scan --check db --hmac-key "$HK" $R
 check_rc 2 "--check and --update" "$VIGIL" scan --check db --update db --hmac-key "$HK"
 check "--help" "$VIGIL" scan --help
