@@ -1,16 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * scheduler.c - when each agent is attested. Every --interval the main
- * thread lists the agents not failed and starts a round (round.c) for
- * each on its own thread, at most VF_ROUNDS_MAX at once and one per agent:
- * an agent that answers slowly (up to --agent-timeout) or not at all
- * delays only itself. Between lists it watches the rounds of trusted
- * agents: one that has not answered within --interval (+
- * VF_SILENT_SLACK_MS) of its last verification makes its agent
- * unreachable at once, not at --agent-timeout. It also reloads the token
- * list when SIGHUP asked for it. A failed agent is not polled again until
- * an operator reactivates it or assigns a policy; an unreachable one is
- * retried every round.
+ * scheduler.c - when each agent is attested. Every agent not failed is
+ * due --interval after its last round started (a new or reactivated one
+ * at once, never before its last round ended). The main thread lists the
+ * agents from the store (every interval, at least every second) and,
+ * every 50 ms, puts the due ones into a queue, earliest due first (then
+ * first queued): never by id, so the agent that has waited longest goes
+ * next. At most --max-rounds slots run rounds (round.c), one per agent,
+ * each on its own thread; a slot whose round ends takes the next queued
+ * agent at once, so an agent that answers slowly (up to --agent-timeout)
+ * holds one slot, and the agents queued behind it are reported, not
+ * skipped: one whose due round has not started VF_LATE_SLACK_MS after it
+ * was due is late (its status, the metrics, state.late in its history and
+ * to the hooks, once) until its round ends. The main thread also watches
+ * the rounds of trusted agents: one that has not answered within
+ * --interval (+ VF_SILENT_SLACK_MS) of its last verification (of its
+ * start, for a round that waited for a slot) makes its agent unreachable
+ * at once, not at --agent-timeout; and it reloads the token list when
+ * SIGHUP asked for it. A failed agent is not polled again until an
+ * operator reactivates it or assigns a policy; an unreachable one is
+ * retried every round. Lateness lives here, in memory: each verifier of
+ * a shared store reports its own.
  */
 #include <errno.h>
 #include <stdio.h>
