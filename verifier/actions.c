@@ -3,7 +3,8 @@
  * actions.c - what a verdict does besides changing the agent's state: a
  * line in its history (the store), and for a failure a JSON notice POSTed
  * to --webhook and --on-fail run (sh -c, by the hook process) with the
- * verdict in its environment. A reboot is history only. Also the one place that says the
+ * verdict in its environment. A reboot is history only; an agent the
+ * scheduler has late (state.late) is history and both hooks, like a failure. Also the one place that says the
  * store failed or answers again (once per distinct message).
  */
 #include <stdio.h>
@@ -14,14 +15,14 @@
 #include "verifier.h"
 #include "privsep.h"
 
-static void webhook(struct verifier *vf, const struct vg_store_agent *a,
-		    const struct vg_store_verdict *v, const char *fid)
+static void webhook(struct verifier *vf, const char *id, const struct vg_store_verdict *v,
+		    const char *fid)
 {
 	json_object *o = json_object_new_object();
 	struct vf_buf b;
 	char err[256];
 
-	json_object_object_add(o, "agent", json_object_new_string(a->id));
+	json_object_object_add(o, "agent", json_object_new_string(id));
 	json_object_object_add(o, "failure", json_object_new_string(fid));
 	json_object_object_add(o, "message", json_object_new_string(v->msg));
 	json_object_object_add(o, "entry", json_object_new_int64(v->entry));
@@ -35,29 +36,42 @@ static void webhook(struct verifier *vf, const struct vg_store_agent *a,
 	json_object_put(o);
 }
 
-int vf_record(struct verifier *vf, struct vg_store_agent *a, const struct vg_attest_verdict *v)
+int vf_history(struct verifier *vf, const char *id, const struct vg_attest_verdict *v,
+	       struct vg_store_verdict *h)
 {
-	int r = 0;
-
-	struct vg_store_verdict h = { .time = vf_now(), .fail = v->fail, .entry = v->entry };
 	struct vg_diag d = { 0 };
 
-	snprintf(h.path, sizeof(h.path), "%s", v->path);
-	snprintf(h.digest, sizeof(h.digest), "%s", v->digest);
-	snprintf(h.msg, sizeof(h.msg), "%s", v->msg);
-	if (vg_store_verdict_add(vf->store, a->id, &h, &d) < 0) {
-		vlog_err("%s: %s %s not recorded: %s", a->id,
-			vg_attest_fail_id(v->fail), v->fail == VG_AF_REBOOT ? "event" : "failure", d.msg);
-		r = -1;
+	*h = (struct vg_store_verdict){ .time = vf_now(), .fail = v->fail, .entry = v->entry };
+	snprintf(h->path, sizeof(h->path), "%s", v->path);
+	snprintf(h->digest, sizeof(h->digest), "%s", v->digest);
+	snprintf(h->msg, sizeof(h->msg), "%s", v->msg);
+	if (vg_store_verdict_add(vf->store, id, h, &d) < 0) {
+		vlog_err("%s: %s %s not recorded: %s", id, vg_attest_fail_id(v->fail),
+			 v->fail == VG_AF_REBOOT || v->fail == VG_AF_LATE ? "event" : "failure",
+			 d.msg);
+		return -1;
 	}
-	if (v->fail != VG_AF_REBOOT) {
-		const char *fid = vg_attest_fail_id(h.fail);
+	return 0;
+}
 
-		if (vf->webhook)
-			webhook(vf, a, &h, fid);
-		if (vf->on_fail)	/* run by the hook process (privsep_hook.c) */
-			vg_privsep_hook_run(a->id, fid, h.msg, h.path);
-	}
+void vf_notify(struct verifier *vf, const char *id, const struct vg_store_verdict *h)
+{
+	const char *fid = vg_attest_fail_id(h->fail);
+
+	if (h->fail == VG_AF_REBOOT)
+		return;
+	if (vf->webhook)
+		webhook(vf, id, h, fid);
+	if (vf->on_fail)	/* run by the hook process (privsep_hook.c) */
+		vg_privsep_hook_run(id, fid, h->msg, h->path);
+}
+
+int vf_record(struct verifier *vf, struct vg_store_agent *a, const struct vg_attest_verdict *v)
+{
+	struct vg_store_verdict h;
+	int r = vf_history(vf, a->id, v, &h);
+
+	vf_notify(vf, a->id, &h);
 	return r;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * api_json.c - the JSON bodies of the verifier's API answers: an agent's
- * status, a line of its history, an error, a typed failure. It builds
+ * status (with whether the scheduler has it late), a line of its history, an error, a typed failure. It builds
  * objects only; sending them is rest.c's (the only part that speaks
  * HTTP), so that registration (register.c) answers without HTTP.
  */
@@ -9,8 +9,9 @@
 
 #include "verifier.h"
 
-json_object *vf_json_agent(const struct vg_store_agent *a)
+json_object *vf_json_agent(const struct vg_store_agent *a, int64_t due)
 {
+	int64_t late_ms = due ? vf_wall_ms() - due : 0;
 	json_object *o = json_object_new_object();
 	size_t nl;
 	char name[2 * VG_ATTEST_NAME_MAX + 1] = "";
@@ -25,6 +26,10 @@ json_object *vf_json_agent(const struct vg_store_agent *a)
 	json_object_object_add(o, "id", json_object_new_string(a->id));
 	json_object_object_add(o, "url", json_object_new_string(a->url));
 	json_object_object_add(o, "state", json_object_new_string(vg_agent_state_name(a->state)));
+	/* late: due + VF_LATE_SLACK_MS passed and its round has not started (scheduler.c) */
+	json_object_object_add(o, "late", json_object_new_boolean(due != 0));
+	json_object_object_add(o, "late_ms", json_object_new_int64(late_ms > 0 ? late_ms : 0));
+	json_object_object_add(o, "overdue_since", json_object_new_int64(due / 1000));
 	json_object_object_add(o, "policy", json_object_new_string(a->policy));
 	json_object_object_add(o, "ak_name", json_object_new_string(name));
 	json_object_object_add(o, "rounds", json_object_new_int64((int64_t)a->rounds));

@@ -10,6 +10,11 @@
  *   round_duration_seconds   histogram: quote, log and judgement of a round
  *   agents{state=...}   gauge, from the store
  *   http_requests_total{code="1xx".."5xx"}   counter: API answers by class
+ *   agents_late   gauge: agents whose due round has not started within
+ *       VF_LATE_SLACK_MS (scheduler.c), now
+ *   late_rounds_total   counter: times an agent became late
+ *   rounds_running, rounds_queued   gauges: rounds in the --max-rounds
+ *       slots, due agents waiting for one
  * A round the shutdown cut short is not counted.
  */
 #include <errno.h>
@@ -76,6 +81,7 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 {
 	struct vf_metrics *m = &vf->metrics;
 	uint64_t states[VG_AGENT_UNREACHABLE + 1] = { 0 }, acc = 0;
+	unsigned int running, queued, late;
 	struct vg_diag d = { 0 };
 	char *buf = NULL;
 	size_t len = 0;
@@ -89,6 +95,7 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 		snprintf(err, cap, "the store: %s", d.msg);
 		return -EIO;
 	}
+	vf_sched_counts(vf, &running, &queued, &late);
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return -ENOMEM;
@@ -99,7 +106,7 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	family(f, "round_failures_total", "counter",
 	       "rounds that did not pass, by failure type (agent.comm: unreachable)");
 	for (unsigned int i = VG_AF_NONE + 1; i < VG_AF__COUNT; i++)
-		if (i != VG_AF_REBOOT && vg_attest_fail_id(i))
+		if (i != VG_AF_REBOOT && i != VG_AF_LATE && vg_attest_fail_id(i))
 			fprintf(f, "vigil_verifier_round_failures_total{failure=\"%s\"} %" PRIuFAST64
 				"\n", vg_attest_fail_id(i), atomic_load(&m->failures[i]));
 	family(f, "round_duration_seconds", "histogram",
@@ -118,6 +125,16 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	for (unsigned int s = 0; s <= VG_AGENT_UNREACHABLE; s++)
 		fprintf(f, "vigil_verifier_agents{state=\"%s\"} %" PRIu64 "\n", vg_agent_state_name(s),
 			states[s]);
+	family(f, "agents_late", "gauge",
+	       "agents whose due round has not started within a second of its due time");
+	fprintf(f, "vigil_verifier_agents_late %u\n", late);
+	family(f, "late_rounds_total", "counter", "times an agent became late");
+	fprintf(f, "vigil_verifier_late_rounds_total %" PRIuFAST64 "\n",
+		atomic_load(&m->late_rounds));
+	family(f, "rounds_running", "gauge", "rounds running (at most --max-rounds)");
+	fprintf(f, "vigil_verifier_rounds_running %u\n", running);
+	family(f, "rounds_queued", "gauge", "due agents waiting for a round slot");
+	fprintf(f, "vigil_verifier_rounds_queued %u\n", queued);
 	family(f, "http_requests_total", "counter", "API answers by status class");
 	for (int c = 1; c <= 5; c++)
 		fprintf(f, "vigil_verifier_http_requests_total{code=\"%dxx\"} %" PRIuFAST64 "\n", c,

@@ -2,8 +2,9 @@
 /*
  * metrics.h - vigil-verifier's counters for GET /metrics (Prometheus
  * text exposition format 0.0.4): attestation rounds by result and
- * failure type, their duration, API answers by status class; agents by
- * state are read from the store when asked. Counters are atomics,
+ * failure type, their duration, API answers by status class, rounds
+ * that started late; agents by state are read from the store when asked,
+ * rounds running and queued and agents late now from the scheduler. Counters are atomics,
  * counted where things happen (round.c, rest.c) without a lock.
  */
 #ifndef VIGIL_VERIFIER_METRICS_H
@@ -24,6 +25,7 @@ struct vf_metrics {
 	atomic_uint_fast64_t lat[VF_METRICS_LAT_N + 1];	/* not cumulative; the last: +Inf */
 	atomic_uint_fast64_t lat_sum_us;
 	atomic_uint_fast64_t http[6];			/* [code / 100], [0]: other */
+	atomic_uint_fast64_t late_rounds;		/* agents that became late (scheduler.c) */
 };
 
 struct verifier;

@@ -176,7 +176,7 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 		goto out;
 	}
 	ans->code = ST_CREATED;
-	ans->body = vf_json_agent(a);
+	ans->body = vf_json_agent(a, 0);
 out:
 	OPENSSL_cleanse(secret, sizeof(secret));
 	vg_attest_ak_free(ak);

@@ -52,9 +52,16 @@ static json_object *auth_mark(const struct verifier *vf, json_object *o)
 	return o;
 }
 
+struct list_arg {
+	struct verifier *vf;
+	json_object *arr;
+};
+
 static int list_cb(void *arg, const struct vg_store_agent *a)
 {
-	json_object_array_add(arg, vf_json_agent(a));
+	struct list_arg *la = arg;
+
+	json_object_array_add(la->arr, vf_json_agent(a, vf_sched_late(la->vf, a->id)));
 	return 0;
 }
 
@@ -75,7 +82,7 @@ static enum MHD_Result h_agents(struct verifier *vf, struct MHD_Connection *c, c
 	o = json_object_new_object();
 	arr = json_object_new_array();
 	pthread_mutex_lock(&vf->lock);
-	lr = vg_store_agent_list(vf->store, list_cb, arr, &ld);
+	lr = vg_store_agent_list(vf->store, list_cb, &(struct list_arg){ vf, arr }, &ld);
 	pthread_mutex_unlock(&vf->lock);
 	json_object_object_add(o, "agents", arr);
 	auth_mark(vf, o);
@@ -117,7 +124,7 @@ static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, co
 	} else if (r < 0) {
 		ret = http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
 	} else if (rt->ep == VG_API_AGENT && strcmp(method, "GET") == 0) {
-		ret = http_reply_json(c, MHD_HTTP_OK, auth_mark(vf, vf_json_agent(a)));
+		ret = http_reply_json(c, MHD_HTTP_OK, auth_mark(vf, vf_json_agent(a, vf_sched_late(vf, a->id))));
 	} else if (rt->ep == VG_API_AGENT_HISTORY) {
 		json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
@@ -140,14 +147,14 @@ static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, co
 		a->state = VG_AGENT_REGISTERED;
 		ret = vg_store_agent_put(vf->store, a, &d) < 0
 			? http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
-			: http_reply_json(c, MHD_HTTP_OK, vf_json_agent(a));
+			: http_reply_json(c, MHD_HTTP_OK, vf_json_agent(a, vf_sched_late(vf, a->id)));
 	} else {					/* VG_API_AGENT_POLICY */
 		snprintf(a->policy, sizeof(a->policy), "%s", pname);
 		a->state = VG_AGENT_REGISTERED;
 		vg_attest_logstate_init(&a->st.log, a->bank);	/* judge the whole list */
 		ret = vg_store_agent_put(vf->store, a, &d) < 0
 			? http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
-			: http_reply_json(c, MHD_HTTP_OK, vf_json_agent(a));
+			: http_reply_json(c, MHD_HTTP_OK, vf_json_agent(a, vf_sched_late(vf, a->id)));
 	}
 	pthread_mutex_unlock(&vf->lock);
 	free(a);

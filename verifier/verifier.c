@@ -19,6 +19,7 @@ int vf_init(struct verifier *vf)
 	vf->bank = VG_HASH_SHA256;
 	vf->mask = 1u << VG_ATTEST_PCR_IMA;
 	vf->interval_ms = 2000;
+	vf->max_rounds = VF_ROUNDS_DEFAULT;
 	vf->agent_timeout = 30;
 	vf->max_log = 64u << 20;
 	vf->max_body = 32u << 20;
@@ -31,9 +32,7 @@ int vf_init(struct verifier *vf)
 	if (!r)
 		r = pthread_mutex_init(&vf->bootc_lock, NULL);
 	if (!r)
-		r = pthread_mutex_init(&vf->okc_lock, NULL);
-	if (!r)
-		r = pthread_mutex_init(&vf->inflight.lock, NULL);
+		r = pthread_mutex_init(&vf->sched.lock, NULL);
 	return -r;
 }
 

@@ -46,10 +46,13 @@
 #define VF_POLICY_CHECKS_MAX 2
 /* a trusted agent whose round has not answered this long past --interval is unreachable */
 #define VF_SILENT_SLACK_MS 1000
-/* rounds at once (one per agent) */
-#define VF_ROUNDS_MAX 16
+/* an agent whose round has not started this long after it was due is late */
+#define VF_LATE_SLACK_MS 1000
+/* rounds at once (one per agent): --max-rounds, its default and its largest value */
+#define VF_ROUNDS_DEFAULT 16
+#define VF_ROUNDS_MAX 1024
 #define VF_BOOTC_BUCKETS 1024
-#define VF_OKC_BUCKETS 1024
+#define VF_SCHED_BUCKETS 1024
 
 /* An answer from a peer (agent_client.c). */
 struct vf_buf {
@@ -71,7 +74,7 @@ typedef long vf_fetch_fn(struct verifier *vf, const char *url, const char *body,
 
 struct vf_pcache;			/* policy_cache.c */
 struct vf_bootc;			/* bootlog_cache.c */
-struct vf_okc;				/* scheduler.c */
+struct vf_ent;				/* scheduler.c */
 
 struct verifier {
 	/* configuration: set by the options, read-only once started */
@@ -90,6 +93,7 @@ struct verifier {
 	unsigned int bank;
 	uint32_t mask;
 	unsigned int interval_ms;
+	unsigned int max_rounds;	/* rounds at once: --max-rounds (VF_ROUNDS_DEFAULT) */
 	unsigned int agent_timeout;	/* s: whole exchange with an agent or webhook */
 	size_t max_log;			/* bytes of one measurement-list answer */
 	size_t max_body;		/* bytes of an API request body */
@@ -118,17 +122,21 @@ struct verifier {
 	pthread_mutex_t bootc_lock;
 	struct vf_bootc *bootc_tab[VF_BOOTC_BUCKETS];
 
-	/* scheduler.c: when a round last judged an agent trusted */
-	pthread_mutex_t okc_lock;
-	struct vf_okc *okc_tab[VF_OKC_BUCKETS];
-
-	/* scheduler.c: rounds in flight */
+	/*
+	 * scheduler.c: per agent its due time, its round, whether it is late
+	 * and when a round of ours last judged it trusted; the queue of due
+	 * agents waiting for one of the max_rounds slots
+	 */
 	struct {
 		pthread_mutex_t lock;
-		char ids[VF_ROUNDS_MAX][128];
-		int64_t watch_ms[VF_ROUNDS_MAX];	/* trusted: last verified (ms), else 0 */
-		size_t n;
-	} inflight;
+		struct vf_ent *tab[VF_SCHED_BUCKETS];
+		struct vf_ent **heap;		/* the queue: earliest due first */
+		size_t nheap, capheap;
+		unsigned int running;		/* rounds (slot threads) running */
+		unsigned int notifying;		/* late reports being sent */
+		unsigned int late;		/* agents late now */
+		uint64_t gen, seq;		/* listings of the store; pushes onto the queue */
+	} sched;
 
 	/* metrics.c: GET /metrics */
 	struct vf_metrics metrics;
@@ -190,6 +198,14 @@ void vf_policy_cache_free(struct verifier *vf);
 /* ---- actions.c ---- */
 
 /*
+ * Under vf->lock: @v into @id's history; *@h is the line (for vf_notify).
+ * Return: 0, -1 (not written: said).
+ */
+int vf_history(struct verifier *vf, const char *id, const struct vg_attest_verdict *v,
+	       struct vg_store_verdict *h);
+/* Under no lock needed: the line @h to --webhook and --on-fail (a reboot to neither). */
+void vf_notify(struct verifier *vf, const char *id, const struct vg_store_verdict *h);
+/*
  * A verdict into the agent's history and, unless it is a reboot, to the
  * webhook and the command.
  * Return: 0, or -1 when the history could not be written (the caller
@@ -239,12 +255,23 @@ void vf_round(struct verifier *vf, const char *id);
 
 /* ---- scheduler.c ---- */
 
-/* The trusted agents' last verification (wall ms), for the silence watch. */
+/* A round of ours judged @id trusted at @ms (wall ms), for the silence watch. */
 void vf_okc_set(struct verifier *vf, const char *id, int64_t ms);
-void vf_okc_free(struct verifier *vf);
-/* Rounds at --interval until vf->stop; SIGHUP (vf->reload) reloads the tokens. */
+/* At exit, once nothing is in flight. */
+void vf_sched_free(struct verifier *vf);
+/*
+ * Rounds until vf->stop: each agent due --interval after its last round
+ * started, queued (earliest due first) while --max-rounds are running,
+ * late past due + VF_LATE_SLACK_MS; SIGHUP (vf->reload) reloads the tokens.
+ */
 void vf_schedule(struct verifier *vf);
+/* Return: rounds running and late reports being sent (what the stop waits for). */
 size_t vf_rounds_in_flight(struct verifier *vf);
+/* Rounds running, agents queued for a slot, agents late, now. */
+void vf_sched_counts(struct verifier *vf, unsigned int *running, unsigned int *queued,
+		     unsigned int *late);
+/* Return: the due time (wall ms) @id is late against, 0 when it is not late. */
+int64_t vf_sched_late(struct verifier *vf, const char *id);
 
 /* ---- api_json.c ---- */
 
@@ -254,7 +281,8 @@ struct vf_answer {
 	json_object *body;
 };
 
-json_object *vf_json_agent(const struct vg_store_agent *a);
+/* An agent's status; @due: what vf_sched_late says of it (0: not late). */
+json_object *vf_json_agent(const struct vg_store_agent *a, int64_t due);
 /* vg_store_verdict_list's callback: @arg is a JSON array. */
 int vf_json_verdict_cb(void *arg, const struct vg_store_verdict *v);
 /* {"error": msg}. Return: the HTTP status @code. */

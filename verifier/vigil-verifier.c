@@ -19,8 +19,9 @@
  *
  * Threads: a pool of four libmicrohttpd threads serves the API (and runs
  * registrations); the main thread schedules the rounds, each on its own
- * thread (at most 16 at once, one per agent), so a slow or hostile agent
- * delays only itself. Hostile peers are bounded: API requests must arrive
+ * thread (at most --max-rounds at once, one per agent; agents due meanwhile
+ * wait in a queue, the longest-waiting first), so a slow or hostile agent
+ * delays only itself and the agents queued behind it are reported late. Hostile peers are bounded: API requests must arrive
  * whole within --api-timeout (http_guard.c), bodies above --max-body get
  * 413 before they are read, connections per address are limited; every
  * exchange with an agent ends within --agent-timeout, answers above 1 MiB
@@ -73,14 +74,18 @@ static const char help[] =
 	"                          password also from PGPASSFILE/~/.pgpass); verifiers may share\n"
 	"                          one database (docs/verifier-postgresql.md)\n"
 	"  -i, --interval MS       time between rounds per agent (default 2000)\n"
+	"      --max-rounds N      rounds at once, one per agent (default 16, at most 1024);\n"
+	"                          agents due meanwhile wait in a queue, longest-waiting\n"
+	"                          first, and are reported late a second past their due time\n"
 	"  -c, --ek-ca FILE        PEM roots/intermediates EK certificates must chain to;\n"
 	"                          without it the certificate must still match the EK\n"
 	"      --policy-key PEM    accept only reference policies in a DSSE envelope signed\n"
 	"                          by this key (public key or certificate; repeatable),\n"
 	"                          checked on upload and again whenever one is loaded\n"
-	"  -w, --webhook URL       POST a JSON notice there on every failure\n"
+	"  -w, --webhook URL       POST a JSON notice there on every failure (and state.late)\n"
 	"  -x, --on-fail CMD       run CMD (sh -c) on every failure, with VIGIL_AGENT,\n"
-	"                          VIGIL_FAILURE, VIGIL_MESSAGE, VIGIL_PATH in the environment\n"
+	"                          VIGIL_FAILURE, VIGIL_MESSAGE, VIGIL_PATH in the environment;\n"
+	"                          also once when an agent becomes late (state.late)\n"
 	"  -b, --bank ALGO         PCR bank to quote (default sha256)\n"
 	"  -p, --pcrs LIST         PCRs to quote (default 10)\n"
 	"      --agent-ca FILE     PEM CA that agents' HTTPS certificates chain to\n"
@@ -174,8 +179,23 @@ static int parse_limit(struct verifier *vf, struct args *a, int c, const char *a
 		a->db_timeout = (unsigned int)n;
 	else if (c == 'M')
 		vf->max_body = (size_t)n;
+
 	else
 		vf->max_log = (size_t)n;
+	return 0;
+}
+
+/* --max-rounds N: 1 to VF_ROUNDS_MAX, digits only. Return: 0, -1 (said). */
+static int parse_max_rounds(struct verifier *vf, const char *arg)
+{
+	char *end;
+	unsigned long n = strtoul(arg, &end, 10);
+
+	if (*arg < '0' || *arg > '9' || *end || n == 0 || n > VF_ROUNDS_MAX) {
+		vlog_err("--max-rounds %s: a number of rounds, 1 to %d", arg, VF_ROUNDS_MAX);
+		return -1;
+	}
+	vf->max_rounds = (unsigned int)n;
 	return 0;
 }
 
@@ -209,6 +229,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		{ "listen", required_argument, NULL, 'L' },
 		{ "db", required_argument, NULL, 'd' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "max-rounds", required_argument, NULL, 'm' },
 		{ "ek-ca", required_argument, NULL, 'c' },
 		{ "webhook", required_argument, NULL, 'w' },
 		{ "on-fail", required_argument, NULL, 'x' },
@@ -244,6 +265,10 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		case 'L': a->listen = optarg; break;
 		case 'd': a->db = optarg; break;
 		case 'i': vf->interval_ms = (unsigned int)strtoul(optarg, NULL, 10); break;
+		case 'm':
+			if (parse_max_rounds(vf, optarg) < 0)
+				return 2;
+			break;
 		case 'c': vf->ek_ca = optarg; break;
 		case 'w': vf->webhook = optarg; break;
 		case 'x': vf->on_fail = optarg; break;
@@ -603,7 +628,7 @@ int main(int argc, char **argv)
 	vg_auth_free(vf.auth);
 	http_ca_free(vf.admin_ca);
 	http_ca_free(vf.read_ca);
-	vf_okc_free(&vf);
+	vf_sched_free(&vf);
 	vf_bootc_free(&vf);
 	OPENSSL_cleanse(vf.agent_token, sizeof(vf.agent_token));
 	vf_client_cleanup();

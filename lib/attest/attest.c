@@ -57,6 +57,7 @@ static const char *const fail_ids[VG_AF__COUNT] = {
 	[VG_AF_BOOT_PCR] = "boot.pcr_mismatch",
 	[VG_AF_BOOT_VALUE] = "boot.pcr_value",
 	[VG_AF_BOOT_AGG] = "boot.aggregate",
+	[VG_AF_LATE] = "state.late",
 };
 
 const char *vg_attest_fail_id(unsigned int f)

@@ -86,6 +86,7 @@ enum vg_attest_fail {
 	VG_AF_BOOT_PCR,		/* boot.pcr_mismatch: quoted PCR 0-9 is not the boot log's replay */
 	VG_AF_BOOT_VALUE,	/* boot.pcr_value: boot PCR not a value the policy pins */
 	VG_AF_BOOT_AGG,		/* boot.aggregate: IMA boot_aggregate is not the boot log's */
+	VG_AF_LATE,		/* state.late: the verifier did not start a due round on time (an event) */
 	VG_AF__COUNT
 };
 
