@@ -411,6 +411,49 @@ int vg_trust_db_lookup(struct vg_trust_db *db, const char *path, const struct vg
 	return best;
 }
 
+int vg_trust_db_recorded(struct vg_trust_db *db, const char *path, unsigned int algo,
+			 struct vg_digest *ret_dg, struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL;
+	struct vg_digest cur = { 0 }, sup = { 0 };
+	int best = 0, rc;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT digest, package FROM files WHERE path = ?"
+				       " AND algo = ? ORDER BY digest",
+			       -1, &st, NULL) != SQLITE_OK)
+		return vg__trust_db_err(db, diag, -EIO, "reading");
+	sqlite3_bind_blob(st, 1, path, (int)strlen(path), SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, (int)algo);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const struct pkg *p = pkg_by_id(db, sqlite3_column_int64(st, 1));
+		int n = sqlite3_column_bytes(st, 0);
+		struct vg_digest *to;
+
+		if (!p || n <= 0 || n > VG_HASH_MAX_DIGEST)
+			continue;
+		if (p->state == VG_TRUST_CURRENT) {
+			if (best == 1)
+				continue;
+			best = 1;
+			to = &cur;
+		} else {
+			if (best)
+				continue;
+			best = 2;
+			to = &sup;
+		}
+		to->algo = (uint8_t)algo;
+		to->len = (uint8_t)n;
+		memcpy(to->bytes, sqlite3_column_blob(st, 0), (size_t)n);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return vg__trust_db_err(db, diag, -EIO, "reading");
+	if (best && ret_dg)
+		*ret_dg = best == 1 ? cur : sup;
+	return best;
+}
+
 void vg_trust_db_counts(struct vg_trust_db *db, uint64_t *ret_current,
 			uint64_t *ret_superseded, uint64_t *ret_files)
 {
