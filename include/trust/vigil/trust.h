@@ -246,6 +246,8 @@ int vg_trust_db_files(struct vg_trust_db *db, bool current_only,
 		      struct vg_diag *diag);
 
 /*
+ * An opened database is used by one thread at a time (SQLite without its
+ * own mutex): callers sharing one across threads lock around each call.
  * vg_trust_db_lookup - whether @path with digest @dg is trusted: recorded
  * for a current package, or a superseded one. Return: 1 current, 2 only
  * superseded (within its grace when recorded), 0 not trusted, -errno.
