@@ -2,8 +2,8 @@
 /*
  * cmd_attest_policy.c - `vigil attest policy create|check|import`: the
  * reference policies of remote attestation, offline. create builds one
- * from a known-good measurement list, a tree of files and a boot event
- * log; check judges a measurement list against one; import converts a
+ * from a known-good measurement list, a tree of files, a boot event
+ * log and trust databases (the digests the Debian archive signed); check judges a measurement list against one; import converts a
  * Keylime runtime policy. The verifier's copies (policy set|get|assign)
  * are cmd_attest_remote.c's.
  */
@@ -21,6 +21,7 @@
 
 #include "cli.h"
 #include "cmd_attest.h"
+#include "cmd_trust.h"
 #include "vigil/attest.h"
 #include "vigil/attest_boot.h"
 #include "vigil/dsse.h"
@@ -28,6 +29,7 @@
 #include "vigil/hash.h"
 #include "vigil/imalog.h"
 #include "vigil/outfile.h"
+#include "vigil/trust.h"
 
 /* NULL, "-", /dev/stdout: standard output; a fifo or device in place (cli_write_out) */
 static int write_out(const char *path, const char *data, size_t len)
@@ -77,6 +79,102 @@ static int tree_one(const char *path, const struct stat *st, int type, struct FT
 			*c = '_';		/* as the kernel names events */
 	if (vg_refpolicy_allow(tctx->p, key, &dg) < 0)
 		tctx->err = -1;
+	return 0;
+}
+
+/* --trusted: one database's files into the policy */
+struct trusted_ctx {
+	struct vg_refpolicy *p;
+	const char *root;		/* --root PREFIX; "/" none */
+	unsigned int algo;
+	bool merged_usr;
+	uint64_t files, digests;
+	int err;
+};
+
+/* merged /usr: /bin/x is also found (and measured) as /usr/bin/x */
+static bool merged_dir(const char *path)
+{
+	static const char *const dirs[] = { "/bin/", "/sbin/", "/lib/", "/lib32/", "/lib64/",
+					    "/libx32/" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
+			return true;
+	return false;
+}
+
+static int trusted_allow(struct trusted_ctx *c, const char *usr, const char *path,
+			 const struct vg_digest *dg)
+{
+	char key[4200];
+	int n = snprintf(key, sizeof(key), "%s%s%s", strcmp(c->root, "/") ? c->root : "", usr,
+			 path);
+
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return 0;	/* longer than an event name can be */
+	for (char *k = key; *k; k++)
+		if (*k == ' ')
+			*k = '_';	/* as the kernel names events */
+	if (vg_refpolicy_allow(c->p, key, dg) < 0) {
+		cli_err("out of memory");
+		return -ENOMEM;
+	}
+	c->digests++;
+	return 0;
+}
+
+static int trusted_one(void *arg, const struct vg_trust_filerow *f)
+{
+	struct trusted_ctx *c = arg;
+	int r;
+
+	if (f->target || !S_ISREG(f->mode))
+		return 0;	/* symbolic links are not measured */
+	for (size_t i = 0; i < f->ndg; i++) {
+		if (f->dg[i].algo != c->algo)
+			continue;
+		c->files++;
+		r = trusted_allow(c, "", f->path, &f->dg[i]);
+		if (r == 0 && c->merged_usr && merged_dir(f->path))
+			r = trusted_allow(c, "/usr", f->path, &f->dg[i]);
+		return r;
+	}
+	return 0;
+}
+
+/* Return: 0, -1 (reported). */
+static int policy_from_trusted(struct trusted_ctx *c, const char *path,
+			       const struct vg_hmac_key *hk, bool superseded)
+{
+	unsigned int algos[VG_TRUST_MAX_ALGOS];
+	struct vg_trust_db *db = NULL;
+	struct vg_diag d = { 0 };
+	size_t n;
+	bool have = false;
+	int r;
+
+	if (vg_trust_db_open(path, hk->key, hk->len, &db, &d) < 0) {
+		cli_file_err(path, "%s", d.msg);
+		return -1;
+	}
+	n = vg_trust_db_algos(db, algos);
+	for (size_t i = 0; i < n; i++)
+		if (algos[i] == c->algo)
+			have = true;
+	if (!have) {
+		cli_file_err(path, "records no %s digests (give --algo one it records)",
+			     vg_hash_name(c->algo));
+		vg_trust_db_free(db);
+		return -1;
+	}
+	r = vg_trust_db_files(db, !superseded, trusted_one, c, &d);
+	vg_trust_db_free(db);
+	if (r < 0) {
+		if (r != -ENOMEM)
+			cli_file_err(path, "%s", d.msg[0] ? d.msg : strerror(-r));
+		return -1;
+	}
 	return 0;
 }
 
@@ -200,10 +298,19 @@ int cli_attest_policy_create(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "boot-log", required_argument, NULL, 'B' },
 		{ "boot-bank", required_argument, NULL, 'K' },
+		{ "trusted", required_argument, NULL, 'T' },
+		{ "hmac-key", required_argument, NULL, 'H' },
+		{ "trusted-superseded", no_argument, NULL, 'S' },
+		{ "merged-usr", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *log = NULL, *tree = NULL, *root = "/", *out = NULL, *boot = NULL;
+	const char *trusted[8];
+	size_t ntrusted = 0;
+	bool superseded = false, merged_usr = false;
+	struct cli_keyargs ka = { 0 };
+	struct vg_hmac_key hk = { 0 };
 	int boot_bank = VG_HASH_SHA256;
 	struct tree_ctx tc = { 0 };
 	struct vg_refpolicy *p;
@@ -249,13 +356,43 @@ int cli_attest_policy_create(int argc, char **argv)
 			if (boot_bank < 0)
 				goto out;
 			break;
+		case 'T':
+			if (ntrusted == sizeof(trusted) / sizeof(trusted[0])) {
+				cli_err("too many --trusted (at most %zu)",
+					sizeof(trusted) / sizeof(trusted[0]));
+				goto out;
+			}
+			trusted[ntrusted++] = optarg;
+			break;
+		case 'H': ka.hmac_key = optarg; break;
+		case 'S': superseded = true; break;
+		case 'M': merged_usr = true; break;
 		case 'h': fputs(cli_attest_help, stdout); rc = EXIT_OK; goto out;
 		default: goto out;
 		}
 	}
-	if ((!log && !tree && !boot) || optind != argc) {
-		cli_err("policy create needs --log LOG, --tree DIR, --boot-log FILE, or several");
+	if ((!log && !tree && !boot && !ntrusted) || optind != argc) {
+		cli_err("policy create needs --log LOG, --tree DIR, --boot-log FILE, --trusted DB, "
+			"or several");
 		goto out;
+	}
+	if (!ntrusted && (ka.hmac_key || superseded || merged_usr)) {
+		cli_err("--hmac-key, --trusted-superseded and --merged-usr need --trusted DB");
+		goto out;
+	}
+	if (ntrusted) {
+		struct trusted_ctx xc = { .p = p, .root = root, .algo = (unsigned int)algo,
+					  .merged_usr = merged_usr };
+
+		if (trust_load_key(&ka, NULL, &hk) < 0)
+			goto out;
+		for (size_t i = 0; i < ntrusted; i++)
+			if (policy_from_trusted(&xc, trusted[i], &hk, superseded) < 0)
+				goto out;
+		if (!xc.files) {
+			cli_err("the trust databases record no regular file");
+			goto out;
+		}
 	}
 	if (log && policy_from_log(p, log) < 0)
 		goto out;
@@ -281,6 +418,7 @@ int cli_attest_policy_create(int argc, char **argv)
 	if (emit_policy(p, out) == 0)
 		rc = EXIT_OK;
 out:
+	vg_hmac_key_wipe(&hk);
 	vg_refpolicy_free(p);
 	return rc;
 }

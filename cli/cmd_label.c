@@ -7,9 +7,15 @@
  * regular file the configuration selects, on all CPUs. A file whose
  * security.ima was written but whose security.evm was not is reported as
  * such; labeling it again fixes it.
+ *
+ * With --trusted DB, a file is labeled only where the digest of the
+ * content read for its label is one the authenticated trust database
+ * records for its path (label_trusted.c); any other is reported with the
+ * reason and left as it is, labels and all.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +25,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "label_trusted.h"
 #include "opts.h"
 #include "tree.h"
 #include "vigil/xattr_ima.h"
@@ -26,7 +33,9 @@
 static const char help[] =
 	"usage: vigil label [-r] [--config FILE] [--algo ALGO] [--key KEY.pem]\n"
 	"                   [--hmac-key KEYFILE | --evm-key KEY.pem [--portable] | --no-evm]\n"
-	"                   [--uuid UUID | --no-uuid] [--evm-xattr NAME]... PATH...\n"
+	"                   [--uuid UUID | --no-uuid] [--evm-xattr NAME]...\n"
+	"                   [--trusted DB [--trusted-key KEYFILE] [--trusted-root DIR]\n"
+	"                    [--trusted-superseded]] PATH...\n"
 	"\n"
 	"Label files: security.ima (hash, or signature v2 with --key), then\n"
 	"security.evm (HMAC-SHA1, or an EVM signature), for every regular file the\n"
@@ -48,10 +57,18 @@ static const char help[] =
 	CLI_HELP_JOBS("j")
 	"  -q, --quiet            no progress line and no summary\n"
 	"  -v, --verbose          print every labeled file\n"
+	"      --trusted DB       label only a file whose content digest the trust database\n"
+	"                         DB (vigil trust build) records for its path, in a current\n"
+	"                         package; report any other (not-in-database, digest-differs,\n"
+	"                         superseded-version, outside-root) and leave it untouched\n"
+	"      --trusted-key FILE the database's key (default: --hmac-key, else key.hmac)\n"
+	"      --trusted-root DIR the tree's root: DIR/usr/bin/x is /usr/bin/x (default /)\n"
+	"      --trusted-superseded  also a digest of a superseded version within its grace\n"
 	"      --json             the summary as one JSON object (counts, seconds, reasons);\n"
 	"                         no progress or per-file lines (failures stay on stderr)\n"
-	"Exit status: 0 every selected file labeled, 1 some could not be, 2 usage or\n"
-	"operational error.\n";
+	"Exit status: 0 every selected file labeled, 1 some could not be (or, with\n"
+	"--trusted, were refused), 2 usage or operational error (the database not\n"
+	"authenticated: nothing labeled).\n";
 
 struct worker {
 	struct tree_devcache dc;
@@ -64,6 +81,7 @@ struct label {
 	struct vg_evm_label_opts eo;	/* shared; uuid filled per worker copy */
 	bool uuid_auto;
 	bool verbose;
+	struct label_trusted *trusted;	/* --trusted; NULL: every file */
 	struct worker w[VG_WALK_MAX_WORKERS];
 };
 
@@ -89,6 +107,25 @@ static const char *write_reason(int err)
 	}
 }
 
+/* --trusted: why @path was not labeled, on stderr; counted by reason */
+static void report_refused(struct tree *t, const char *path, const struct label_trusted_check *c)
+{
+	char disk[2 * VG_HASH_MAX_DIGEST + 1], rec[2 * VG_HASH_MAX_DIGEST + 1];
+	const char *why = label_trusted_reason(c->verdict);
+
+	vg_hex_encode(c->disk.bytes, c->disk.len, disk);
+	if (c->verdict == LT_DIFFERS) {
+		vg_hex_encode(c->recorded.bytes, c->recorded.len, rec);
+		tree_file_err(t, path, "not labeled: %s (%s): disk %s:%s, database %s:%s", why,
+			      c->dbpath, vg_hash_name(c->disk.algo), disk,
+			      vg_hash_name(c->recorded.algo), rec);
+	} else {
+		tree_file_err(t, path, "not labeled: %s (%s): disk %s:%s", why, c->dbpath,
+			      vg_hash_name(c->disk.algo), disk);
+	}
+	tree_count(t, TREE_FAIL, why);
+}
+
 static int label_file(struct tree *t, void *arg, const struct tree_file *f)
 {
 	struct label *l = arg;
@@ -96,7 +133,20 @@ static int label_file(struct tree *t, void *arg, const struct tree_file *f)
 	struct vg_diag d = { 0 }, ud = { 0 };
 	struct vg_evm_label_opts eo, *evm = NULL;
 	struct vg_label_result res;
+	struct label_trusted_check tc = { .lt = l->trusted };
+	struct vg_label_gate gate = { label_trusted_gate, &tc };
+	char pbuf[PATH_MAX + 16];
 	int r, ur = 0;
+
+	if (l->trusted) {
+		tc.dbpath = label_trusted_dbpath(l->trusted, f->fd, pbuf, sizeof(pbuf));
+		if (!tc.dbpath) {
+			tree_file_err(t, f->path, "not labeled: outside-root (not under %s)",
+				      l->trusted->root);
+			tree_count(t, TREE_FAIL, label_trusted_reason(LT_OUTSIDE));
+			return 0;
+		}
+	}
 
 	if (l->evm) {
 		eo = l->eo;
@@ -110,9 +160,14 @@ static int label_file(struct tree *t, void *arg, const struct tree_file *f)
 			eo.uuid_mode = VG_UUID_GIVEN;
 		}
 	}
-	r = vg_label_file(f->hasher, f->fd, f->st, l->algo, l->ima_signer, evm, &res, &d);
+	r = vg_label_file_if(f->hasher, f->fd, f->st, l->algo, l->ima_signer, evm,
+			     l->trusted ? &gate : NULL, &res, &d);
 	if (r == -ENOMEM)
 		return r;
+	if (r == VG_LABEL_REFUSED) {
+		report_refused(t, f->path, &tc);
+		return 0;
+	}
 	if (res.ima_done || r == -ESTALE)
 		tree_add_bytes(t, (uint64_t)f->st->st_size);
 	if (r == -ESTALE) {
@@ -165,7 +220,7 @@ static void put_summary_json(const struct tree_stats *st, const struct tree *t)
 
 int cmd_label(int argc, char **argv)
 {
-	enum { OPT_NOEVM = 1 };
+	enum { OPT_NOEVM = 1, OPT_TRUSTED, OPT_TRUSTED_KEY, OPT_TRUSTED_ROOT, OPT_SUPERSEDED };
 	static const struct cli_opt opts[] = {
 		CLI_OPT_RECURSIVE('r'),
 		CLI_OPT_CROSS_MOUNTS,
@@ -177,6 +232,10 @@ int cmd_label(int argc, char **argv)
 		CLI_OPT_EVM_KEY('e'),
 		CLI_OPT_PORTABLE('p'),
 		{ "no-evm", no_argument, 0, OPT_NOEVM },
+		{ "trusted", required_argument, 0, OPT_TRUSTED },
+		{ "trusted-key", required_argument, 0, OPT_TRUSTED_KEY },
+		{ "trusted-root", required_argument, 0, OPT_TRUSTED_ROOT },
+		{ "trusted-superseded", no_argument, 0, OPT_SUPERSEDED },
 		CLI_OPT_UUID,
 		CLI_OPT_NO_UUID,
 		CLI_OPT_EVM_XATTR('x'),
@@ -191,7 +250,10 @@ int cmd_label(int argc, char **argv)
 	struct label *l = NULL;
 	struct vg_config cfg;
 	struct vg_signer *ima_signer = NULL, *evm_signer = NULL;
-	struct vg_hmac_key hk = { 0 };
+	struct vg_hmac_key hk = { 0 }, tk = { 0 };
+	struct label_trusted lt;
+	const char *trusted = NULL, *trusted_key = NULL, *trusted_root = NULL;
+	bool superseded = false, have_lt = false;
 	struct cli_getopt g;
 	struct cli_cfgargs cf = { .algo = -1 };
 	struct cli_keyargs k = { 0 };
@@ -210,6 +272,18 @@ int cmd_label(int argc, char **argv)
 		switch (c) {
 		case OPT_NOEVM:
 			no_evm = true;
+			break;
+		case OPT_TRUSTED:
+			trusted = optarg;
+			break;
+		case OPT_TRUSTED_KEY:
+			trusted_key = optarg;
+			break;
+		case OPT_TRUSTED_ROOT:
+			trusted_root = optarg;
+			break;
+		case OPT_SUPERSEDED:
+			superseded = true;
 			break;
 		default:
 			rc = cli_opts_stop(help, c);
@@ -275,6 +349,34 @@ int cmd_label(int argc, char **argv)
 		l->eo.type = k.portable ? VG_EVM_XATTR_PORTABLE_DIGSIG : VG_EVM_IMA_XATTR_DIGSIG;
 		l->eo.signer = evm_signer;
 	}
+	if (!trusted && (trusted_key || trusted_root || superseded)) {
+		cli_err("--trusted-key, --trusted-root and --trusted-superseded need --trusted DB");
+		goto out;
+	}
+	if (trusted) {
+		/* the database's key: --trusted-key, else the EVM HMAC key, else key.hmac */
+		const struct vg_hmac_key *dbk = &hk;
+
+		if (trusted_key || !hk.len) {
+			const char *kf = trusted_key ? trusted_key : k.hmac_key ? k.hmac_key :
+							   cfg.hmac_key;
+
+			if (!kf) {
+				cli_err("trust databases are authenticated: give --trusted-key KEYFILE, "
+					"--hmac-key KEYFILE or set key.hmac");
+				goto out;
+			}
+			if (cli_keyargs_load_hmac(&(struct cli_keyargs){ .hmac_key = kf, .ko = k.ko },
+						  &cfg, &tk) < 0)
+				goto out;
+			dbk = &tk;
+		}
+		have_lt = true;
+		if (label_trusted_open(&lt, trusted, dbk->key, dbk->len, trusted_root, l->algo,
+				       superseded) < 0)
+			goto out;
+		l->trusted = &lt;
+	}
 	l->uuid_auto = cli_evmargs_uuid(&e, &cfg, &l->eo.uuid_mode, l->eo.uuid);
 	to.config = &cfg;
 	have_tree = true;
@@ -302,6 +404,9 @@ out:
 	if (have_tree)
 		tree_release(&t);
 	free(l);
+	if (have_lt)
+		label_trusted_release(&lt);
+	vg_hmac_key_wipe(&tk);
 	vg_signer_free(ima_signer);
 	vg_signer_free(evm_signer);
 	vg_hmac_key_wipe(&hk);

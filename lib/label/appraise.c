@@ -478,6 +478,14 @@ int vg_label_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned i
 		  const struct vg_signer *signer, const struct vg_evm_label_opts *evm,
 		  struct vg_label_result *res, struct vg_diag *diag)
 {
+	return vg_label_file_if(h, fd, st, algo, signer, evm, NULL, res, diag);
+}
+
+int vg_label_file_if(struct vg_hasher *h, int fd, const struct stat *st, unsigned int algo,
+		     const struct vg_signer *signer, const struct vg_evm_label_opts *evm,
+		     const struct vg_label_gate *gate, struct vg_label_result *res,
+		     struct vg_diag *diag)
+{
 	uint8_t val[VG_SIG_V2_HDR_LEN + VG_SIG_MAX], ev[VG_SIG_V2_HDR_LEN + VG_SIG_MAX];
 	uint8_t cur[VG_SIG_V2_HDR_LEN + VG_SIG_MAX];
 	struct vg_evm_xattrs *xs = vg__evm_scratch_xattrs(h);
@@ -514,6 +522,13 @@ int vg_label_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned i
 		return vg_diag_set(diag, -errno, "fstat: %s", strerror(errno));
 	if (!same_content_stamp(st, &after))
 		return vg_diag_set(diag, -ESTALE, "the file changed while it was hashed");
+	if (gate) {
+		r = gate->check(gate->arg, &d);
+		if (r < 0)
+			return vg_diag_set(diag, r, "checking the digest: %s", strerror(-r));
+		if (r == 0)
+			return VG_LABEL_REFUSED;
+	}
 	if (signer)
 		len = vg_sig_sign(signer, VG_EVM_IMA_XATTR_DIGSIG, &d, val, sizeof(val), diag);
 	else

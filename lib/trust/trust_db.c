@@ -68,6 +68,8 @@ void vg_trust_db_free(struct vg_trust_db *db)
 		return;
 	sqlite3_finalize(db->ins_file);
 	sqlite3_finalize(db->ins_pkg);
+	sqlite3_finalize(db->q_lookup);
+	sqlite3_finalize(db->q_recorded);
 	sqlite3_close(db->db);
 	if (db->writing)
 		vg_outfile_abort(&db->out);
@@ -398,6 +400,8 @@ int vg_trust_db_commit(struct vg_trust_db *db, struct vg_diag *diag)
 
 	sqlite3_finalize(db->ins_file);
 	sqlite3_finalize(db->ins_pkg);
+	sqlite3_finalize(db->q_lookup);
+	sqlite3_finalize(db->q_recorded);
 	db->ins_file = db->ins_pkg = NULL;
 	r = vg__trust_compute_mac(db, mac, diag);
 	if (r == 0)

@@ -53,6 +53,7 @@ struct vg_trust_db {
 	unsigned int algos[VG_TRUST_MAX_ALGOS];
 	size_t nalgos;
 	sqlite3_stmt *ins_file, *ins_pkg;
+	sqlite3_stmt *q_lookup, *q_recorded;	/* opened: prepared on first use, kept */
 	/* an opened database: packages and releases, by id */
 	struct pkg *pkgs;
 	size_t npkgs;

@@ -387,13 +387,15 @@ int vg_trust_db_files(struct vg_trust_db *db, bool current_only,
 int vg_trust_db_lookup(struct vg_trust_db *db, const char *path, const struct vg_digest *dg,
 		       struct vg_diag *diag)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st;
 	int best = 0, rc;
 
-	if (sqlite3_prepare_v2(db->db, "SELECT package FROM files WHERE path = ? AND algo = ?"
+	if (!db->q_lookup &&
+	    sqlite3_prepare_v2(db->db, "SELECT package FROM files WHERE path = ? AND algo = ?"
 				       " AND digest = ?",
-			       -1, &st, NULL) != SQLITE_OK)
+			       -1, &db->q_lookup, NULL) != SQLITE_OK)
 		return vg__trust_db_err(db, diag, -EIO, "reading");
+	st = db->q_lookup;
 	sqlite3_bind_blob(st, 1, path, (int)strlen(path), SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, dg->algo);
 	sqlite3_bind_blob(st, 3, dg->bytes, dg->len, SQLITE_STATIC);
@@ -405,9 +407,56 @@ int vg_trust_db_lookup(struct vg_trust_db *db, const char *path, const struct vg
 		else if (p && !best)
 			best = 2;
 	}
-	sqlite3_finalize(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE)
 		return vg__trust_db_err(db, diag, -EIO, "reading");
+	return best;
+}
+
+int vg_trust_db_recorded(struct vg_trust_db *db, const char *path, unsigned int algo,
+			 struct vg_digest *ret_dg, struct vg_diag *diag)
+{
+	sqlite3_stmt *st;
+	struct vg_digest cur = { 0 }, sup = { 0 };
+	int best = 0, rc;
+
+	if (!db->q_recorded &&
+	    sqlite3_prepare_v2(db->db, "SELECT digest, package FROM files WHERE path = ?"
+				       " AND algo = ? ORDER BY digest",
+			       -1, &db->q_recorded, NULL) != SQLITE_OK)
+		return vg__trust_db_err(db, diag, -EIO, "reading");
+	st = db->q_recorded;
+	sqlite3_bind_blob(st, 1, path, (int)strlen(path), SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, (int)algo);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const struct pkg *p = pkg_by_id(db, sqlite3_column_int64(st, 1));
+		int n = sqlite3_column_bytes(st, 0);
+		struct vg_digest *to;
+
+		if (!p || n <= 0 || n > VG_HASH_MAX_DIGEST)
+			continue;
+		if (p->state == VG_TRUST_CURRENT) {
+			if (best == 1)
+				continue;
+			best = 1;
+			to = &cur;
+		} else {
+			if (best)
+				continue;
+			best = 2;
+			to = &sup;
+		}
+		to->algo = (uint8_t)algo;
+		to->len = (uint8_t)n;
+		memcpy(to->bytes, sqlite3_column_blob(st, 0), (size_t)n);
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return vg__trust_db_err(db, diag, -EIO, "reading");
+	if (best && ret_dg)
+		*ret_dg = best == 1 ? cur : sup;
 	return best;
 }
 

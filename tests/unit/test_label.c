@@ -185,6 +185,96 @@ static void changed_while_hashed_writes_nothing(void **state)
 	assert_true(get(f, "security.evm", v, sizeof(v)) < 0 && errno == ENODATA);
 }
 
+/* the gate of vg_label_file_if: what it saw, what it answers */
+struct gate_seen {
+	struct vg_digest d;
+	int calls, answer;
+};
+
+static int gate_check(void *arg, const struct vg_digest *d)
+{
+	struct gate_seen *g = arg;
+
+	g->d = *d;
+	g->calls++;
+	return g->answer;
+}
+
+/*
+ * The gate gets the digest of the content that is labeled; refused, or
+ * failing, nothing is written and a label already there stays byte for
+ * byte; accepted, the label is that digest's.
+ */
+static void label_if_gate_decides(void **state)
+{
+	struct fx *f = *state;
+	struct gate_seen g = { .answer = 0 };
+	struct vg_label_gate gate = { gate_check, &g };
+	struct vg_label_result res;
+	struct vg_digest want;
+	struct vg_diag d = { 0 };
+	uint8_t ima[512], evm[512], v[512];
+	ssize_t il, el;
+
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, content, sizeof(content) - 1, &want, NULL), 0);
+	/* refused on an unlabeled file: nothing written */
+	assert_int_equal(vg_label_file_if(f->h, f->fd, NULL, VG_HASH_SHA256, NULL, &f->eo, &gate,
+					  &res, &d), VG_LABEL_REFUSED);
+	assert_int_equal(g.calls, 1);
+	assert_int_equal(g.d.algo, VG_HASH_SHA256);
+	assert_memory_equal(g.d.bytes, want.bytes, 32);
+	assert_false(res.ima_done);
+	assert_true(get(f, "security.ima", v, sizeof(v)) < 0 && errno == ENODATA);
+	assert_true(get(f, "security.evm", v, sizeof(v)) < 0 && errno == ENODATA);
+
+	/* a label of other content already there: refused leaves it as it was */
+	(void)label(f, &f->eo);
+	il = get(f, "security.ima", ima, sizeof(ima));
+	el = get(f, "security.evm", evm, sizeof(evm));
+	assert_true(il > 0 && el > 0);
+	assert_int_equal(pwrite(f->fd, "T", 1, 0), 1);
+	assert_int_equal(vg_label_file_if(f->h, f->fd, NULL, VG_HASH_SHA256, NULL, &f->eo, &gate,
+					  &res, &d), VG_LABEL_REFUSED);
+	assert_false(memcmp(g.d.bytes, want.bytes, 32) == 0);	/* the new content's */
+	assert_int_equal(get(f, "security.ima", v, sizeof(v)), il);
+	assert_memory_equal(v, ima, (size_t)il);
+	assert_int_equal(get(f, "security.evm", v, sizeof(v)), el);
+	assert_memory_equal(v, evm, (size_t)el);
+
+	/* the gate's error: returned, nothing written */
+	g.answer = -EIO;
+	assert_int_equal(vg_label_file_if(f->h, f->fd, NULL, VG_HASH_SHA256, NULL, &f->eo, &gate,
+					  &res, &d), -EIO);
+	assert_int_equal(get(f, "security.ima", v, sizeof(v)), il);
+	assert_memory_equal(v, ima, (size_t)il);
+
+	/* accepted: labeled with the digest the gate saw */
+	g.answer = 1;
+	assert_int_equal(vg_label_file_if(f->h, f->fd, NULL, VG_HASH_SHA256, NULL, &f->eo, &gate,
+					  &res, &d), 0);
+	assert_true(res.ima_done && res.ima_written && res.evm_written);
+	assert_int_equal(get(f, "security.ima", v, sizeof(v)), 34);
+	assert_memory_equal(v + 2, g.d.bytes, 32);
+	assert_int_equal(appraise(f, true), VG_ST_PASS);
+}
+
+/* changed while hashed: -ESTALE before the gate is asked */
+static void label_if_stale_skips_gate(void **state)
+{
+	struct fx *f = *state;
+	struct gate_seen g = { .answer = 1 };
+	struct vg_label_gate gate = { gate_check, &g };
+	struct vg_label_result res;
+	struct stat st;
+
+	assert_int_equal(fstat(f->fd, &st), 0);
+	st.st_size++;
+	assert_int_equal(vg_label_file_if(f->h, f->fd, &st, VG_HASH_SHA256, NULL, &f->eo, &gate,
+					  &res, NULL), -ESTALE);
+	assert_int_equal(g.calls, 0);
+	assert_false(res.ima_done);
+}
+
 /* security.ima done, security.evm impossible: reported as such, ima kept. */
 static void evm_failure_after_ima(void **state)
 {
@@ -333,6 +423,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(unchanged_labels_are_left_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(changed_while_hashed_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(evm_failure_after_ima, setup, teardown),
+		cmocka_unit_test_setup_teardown(label_if_gate_decides, setup, teardown),
+		cmocka_unit_test_setup_teardown(label_if_stale_skips_gate, setup, teardown),
 		cmocka_unit_test_setup_teardown(hasher_file_reads_everything, setup, teardown),
 		cmocka_unit_test_setup_teardown(cached_hmac_matches_one_shot, setup, teardown),
 		cmocka_unit_test_setup_teardown(allocation_failures, setup, teardown),

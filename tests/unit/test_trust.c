@@ -519,6 +519,23 @@ static void db_round_trip_and_lookup(void **state)
 	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/other", &good, &d), 0);
 	assert_int_equal(vg_hash_buf(VG_HASH_SHA512, "v1\n", 3, &good, NULL), 0);
 	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &good, &d), 1);
+	/* what is recorded for a path, to say why a digest is not trusted */
+	{
+		struct vg_digest rec = { 0 }, want;
+
+		assert_int_equal(vg_hash_buf(VG_HASH_SHA256, "v1\n", 3, &want, NULL), 0);
+		assert_int_equal(vg_trust_db_recorded(db, "/usr/bin/tool", VG_HASH_SHA256, &rec, &d), 1);
+		assert_int_equal(rec.algo, VG_HASH_SHA256);
+		assert_int_equal(rec.len, 32);
+		assert_memory_equal(rec.bytes, want.bytes, 32);
+		assert_int_equal(vg_trust_db_recorded(db, "/usr/bin/tool", VG_HASH_SHA512, &rec, &d), 1);
+		assert_int_equal(rec.len, 64);
+		assert_memory_equal(rec.bytes, good.bytes, 64);
+		assert_int_equal(vg_trust_db_recorded(db, "/usr/bin/other", VG_HASH_SHA256, &rec, &d), 0);
+		assert_int_equal(vg_trust_db_recorded(db, "/usr/bin/tool", VG_HASH_SHA1, NULL, &d), 0);
+		/* a symbolic link has no digest */
+		assert_int_equal(vg_trust_db_recorded(db, "/usr/bin/t", VG_HASH_SHA256, NULL, &d), 0);
+	}
 	vg_trust_db_counts(db, &cur, &sup, &files);
 	assert_int_equal(cur, 1);
 	assert_int_equal(sup, 0);
@@ -550,6 +567,13 @@ static void db_supersedes_then_drops_after_the_grace(void **state)
 	assert_int_equal(sup, 1);
 	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &v2, &d), 1);
 	assert_int_equal(vg_trust_db_lookup(db, "/usr/bin/tool", &v1, &d), 2);
+	{
+		struct vg_digest rec = { 0 };
+
+		/* the current version's digest, though a superseded one is kept */
+		assert_int_equal(vg_trust_db_recorded(db, "/usr/bin/tool", VG_HASH_SHA256, &rec, &d), 1);
+		assert_memory_equal(rec.bytes, v2.bytes, 32);
+	}
 	/* verify sees the current version only */
 	assert_int_equal(vg_trust_db_files(db, true, collect, rows, &d), 0);
 	assert_null(strstr(rows, " 1.0 "));

@@ -160,6 +160,30 @@ int vg_label_file(struct vg_hasher *h, int fd, const struct stat *st, unsigned i
 		  struct vg_label_result *res, struct vg_diag *diag);
 
 /*
+ * A condition on the content of a file to be labeled: @check is called
+ * with the digest vg_label_file_if() computed from the fd it then labels
+ * (after the content stamp was found unchanged, before anything is
+ * written). It returns 1 to label, 0 to refuse, or a negative errno.
+ */
+struct vg_label_gate {
+	int (*check)(void *arg, const struct vg_digest *d);
+	void *arg;
+};
+
+/*
+ * vg_label_file_if - vg_label_file(), but only when @gate (NULL: always)
+ * accepts the digest of the content read: the bytes compared are the
+ * bytes labeled, from one read of @fd. Return: as vg_label_file(), or
+ * VG_LABEL_REFUSED when @gate refused (nothing written, existing labels
+ * untouched), or @gate's negative errno (nothing written).
+ */
+#define VG_LABEL_REFUSED 1
+int vg_label_file_if(struct vg_hasher *h, int fd, const struct stat *st, unsigned int algo,
+		     const struct vg_signer *signer, const struct vg_evm_label_opts *evm,
+		     const struct vg_label_gate *gate, struct vg_label_result *res,
+		     struct vg_diag *diag);
+
+/*
  * vg_evm_value - build the security.evm value for the given inputs
  * (without writing). Return: value length, or a negative errno.
  */

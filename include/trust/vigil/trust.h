@@ -246,12 +246,24 @@ int vg_trust_db_files(struct vg_trust_db *db, bool current_only,
 		      struct vg_diag *diag);
 
 /*
+ * An opened database is used by one thread at a time (SQLite without its
+ * own mutex): callers sharing one across threads lock around each call.
  * vg_trust_db_lookup - whether @path with digest @dg is trusted: recorded
  * for a current package, or a superseded one. Return: 1 current, 2 only
  * superseded (within its grace when recorded), 0 not trusted, -errno.
  */
 int vg_trust_db_lookup(struct vg_trust_db *db, const char *path, const struct vg_digest *dg,
 		       struct vg_diag *diag);
+
+/*
+ * vg_trust_db_recorded - what an opened database records for @path in
+ * algorithm @algo, to say why a digest was not trusted: *@ret_dg (may be
+ * NULL) gets a digest a current package records for it, else one of a
+ * superseded package. Return: 1 a current package records it, 2 only
+ * superseded ones, 0 none (not in the database, or not in @algo), -errno.
+ */
+int vg_trust_db_recorded(struct vg_trust_db *db, const char *path, unsigned int algo,
+			 struct vg_digest *ret_dg, struct vg_diag *diag);
 
 /* Packages recorded: *ret_current, *ret_superseded; files (rows). */
 void vg_trust_db_counts(struct vg_trust_db *db, uint64_t *ret_current,
