@@ -312,6 +312,13 @@ void vg_refpolicy_free(struct vg_refpolicy *p);
  *   Keylime's legacy flat allowlist ("<hex digest> <path>" lines).
  * Excludes are POSIX extended regexes anchored at the start of the path
  * (Python's re.match, which Keylime uses).
+ * A digest "NAME:hex" whose NAME is no algorithm vigil knows (Keylime's
+ * "sm3_256", anything spelled [a-z0-9_-], at most 127 names a policy) is
+ * kept as uncheckable, and exported as it came: it matches no entry, and
+ * an entry whose path has only uncheckable digests fails with
+ * VG_AF_DIGEST_UNSUPPORTED naming the algorithm (Keylime too parses such
+ * a policy and fails only those entries); a path with a checkable digest
+ * beside is judged by it. Boot PCR pins must be checkable.
  * Cost: linear in the document (duplicates are dropped through a keyed
  * hash index, per path), at most VG_REFPOLICY_DIGESTS_MAX digests.
  * Return: 0; -EBADMSG (diag names the key or line); -E2BIG (more digests
@@ -345,7 +352,8 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret);
  * policy key and fails (VG_AF_SIG_INVALID) when the policy has keys and
  * it does not; otherwise the file digest must be allowed for the path
  * (VG_AF_NOT_IN_POLICY, VG_AF_DIGEST; VG_AF_BOOT_AGGREGATE for the
- * boot_aggregate entry). Violations fail unless ignore_violations.
+ * boot_aggregate entry; VG_AF_DIGEST_UNSUPPORTED when the policy's
+ * digests for the path are all of algorithms vigil does not know). Violations fail unless ignore_violations.
  * Return: 0, 1 (@v; @index goes into v->entry).
  */
 int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalog_entry *e,
