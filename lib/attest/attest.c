@@ -97,8 +97,8 @@ int vg_attest_fail(struct vg_attest_verdict *v, unsigned int fail, const char *f
 
 void vg_attest_verdict_release(struct vg_attest_verdict *v)
 {
-	if (!v)
-		return;
+	if (!v || (v->fail == VG_AF_NONE && !v->more))
+		return;		/* nothing to free: a passed round costs nothing here */
 	free(v->more);
 	vg_attest_verdict_init(v);
 }
