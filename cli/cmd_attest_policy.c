@@ -470,24 +470,54 @@ static int load_policy_file(const char *path, const struct vg_dsse_keys *keys,
 	return 0;
 }
 
+static void print_failure(const struct vg_attest_verdict *f)
+{
+	printf("FAIL %s", vg_attest_fail_id(f->fail));
+	if (f->entry >= 0)
+		printf(" entry=%" PRId64, f->entry);
+	if (f->path[0]) {
+		fputs(" path=", stdout);
+		cli_put_path(stdout, f->path);
+	}
+	if (f->digest[0])
+		printf(" digest=%s", f->digest);
+	printf(": %s\n", f->msg);
+}
+
+/* One FAIL line per listed failure, then, past one, how many there were. */
 static void print_verdict(const struct vg_attest_verdict *v)
 {
-	printf("FAIL %s", vg_attest_fail_id(v->fail));
-	if (v->entry >= 0)
-		printf(" entry=%" PRId64, v->entry);
-	if (v->path[0]) {
-		fputs(" path=", stdout);
-		cli_put_path(stdout, v->path);
-	}
-	if (v->digest[0])
-		printf(" digest=%s", v->digest);
-	printf(": %s\n", v->msg);
+	uint64_t count = vg_attest_verdict_count(v);
+	size_t listed = vg_attest_verdict_listed(v);
+
+	for (size_t i = 0; i < listed; i++)
+		print_failure(vg_attest_verdict_nth(v, i));
+	if (count > 1)
+		printf("%" PRIu64 " failures%s\n", count, count > listed ? ", the first ones listed" : "");
+}
+
+static json_object *failure_json(const struct vg_attest_verdict *f)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "failure", json_object_new_string(vg_attest_fail_id(f->fail)));
+	if (f->entry >= 0)
+		json_object_object_add(j, "entry", json_object_new_int64(f->entry));
+	if (f->path[0])
+		json_object_object_add(j, "path", cli_json_path(f->path));
+	if (f->digest[0])
+		json_object_object_add(j, "digest", json_object_new_string(f->digest));
+	json_object_object_add(j, "message", json_object_new_string(f->msg));
+	return j;
 }
 
 /*
  * check --json: the verdict as one object (docs/schemas/attest-policy-check.schema.json):
  * {result: "ok", entries} | {result: "fail", failure, entry?, path?, digest?,
- * message} | {result: "policy-rejected", message}; @v NULL unless "fail".
+ * message, failure_count, failures: [{failure, entry?, path?, digest?,
+ * message}, ...]} (the first failure's fields at the top, as before; the
+ * list bounded by VG_ATTEST_FAILURES_MAX, the count not) |
+ * {result: "policy-rejected", message}; @v NULL unless "fail".
  */
 static void put_check_json(const char *result, uint64_t entries,
 			   const struct vg_attest_verdict *v, const char *msg)
@@ -498,6 +528,9 @@ static void put_check_json(const char *result, uint64_t entries,
 	if (strcmp(result, "ok") == 0)
 		json_object_object_add(j, "entries", json_object_new_int64((int64_t)entries));
 	if (v) {
+		size_t listed = vg_attest_verdict_listed(v);
+		json_object *arr = json_object_new_array();
+
 		json_object_object_add(j, "failure", json_object_new_string(vg_attest_fail_id(v->fail)));
 		if (v->entry >= 0)
 			json_object_object_add(j, "entry", json_object_new_int64(v->entry));
@@ -506,6 +539,11 @@ static void put_check_json(const char *result, uint64_t entries,
 		if (v->digest[0])
 			json_object_object_add(j, "digest", json_object_new_string(v->digest));
 		msg = v->msg;
+		json_object_object_add(j, "failure_count",
+				       json_object_new_int64((int64_t)vg_attest_verdict_count(v)));
+		for (size_t i = 0; i < listed; i++)
+			json_object_array_add(arr, failure_json(vg_attest_verdict_nth(v, i)));
+		json_object_object_add(j, "failures", arr);
 	}
 	if (msg)
 		json_object_object_add(j, "message", json_object_new_string(msg));
@@ -537,6 +575,7 @@ int cli_attest_policy_check(int argc, char **argv)
 	unsigned int algo;
 	int c, r, rc = EXIT_ERROR;
 
+	vg_attest_verdict_init(&v);
 	while ((c = getopt_long(argc, argv, "p:K:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': pf = optarg; break;
@@ -587,6 +626,7 @@ int cli_attest_policy_check(int argc, char **argv)
 		printf("OK %" PRIu64 " entries\n", st.entries);
 	rc = EXIT_OK;
 out:
+	vg_attest_verdict_release(&v);
 	vg_imalog_buf_release(&scratch);
 	vg_refpolicy_free(p);
 	vg_dsse_keys_free(keys);

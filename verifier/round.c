@@ -169,6 +169,51 @@ static int round_evidence(struct verifier *vf, const struct vg_store_agent *a,
 	return r;
 }
 
+/* Append " (...)" to the string in @buf of @size bytes, as much as fits. */
+static void append_count(char *buf, size_t size, uint64_t count, size_t listed)
+{
+	size_t l = strnlen(buf, size - 1);
+
+	snprintf(buf + l, size - l, " (%" PRIu64 " failures in this round%s)", count,
+		 count > listed ? ", the first ones in the history" : "");
+}
+
+/*
+ * A failed round's verdict into @a and the history: every failure the
+ * judgement listed (up to VG_ATTEST_FAILURES_MAX) is a line of its own,
+ * the first one last so that the history, newest first, reads in log
+ * order; the first also goes to the hooks (once per round) and is the
+ * agent's last message, both saying how many failures the round had.
+ * Return: 0, -1 (not recorded).
+ */
+static int record_failures(struct verifier *vf, struct vg_store_agent *a,
+			   const struct vg_attest_verdict *v)
+{
+	uint64_t count = vg_attest_verdict_count(v);
+	size_t listed = vg_attest_verdict_listed(v);
+	struct vg_attest_verdict head;
+	struct vg_store_verdict h;
+
+	snprintf(a->last_msg, sizeof(a->last_msg), "%s", v->msg);
+	vlog_err("%s FAILED %s: %s", a->id, vg_attest_fail_id(v->fail), v->msg);
+	if (count <= 1)
+		return vf_record(vf, a, v);
+	append_count(a->last_msg, sizeof(a->last_msg), count, listed);
+	vlog_err("%s: %" PRIu64 " failures in this round, %zu listed in its history", a->id,
+		 count, listed);
+	for (size_t i = listed; i-- > 1;)
+		if (vf_history(vf, a->id, vg_attest_verdict_nth(v, i), &h) < 0)
+			return -1;
+	vg_attest_verdict_init(&head);
+	head.fail = v->fail;
+	head.entry = v->entry;
+	memcpy(head.path, v->path, sizeof(head.path));
+	memcpy(head.digest, v->digest, sizeof(head.digest));
+	memcpy(head.msg, v->msg, sizeof(head.msg));
+	append_count(head.msg, sizeof(head.msg), count, listed);
+	return vf_record(vf, a, &head);
+}
+
 /*
  * Under vf->lock: the round's outcome @r (@v, new state @st) into @a and
  * the store, unless the agent's row is no longer the one the round began
@@ -216,10 +261,7 @@ static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 	} else if (r == 1) {
 		a->state = VG_AGENT_FAILED;
 		a->last_fail = v->fail;
-		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v->msg);
-		vlog_err("%s FAILED %s: %s", a->id, vg_attest_fail_id(v->fail),
-			v->msg);
-		if (vf_record(vf, a, v) < 0)
+		if (record_failures(vf, a, v) < 0)
 			return;			/* judged again next round, recorded then */
 	} else {
 		if (a->comm_errors++ == 0)
@@ -251,6 +293,7 @@ void vf_round(struct verifier *vf, const char *id)
 
 	if (!a)
 		return;
+	vg_attest_verdict_init(&v);
 	pthread_mutex_lock(&vf->lock);
 	r = vg_store_agent_get(vf->store, id, a, &d);
 	vf_store_status(vf, r < 0 && r != -ENOENT ? d.msg : NULL);
@@ -269,7 +312,6 @@ void vf_round(struct verifier *vf, const char *id)
 	}
 	/* the policy object stays valid while it is held */
 	st = a->st;
-	vg_attest_verdict_init(&v);
 	t0 = vf_metrics_clock();
 	r = round_evidence(vf, a, pol, &st, &reboot, &v);
 	if (vf->stop)
@@ -282,6 +324,7 @@ void vf_round(struct verifier *vf, const char *id)
 	pthread_mutex_unlock(&vf->lock);
 	free(cur);
 release:
+	vg_attest_verdict_release(&v);
 	vf_policy_put(vf, pc);
 	free(a);
 }

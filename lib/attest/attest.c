@@ -58,6 +58,7 @@ static const char *const fail_ids[VG_AF__COUNT] = {
 	[VG_AF_BOOT_VALUE] = "boot.pcr_value",
 	[VG_AF_BOOT_AGG] = "boot.aggregate",
 	[VG_AF_LATE] = "state.late",
+	[VG_AF_DIGEST_UNSUPPORTED] = "policy.digest_unsupported",
 };
 
 const char *vg_attest_fail_id(unsigned int f)
@@ -86,10 +87,74 @@ int vg_attest_fail(struct vg_attest_verdict *v, unsigned int fail, const char *f
 	if (!v)
 		return 1;
 	v->fail = fail;
+	if (!v->failures)
+		v->failures = 1;
 	va_start(ap, fmt);
 	vsnprintf(v->msg, sizeof(v->msg), fmt, ap);
 	va_end(ap);
 	return 1;
+}
+
+void vg_attest_verdict_release(struct vg_attest_verdict *v)
+{
+	if (!v || (v->fail == VG_AF_NONE && !v->more))
+		return;		/* nothing to free: a passed round costs nothing here */
+	free(v->more);
+	vg_attest_verdict_init(v);
+}
+
+/* Copy the failure fields of @f into @v, leaving @v's count and list alone. */
+static void verdict_copy(struct vg_attest_verdict *v, const struct vg_attest_verdict *f)
+{
+	v->fail = f->fail;
+	v->entry = f->entry;
+	memcpy(v->path, f->path, sizeof(v->path));
+	memcpy(v->digest, f->digest, sizeof(v->digest));
+	memcpy(v->msg, f->msg, sizeof(v->msg));
+}
+
+int vg_attest_verdict_add(struct vg_attest_verdict *v, const struct vg_attest_verdict *f)
+{
+	if (!v)
+		return 1;
+	if (v->fail == VG_AF_NONE) {
+		verdict_copy(v, f);
+		v->failures = 1;
+		return 1;
+	}
+	if (v->nmore + 1 < VG_ATTEST_FAILURES_MAX) {
+		/* room for the whole bound at once: a failing round allocates once */
+		if (!v->more) {
+			v->more = calloc(VG_ATTEST_FAILURES_MAX - 1, sizeof(*v->more));
+			if (!v->more)
+				return -ENOMEM;
+		}
+		vg_attest_verdict_init(&v->more[v->nmore]);
+		verdict_copy(&v->more[v->nmore], f);
+		v->more[v->nmore].failures = 1;
+		v->nmore++;
+	}
+	v->failures = (v->failures ? v->failures : 1) + 1;
+	return 1;
+}
+
+uint64_t vg_attest_verdict_count(const struct vg_attest_verdict *v)
+{
+	if (v->fail == VG_AF_NONE)
+		return 0;
+	return v->failures ? v->failures : 1;
+}
+
+size_t vg_attest_verdict_listed(const struct vg_attest_verdict *v)
+{
+	return v->fail == VG_AF_NONE ? 0 : 1 + v->nmore;
+}
+
+const struct vg_attest_verdict *vg_attest_verdict_nth(const struct vg_attest_verdict *v, size_t i)
+{
+	if (i >= vg_attest_verdict_listed(v))
+		return NULL;
+	return i == 0 ? v : &v->more[i - 1];
 }
 
 /* ---- keys ---- */

@@ -36,6 +36,15 @@ static bool dig_eq(const struct vg_digest *a, const struct vg_digest *b)
 	return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
 }
 
+/*
+ * A failure more for @v (may be NULL): the list keeps the first ones,
+ * the count all. Return: 1, -ENOMEM.
+ */
+static int add_fail(struct vg_attest_verdict *v, const struct vg_attest_verdict *f)
+{
+	return v ? vg_attest_verdict_add(v, f) : 1;
+}
+
 int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size_t len,
 			unsigned int log_algo, unsigned int pcr, const struct vg_digest *quoted,
 			struct vg_attest_logstate *st, struct vg_attest_verdict *v)
@@ -46,18 +55,27 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 	struct vg_imalog_entry e;
 	struct vg_diag d = { 0 };
 	struct vg_digest cur = st->pcr, m_pcr = st->pcr;
+	/* one entry's judgement; its fields are written by the policy check itself */
+	struct vg_attest_verdict f;
 	uint64_t n = 0, m_n = 0, m_off = 0;
-	bool matched;
+	bool matched, failed = false;
 	int r;
 
 	if (pcr >= VG_PCR_COUNT || !vg_hash_size(bank))
 		return -EINVAL;
+	/* @v is this check's: an earlier verdict in it goes, as a failure overwrote it before */
+	if (v && v->fail != VG_AF_NONE)
+		vg_attest_verdict_release(v);
 	r = vg_imalog_replay_new(1u << bank, 0, &rp, &d);
 	if (r < 0)
 		return r;
 	r = vg_imalog_replay_set(rp, pcr, &st->pcr);
 	if (r < 0)
 		goto out;
+	f.fail = VG_AF_NONE;
+	f.failures = 0;
+	f.nmore = 0;
+	f.more = NULL;
 	matched = quoted && dig_eq(&st->pcr, quoted);
 	vg_imalog_parser_init(&ps, log, len, log_algo);
 	for (;;) {
@@ -67,35 +85,36 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 		if (r == 0 || r == -EMSGSIZE)	/* a torn tail is still being written */
 			break;
 		if (r < 0) {
-			r = vg_attest_fail(v, VG_AF_LOG_MALFORMED, "entry %" PRIu64 ": %s", idx, d.msg);
-			if (v)
-				v->entry = (int64_t)idx;
+			/* nothing after this entry can be read: the round ends here */
+			vg_attest_verdict_init(&f);
+			vg_attest_fail(&f, VG_AF_LOG_MALFORMED, "entry %" PRIu64 ": %s", idx, d.msg);
+			f.entry = (int64_t)idx;
+			r = add_fail(v, &f);
 			goto out;
 		}
 		r = vg_imalog_replay_entry(rp, &e, idx, &d);
 		if (r == -EILSEQ || r == -EBADMSG) {
-			r = vg_attest_fail(v, r == -EILSEQ ? VG_AF_LOG_ENTRY : VG_AF_LOG_MALFORMED,
-					   "entry %" PRIu64 " was altered: %s", idx, d.msg);
-			if (v) {
-				v->entry = (int64_t)idx;
-				/* name the file if the entry says one */
-				if (pol) {
-					struct vg_attest_verdict tmp;
-
-					vg_attest_verdict_init(&tmp);
-					vg_refpolicy_check_entry(pol, &e, idx, &tmp);
-					memcpy(v->path, tmp.path, sizeof(v->path));
-					memcpy(v->digest, tmp.digest, sizeof(v->digest));
-				}
-			}
+			vg_attest_verdict_init(&f);
+			/* name the file if the entry says one */
+			if (pol && v)
+				vg_refpolicy_check_entry(pol, &e, idx, &f);
+			f.failures = 0;
+			vg_attest_fail(&f, r == -EILSEQ ? VG_AF_LOG_ENTRY : VG_AF_LOG_MALFORMED,
+				       "entry %" PRIu64 " was altered: %s", idx, d.msg);
+			f.entry = (int64_t)idx;
+			r = add_fail(v, &f);
 			goto out;
 		}
 		if (r < 0)
 			goto out;
-		if (pol) {
-			r = vg_refpolicy_check_entry(pol, &e, idx, v);
-			if (r)
+		/* every entry is judged: a round reports all its failing entries */
+		if (pol && vg_refpolicy_check_entry(pol, &e, idx, v ? &f : NULL)) {
+			failed = true;
+			r = add_fail(v, &f);
+			if (r < 0)
 				goto out;
+			f.fail = VG_AF_NONE;
+			f.failures = 0;
 		}
 		n++;
 		if (e.pcr != pcr)
@@ -120,10 +139,12 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 			goto out;
 		vg_hex_encode(quoted->bytes, quoted->len, want);
 		vg_hex_encode(cur.bytes, cur.len, got);
-		r = vg_attest_fail(v, VG_AF_LOG_PCR, "entries %" PRIu64 "..%" PRIu64 " replay PCR %u "
-				   "(%s) to %.16s..., never to the quoted %.16s...: the list is "
-				   "truncated or altered", st->entries, st->entries + n, pcr,
-				   vg_hash_name(bank), got, want);
+		vg_attest_verdict_init(&f);
+		vg_attest_fail(&f, VG_AF_LOG_PCR, "entries %" PRIu64 "..%" PRIu64 " replay PCR %u "
+			       "(%s) to %.16s..., never to the quoted %.16s...: the list is "
+			       "truncated or altered", st->entries, st->entries + n, pcr,
+			       vg_hash_name(bank), got, want);
+		r = add_fail(v, &f);
 		goto out;
 	}
 	if (!quoted) {
@@ -134,9 +155,15 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 			m_pcr = st->pcr;
 	}
 	if (quoted && st->lag > 0 && n > 0 && m_n < st->lag) {
-		r = vg_attest_fail(v, VG_AF_LOG_PROGRESS, "the quote covers %" PRIu64 " new entries, "
-				   "the previous round left %" PRIu64 " unquoted: it does not catch up",
-				   m_n, st->lag);
+		vg_attest_verdict_init(&f);
+		vg_attest_fail(&f, VG_AF_LOG_PROGRESS, "the quote covers %" PRIu64 " new entries, "
+			       "the previous round left %" PRIu64 " unquoted: it does not catch up",
+			       m_n, st->lag);
+		r = add_fail(v, &f);
+		goto out;
+	}
+	if (failed) {
+		r = 1;
 		goto out;
 	}
 	st->entries += m_n;
@@ -145,6 +172,8 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 	st->lag = n - m_n;
 	r = 0;
 out:
+	if (r < 0 && failed && v)
+		vg_attest_verdict_release(v);	/* an operational error, not a judgement */
 	vg_imalog_replay_free(rp);
 	return r;
 }

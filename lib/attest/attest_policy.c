@@ -72,7 +72,35 @@ void vg_refpolicy_free(struct vg_refpolicy *p)
 		free(p->key_pem[i]);
 	free(p->key_pem);
 	free(p->pins);
+	free(p->ualgo);
 	free(p);
+}
+
+const char *vg__refpolicy_algo_name(const struct vg_refpolicy *p, const struct pdig *d)
+{
+	if (d->algo >= PDIG_UNCHECKED)
+		return (size_t)(d->algo - PDIG_UNCHECKED) < p->nualgo ? p->ualgo[d->algo - PDIG_UNCHECKED]
+								     : "unknown";
+	return d->algo == VG_HASH__LAST ? NULL : vg_hash_name(d->algo);
+}
+
+int vg__refpolicy_ualgo(struct vg_refpolicy *p, const char *name)
+{
+	char (*n)[PDIG_NAME_MAX];
+
+	if (strlen(name) >= PDIG_NAME_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < p->nualgo; i++)
+		if (strcmp(p->ualgo[i], name) == 0)
+			return PDIG_UNCHECKED + (int)i;
+	if (p->nualgo >= PDIG_UNCHECKED_NAMES)
+		return -E2BIG;
+	n = realloc(p->ualgo, (p->nualgo + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->ualgo = n;
+	strcpy(n[p->nualgo], name);
+	return PDIG_UNCHECKED + (int)p->nualgo++;
 }
 
 int vg_refpolicy_allow(struct vg_refpolicy *p, const char *path, const struct vg_digest *digest)
@@ -351,6 +379,28 @@ static const struct vg_imalog_field *field(const struct vg_imalog_entry *e, unsi
 	return NULL;
 }
 
+/*
+ * On a digest that did not match, only: when every digest the policy has
+ * for the path is of an algorithm vigil does not know, the entry cannot be
+ * checked (Keylime fails it too), which is a failure of its own kind. A
+ * path with one checkable digest is judged by it (VG_AF_DIGEST).
+ * Return: true when @v got VG_AF_DIGEST_UNSUPPORTED.
+ */
+static bool unsupported(const struct vg_refpolicy *p, const struct pent *pe, uint64_t index,
+			const char *path, struct vg_attest_verdict *v)
+{
+	if (!pe->n)
+		return false;
+	for (size_t i = 0; i < pe->n; i++)
+		if (pe->d[i].algo < PDIG_UNCHECKED)
+			return false;
+	vg_attest_fail(v, VG_AF_DIGEST_UNSUPPORTED, "entry %llu: the policy's digests for %s are "
+		       "%s, an algorithm vigil cannot compute: the entry's %s cannot be checked",
+		       (unsigned long long)index, path, vg__refpolicy_algo_name(p, &pe->d[0]),
+		       v ? v->digest : "digest");
+	return true;
+}
+
 int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalog_entry *e,
 			     uint64_t index, struct vg_attest_verdict *v)
 {
@@ -419,7 +469,8 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 			return vg_attest_fail(v, VG_AF_NOT_IN_POLICY, "entry %llu: ima-buf event %s is "
 					      "not in the policy", (unsigned long long)index, path);
 		if (!vg__reftab_match(&p->bufs, pe, algo, dig, dlen))
-			return vg_attest_fail(v, VG_AF_DIGEST, "entry %llu: ima-buf %s digest %s is not "
+			return unsupported(p, pe, index, path, v) ? 1 :
+			       vg_attest_fail(v, VG_AF_DIGEST, "entry %llu: ima-buf %s digest %s is not "
 					      "allowed", (unsigned long long)index, path,
 					      v ? v->digest : "");
 		return 0;
@@ -447,6 +498,8 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 				      (unsigned long long)index, path);
 	}
 	if (!vg__reftab_match(&p->files, pe, algo, dig, dlen)) {
+		if (unsupported(p, pe, index, path, v))
+			return 1;
 		if (strcmp(path, "boot_aggregate") == 0)
 			return vg_attest_fail(v, VG_AF_BOOT_AGGREGATE, "entry %llu: boot_aggregate %s is "
 					      "not allowed", (unsigned long long)index,

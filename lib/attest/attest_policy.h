@@ -17,8 +17,20 @@
 #include "vigil/hash.h"
 #include "vigil/keyring.h"
 
+/*
+ * A digest of an algorithm vigil does not know (Keylime's "sm3_256", any
+ * other name) is kept, uncheckable: its algo is PDIG_UNCHECKED + the index
+ * of its name in vg_refpolicy.ualgo. It never matches a log entry's digest;
+ * an entry whose path has only such digests fails with
+ * VG_AF_DIGEST_UNSUPPORTED.
+ */
+#define PDIG_UNCHECKED 0x80
+#define PDIG_UNCHECKED_NAMES 127	/* distinct unknown algorithm names of one policy */
+#define PDIG_NAME_MAX 32
+
 struct pdig {
-	uint8_t algo;			/* vg algo; VG_HASH__LAST: any algo of this length */
+	uint8_t algo;			/* vg algo; VG_HASH__LAST: any algo of this length;
+					   >= PDIG_UNCHECKED: an unknown algorithm */
 	uint8_t len;
 	uint8_t bytes[VG_HASH_MAX_DIGEST];
 };
@@ -59,7 +71,17 @@ struct vg_refpolicy {
 	bool ignore_violations;
 	struct bootpin *pins;		/* "boot_pcrs": allowed values per boot PCR */
 	size_t npins;
+	char (*ualgo)[PDIG_NAME_MAX];	/* names of the unknown algorithms of uncheckable digests */
+	size_t nualgo;
 };
+
+/* The name of the algorithm of @d ("sha256", an unknown one's name), NULL for a wildcard. */
+const char *vg__refpolicy_algo_name(const struct vg_refpolicy *p, const struct pdig *d);
+/*
+ * The index of the unknown algorithm @name in @p, added if new.
+ * Return: PDIG_UNCHECKED + index, -E2BIG (too many names), -ENOMEM.
+ */
+int vg__refpolicy_ualgo(struct vg_refpolicy *p, const char *name);
 
 /* The entry of @path in @t, or NULL. */
 struct pent *vg__reftab_find(const struct table *t, const char *path);

@@ -24,40 +24,54 @@
 #include "vigil/keyring.h"
 #include "vigil/sig.h"
 
-/* "algo:hex" (vigil) or bare hex, algorithm implied by its length (Keylime). */
-static int parse_digest(const char *s, struct pdig *d)
+/*
+ * "algo:hex" (vigil) or bare hex, algorithm implied by its length (Keylime).
+ * With @p, an algorithm name vigil does not know (Keylime's "sm3_256",
+ * anything else spelled [a-z0-9_-]) is kept as an uncheckable digest of
+ * that name (attest_policy.h); without, it is malformed (boot PCR pins
+ * must be checkable). A known algorithm with a digest of another length
+ * is malformed. Return: 0, -EBADMSG, -E2BIG (too many unknown names), -ENOMEM.
+ */
+static int parse_digest(struct vg_refpolicy *p, const char *s, struct pdig *d)
 {
 	const char *colon = strchr(s, ':');
 	const char *hex = s;
+	bool unknown = false;
 	int n;
 
 	memset(d, 0, sizeof(*d));
 	d->algo = VG_HASH__LAST;
 	if (colon) {
-		char name[32];
+		char name[PDIG_NAME_MAX];
 		int a;
 
-		if ((size_t)(colon - s) >= sizeof(name))
+		if (colon == s || (size_t)(colon - s) >= sizeof(name))
 			return -EBADMSG;
 		memcpy(name, s, (size_t)(colon - s));
 		name[colon - s] = 0;
 		a = vg_hash_by_name(name);
-		if (a < 0)
-			return -EBADMSG;
+		if (a < 0) {
+			if (!p || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(name))
+				return -EBADMSG;
+			a = vg__refpolicy_ualgo(p, name);
+			if (a < 0)
+				return a;
+			unknown = true;
+		}
 		d->algo = (uint8_t)a;
 		hex = colon + 1;
 	}
 	n = vg_hex_decode(hex, d->bytes, sizeof(d->bytes));
-	if (n < 20)
+	if (n < (unknown ? 1 : 20))
 		return -EBADMSG;
-	if (d->algo != VG_HASH__LAST && (size_t)n != vg_hash_size(d->algo))
+	if (!unknown && d->algo != VG_HASH__LAST && (size_t)n != vg_hash_size(d->algo))
 		return -EBADMSG;
 	d->len = (uint8_t)n;
 	return 0;
 }
 
-static int add_digest_list(struct table *t, const char *path, json_object *arr,
-			   struct vg_diag *diag)
+static int add_digest_list(struct vg_refpolicy *p, struct table *t, const char *path,
+			   json_object *arr, struct vg_diag *diag)
 {
 	size_t n;
 	int r;
@@ -72,9 +86,16 @@ static int add_digest_list(struct table *t, const char *path, json_object *arr,
 		json_object *o = json_object_array_get_idx(arr, i);
 		struct pdig d;
 
-		if (!json_object_is_type(o, json_type_string) ||
-		    parse_digest(json_object_get_string(o), &d) < 0)
+		if (!json_object_is_type(o, json_type_string))
 			return vg_diag_set(diag, -EBADMSG, "policy: bad digest for \"%.200s\"", path);
+		r = parse_digest(p, json_object_get_string(o), &d);
+		if (r == -E2BIG)
+			return vg_diag_set(diag, -EBADMSG, "policy: more than %u algorithm names vigil "
+					   "does not know", PDIG_UNCHECKED_NAMES);
+		if (r < 0 && r != -ENOMEM)
+			return vg_diag_set(diag, -EBADMSG, "policy: bad digest for \"%.200s\"", path);
+		if (r < 0)
+			return r;
 		r = vg__reftab_add(t, path, &d);
 		if (r == -E2BIG)
 			return vg_diag_set(diag, r, "policy: more than %u digests (the limit)",
@@ -85,14 +106,15 @@ static int add_digest_list(struct table *t, const char *path, json_object *arr,
 	return 0;
 }
 
-static int add_digest_map(struct table *t, json_object *map, const char *what, struct vg_diag *diag)
+static int add_digest_map(struct vg_refpolicy *p, struct table *t, json_object *map,
+			  const char *what, struct vg_diag *diag)
 {
 	if (!map)
 		return 0;
 	if (!json_object_is_type(map, json_type_object))
 		return vg_diag_set(diag, -EBADMSG, "policy: \"%s\" is not an object", what);
 	json_object_object_foreach(map, k, val) {
-		int r = add_digest_list(t, k, val, diag);
+		int r = add_digest_list(p, t, k, val, diag);
 
 		if (r < 0)
 			return r;
@@ -221,7 +243,7 @@ static int load_boot_pcrs(struct vg_refpolicy *p, json_object *o, struct vg_diag
 			int r;
 
 			if (!json_object_is_type(e, json_type_string) ||
-			    parse_digest(json_object_get_string(e), &d) < 0 ||
+			    parse_digest(NULL, json_object_get_string(e), &d) < 0 ||
 			    (d.algo == VG_HASH__LAST && d.len != 20 && d.len != 32 && d.len != 48 &&
 			     d.len != 64))
 				return vg_diag_set(diag, -EBADMSG, "policy: boot_pcrs %lu: value %zu is "
@@ -275,12 +297,12 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 	if (json_object_object_get_ex(root, "payloadType", &o))
 		return load_dsse(p, root, depth, diag);
 	if (json_object_object_get_ex(root, "digests", &o)) {
-		r = add_digest_map(&p->files, o, "digests", diag);
+		r = add_digest_map(p, &p->files, o, "digests", diag);
 		if (r < 0)
 			return r;
 	}
 	if (json_object_object_get_ex(root, "boot_aggregate", &o)) {
-		r = add_digest_list(&p->files, "boot_aggregate", o, diag);
+		r = add_digest_list(p, &p->files, "boot_aggregate", o, diag);
 		if (r < 0)
 			return r;
 	}
@@ -301,13 +323,13 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 	}
 	/* vigil: "ima_buf"; Keylime: "ima-buf" and "keyrings" (sha256 of the buffer) */
 	if (json_object_object_get_ex(root, "ima_buf", &o) &&
-	    (r = add_digest_map(&p->bufs, o, "ima_buf", diag)) < 0)
+	    (r = add_digest_map(p, &p->bufs, o, "ima_buf", diag)) < 0)
 		return r;
 	if (json_object_object_get_ex(root, "ima-buf", &o) &&
-	    (r = add_digest_map(&p->bufs, o, "ima-buf", diag)) < 0)
+	    (r = add_digest_map(p, &p->bufs, o, "ima-buf", diag)) < 0)
 		return r;
 	if (json_object_object_get_ex(root, "keyrings", &o) &&
-	    (r = add_digest_map(&p->bufs, o, "keyrings", diag)) < 0)
+	    (r = add_digest_map(p, &p->bufs, o, "keyrings", diag)) < 0)
 		return r;
 	if (json_object_object_get_ex(root, "keys", &o)) {
 		if (!json_object_is_type(o, json_type_array))
@@ -384,7 +406,10 @@ static int load_flat(struct vg_refpolicy *p, const char *s, size_t len, struct v
 		path = sp + 1;
 		while (*path == ' ' || *path == '\t')
 			path++;
-		if (!*path || parse_digest(buf, &d) < 0)
+		r = *path ? parse_digest(p, buf, &d) : -EBADMSG;
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
 			return vg_diag_set(diag, -EBADMSG, "allowlist line %zu: bad digest or path", line);
 		r = vg__reftab_add(&p->files, path, &d);
 		if (r == -E2BIG)
@@ -455,22 +480,23 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp((*(const struct pent *const *)a)->path, (*(const struct pent *const *)b)->path);
 }
 
-static json_object *digests_json(const struct pent *e)
+static json_object *digests_json(const struct vg_refpolicy *p, const struct pent *e)
 {
 	json_object *arr = json_object_new_array();
 
 	for (size_t i = 0; arr && i < e->n; i++) {
-		char s[32 + 2 * VG_HASH_MAX_DIGEST + 1], *h = s;
+		char s[PDIG_NAME_MAX + 2 + 2 * VG_HASH_MAX_DIGEST + 1], *h = s;
+		const char *an = vg__refpolicy_algo_name(p, &e->d[i]);
 
-		if (e->d[i].algo != VG_HASH__LAST)
-			h += sprintf(s, "%s:", vg_hash_name(e->d[i].algo));
+		if (an)
+			h += sprintf(s, "%s:", an);
 		vg_hex_encode(e->d[i].bytes, e->d[i].len, h);
 		json_object_array_add(arr, json_object_new_string(s));
 	}
 	return arr;
 }
 
-static json_object *table_json(const struct table *t, bool skip_ba)
+static json_object *table_json(const struct vg_refpolicy *p, const struct table *t, bool skip_ba)
 {
 	json_object *o = json_object_new_object();
 	struct pent **v = t->count ? malloc(t->count * sizeof(*v)) : NULL;
@@ -488,7 +514,7 @@ static json_object *table_json(const struct table *t, bool skip_ba)
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_str);
 	for (size_t i = 0; i < n; i++)
-		json_object_object_add(o, v[i]->path, digests_json(v[i]));
+		json_object_object_add(o, v[i]->path, digests_json(p, v[i]));
 	free(v);
 	return o;
 }
@@ -503,19 +529,19 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret)
 	if (!root)
 		return -ENOMEM;
 	json_object_object_add(root, "vigil_refpolicy", json_object_new_int(1));
-	json_object_object_add(root, "digests", table_json(&p->files, true));
+	json_object_object_add(root, "digests", table_json(p, &p->files, true));
 	/* absent stays absent: an empty list would be a path with no digest (fuzz_refpolicy) */
 	if (b) {
-		ba = digests_json(b);
+		ba = digests_json(p, b);
 		json_object_object_add(root, "boot_aggregate", ba);
 	}
 	ex = json_object_new_array();
 	for (size_t i = 0; ex && i < p->nex; i++)
 		json_object_array_add(ex, json_object_new_string(p->ex_src[i]));
 	json_object_object_add(root, "excludes", ex);
-	json_object_object_add(root, "ima_buf", table_json(&p->bufs, false));
+	json_object_object_add(root, "ima_buf", table_json(p, &p->bufs, false));
 	{
-		json_object *ik = table_json(&p->ignored, false), *arr = json_object_new_array();
+		json_object *ik = table_json(p, &p->ignored, false), *arr = json_object_new_array();
 
 		json_object_object_foreach(ik, k, val) {
 			(void)val;

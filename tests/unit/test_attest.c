@@ -349,6 +349,10 @@ static unsigned int judge(const char *log, const char *policy_file, const char *
 	vg_attest_verdict_init(v);
 	r = vg_attest_log_check(p, bin.data, bin.len, algo, 10, NULL, &st, v);
 	assert_true(r == 0 || r == 1);
+	/* the callers read the first failure: the others' list goes */
+	free(v->more);
+	v->more = NULL;
+	v->nmore = 0;
 	vg_refpolicy_free(p);
 	vg_imalog_buf_release(&bin);
 	free(lt);
@@ -664,6 +668,7 @@ static void indexed_paths_match_like_small_ones(void **state)
 						     &st, &v), k == 0 ? 0 : 1);
 		if (k == 1) {
 			assert_int_equal(v.entry, 0);	/* boot_aggregate: decoys only */
+			vg_attest_verdict_release(&v);
 		} else {
 			char *json;
 
@@ -752,6 +757,121 @@ static void survives_allocation_failures(void **state)
 	free(lt);
 }
 
+/*
+ * A policy with no digests fails every entry of a list: all of them are
+ * counted, the first VG_ATTEST_FAILURES_MAX listed in log order, each
+ * with its own entry; the state does not move. An allocation failure for
+ * the list is an error, with nothing left to free.
+ */
+static void log_check_lists_every_failure(void **state)
+{
+	size_t len;
+	char *txt = (char *)slurp("perf_ima_log.txt", &len);
+	struct vg_imalog_buf bin = { 0 };
+	struct vg_refpolicy *p;
+	struct vg_attest_logstate st;
+	struct vg_attest_verdict v;
+	unsigned int algo;
+	long n;
+
+	(void)state;
+	n = vg_imalog_from_ascii(txt, len, &bin, &algo, NULL);
+	assert_int_equal(n, 780);
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)"{\"digests\": {}}", 15, &p, NULL), 0);
+	vg_attest_logstate_init(&st, VG_HASH_SHA256);
+	vg_attest_verdict_init(&v);
+	assert_int_equal(vg_attest_log_check(p, bin.data, bin.len, algo, 10, NULL, &st, &v), 1);
+	assert_int_equal(vg_attest_verdict_count(&v), 780);
+	assert_int_equal(vg_attest_verdict_listed(&v), VG_ATTEST_FAILURES_MAX);
+	assert_int_equal(st.entries, 0);
+	assert_int_equal(v.fail, VG_AF_BOOT_AGGREGATE);
+	for (size_t i = 0; i < VG_ATTEST_FAILURES_MAX; i++) {
+		const struct vg_attest_verdict *f = vg_attest_verdict_nth(&v, i);
+
+		assert_non_null(f);
+		assert_int_equal(f->entry, (int64_t)i);
+		assert_int_equal(f->fail, i ? VG_AF_NOT_IN_POLICY : VG_AF_BOOT_AGGREGATE);
+		assert_true(f->path[0] && strncmp(f->digest, "sha256:", 7) == 0);
+	}
+	assert_null(vg_attest_verdict_nth(&v, VG_ATTEST_FAILURES_MAX));
+	/* a second check drops the first one's failures: here a log of one entry */
+	{
+		struct vg_imalog_parser ps;
+		struct vg_imalog_entry e;
+
+		vg_imalog_parser_init(&ps, bin.data, bin.len, algo);
+		assert_int_equal(vg_imalog_parser_next(&ps, &e, NULL), 1);
+		vg_attest_logstate_init(&st, VG_HASH_SHA256);
+		assert_int_equal(vg_attest_log_check(p, bin.data, ps.off, algo, 10, NULL, &st, &v), 1);
+		assert_int_equal(vg_attest_verdict_count(&v), 1);
+		assert_int_equal(vg_attest_verdict_listed(&v), 1);
+		assert_null(v.more);	/* one failure: nothing allocated */
+	}
+	vg_attest_verdict_release(&v);
+	assert_int_equal(v.fail, VG_AF_NONE);
+	assert_int_equal(vg_attest_verdict_count(&v), 0);
+	/* the list's allocation fails: an error, the verdict empty */
+	for (long k = 0;; k++) {
+		int r;
+
+		vg_attest_logstate_init(&st, VG_HASH_SHA256);
+		vg_attest_verdict_init(&v);
+		failalloc_arm(k);
+		r = vg_attest_log_check(p, bin.data, bin.len, algo, 10, NULL, &st, &v);
+		failalloc_disarm();
+		if (!failalloc_hit()) {
+			assert_int_equal(r, 1);
+			vg_attest_verdict_release(&v);
+			break;
+		}
+		assert_true(r < 0);	/* -ENOMEM, or OpenSSL's fetch failing: -EOPNOTSUPP */
+		assert_int_equal(v.fail, VG_AF_NONE);
+		assert_null(v.more);
+	}
+	vg_refpolicy_free(p);
+	vg_imalog_buf_release(&bin);
+	free(txt);
+}
+
+/*
+ * Digests of algorithms vigil does not know are kept (uncheckable) and
+ * exported again; a known algorithm with a wrong length, or an unknown
+ * one in boot_pcrs, is still malformed.
+ */
+static void policy_keeps_uncheckable_digests(void **state)
+{
+	static const char doc[] =
+		"{\"digests\": {\"/a\": [\"sm3_256:dca3d0b348447a494da13278a2451683e43314a2d2add09f9ee8e028676018dd\"],"
+		" \"/b\": [\"frob:0011223344556677889900112233445566778899001122334455667788\","
+		" \"sha256:e4cb9f5709c88376b5fc3743cd88e76b9aae8f3d992d845678de5215edb31216\"]}}";
+	struct vg_refpolicy *p, *q;
+	struct vg_diag d = { 0 };
+	char *j1, *j2;
+
+	(void)state;
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)doc, strlen(doc), &p, &d), 0);
+	assert_int_equal(vg_refpolicy_paths(p), 2);
+	assert_true(vg_refpolicy_to_json(p, &j1) > 0);
+	assert_non_null(strstr(j1, "\"sm3_256:dca3d0b3"));
+	assert_non_null(strstr(j1, "\"frob:00112233"));
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)j1, strlen(j1), &q, &d), 0);
+	assert_true(vg_refpolicy_to_json(q, &j2) > 0);
+	assert_string_equal(j1, j2);
+	free(j1);
+	free(j2);
+	vg_refpolicy_free(p);
+	vg_refpolicy_free(q);
+	/* still malformed: a known name with another length, odd names, unknown pins */
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)"{\"digests\": {\"/a\": [\"sha256:00112233445566778899aabbccddeeff00112233\"]}}",
+					   72, &p, &d), -EBADMSG);
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)"{\"digests\": {\"/a\": [\"Fr0b:0011\"]}}",
+					   34, &p, &d), -EBADMSG);
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)"{\"digests\": {\"/a\": [\":0011\"]}}",
+					   30, &p, &d), -EBADMSG);
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)"{\"boot_pcrs\": {\"0\": \"frob:0011223344556677889900112233445566778899\"}}",
+					   69, &p, &d), -EBADMSG);
+}
+
 static void fail_ids_are_unique(void **state)
 {
 	(void)state;
@@ -778,6 +898,8 @@ int main(void)
 		cmocka_unit_test(indexed_paths_match_like_small_ones),
 		cmocka_unit_test(fail_ids_are_unique),
 		cmocka_unit_test(survives_allocation_failures),
+		cmocka_unit_test(log_check_lists_every_failure),
+		cmocka_unit_test(policy_keeps_uncheckable_digests),
 	};
 
 	failalloc_install();

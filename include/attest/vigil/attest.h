@@ -18,7 +18,9 @@
  * The AK arrives as a marshalled TPM2B_PUBLIC (unmarshalled with tss2-mu).
  *
  * Outcomes. A check returns 0 (trusted), 1 (not trusted: @v says why, in
- * a typed failure with the entry, the file and the digest at fault) or a
+ * a typed failure with the entry, the file and the digest at fault; the
+ * policy's judgement of a list lists every failing entry, up to
+ * VG_ATTEST_FAILURES_MAX, and counts them all) or a
  * negative errno for an operational problem (-ENOMEM, -EIO). Bytes from
  * an agent are never an operational problem: malformed evidence is the
  * failure VG_AF_MALFORMED.
@@ -87,6 +89,8 @@ enum vg_attest_fail {
 	VG_AF_BOOT_VALUE,	/* boot.pcr_value: boot PCR not a value the policy pins */
 	VG_AF_BOOT_AGG,		/* boot.aggregate: IMA boot_aggregate is not the boot log's */
 	VG_AF_LATE,		/* state.late: the verifier did not start a due round on time (an event) */
+	VG_AF_DIGEST_UNSUPPORTED,	/* policy.digest_unsupported: the policy's digests for the
+					   path are all of algorithms vigil cannot compute */
 	VG_AF__COUNT
 };
 
@@ -95,19 +99,53 @@ const char *vg_attest_fail_id(unsigned int f);
 /* Return: the enum value for a failure id, or -ENOENT. */
 int vg_attest_fail_by_id(const char *id);
 
+/*
+ * A judgement of a round may find several failures: the policy judges every
+ * entry of a list (as Keylime does), so a list with three bad entries fails
+ * with three. The first failure is the verdict's own fields (fail, entry,
+ * path, digest, msg: what a caller that wants one failure reads, as before);
+ * the next ones, up to VG_ATTEST_FAILURES_MAX in all, are listed in @more,
+ * and @failures counts them all, also those beyond the bound. A verdict
+ * with one failure, or none, holds no memory: @more is allocated only for
+ * the second failure. vg_attest_verdict_release() frees it; a verdict is
+ * not copied by value once it may hold a list.
+ */
+#define VG_ATTEST_FAILURES_MAX 64
+
 struct vg_attest_verdict {
 	unsigned int fail;		/* enum vg_attest_fail */
 	int64_t entry;			/* absolute log entry index at fault, -1 if none */
 	char path[1024];		/* file at fault (the entry's event name, truncated) */
 	char digest[2 * VG_HASH_MAX_DIGEST + 16];	/* "sha256:<hex>" at fault */
 	char msg[512];			/* the explanation, one sentence */
+	uint64_t failures;		/* failures found, the first included; 0 when fail is NONE */
+	size_t nmore;			/* failures listed in @more (at most FAILURES_MAX - 1) */
+	struct vg_attest_verdict *more;	/* the 2nd.. listed failures (their own @more NULL) */
 };
 
 void vg_attest_verdict_init(struct vg_attest_verdict *v);
+/* Free the list of @v (may be NULL) and make it a verdict with no failure. */
+void vg_attest_verdict_release(struct vg_attest_verdict *v);
 
 /* Record a failure in @v (may be NULL). Return: 1, the "not trusted" outcome. */
 int vg_attest_fail(struct vg_attest_verdict *v, unsigned int fail, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * vg_attest_verdict_add - one more failure @f (its own list ignored) for
+ * @v: the first failure is copied into @v's fields, the next ones into
+ * the list while it has fewer than VG_ATTEST_FAILURES_MAX, and every one
+ * is counted.
+ * Return: 1 (the "not trusted" outcome), -ENOMEM (@v unchanged).
+ */
+int vg_attest_verdict_add(struct vg_attest_verdict *v, const struct vg_attest_verdict *f);
+
+/* Return: the number of failures of @v, those beyond the bound included. */
+uint64_t vg_attest_verdict_count(const struct vg_attest_verdict *v);
+/* Return: the number of failures listed, at most VG_ATTEST_FAILURES_MAX. */
+size_t vg_attest_verdict_listed(const struct vg_attest_verdict *v);
+/* Return: the @i-th listed failure (0: @v itself), NULL past the list. */
+const struct vg_attest_verdict *vg_attest_verdict_nth(const struct vg_attest_verdict *v, size_t i);
 
 /* ---- TPM structures ---- */
 
@@ -274,6 +312,13 @@ void vg_refpolicy_free(struct vg_refpolicy *p);
  *   Keylime's legacy flat allowlist ("<hex digest> <path>" lines).
  * Excludes are POSIX extended regexes anchored at the start of the path
  * (Python's re.match, which Keylime uses).
+ * A digest "NAME:hex" whose NAME is no algorithm vigil knows (Keylime's
+ * "sm3_256", anything spelled [a-z0-9_-], at most 127 names a policy) is
+ * kept as uncheckable, and exported as it came: it matches no entry, and
+ * an entry whose path has only uncheckable digests fails with
+ * VG_AF_DIGEST_UNSUPPORTED naming the algorithm (Keylime too parses such
+ * a policy and fails only those entries); a path with a checkable digest
+ * beside is judged by it. Boot PCR pins must be checkable.
  * Cost: linear in the document (duplicates are dropped through a keyed
  * hash index, per path), at most VG_REFPOLICY_DIGESTS_MAX digests.
  * Return: 0; -EBADMSG (diag names the key or line); -E2BIG (more digests
@@ -307,7 +352,8 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret);
  * policy key and fails (VG_AF_SIG_INVALID) when the policy has keys and
  * it does not; otherwise the file digest must be allowed for the path
  * (VG_AF_NOT_IN_POLICY, VG_AF_DIGEST; VG_AF_BOOT_AGGREGATE for the
- * boot_aggregate entry). Violations fail unless ignore_violations.
+ * boot_aggregate entry; VG_AF_DIGEST_UNSUPPORTED when the policy's
+ * digests for the path are all of algorithms vigil does not know). Violations fail unless ignore_violations.
  * Return: 0, 1 (@v; @index goes into v->entry).
  */
 int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalog_entry *e,
@@ -337,7 +383,15 @@ void vg_attest_logstate_init(struct vg_attest_logstate *st, unsigned int bank);
  * VG_AF_LOG_PCR. A lag that does not shrink below the previous one while
  * new entries keep coming: VG_AF_LOG_PROGRESS. @quoted NULL: every entry
  * counts as attested (offline policy check).
- * Return: 0, 1 (@v, @st unchanged), -ENOMEM/-EIO.
+ * A policy failure does not stop the judgement: every entry is judged and
+ * each failure goes into @v's list (the first in @v's fields, up to
+ * VG_ATTEST_FAILURES_MAX listed, all counted); an entry that does not
+ * parse or was altered ends it (nothing after it can be trusted), as do
+ * VG_AF_LOG_PCR and VG_AF_LOG_PROGRESS, each added after the policy's
+ * failures. A failure already in @v is dropped first. @v, when it may
+ * hold a list, is freed with vg_attest_verdict_release(). A round that fails nowhere allocates
+ * nothing for its verdict.
+ * Return: 0, 1 (@v, @st unchanged), -ENOMEM/-EIO (@v's list dropped).
  */
 int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size_t len,
 			unsigned int log_algo, unsigned int pcr, const struct vg_digest *quoted,
