@@ -21,6 +21,7 @@
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 
 #include "internal.h"
 #include "vigil/hash.h"
@@ -116,6 +117,26 @@ int vg_hash_buf(unsigned int algo, const void *buf, size_t len,
 		ret->len = (uint8_t)n;
 	}
 	EVP_MD_free(md);
+	return r;
+}
+
+int vg_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
+		   uint8_t out[32], struct vg_diag *diag)
+{
+	size_t outlen = 0;
+	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
+		OSSL_PARAM_construct_end(),
+	};
+	int r = 0;
+
+	if (!ctx || !EVP_MAC_init(ctx, key, keylen, params) || !EVP_MAC_update(ctx, msg, len) ||
+	    !EVP_MAC_final(ctx, out, &outlen, 32))
+		r = vg_diag_ssl(diag, -ENOMEM, "HMAC-SHA256");
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(mac);
 	return r;
 }
 

@@ -17,30 +17,17 @@
 #include <openssl/params.h>
 #include <sqlite3.h>
 
+#include "vigil/hash.h"
 #include "internal.h"
 #include "scan_db.h"
 
 #define SCAN_MAC_LABEL "vigil scan database v1"
 
 int vg__scan_derive_key(struct vg_scan_db *db, const uint8_t *key, size_t keylen,
-			struct vg_diag *diag)
+		struct vg_diag *diag)
 {
-	size_t outlen = 0;
-	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
-	OSSL_PARAM params[] = {
-		OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
-		OSSL_PARAM_construct_end(),
-	};
-	int r = 0;
-
-	if (!ctx || !EVP_MAC_init(ctx, key, keylen, params) ||
-	    !EVP_MAC_update(ctx, (const uint8_t *)SCAN_MAC_LABEL, strlen(SCAN_MAC_LABEL)) ||
-	    !EVP_MAC_final(ctx, db->mackey, &outlen, sizeof(db->mackey)))
-		r = vg_diag_ssl(diag, -ENOMEM, "HMAC-SHA256");
-	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(mac);
-	return r;
+	return vg_hmac_sha256(key, keylen, SCAN_MAC_LABEL, strlen(SCAN_MAC_LABEL), db->mackey,
+			      diag);
 }
 
 /*

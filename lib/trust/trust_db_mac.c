@@ -17,6 +17,7 @@
 #include <openssl/params.h>
 #include <sqlite3.h>
 
+#include "vigil/hash.h"
 #include "vigil/outfile.h"
 #include "vigil/trust.h"
 #include "trust_db.h"
@@ -31,24 +32,10 @@ static const char *const mac_queries[] = {
 };
 
 int vg__trust_derive_key(struct vg_trust_db *db, const uint8_t *key, size_t keylen,
-		      struct vg_diag *diag)
+		struct vg_diag *diag)
 {
-	size_t outlen = 0;
-	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
-	OSSL_PARAM params[] = {
-		OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
-		OSSL_PARAM_construct_end(),
-	};
-	int r = 0;
-
-	if (!ctx || !EVP_MAC_init(ctx, key, keylen, params) ||
-	    !EVP_MAC_update(ctx, (const uint8_t *)TRUST_MAC_LABEL, strlen(TRUST_MAC_LABEL)) ||
-	    !EVP_MAC_final(ctx, db->mackey, &outlen, sizeof(db->mackey)))
-		r = vg_diag_ssl(diag, -ENOMEM, "HMAC-SHA256");
-	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(mac);
-	return r;
+	return vg_hmac_sha256(key, keylen, TRUST_MAC_LABEL, strlen(TRUST_MAC_LABEL), db->mackey,
+			      diag);
 }
 
 /* u8 type tag, then an i64 or a u32 length and the bytes; big-endian */

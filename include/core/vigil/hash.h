@@ -82,6 +82,13 @@ bool vg_hash_available(unsigned int algo);
 int vg_hash_buf(unsigned int algo, const void *buf, size_t len,
 		struct vg_digest *ret, struct vg_diag *diag);
 
+/*
+ * vg_hmac_sha256 - one-shot HMAC-SHA256 of @msg under @key into @out.
+ * Return: 0, -ENOMEM (OpenSSL could not compute it; said in @diag).
+ */
+int vg_hmac_sha256(const void *key, size_t keylen, const void *msg, size_t len,
+		   uint8_t out[32], struct vg_diag *diag);
+
 struct vg_hasher;
 
 /* Return: 0 or -ENOMEM. *@ret is set only on success. */
