@@ -558,11 +558,17 @@ int cli_attest_policy_check(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "policy-key", required_argument, NULL, 'K' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "trusted", required_argument, NULL, 'T' },
+		{ "hmac-key", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	bool json = false;
-	const char *pf = NULL;
+	const char *pf = NULL, *trusted = NULL;
+	struct cli_keyargs ka = { 0 };
+	struct vg_hmac_key hk = { 0 };
+	struct vg_trust_db *tdb = NULL;
+	struct vg_trust_index *idx = NULL;
 	struct vg_dsse_keys *keys = NULL;
 	struct vg_refpolicy *p = NULL;
 	struct vg_imalog_buf scratch = { 0 };
@@ -580,6 +586,8 @@ int cli_attest_policy_check(int argc, char **argv)
 		switch (c) {
 		case 'p': pf = optarg; break;
 		case 'j': json = true; break;
+		case 'T': trusted = optarg; break;
+		case 'H': ka.hmac_key = optarg; break;
 		case 'K':
 			if (add_policy_key(&keys, optarg) < 0)
 				goto out;
@@ -591,6 +599,22 @@ int cli_attest_policy_check(int argc, char **argv)
 	if (!pf || optind != argc - 1) {
 		cli_err("policy check needs --policy FILE and one LOG");
 		goto out;
+	}
+	if (!trusted && ka.hmac_key) {
+		cli_err("--hmac-key needs --trusted DB");
+		goto out;
+	}
+	if (trusted) {
+		/* the checker's own archive database: names the package of a digest not allowed */
+		if (trust_load_key(&ka, NULL, &hk) < 0)
+			goto out;
+		if (vg_trust_db_open(trusted, hk.key, hk.len, &tdb, &d) < 0 ||
+		    vg_trust_index_load(tdb, &idx, &d) < 0) {
+			cli_file_err(trusted, "%s", d.msg);
+			goto out;
+		}
+		vg_trust_db_free(tdb);
+		tdb = NULL;
 	}
 	r = load_policy_file(pf, keys, &p);
 	if (r > 0) {
@@ -605,6 +629,7 @@ int cli_attest_policy_check(int argc, char **argv)
 		cli_file_err(argv[optind], "%s", d.msg);
 		goto out;
 	}
+	vg_refpolicy_set_archive(p, idx);
 	vg_attest_logstate_init(&st, VG_HASH_SHA256);
 	vg_attest_verdict_init(&v);
 	r = vg_attest_log_check(p, buf, len, algo, VG_ATTEST_PCR_IMA, NULL, &st, &v);
@@ -629,6 +654,9 @@ out:
 	vg_attest_verdict_release(&v);
 	vg_imalog_buf_release(&scratch);
 	vg_refpolicy_free(p);
+	vg_trust_index_free(idx);
+	vg_trust_db_free(tdb);
+	vg_hmac_key_wipe(&hk);
 	vg_dsse_keys_free(keys);
 	free(raw);
 	return rc;

@@ -25,9 +25,12 @@ struct vf_pcache {
 int vf_policy_load(const struct verifier *vf, const uint8_t *doc, size_t len,
 		   struct vg_refpolicy **ret, struct vg_diag *d)
 {
-	if (vf->policy_keys)
-		return vg_refpolicy_load_dsse(vf->policy_keys, doc, len, ret, d);
-	return vg_refpolicy_load(doc, len, ret, d);
+	int r = vf->policy_keys ? vg_refpolicy_load_dsse(vf->policy_keys, doc, len, ret, d) :
+				  vg_refpolicy_load(doc, len, ret, d);
+
+	if (r == 0)
+		vg_refpolicy_set_archive(*ret, vf->archive);
+	return r;
 }
 
 static struct vf_pcache *pcache_find(struct verifier *vf, const char *name)

@@ -90,6 +90,7 @@ struct verifier {
 	bool no_auth;			/* --insecure-no-auth: every client is admin (tests only) */
 	char agent_token[VG_AUTH_TOKEN_LEN + 1];	/* --agent-token-file: ours, for agents */
 	struct vg_dsse_keys *policy_keys;	/* --policy-key: policies must be DSSE-signed */
+	struct vg_trust_index *archive;	/* --trust-db: names the package of a digest not allowed */
 	unsigned int bank;
 	uint32_t mask;
 	unsigned int interval_ms;

@@ -58,6 +58,8 @@
 #include "listen.h"
 #include "notify.h"
 #include "tls_files.h"
+#include "vigil/hmac_key.h"
+#include "vigil/trust.h"
 
 #define VERIFIER_TOKENS "/etc/vigil/verifier-tokens"
 /* on SIGTERM, how long requests and rounds in flight may take before we go without them */
@@ -82,6 +84,11 @@ static const char help[] =
 	"      --policy-key PEM    accept only reference policies in a DSSE envelope signed\n"
 	"                          by this key (public key or certificate; repeatable),\n"
 	"                          checked on upload and again whenever one is loaded\n"
+	"      --trust-db FILE     this verifier's own trust database (vigil trust build):\n"
+	"                          a digest a policy does not allow is named by its Debian\n"
+	"                          package, a newer version than the policy's fails as\n"
+	"                          policy.package_newer; read once at start\n"
+	"      --trust-key FILE    its raw HMAC key (needed with --trust-db)\n"
 	"  -w, --webhook URL       POST a JSON notice there on every failure (and state.late)\n"
 	"  -x, --on-fail CMD       run CMD (sh -c) on every failure, with VIGIL_AGENT,\n"
 	"                          VIGIL_FAILURE, VIGIL_MESSAGE, VIGIL_PATH in the environment;\n"
@@ -118,7 +125,7 @@ static const char help[] =
 /* What the options name besides the verifier's own settings. */
 struct args {
 	const char *listen, *db, *api_cert, *api_key, *api_ca, *read_ca;
-	const char *tokens, *create_role, *agent_token_file;
+	const char *tokens, *create_role, *agent_token_file, *trust_db, *trust_key;
 	unsigned int api_timeout, api_max_conn, db_timeout;
 	char *cert_pem, *key_pem, *ca_pem;	/* read from api_cert, api_key, the CAs */
 	bool background;
@@ -252,6 +259,8 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		{ "auth-tokens", required_argument, NULL, 'a' },
 		{ "create-token", required_argument, NULL, 'k' },
 		{ "agent-token-file", required_argument, NULL, 'g' },
+		{ "trust-db", required_argument, NULL, 'E' },
+		{ "trust-key", required_argument, NULL, 'H' },
 		{ "insecure-no-auth", no_argument, NULL, 'I' },
 		{ "background", no_argument, NULL, 'J' },
 		{ "version", no_argument, NULL, 'V' },
@@ -307,6 +316,8 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		case 'a': a->tokens = optarg; break;
 		case 'k': a->create_role = optarg; break;
 		case 'g': a->agent_token_file = optarg; break;
+		case 'E': a->trust_db = optarg; break;
+		case 'H': a->trust_key = optarg; break;
 		case 'I': vf->no_auth = true; break;
 		case 'J': a->background = true; break;
 		case 'V': printf("vigil-verifier %s\n", VIGIL_VERSION); return 0;
@@ -315,6 +326,42 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		}
 	}
 	return -1;
+}
+
+/*
+ * --trust-db: the verifier's own archive database, authenticated with
+ * --trust-key and read whole into memory before the sandbox (the network
+ * process then reads no file of it). Return: 0, -1 (said).
+ */
+static int load_archive(struct verifier *vf, const struct args *a)
+{
+	struct vg_hmac_key hk = { 0 };
+	struct vg_trust_db *db = NULL;
+	struct vg_diag d = { 0 };
+	int r;
+
+	if (!a->trust_db != !a->trust_key) {
+		vlog_err("--trust-db and --trust-key go together");
+		return -1;
+	}
+	if (!a->trust_db)
+		return 0;
+	if (vg_hmac_key_load_raw(a->trust_key, &hk, &d) < 0) {
+		vlog_err("--trust-key %s: %s", a->trust_key, d.msg);
+		return -1;
+	}
+	r = vg_trust_db_open(a->trust_db, hk.key, hk.len, &db, &d);
+	vg_hmac_key_wipe(&hk);
+	if (r == 0)
+		r = vg_trust_index_load(db, &vf->archive, &d);
+	vg_trust_db_free(db);
+	if (r < 0) {
+		vlog_err("--trust-db %s: %s", a->trust_db, d.msg);
+		return -1;
+	}
+	vlog_info("trust database %s: %zu file digests", a->trust_db,
+		  vg_trust_index_count(vf->archive));
+	return 0;
 }
 
 /* The API's credentials: the token list, ours for agents. Return: 0, -1 (said). */
@@ -577,7 +624,8 @@ int main(int argc, char **argv)
 		vlog_err("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	if (setup_auth(&vf, &a) < 0 || check_settings(&vf, &a, &sa) < 0 || setup_tls(&vf, &a) < 0)
+	if (setup_auth(&vf, &a) < 0 || check_settings(&vf, &a, &sa) < 0 || setup_tls(&vf, &a) < 0 ||
+	    load_archive(&vf, &a) < 0)
 		return 2;
 	if (!vf.mask) {
 		vlog_err("--pcrs: no PCR");
@@ -625,6 +673,7 @@ int main(int argc, char **argv)
 	vf_policy_cache_free(&vf);
 	vg_store_close(vf.store);
 	vg_dsse_keys_free(vf.policy_keys);
+	vg_trust_index_free(vf.archive);
 	vg_auth_free(vf.auth);
 	http_ca_free(vf.admin_ca);
 	http_ca_free(vf.read_ca);

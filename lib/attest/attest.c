@@ -59,6 +59,7 @@ static const char *const fail_ids[VG_AF__COUNT] = {
 	[VG_AF_BOOT_AGG] = "boot.aggregate",
 	[VG_AF_LATE] = "state.late",
 	[VG_AF_DIGEST_UNSUPPORTED] = "policy.digest_unsupported",
+	[VG_AF_PACKAGE_NEWER] = "policy.package_newer",
 };
 
 const char *vg_attest_fail_id(unsigned int f)

@@ -32,6 +32,7 @@
 #include "vigil/attest_boot.h"
 #include "vigil/keyring.h"
 #include "vigil/sig.h"
+#include "vigil/trust.h"
 
 int vg_refpolicy_new(struct vg_refpolicy **ret)
 {
@@ -401,6 +402,89 @@ static bool unsupported(const struct vg_refpolicy *p, const struct pent *pe, uin
 	return true;
 }
 
+void vg_refpolicy_set_archive(struct vg_refpolicy *p, const struct vg_trust_index *idx)
+{
+	p->archive = idx;
+}
+
+/*
+ * The newest package of the archive index that records @path (else, for
+ * /usr/{bin,sbin,lib*}/x, the /x bookworm's packages still ship) with @dg.
+ * Return: true with *@hit filled.
+ */
+static bool archive_find(const struct vg_trust_index *x, const char *path,
+			 const struct vg_digest *dg, struct vg_trust_hit *hit)
+{
+	static const char *const merged[] = { "/usr/bin/", "/usr/sbin/", "/usr/lib/",
+					      "/usr/lib32/", "/usr/lib64/", "/usr/libx32/" };
+
+	if (vg_trust_index_find(x, path, dg, hit, 1))
+		return true;
+	for (size_t i = 0; i < sizeof(merged) / sizeof(merged[0]); i++)
+		if (strncmp(path, merged[i], strlen(merged[i])) == 0)
+			return vg_trust_index_find(x, path + 4, dg, hit, 1) > 0;
+	return false;
+}
+
+static bool to_digest(unsigned int algo, const uint8_t *b, size_t len, struct vg_digest *dg)
+{
+	if (algo >= VG_HASH__LAST || len > sizeof(dg->bytes))
+		return false;
+	dg->algo = (uint8_t)algo;
+	dg->len = (uint8_t)len;
+	memcpy(dg->bytes, b, len);
+	return true;
+}
+
+/*
+ * A digest the policy does not allow for @path, that the archive index
+ * knows: of a newer version of the package than every version whose
+ * digest the policy allows for the path, VG_AF_PACKAGE_NEWER; otherwise
+ * (an older version, or none of the policy's digests known) VG_AF_DIGEST
+ * naming the package. @pe: the policy's entry for the path, NULL when it
+ * has none (VG_AF_NOT_IN_POLICY naming the package).
+ * Return: 1 (@v), 0 the archive does not know the digest (nothing done).
+ */
+static int archive_fail(const struct vg_refpolicy *p, const struct pent *pe, uint64_t index,
+			const char *path, unsigned int algo, const uint8_t *dig, size_t dlen,
+			struct vg_attest_verdict *v)
+{
+	unsigned long long i = (unsigned long long)index;
+	const char *hd = v ? v->digest : "";
+	struct vg_trust_hit host, pol, best = { 0 };
+	struct vg_digest dg;
+	bool have = false;
+
+	if (!p->archive || !to_digest(algo, dig, dlen, &dg) ||
+	    !archive_find(p->archive, path, &dg, &host))
+		return 0;
+	if (!pe)
+		return vg_attest_fail(v, VG_AF_NOT_IN_POLICY, "entry %llu: %s is not in the policy "
+				      "(its digest %s is the file of %s %s, a package the policy does "
+				      "not hold)", i, path, hd, host.package, host.version);
+	for (size_t k = 0; k < pe->n; k++) {
+		struct vg_digest pd;
+
+		if (!to_digest(pe->d[k].algo, pe->d[k].bytes, pe->d[k].len, &pd) ||
+		    !archive_find(p->archive, path, &pd, &pol) || strcmp(pol.package, host.package))
+			continue;
+		if (!have || vg_trust_version_cmp(pol.version, best.version) > 0)
+			best = pol;
+		have = true;
+	}
+	if (have && vg_trust_version_cmp(host.version, best.version) > 0)
+		return vg_attest_fail(v, VG_AF_PACKAGE_NEWER, "entry %llu: %s has digest %s, the "
+				      "file of %s %s, newer than the version the policy allows (%s)",
+				      i, path, hd, host.package, host.version, best.version);
+	if (have)
+		return vg_attest_fail(v, VG_AF_DIGEST, "entry %llu: %s has digest %s, not one the "
+				      "policy allows: the file of %s %s, not newer than the policy's "
+				      "%s", i, path, hd, host.package, host.version, best.version);
+	return vg_attest_fail(v, VG_AF_DIGEST, "entry %llu: %s has digest %s, not one the policy "
+			      "allows: the file of %s %s (the archive database knows none of the "
+			      "policy's digests for it)", i, path, hd, host.package, host.version);
+}
+
 int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalog_entry *e,
 			     uint64_t index, struct vg_attest_verdict *v)
 {
@@ -494,6 +578,8 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 		if (strcmp(path, "boot_aggregate") == 0)
 			return vg_attest_fail(v, VG_AF_BOOT_AGGREGATE, "entry %llu: the policy allows "
 					      "no boot_aggregate", (unsigned long long)index);
+		if (archive_fail(p, NULL, index, path, algo, dig, dlen, v))
+			return 1;
 		return vg_attest_fail(v, VG_AF_NOT_IN_POLICY, "entry %llu: %s is not in the policy",
 				      (unsigned long long)index, path);
 	}
@@ -504,6 +590,8 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 			return vg_attest_fail(v, VG_AF_BOOT_AGGREGATE, "entry %llu: boot_aggregate %s is "
 					      "not allowed", (unsigned long long)index,
 					      v ? v->digest : "");
+		if (archive_fail(p, pe, index, path, algo, dig, dlen, v))
+			return 1;
 		return vg_attest_fail(v, VG_AF_DIGEST, "entry %llu: %s has digest %s, not one the "
 				      "policy allows", (unsigned long long)index, path,
 				      v ? v->digest : "");

@@ -73,6 +73,7 @@ struct vg_refpolicy {
 	size_t npins;
 	char (*ualgo)[PDIG_NAME_MAX];	/* names of the unknown algorithms of uncheckable digests */
 	size_t nualgo;
+	const struct vg_trust_index *archive;	/* vg_refpolicy_set_archive, or NULL */
 };
 
 /* The name of the algorithm of @d ("sha256", an unknown one's name), NULL for a wildcard. */

@@ -14,7 +14,7 @@ check "the build wrote compile_commands.json" test -s "$db"
 # what each subsystem may include besides itself (keep in step with lib/meson.build)
 declare -A below=(
 	[core]="" [tpm]="core" [measure]="core" [label]="tpm core"
-	[policy]="label tpm core" [attest]="tpm measure core" [trust]="core"
+	[policy]="label tpm core" [attest]="tpm measure trust core" [trust]="core"
 )
 # one header of each subsystem
 declare -A hdr=(

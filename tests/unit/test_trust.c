@@ -620,6 +620,74 @@ static void db_refuses_what_is_not_one(void **state)
 	unlink(at("empty"));
 }
 
+/* the order dpkg --compare-versions gives (checked with dpkg 1.21 on bookworm) */
+static void version_cmp_orders_as_dpkg(void **state)
+{
+	static const struct { const char *a, *b; int want; } t[] = {
+		{ "1.0", "1.0-1", -1 },
+		{ "1.0~rc1", "1.0", -1 },
+		{ "1:0.1", "2.0", 1 },
+		{ "1.0-1", "1.0-1+deb12u1", -1 },
+		{ "7.88.1-10+deb12u5", "7.88.1-10+deb12u15", -1 },
+		{ "1.0a", "1.0", 1 },
+		{ "1.0+", "1.0.", -1 },
+		{ "2.5.0-1+deb12u2", "2.5.0-1~bpo", 1 },
+		{ "0:1.2", "1.2", 0 },
+		{ "1.2-3", "1.2-03", 0 },
+		{ "1.10", "1.9", 1 },
+		{ "1.0~~", "1.0~", -1 },
+		{ "1.0-0", "1.0", 0 },
+		{ "1:9.2p1-2+deb12u7", "1:9.2p1-2+deb12u10", -1 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int r = vg_trust_version_cmp(t[i].a, t[i].b), q = vg_trust_version_cmp(t[i].b, t[i].a);
+
+		assert_int_equal(r < 0 ? -1 : r > 0, t[i].want);
+		assert_int_equal(q < 0 ? -1 : q > 0, -t[i].want);
+	}
+}
+
+/* every (path, digest) in memory: both versions of an upgrade, newest first */
+static void index_names_the_packages_of_a_digest(void **state)
+{
+	uint8_t key[32] = { 1 };
+	struct vg_trust_db *old = NULL, *db = NULL;
+	struct vg_trust_index *idx = NULL;
+	struct vg_trust_hit hit[2];
+	struct vg_diag d = { 0 };
+	struct vg_digest v1, v2, v1s;
+
+	(void)state;
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, "v1\n", 3, &v1, NULL), 0);
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, "v2\n", 3, &v2, NULL), 0);
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA512, "v1\n", 3, &v1s, NULL), 0);
+	db_write(at("i1.db"), key, "1.0", "v1\n", NULL, 0, 0, 0);
+	assert_int_equal(vg_trust_db_open(at("i1.db"), key, 32, &old, &d), 0);
+	db_write(at("i2.db"), key, "1.0+deb12u1", "v2\n", old, 1000, 100, 0);
+	vg_trust_db_free(old);
+	assert_int_equal(vg_trust_db_open(at("i2.db"), key, 32, &db, &d), 0);
+	assert_int_equal(vg_trust_index_load(db, &idx, &d), 0);
+	vg_trust_db_free(db);
+	/* 2 regular files x 2 algorithms x 2 versions; the link has no digest */
+	assert_int_equal(vg_trust_index_count(idx), 8);
+	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/tool", &v2, hit, 2), 1);
+	assert_string_equal(hit[0].package, "tool");
+	assert_string_equal(hit[0].version, "1.0+deb12u1");
+	assert_int_equal(hit[0].state, VG_TRUST_CURRENT);
+	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/tool", &v1, hit, 2), 1);
+	assert_string_equal(hit[0].version, "1.0");
+	assert_int_equal(hit[0].state, VG_TRUST_SUPERSEDED);
+	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/tool", &v1s, hit, 0), 1);
+	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/other", &v1, hit, 2), 0);
+	assert_int_equal(vg_trust_index_find(idx, "/etc/tool.conf", &v2, hit, 2), 1);
+	vg_trust_index_free(idx);
+	vg_trust_index_free(NULL);
+	unlink(at("i1.db"));
+	unlink(at("i2.db"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -636,6 +704,8 @@ int main(void)
 		cmocka_unit_test(db_round_trip_and_lookup),
 		cmocka_unit_test(db_supersedes_then_drops_after_the_grace),
 		cmocka_unit_test(db_refuses_what_is_not_one),
+		cmocka_unit_test(version_cmp_orders_as_dpkg),
+		cmocka_unit_test(index_names_the_packages_of_a_digest),
 	};
 	int r;
 

@@ -91,6 +91,9 @@ enum vg_attest_fail {
 	VG_AF_LATE,		/* state.late: the verifier did not start a due round on time (an event) */
 	VG_AF_DIGEST_UNSUPPORTED,	/* policy.digest_unsupported: the policy's digests for the
 					   path are all of algorithms vigil cannot compute */
+	VG_AF_PACKAGE_NEWER,	/* policy.package_newer: the digest is the file of a newer version
+				   of a Debian package than the one the policy allows (named by the
+				   verifier's own trust database, vg_refpolicy_set_archive) */
 	VG_AF__COUNT
 };
 
@@ -336,6 +339,22 @@ int vg_refpolicy_add_key(struct vg_refpolicy *p, const uint8_t *buf, size_t len,
 			 struct vg_diag *diag);
 /* Return: number of paths with digests. */
 size_t vg_refpolicy_paths(const struct vg_refpolicy *p);
+
+struct vg_trust_index;
+/*
+ * vg_refpolicy_set_archive - what the Debian archive knows, for naming the
+ * package of a digest @p does not allow (issue 16): @idx (may be NULL,
+ * none) is an index of the checker's own trust database (never a host's
+ * word) and must outlive @p's checks. It never makes an entry pass: a file
+ * whose digest @idx records for its path in a version of a package newer
+ * (dpkg's order) than every version whose digest @p allows for that path
+ * fails as VG_AF_PACKAGE_NEWER, with package and versions; other digests
+ * @idx knows keep their failure (VG_AF_DIGEST, VG_AF_NOT_IN_POLICY) with
+ * the package named. Paths under /usr/{bin,sbin,lib*}/ are also looked up
+ * without /usr (bookworm's packages ship /bin/x; a merged-/usr host
+ * measures /usr/bin/x).
+ */
+void vg_refpolicy_set_archive(struct vg_refpolicy *p, const struct vg_trust_index *idx);
 
 /*
  * vg_refpolicy_to_json - serialise in vigil's format (sorted paths,

@@ -271,4 +271,48 @@ void vg_trust_db_counts(struct vg_trust_db *db, uint64_t *ret_current,
 
 void vg_trust_db_free(struct vg_trust_db *db);
 
+/* ---- in memory (trust_index.c) ---- */
+
+/*
+ * Every (path, digest) of a database with the packages that ship it, for
+ * a reader that asks many times (a verifier naming the package of a
+ * digest its policy does not allow). Read-only once loaded: threads may
+ * share it.
+ */
+struct vg_trust_index;
+
+struct vg_trust_hit {
+	const char *package, *version, *arch;	/* valid while the index is */
+	enum vg_trust_state state;
+};
+
+/*
+ * vg_trust_index_load - read every file row of the opened @db (current
+ * and superseded packages; symbolic links left out) into a new index.
+ * Return: 0, -ENOMEM, -errno of the database (diag).
+ */
+int vg_trust_index_load(struct vg_trust_db *db, struct vg_trust_index **ret,
+			struct vg_diag *diag);
+
+/*
+ * vg_trust_index_find - the packages that record @path with digest @dg:
+ * up to @max of them in @ret, the newest version first (then as loaded).
+ * Return: how many record it (0: none), which may exceed @max.
+ */
+size_t vg_trust_index_find(const struct vg_trust_index *idx, const char *path,
+			   const struct vg_digest *dg, struct vg_trust_hit *ret, size_t max);
+
+/* Return: the (path, digest) pairs of @idx (one per algorithm). */
+size_t vg_trust_index_count(const struct vg_trust_index *idx);
+
+void vg_trust_index_free(struct vg_trust_index *idx);
+
+/*
+ * vg_trust_version_cmp - order two Debian versions as dpkg does
+ * (deb-version(7)): epoch, upstream version, revision; '~' sorts before
+ * anything, the end included. Return: < 0, 0, > 0 as @a is lower, equal,
+ * higher than @b.
+ */
+int vg_trust_version_cmp(const char *a, const char *b);
+
 #endif
