@@ -566,13 +566,19 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 		struct vg_digest fdg = { .algo = (uint8_t)algo, .len = (uint8_t)dlen };
 
 		memcpy(fdg.bytes, dig, dlen);
-		if (vg_sig_verify(p->keys, fs->data, fs->len, &fdg, &d) < 0)
+		if (vg_sig_verify(p->keys, fs->data, fs->len, &fdg, &d) == 0) {
+			/*
+			 * a good signature is enough unless the policy also names
+			 * the file; read as Keylime does, it is enough
+			 */
+			if (!pe || p->sig_keylime)
+				return 0;
+		} else if (!p->sig_keylime) {
 			return vg_attest_fail(v, VG_AF_SIG_INVALID, "entry %llu: signature of %s does "
 					      "not verify with a policy key: %s",
 					      (unsigned long long)index, path, d.msg);
-		/* a good signature is enough unless the policy also names the file (Keylime) */
-		if (!pe)
-			return 0;
+		}
+		/* Keylime: a signature that does not verify falls back to the digest list */
 	}
 	if (!pe) {
 		if (strcmp(path, "boot_aggregate") == 0)

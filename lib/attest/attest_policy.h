@@ -74,6 +74,9 @@ struct vg_refpolicy {
 	char (*ualgo)[PDIG_NAME_MAX];	/* names of the unknown algorithms of uncheckable digests */
 	size_t nualgo;
 	const struct vg_trust_index *archive;	/* vg_refpolicy_set_archive, or NULL */
+	bool sig_keylime;		/* ima-sig read as Keylime does: a signature that verifies
+					   passes whatever the digest list says, one that does not
+					   falls back to it (Keylime-format policies; "ima_sig") */
 };
 
 /* The name of the algorithm of @d ("sha256", an unknown one's name), NULL for a wildcard. */

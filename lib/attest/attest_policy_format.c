@@ -296,6 +296,24 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 		return vg_diag_set(diag, -EBADMSG, "policy: not a JSON object");
 	if (json_object_object_get_ex(root, "payloadType", &o))
 		return load_dsse(p, root, depth, diag);
+	/*
+	 * ima-sig: vigil's own policies read it strictly unless they say
+	 * "ima_sig": "keylime" (what an imported Keylime policy exports as);
+	 * anything else is a Keylime runtime policy and means what Keylime does
+	 */
+	if (json_object_object_get_ex(root, "vigil_refpolicy", &o)) {
+		if (json_object_object_get_ex(root, "ima_sig", &o)) {
+			const char *m = json_object_get_string(o);
+
+			if (!json_object_is_type(o, json_type_string) ||
+			    (strcmp(m, "keylime") != 0 && strcmp(m, "strict") != 0))
+				return vg_diag_set(diag, -EBADMSG, "policy: ima_sig is \"strict\" or "
+						   "\"keylime\"");
+			p->sig_keylime = strcmp(m, "keylime") == 0;
+		}
+	} else {
+		p->sig_keylime = true;
+	}
 	if (json_object_object_get_ex(root, "digests", &o)) {
 		r = add_digest_map(p, &p->files, o, "digests", diag);
 		if (r < 0)
@@ -464,6 +482,7 @@ int vg_refpolicy_load(const uint8_t *buf, size_t len, struct vg_refpolicy **ret,
 		r = load_json(p, root, 0, diag);
 		json_object_put(root);
 	} else {
+		p->sig_keylime = true;	/* Keylime's legacy allowlist */
 		r = load_flat(p, (const char *)buf, len, diag);
 	}
 	if (r < 0)
@@ -552,6 +571,9 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret)
 	}
 	json_object_object_add(root, "ignore_violations",
 			       json_object_new_boolean(p->ignore_violations));
+	/* absent means strict: the policies vigil wrote before say nothing */
+	if (p->sig_keylime)
+		json_object_object_add(root, "ima_sig", json_object_new_string("keylime"));
 	if (p->nkey_pem) {
 		json_object *ks = json_object_new_array();
 

@@ -423,6 +423,106 @@ static void keylime_verdicts_agree(void **state)
 			 VG_AF_NOT_IN_POLICY);
 }
 
+/*
+ * A Keylime policy text: RUNTIME_POLICY_WITH_VERIFICATION_KEYS's keys
+ * (@nkeys of them: 1 the RSA key only, 2 RSA and EC) with @digests_from's
+ * digests; @vigil: marked as vigil's own format (strict ima-sig).
+ */
+static char *keylime_policy_with_keys(const char *digests_from, int nkeys, bool vigil)
+{
+	size_t n;
+	char *kt = (char *)slurp("keylime__test_ima_verification__RUNTIME_POLICY_WITH_VERIFICATION_KEYS.json", &n);
+	char *dt = (char *)slurp(digests_from, &n);
+	json_object *k = json_tokener_parse(kt), *d = json_tokener_parse(dt), *dg, *vk, *vko, *pk;
+	char *out;
+
+	assert_non_null(k);
+	assert_non_null(d);
+	assert_true(json_object_object_get_ex(d, "digests", &dg));
+	json_object_object_add(k, "digests", json_object_get(dg));
+	if (nkeys == 1) {
+		assert_true(json_object_object_get_ex(k, "verification-keys", &vk));
+		vko = json_tokener_parse(json_object_get_string(vk));
+		assert_true(json_object_object_get_ex(vko, "pubkeys", &pk));
+		json_object_array_del_idx(pk, 1, 1);
+		json_object_object_add(k, "verification-keys",
+				       json_object_new_string(json_object_to_json_string(vko)));
+		json_object_put(vko);
+	}
+	if (vigil)
+		json_object_object_add(k, "vigil_refpolicy", json_object_new_int(1));
+	out = strdup(json_object_to_json_string(k));
+	json_object_put(k);
+	json_object_put(d);
+	free(kt);
+	free(dt);
+	return out;
+}
+
+/*
+ * ima-sig as Keylime reads it (keylime/ima/ima.py _validate_ima_sig, test
+ * test_ima_verification.py test_mixed_verfication, test_signature_verification
+ * at keylime @9b1f6e6): a signature that verifies with a policy key passes
+ * even when the policy lists the path with other digests; one that does not
+ * falls back to the digest list. vigil's own policies read it strictly.
+ */
+static void keylime_ima_sig_semantics(void **state)
+{
+	struct vg_attest_verdict v;
+	struct vg_refpolicy *p;
+	struct vg_diag d = { 0 };
+	char *t, *exp = NULL;
+
+	(void)state;
+	/* test_mixed_verfication: signatures, RUNTIME_POLICY_WRONG, both keys -> Keylime passes */
+	t = keylime_policy_with_keys("keylime__test_ima_verification__RUNTIME_POLICY_WRONG.json", 2,
+				     false);
+	assert_int_equal(judge("keylime__test_ima_verification__SIGNATURES.ima", NULL, t, &v),
+			 VG_AF_NONE);
+	/* exported as vigil JSON it keeps Keylime's reading */
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)t, strlen(t), &p, &d), 0);
+	assert_true(vg_refpolicy_to_json(p, &exp) > 0);
+	assert_true(strstr(exp, "\"ima_sig\":\"keylime\"") || strstr(exp, "\"ima_sig\": \"keylime\""));
+	assert_int_equal(judge("keylime__test_ima_verification__SIGNATURES.ima", NULL, exp, &v),
+			 VG_AF_NONE);
+	vg_refpolicy_free(p);
+	free(exp);
+	free(t);
+	/* the same as vigil's own policy: strict, the listed digests rule */
+	t = keylime_policy_with_keys("keylime__test_ima_verification__RUNTIME_POLICY_WRONG.json", 2,
+				     true);
+	assert_int_equal(judge("keylime__test_ima_verification__SIGNATURES.ima", NULL, t, &v),
+			 VG_AF_DIGEST);
+	assert_string_equal(v.path, "/usr/bin/dd");
+	free(t);
+	/* the RSA key only: zmore's EC signature does not verify; Keylime falls back to the
+	   digest list, which has zmore's digest (RUNTIME_POLICY_TEST) -> passes */
+	t = keylime_policy_with_keys("keylime__test_ima_verification__RUNTIME_POLICY_TEST.json", 1,
+				     false);
+	assert_int_equal(judge("keylime__test_ima_verification__SIGNATURES.ima", NULL, t, &v),
+			 VG_AF_NONE);
+	free(t);
+	/* ... with the wrong digests it fails as the digest list says (runtime_policy_hash) */
+	t = keylime_policy_with_keys("keylime__test_ima_verification__RUNTIME_POLICY_WRONG.json", 1,
+				     false);
+	assert_int_equal(judge("keylime__test_ima_verification__SIGNATURES.ima", NULL, t, &v),
+			 VG_AF_DIGEST);
+	assert_string_equal(v.path, "/usr/bin/zmore");
+	free(t);
+	/* strict: the signature that does not verify is the failure */
+	t = keylime_policy_with_keys("keylime__test_ima_verification__RUNTIME_POLICY_TEST.json", 1,
+				     true);
+	assert_int_equal(judge("keylime__test_ima_verification__SIGNATURES.ima", NULL, t, &v),
+			 VG_AF_SIG_INVALID);
+	assert_string_equal(v.path, "/usr/bin/zmore");
+	free(t);
+	/* vigil's "ima_sig" takes "strict" or "keylime" only */
+	t = strdup("{\"vigil_refpolicy\": 1, \"digests\": {}, \"ima_sig\": \"lax\"}");
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)t, strlen(t), &p, &d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "ima_sig"));
+	free(t);
+}
+
 /* keylime-tests' expected keylime_create_policy outputs judge their own input logs. */
 static void keylime_generated_policies_accept_their_logs(void **state)
 {
@@ -891,6 +991,7 @@ int main(void)
 		cmocka_unit_test(decoders_reject_every_truncation),
 		cmocka_unit_test(clock_rules),
 		cmocka_unit_test(keylime_verdicts_agree),
+		cmocka_unit_test(keylime_ima_sig_semantics),
 		cmocka_unit_test(keylime_generated_policies_accept_their_logs),
 		cmocka_unit_test(policy_formats_roundtrip),
 		cmocka_unit_test(excludes_have_bounded_cost),
