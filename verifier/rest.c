@@ -13,6 +13,7 @@
  *   PUT    /v1/agents/ID/policy {policy}     assign a policy, re-verify from entry 0
  *   PUT    /v1/policies/NAME  (document)     vigil JSON, Keylime runtime policy, allowlist
  *   GET    /v1/policies/NAME                 as vigil JSON
+ *   POST   /v1/verify/evidence               one round's evidence judged, no agent (evidence.c)
  *   GET    /metrics                          Prometheus text (metrics.c)
  *
  * Every route needs a credential (docs/api-auth.md), checked from the
@@ -216,6 +217,31 @@ static enum MHD_Result h_policy(struct verifier *vf, struct MHD_Connection *c, c
 	return http_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or PUT");
 }
 
+/* POST /v1/verify/evidence: parsed here, judged by evidence.c */
+static enum MHD_Result h_evidence(struct verifier *vf, struct MHD_Connection *c, const char *body,
+				  size_t len)
+{
+	struct vg_api_evidence *e = malloc(sizeof(*e));
+	struct vg_diag d = { 0 };
+	json_object *o = NULL;
+	char err[600] = "";
+	int status;
+
+	if (!e)
+		return MHD_NO;
+	if (vg_api_evidence_parse((const uint8_t *)body, len, e, &d) < 0) {
+		free(e);
+		return http_reply_error(c, d.err == -ENOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR :
+					MHD_HTTP_BAD_REQUEST, d.msg);
+	}
+	status = vf_evidence_judge(vf, e, &o, err, sizeof(err));
+	vg_api_evidence_release(e);
+	free(e);
+	if (status != MHD_HTTP_OK)
+		return http_reply_error(c, (unsigned int)status, err);
+	return http_reply_json(c, MHD_HTTP_OK, o);
+}
+
 /* GET /metrics: the counters as Prometheus text (metrics.c) */
 static enum MHD_Result h_metrics(struct verifier *vf, struct MHD_Connection *c, const char *method)
 {
@@ -233,14 +259,16 @@ static enum MHD_Result h_metrics(struct verifier *vf, struct MHD_Connection *c, 
 }
 
 /*
- * Who may do this: a GET needs read, anything else admin. A client
- * certificate from --api-client-ca is admin; else a bearer token.
+ * Who may do this: a GET needs read, and so does POST /v1/verify/evidence
+ * (it judges what it is sent and changes nothing); anything else admin. A
+ * client certificate from --api-client-ca is admin; else a bearer token.
  * Return: MHD_YES (allowed: *@ok set) or the queued refusal.
  */
 static enum MHD_Result authorize(struct verifier *vf, struct MHD_Connection *c,
-				 const char *method, bool *ok)
+				 const char *method, const char *path, bool *ok)
 {
-	unsigned int need = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ?
+	unsigned int need = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ||
+			    (strcmp(method, "POST") == 0 && strcmp(path, "/v1/verify/evidence") == 0) ?
 			    VG_AUTH_READ : VG_AUTH_ADMIN;
 	char id[VG_AUTH_ID_LEN + 1];
 	int role;
@@ -304,6 +332,8 @@ static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, con
 		return h_agents(vf, c, method, body, u->len);
 	if (rt.ep == VG_API_POLICY)
 		return h_policy(vf, c, method, rt.id, body, u->len);
+	if (rt.ep == VG_API_VERIFY_EVIDENCE)
+		return h_evidence(vf, c, body, u->len);
 	return h_agent(vf, c, method, &rt, body, u->len);
 }
 
@@ -316,7 +346,7 @@ static enum MHD_Result headers_seen(struct verifier *vf, struct MHD_Connection *
 
 	u->started = true;
 	/* all refused before a byte of the body is read (curl's Expect: 100-continue waits) */
-	ar = authorize(vf, c, method, &ok);
+	ar = authorize(vf, c, method, u->path, &ok);
 	if (!ok) {
 		u->answered = true;
 		return ar;

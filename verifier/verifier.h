@@ -196,6 +196,17 @@ void vf_policy_put(struct verifier *vf, struct vf_pcache *c);
 /* At exit: every cached policy freed. */
 void vf_policy_cache_free(struct verifier *vf);
 
+/*
+ * vf_evidence_judge - POST /v1/verify/evidence (evidence.c): @e judged as
+ * a round from a fresh state, nothing stored. *@ret: {"valid", "claims",
+ * "failures": [{"type", "context"}], "failure_count"[, "entries"]}.
+ * Return: the HTTP status: 200 (judged, *@ret set), 400 (the AK or the
+ * policy sent does not load), 404 (no such policy name), 503, 500; @err
+ * says why when not 200.
+ */
+int vf_evidence_judge(struct verifier *vf, const struct vg_api_evidence *e, json_object **ret,
+		      char *err, size_t errlen);
+
 /* ---- actions.c ---- */
 
 /*

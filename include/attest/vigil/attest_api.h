@@ -58,6 +58,7 @@ enum vg_api_endpoint {
 	VG_API_AGENT_REACTIVATE,	/* POST */
 	VG_API_AGENT_POLICY,		/* PUT */
 	VG_API_POLICY,			/* GET, PUT */
+	VG_API_VERIFY_EVIDENCE,		/* POST: one round, no registered agent */
 };
 
 struct vg_api_route {
@@ -102,6 +103,50 @@ int vg_api_register_parse(const uint8_t *body, size_t len, struct vg_api_registe
 /* PUT /v1/agents/ID/policy body {"policy": NAME}; "" unassigns. Return: 0, -EBADMSG. */
 int vg_api_policy_assign_parse(const uint8_t *body, size_t len, char name[VG_API_ID_MAX],
 			       struct vg_diag *diag);
+
+/*
+ * POST /v1/verify/evidence: the evidence of one round judged with no
+ * registered agent, in Keylime's request shape:
+ *   {"type": "tpm", "data": {"quote": Q, "nonce": STR | "nonce_hex": HEX,
+ *    "hash_alg": BANK, "tpm_ak": b64 TPM2B_PUBLIC, "tpm_ek": ignored,
+ *    "tpm_policy": "{\"mask\": \"0x...\"}", "runtime_policy": DOC |
+ *    "runtime_policy_name": NAME, "ima_measurement_list": ASCII LIST,
+ *    "mb_log": b64 TCG log}}
+ * Q is Keylime's "r<b64 attest>:<b64 sig>:<b64 tpm2-tools PCRs>" or the
+ * object vigil-agent answers GET /v1/quote with. The nonce's bytes are the
+ * quote's extraData (Keylime sends text). DOC is any policy form
+ * vg_refpolicy_load reads, as a string or as JSON. What vigil would not
+ * enforce is refused: PCR values pinned in tpm_policy, an mb_policy.
+ * "" is absent, as Keylime reads it.
+ */
+#define VG_API_EVIDENCE_MAX (64u << 20)	/* bytes of one request */
+
+struct vg_api_evidence {
+	uint8_t attest[VG_API_ATTEST_MAX];
+	size_t attest_len;
+	uint8_t sig[VG_API_SIG_MAX];
+	size_t sig_len;
+	struct vg_pcr_values pcrs;	/* claimed values of the quoted PCRs */
+	uint8_t nonce[VG_ATTEST_NONCE_MAX];
+	size_t nonce_len;
+	unsigned int bank;		/* hash_alg */
+	uint8_t ak[VG_API_PUB_MAX];
+	size_t ak_len;
+	uint32_t mask;			/* tpm_policy's; 0: none given */
+	char *policy;			/* runtime_policy, NUL-terminated; NULL: by name */
+	size_t policy_len;
+	char policy_name[VG_API_ID_MAX];
+	char *log;			/* ascii list, NUL-terminated; NULL: none */
+	size_t log_len;
+	uint8_t *mb_log;		/* NULL: none */
+	size_t mb_len;
+};
+
+/* Return: 0, -EBADMSG (diag names the parameter: a 400), -ENOMEM. */
+int vg_api_evidence_parse(const uint8_t *body, size_t len, struct vg_api_evidence *ret,
+			  struct vg_diag *diag);
+/* Free what @e holds (not @e). */
+void vg_api_evidence_release(struct vg_api_evidence *e);
 
 /* ---- verifier -> agent ---- */
 
