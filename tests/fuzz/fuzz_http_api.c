@@ -3,7 +3,7 @@
  * fuzz_http_api.c - every REST message a hostile peer sends (attest_api.h),
  * and the measurement-list chunk of a round (vg_attest_log_check).
  *
- * The first byte picks the parser (mod 10), the rest is its input:
+ * The first byte picks the parser (mod 11), the rest is its input:
  *  0 vg_api_route (a method byte, then the URL)   accepted ⇒ the URL is
  *    rebuilt from (endpoint, id) exactly; ids always vg_api_id_ok; and
  *    vg_api_path_decode of the same URL: accepted ⇒ no control byte, as
@@ -23,6 +23,8 @@
  *    accepted ⇒ every entry the parser sees is counted, the offset is
  *    inside the chunk, and quoting the PCR value it reached is accepted
  *    again with the same value
+ * 10 vg_api_evidence_parse       accepted ⇒ sizes in range, a policy or
+ *    a policy name (one), a nonce; released without a leak
  * Every refusal is -EBADMSG (-ENOMEM) with a message.
  */
 #include <errno.h>
@@ -72,8 +74,10 @@ static void t_route(const uint8_t *d, size_t n)
 	r = vg_api_route(methods[d[0] % 5], url, &rt, &dg);
 	FUZZ_CHECK(r == 0 || r == -ENOENT || r == -EBADMSG || r == -EOPNOTSUPP);
 	if (r == 0 || r == -EOPNOTSUPP) {
-		FUZZ_CHECK(rt.ep >= VG_API_AGENTS && rt.ep <= VG_API_POLICY);
-		if (rt.ep == VG_API_AGENTS) {
+		FUZZ_CHECK(rt.ep >= VG_API_AGENTS && rt.ep <= VG_API_VERIFY_EVIDENCE);
+		if (rt.ep == VG_API_VERIFY_EVIDENCE) {
+			FUZZ_CHECK(strcmp(url, "/v1/verify/evidence") == 0);
+		} else if (rt.ep == VG_API_AGENTS) {
 			FUZZ_CHECK(strcmp(url, "/v1/agents") == 0 || strcmp(url, "/v1/agents/") == 0);
 		} else {
 			FUZZ_CHECK(vg_api_id_ok(rt.id, strlen(rt.id)));
@@ -345,11 +349,36 @@ static void t_log(const uint8_t *d, size_t n)
 	FUZZ_CHECK(st2.pcr.len == st.pcr.len && memcmp(st2.pcr.bytes, st.pcr.bytes, st.pcr.len) == 0);
 }
 
+static void t_evidence(const uint8_t *d, size_t n)
+{
+	struct vg_api_evidence *e = malloc(sizeof(*e));
+	struct vg_diag dg = { 0 };
+	int r;
+
+	FUZZ_CHECK(e != NULL);
+	r = vg_api_evidence_parse(d, n, e, &dg);
+	if (r < 0) {
+		refused(r, &dg);
+		FUZZ_CHECK(!e->policy && !e->log && !e->mb_log);
+	} else {
+		FUZZ_CHECK(e->attest_len >= 1 && e->attest_len <= sizeof(e->attest));
+		FUZZ_CHECK(e->sig_len >= 1 && e->sig_len <= sizeof(e->sig));
+		FUZZ_CHECK(e->ak_len >= 1 && e->ak_len <= sizeof(e->ak));
+		FUZZ_CHECK(e->nonce_len >= 1 && e->nonce_len <= sizeof(e->nonce));
+		FUZZ_CHECK(!e->policy != !e->policy_name[0]);
+		FUZZ_CHECK(!e->policy || strlen(e->policy) == e->policy_len);
+		FUZZ_CHECK(!e->log || strlen(e->log) == e->log_len);
+		FUZZ_CHECK(e->mask < (1u << 24));
+		vg_api_evidence_release(e);
+	}
+	free(e);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	switch (data[0] % 10) {
+	switch (data[0] % 11) {
 	case 0: t_route(data + 1, size - 1); break;
 	case 1: t_register(data + 1, size - 1); break;
 	case 2: t_assign(data + 1, size - 1); break;
@@ -359,7 +388,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 6: t_identity(data + 1, size - 1); break;
 	case 7: t_proof(data + 1, size - 1); break;
 	case 8: t_quote(data + 1, size - 1); break;
-	default: t_log(data + 1, size - 1); break;
+	case 9: t_log(data + 1, size - 1); break;
+	default: t_evidence(data + 1, size - 1); break;
 	}
 	return 0;
 }
