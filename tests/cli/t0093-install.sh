@@ -156,7 +156,7 @@ check "apt configuration in sysconfdir/apt/apt.conf.d/50vigil" test -f "$D$sysco
 check "  runs the installed hook before dpkg (Pre-Install-Pkgs, Version 1) and after" \
 	bash -c "grep -qxF 'DPkg::Pre-Install-Pkgs {\"$libexecdir/vigil/apt-trust pre\";};' '$D$sysconfdir/apt/apt.conf.d/50vigil' &&
 		 grep -qxF 'DPkg::Tools::Options::$libexecdir/vigil/apt-trust::Version \"1\";' '$D$sysconfdir/apt/apt.conf.d/50vigil' &&
-		 grep -qxF 'DPkg::Post-Invoke {\"$libexecdir/vigil/apt-trust post\";};' '$D$sysconfdir/apt/apt.conf.d/50vigil'"
+		 grep -qxF 'DPkg::Post-Invoke {\"if [ -x $libexecdir/vigil/apt-trust ]; then $libexecdir/vigil/apt-trust post; fi\";};' '$D$sysconfdir/apt/apt.conf.d/50vigil'"
 # the man pages (man/NAME.SECTION.scd -> mandir/manSECTION/NAME.SECTION),
 # when the build has them: man/ in the build and scdoc to make them
 if grep -q "^subdir('man')" "$SRCDIR/meson.build" && command -v scdoc >/dev/null; then
