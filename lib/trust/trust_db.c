@@ -254,15 +254,21 @@ int vg_trust_db_add_package(struct vg_trust_db *db, int64_t release_id,
 	for (size_t i = 0; r == 0 && i < deb->n; i++) {
 		const struct vg_trust_file *f = &deb->files[i];
 		int plen = (int)strlen(f->path);
+		/* a caller that sets only the conffile flag means a conffile */
+		int kind = f->kind == VG_TRUST_KIND_FILE && f->conffile ? VG_TRUST_KIND_CONFFILE :
+									  (int)f->kind;
+
+		if (kind < 0 || kind > VG_TRUST_KIND_MAX)
+			return vg_diag_set(diag, -EINVAL, "%s: file kind %d", f->path, kind);
 
 		if (f->target) {
-			r = insert_file(db, f->path, plen, ALGO_LINK, NULL, 0, id, (int)f->kind,
+			r = insert_file(db, f->path, plen, ALGO_LINK, NULL, 0, id, kind,
 					f->size, f->mode, f->target, (int)strlen(f->target), diag);
 			continue;
 		}
 		for (size_t a = 0; r == 0 && a < db->nalgos; a++)
 			r = insert_file(db, f->path, plen, f->dg[a].algo, f->dg[a].bytes,
-					f->dg[a].len, id, (int)f->kind, f->size, f->mode, NULL, 0,
+					f->dg[a].len, id, kind, f->size, f->mode, NULL, 0,
 					diag);
 	}
 	return r;

@@ -321,7 +321,8 @@ static int read_control(struct ctx *c, struct archive *in, struct vg_diag *diag)
 		char *buf = NULL;
 		size_t n = 0;
 
-		if (!name || archive_entry_filetype(e) != AE_IFREG)
+		/* a link (hard or symbolic) carries no content of its own: not recorded */
+		if (!name || archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
 			continue;
 		if (strcmp(name, "conffiles") == 0) {
 			r = read_small(c, in, e, "conffiles", &buf, &n, diag);
