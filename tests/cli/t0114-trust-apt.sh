@@ -121,7 +121,7 @@ for v in 1.0 2.0; do
 	check_eq "... vg-hello $v: /usr/bin/vg-hello and the conffile have dpkg-deb -x's sha256" \
 		"$(sql "$DB" "SELECT CAST(f.path AS TEXT), f.conffile, f.digest FROM files f JOIN packages p ON p.id = f.package
 			WHERE p.name = 'vg-hello' AND p.version = '$v' AND f.conffile < 2 AND f.algo = 4 ORDER BY f.path" | tr '\n' ' ')" \
-		"/etc/vg-hello.conf|1|$(sha256sum <$x/etc/vg-hello.conf | cut -d' ' -f1) /usr/bin/vg-hello|0|$(sha256sum <$x/usr/bin/vg-hello | cut -d' ' -f1) "
+		"/etc/vg-hello.conf|1|$(sha256sum <"$x/etc/vg-hello.conf" | cut -d' ' -f1) /usr/bin/vg-hello|0|$(sha256sum <"$x/usr/bin/vg-hello" | cut -d' ' -f1) "
 done
 dpkg-deb -e "$REPO/pool/vg-hello_2.0_all.deb" c2
 check_eq "... 2.0's maintainer scripts: info/ (checked) and tmp.ci/ (run by the unpack) with control.tar's sha256" \
