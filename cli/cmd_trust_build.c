@@ -8,7 +8,9 @@
  * existing DB is read first (and must be a trust database under the same
  * key: nothing else is written over): the packages it records in another
  * version than this build's are kept as superseded for --grace seconds,
- * then dropped.
+ * then dropped. --deb and --deb-list (trust_given_debs.c) name the .debs
+ * themselves: apt's Pre-Install-Pkgs hook records what it is about to
+ * install before dpkg unpacks it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,16 +32,18 @@
 
 static const char help[] =
 	"usage: vigil trust build -o DB [--hmac-key KEYFILE] [--lists DIR] [--debs DIR]\n"
-	"                         [--download] [--all-debs] [--keyring FILE] [--algo A[,B...]]\n"
+	"                         [--download] [--all-debs] [--deb FILE]... [--deb-list FILE]\n"
+	"                         [--keyring FILE]... [--algo A[,B...]]\n"
 	"                         [--grace SECONDS] [--allow-expired] [--valid-at SECONDS]\n"
 	"                         [--json] [--verbose] [PACKAGE[:ARCH]...]\n"
 	"\n"
 	"Record the files of the installed packages (dpkg-query), or of PACKAGE...,\n"
-	"with their digests, package, version, architecture, origin and conffile flag,\n"
-	"from a verified chain: InRelease (gpgv, the archive keyring) -> Packages\n"
-	"(SHA-256 and size in InRelease, of the uncompressed list) -> .deb (SHA-256\n"
-	"and size in the Packages stanza) -> data.tar. A package whose chain does not\n"
-	"hold is named on stderr and contributes nothing.\n"
+	"or of the .debs named by --deb/--deb-list, with their digests, package,\n"
+	"version, architecture, origin and conffile flag, and their maintainer\n"
+	"scripts, from a verified chain: InRelease (gpgv, the archive keyring) ->\n"
+	"Packages (SHA-256 and size in InRelease, of the uncompressed list) -> .deb\n"
+	"(SHA-256 and size in the Packages stanza) -> data.tar, control.tar. A\n"
+	"package whose chain does not hold is named on stderr and contributes nothing.\n"
 	"  -o, --output DB        the database (replaced whole; an existing DB must be a\n"
 	"                         trust database under the same key: its packages in\n"
 	"                         another version are kept as superseded, see --grace)\n"
@@ -53,8 +57,15 @@ static const char help[] =
 	"                         temporary directory (removed afterwards)\n"
 	"      --all-debs         record every NAME_VERSION_ARCH.deb of --debs (or those\n"
 	"                         of PACKAGE...), installed or not\n"
+	"      --deb FILE         record this .deb (repeatable): the package of the\n"
+	"                         verified stanza with its SHA-256 and size; only the\n"
+	"                         named .debs are built, the rest of -o is carried over\n"
+	"      --deb-list FILE    the same for each line of FILE (\"-\": standard input),\n"
+	"                         one .deb path a line, as apt's DPkg::Pre-Install-Pkgs\n"
+	"                         hook gets them (Version 1); empty lines are ignored\n"
 	"  -k, --keyring FILE     OpenPGP keyring gpgv checks InRelease with (default\n"
-	"                         " VG_TRUST_KEYRING ")\n"
+	"                         " VG_TRUST_KEYRING "); repeatable: a signature by a\n"
+	"                         key of any of them verifies\n"
 	"  -a, --algo A[,B...]    digest algorithms recorded per file (default sha256;\n"
 	"                         at most 4)\n"
 	"      --grace SECONDS    how long a superseded version stays trusted (default\n"
@@ -67,7 +78,7 @@ static const char help[] =
 	"Exit status: 0 written (packages that could not be verified are reported and\n"
 	"counted), 2 usage or operational error (no InRelease verified included).\n";
 
-enum { O_DOWNLOAD = 1, O_ALL_DEBS, O_GRACE, O_ALLOW_EXPIRED, O_VALID_AT };
+enum { O_DOWNLOAD = 1, O_ALL_DEBS, O_GRACE, O_ALLOW_EXPIRED, O_VALID_AT, O_DEB, O_DEB_LIST };
 
 
 static bool is_inrelease(const char *name)
@@ -123,7 +134,8 @@ static int load_releases(struct build *b, int64_t now, unsigned int flags)
 			goto out;
 		}
 		jadd(jr, "file", cli_json_path(r->file));
-		if (vg_trust_release_verify(r->file, b->keyring, NULL, now, flags, &r->rel, &d) < 0) {
+		if (vg_trust_release_verify_keyrings(r->file, b->keyrings, b->nkr, NULL, now, flags,
+						     &r->rel, &d) < 0) {
 			cli_file_err(r->file, "%s; its lists are not used", d.msg);
 			jadd(jr, "verified", json_object_new_boolean(0));
 			jadd(jr, "error", json_object_new_string(d.msg));
@@ -223,6 +235,8 @@ static char *find_deb(const struct build *b, const struct target *t, const struc
 	char *p = NULL, *ver = NULL;
 	struct stat st;
 
+	if (t->given)
+		return strdup(t->deb);
 	if (t->deb)
 		return trust_join(b->debs, t->deb);
 	p = trust_join(b->debs, base ? base + 1 : s->filename);
@@ -265,7 +279,9 @@ static int record(struct build *b, struct vg_trust_db *db, const struct target *
 	int fd, r = -EKEYREJECTED;
 
 	if (ns == 0) {
-		fail(b, t, NULL, "unlisted", "no verified Packages list has this version");
+		fail(b, t, t->given ? t->deb : NULL, "unlisted",
+		     t->given ? "no verified Packages list has its SHA-256 and size, nor this "
+				"version" : "no verified Packages list has this version");
 		return 0;
 	}
 	path = find_deb(b, t, s);
@@ -427,6 +443,8 @@ int cmd_trust_build(int argc, char **argv)
 		{ "download", no_argument, 0, O_DOWNLOAD },
 		{ "all-debs", no_argument, 0, O_ALL_DEBS },
 		{ "keyring", required_argument, 'k', 'k' },
+		{ "deb", required_argument, 0, O_DEB },
+		{ "deb-list", required_argument, 0, O_DEB_LIST },
 		{ "algo", required_argument, 'a', 'a' },
 		{ "grace", required_argument, 0, O_GRACE },
 		{ "allow-expired", no_argument, 0, O_ALLOW_EXPIRED },
@@ -447,7 +465,7 @@ int cmd_trust_build(int argc, char **argv)
 	struct vg_diag d = { 0 };
 	int64_t grace = TRUST_GRACE_DEFAULT, now = (int64_t)time(NULL), valid_at = -1;
 	unsigned int flags = 0;
-	bool dl = false;
+	bool dl = false, given = false;
 	char *dldir = NULL;
 	int c, rc = EXIT_ERROR, dropped = 0;
 	uint64_t cur = 0, sup = 0, nfiles = 0;
@@ -462,7 +480,21 @@ int cmd_trust_build(int argc, char **argv)
 			b.debs = optarg;
 			break;
 		case 'k':
-			b.keyring = optarg;
+			if (b.nkr == VG_TRUST_MAX_KEYRINGS) {
+				cli_err("--keyring: at most %d", VG_TRUST_MAX_KEYRINGS);
+				goto out;
+			}
+			b.keyrings[b.nkr++] = optarg;
+			break;
+		case O_DEB:
+			given = true;
+			if (trust_given_add(&b, optarg) < 0)
+				goto out;
+			break;
+		case O_DEB_LIST:
+			given = true;
+			if (trust_given_list(&b, optarg) < 0)
+				goto out;
 			break;
 		case 'a':
 			if (parse_algos(&b, optarg) < 0)
@@ -500,6 +532,12 @@ int cmd_trust_build(int argc, char **argv)
 		cli_err("-o -: a database is a file, not standard output");
 		goto out;
 	}
+	if (given && (dl || b.all_debs || optind < argc)) {
+		cli_err("--deb and --deb-list name the .debs: no --download, --all-debs or PACKAGE");
+		goto out;
+	}
+	if (!b.nkr)
+		b.keyrings[b.nkr++] = VG_TRUST_KEYRING;
 	if (dl && b.all_debs) {
 		cli_err("--download fetches the installed versions; --all-debs records a directory: "
 			"give one");
@@ -514,7 +552,8 @@ int cmd_trust_build(int argc, char **argv)
 	b.jfailed = json_object_new_array();
 	if (load_releases(&b, valid_at >= 0 ? valid_at : now, flags) < 0)
 		goto out;
-	if (b.all_debs ? trust_all_debs(&b, argv + optind, argc - optind) :
+	if (given ? trust_given_debs(&b) :
+	    b.all_debs ? trust_all_debs(&b, argv + optind, argc - optind) :
 			 trust_installed(&b, argv + optind, argc - optind))
 		goto out;
 	if (dl) {
@@ -566,6 +605,9 @@ out:
 	for (size_t i = 0; i < b.nt; i++)
 		trust_target_free(&b.t[i]);
 	free(b.t);
+	for (size_t i = 0; i < b.ngiven; i++)
+		free(b.given[i]);
+	free(b.given);
 	vg_trust_packages_release(&b.pk);
 	json_object_put(b.jrels);
 	json_object_put(b.jlists);

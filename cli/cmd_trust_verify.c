@@ -201,6 +201,12 @@ static int load_excludes_from(struct verify *v, int fd)
 	return 0;
 }
 
+/* qsort's elements are char *: compare the strings they point to */
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static int load_excludes(struct verify *v)
 {
 	int fd = open_in_root(v, "/etc/dpkg/dpkg.cfg", O_RDONLY | O_NONBLOCK), dfd;
@@ -235,7 +241,8 @@ static int load_excludes(struct verify *v)
 		if (names[n])
 			n++;
 	}
-	qsort(names, n, sizeof(*names), (int (*)(const void *, const void *))strcmp);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name);
 	for (size_t i = 0; i < n; i++) {
 		int f = openat(dirfd(d), names[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 
@@ -358,6 +365,9 @@ static int one(void *arg, const struct vg_trust_filerow *f)
 	char why[256] = "";
 	enum state s;
 
+	/* the new version's scripts in tmp.ci exist only during an unpack */
+	if (f->kind == VG_TRUST_KIND_SCRIPT_TMP)
+		return 0;
 	if (v->unpack && trust_pathset_add(&v->recorded, f->path) < 0)
 		return -ENOMEM;
 	if (!f->target && f->ndg == 0)

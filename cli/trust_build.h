@@ -26,11 +26,16 @@ struct release {
 
 struct target {
 	char *name, *version, *arch;
-	char *deb;	/* --all-debs: the file */
+	char *deb;	/* --all-debs: the file in --debs; --deb: the path as given */
+	bool given;	/* --deb, --deb-list */
 };
 
 struct build {
-	const char *lists, *debs, *keyring;
+	const char *lists, *debs;
+	const char *keyrings[VG_TRUST_MAX_KEYRINGS];
+	size_t nkr;
+	char **given;	/* --deb, --deb-list: paths */
+	size_t ngiven;
 	unsigned int algos[VG_TRUST_MAX_ALGOS];
 	size_t nalgos;
 	bool json, verbose, all_debs;
@@ -66,5 +71,18 @@ int trust_all_debs(struct build *b, char **want, int nwant);
 char *trust_download(struct build *b);
 /* Remove what apt-get download put in @dir, then @dir. */
 void trust_remove_download(char *dir);
+/* (trust_given_debs.c) --deb @path: add it to b->given. Return: 0 or -1 (reported). */
+int trust_given_add(struct build *b, const char *path);
+/*
+ * --deb-list @path ("-": stdin): one .deb path a line (apt's
+ * Pre-Install-Pkgs, Version 1), empty lines ignored; any other line is
+ * an error naming it, and nothing is added. Return: 0 or -1 (reported).
+ */
+int trust_given_list(struct build *b, const char *path);
+/*
+ * Each of b->given as a target: the verified stanza (b->pk) with its
+ * SHA-256 and size, else its file name's package. Return: 0 or -1 (reported).
+ */
+int trust_given_debs(struct build *b);
 
 #endif

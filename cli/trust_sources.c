@@ -46,6 +46,7 @@ int trust_add_target(struct build *b, const char *name, const char *version, con
 	t->version = strdup(version);
 	t->arch = strdup(arch);
 	t->deb = deb ? strdup(deb) : NULL;
+	t->given = false;
 	if (!t->name || !t->version || !t->arch || (deb && !t->deb)) {
 		trust_target_free(t);
 		return -1;

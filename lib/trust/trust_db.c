@@ -9,11 +9,11 @@
  * opened database is checked (schema, then MAC) before any row is handed
  * out (trust_db_read.c).
  *
- * Schema (format 1):
+ * Schema (format 2; trust_db.h):
  *   meta(key TEXT PRIMARY KEY, value BLOB): format, algos, mac
  *   releases(id, origin, label, suite, codename, date, valid_until, inrelease_sha256)
  *   packages(id, name, version, arch, release, deb_sha256, state, superseded_at)
- *   files(path BLOB, algo, digest BLOB, package, conffile, size, mode, target BLOB)
+ *   files(path BLOB, algo, digest BLOB, package, conffile (a vg_trust_kind), size, mode, target BLOB)
  *     keyed by (path, algo, digest, package), WITHOUT ROWID: one row per
  *     file and algorithm; a symbolic link has algo 255 and no digest.
  * There is no secondary index: every byte a reader relies on is in the
@@ -221,7 +221,7 @@ static int insert_pkg(struct vg_trust_db *db, const char *name, const char *vers
 }
 
 static int insert_file(struct vg_trust_db *db, const void *path, int plen, int algo,
-		       const void *dg, int dlen, int64_t pkg, bool conffile, uint64_t size,
+		       const void *dg, int dlen, int64_t pkg, int kind, uint64_t size,
 		       uint32_t mode, const void *target, int tlen, struct vg_diag *diag)
 {
 	sqlite3_stmt *st = db->ins_file;
@@ -232,7 +232,7 @@ static int insert_file(struct vg_trust_db *db, const void *path, int plen, int a
 	    sqlite3_bind_int(st, 2, algo) != SQLITE_OK ||
 	    sqlite3_bind_blob(st, 3, dlen ? dg : "", dlen, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 4, pkg) != SQLITE_OK ||
-	    sqlite3_bind_int(st, 5, conffile) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 5, kind) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 6, (int64_t)size) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 7, mode) != SQLITE_OK ||
 	    (target ? sqlite3_bind_blob(st, 8, target, tlen, SQLITE_STATIC) :
@@ -254,15 +254,21 @@ int vg_trust_db_add_package(struct vg_trust_db *db, int64_t release_id,
 	for (size_t i = 0; r == 0 && i < deb->n; i++) {
 		const struct vg_trust_file *f = &deb->files[i];
 		int plen = (int)strlen(f->path);
+		/* a caller that sets only the conffile flag means a conffile */
+		int kind = f->kind == VG_TRUST_KIND_FILE && f->conffile ? VG_TRUST_KIND_CONFFILE :
+									  (int)f->kind;
+
+		if (kind < 0 || kind > VG_TRUST_KIND_MAX)
+			return vg_diag_set(diag, -EINVAL, "%s: file kind %d", f->path, kind);
 
 		if (f->target) {
-			r = insert_file(db, f->path, plen, ALGO_LINK, NULL, 0, id, f->conffile,
+			r = insert_file(db, f->path, plen, ALGO_LINK, NULL, 0, id, kind,
 					f->size, f->mode, f->target, (int)strlen(f->target), diag);
 			continue;
 		}
 		for (size_t a = 0; r == 0 && a < db->nalgos; a++)
 			r = insert_file(db, f->path, plen, f->dg[a].algo, f->dg[a].bytes,
-					f->dg[a].len, id, f->conffile, f->size, f->mode, NULL, 0,
+					f->dg[a].len, id, kind, f->size, f->mode, NULL, 0,
 					diag);
 	}
 	return r;

@@ -16,7 +16,12 @@
 #include "vigil/outfile.h"
 #include "vigil/trust.h"
 
-#define TRUST_FORMAT 1
+/*
+ * 2: the files table's conffile column is a vg_trust_kind (maintainer
+ * scripts 2 and 3); 1 (read, never written): 0 or 1 only.
+ */
+#define TRUST_FORMAT 2
+#define TRUST_FORMAT_MIN 1
 #define TRUST_MAC_LABEL "vigil trust database v1"
 #define ALGO_LINK 255
 

@@ -208,11 +208,11 @@ int vg_trust_db_open(const char *path, const uint8_t *key, size_t keylen,
 	r = check_schema(db, diag);
 	if (r < 0)
 		goto fail;
-	if (get_meta(db, "format", &fmt, 1, &n) < 0 || n != 1 || fmt != TRUST_FORMAT ||
+	if (get_meta(db, "format", &fmt, 1, &n) < 0 || n != 1 || fmt < TRUST_FORMAT_MIN || fmt > TRUST_FORMAT ||
 	    get_meta(db, "algos", ab, sizeof(ab), &db->nalgos) < 0 || db->nalgos == 0 ||
 	    get_meta(db, "mac", want, sizeof(want), &n) < 0 || n != 32) {
-		r = vg_diag_set(diag, -EBADMSG, "%s: not a vigil trust database of format %d",
-				path, TRUST_FORMAT);
+		r = vg_diag_set(diag, -EBADMSG, "%s: not a vigil trust database of format %d to %d",
+				path, TRUST_FORMAT_MIN, TRUST_FORMAT);
 		goto fail;
 	}
 	for (size_t i = 0; i < db->nalgos; i++)
@@ -344,7 +344,17 @@ int vg_trust_db_files(struct vg_trust_db *db, bool current_only,
 			memset(&f, 0, sizeof(f));
 			fill_pkgrow(db, p, &prow);
 			f.pkg = &prow;
-			f.conffile = sqlite3_column_int(st, 4) != 0;
+			{
+				int k = sqlite3_column_int(st, 4);
+
+				if (k < 0 || k > VG_TRUST_KIND_MAX) {
+					r = vg_diag_set(diag, -EBADMSG, "%s: a file of kind %d",
+							db->path, k);
+					break;
+				}
+				f.kind = (enum vg_trust_kind)k;
+				f.conffile = k == VG_TRUST_KIND_CONFFILE;
+			}
 			f.size = (uint64_t)sqlite3_column_int64(st, 5);
 			f.mode = (uint32_t)sqlite3_column_int64(st, 6);
 			path = malloc((size_t)plen + 1);

@@ -4,7 +4,8 @@
  * memory once (so what is checked is what is read), its SHA-256 and size
  * compared with the Packages stanza that a verified InRelease vouches
  * for, and only then opened with libarchive: the ar container, the
- * conffiles of control.tar.*, every regular file (digested in each
+ * conffiles and maintainer scripts of control.tar.* (under the paths dpkg
+ * keeps and runs them from), every regular file (digested in each
  * algorithm asked for) and symbolic link of data.tar.*. Directories,
  * devices and fifos are not recorded. No tar or ar parser here.
  */
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <archive.h>
@@ -108,6 +110,16 @@ static struct vg_trust_file *add_file(struct vg_trust_deb *deb)
 	return &deb->files[deb->n++];
 }
 
+/* the maintainer scripts dpkg runs; tmp: also run from tmp.ci by an unpack */
+static const struct {
+	const char *name;
+	bool tmp;
+} scripts[] = {
+	{ "preinst", true }, { "postinst", false }, { "prerm", true },
+	{ "postrm", true },  { "config", false },
+};
+#define NSCRIPTS (sizeof(scripts) / sizeof(scripts[0]))
+
 struct ctx {
 	EVP_MD *md[VG_TRUST_MAX_ALGOS];
 	unsigned int algos[VG_TRUST_MAX_ALGOS];
@@ -115,6 +127,9 @@ struct ctx {
 	EVP_MD_CTX *mctx[VG_TRUST_MAX_ALGOS];
 	char *conffiles;	/* the conffiles member, NUL-terminated */
 	size_t conffiles_len;
+	bool multiarch_same;	/* control: "Multi-Arch: same" */
+	bool have_script[NSCRIPTS];
+	struct vg_trust_file script[NSCRIPTS];	/* digests, mode and size; no path yet */
 	const char *member;	/* for messages */
 };
 
@@ -242,41 +257,154 @@ static int read_data(struct ctx *c, struct archive *in, struct vg_trust_deb *deb
 	return 0;
 }
 
-/* control.tar.*: keep the conffiles member */
+/* a control.tar member read whole, NUL-terminated (conffiles, control) */
+static int read_small(struct ctx *c, struct archive *in, struct archive_entry *e,
+		      const char *what, char **ret, size_t *ret_len, struct vg_diag *diag)
+{
+	uint8_t *buf;
+	la_ssize_t got;
+	size_t n = 0;
+
+	if (archive_entry_size(e) < 0 || archive_entry_size(e) > (1 << 24))
+		return vg_diag_set(diag, -EBADMSG, "%s: %s too large", c->member, what);
+	buf = malloc((size_t)archive_entry_size(e) + 1);
+	if (!buf)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	while (n < (size_t)archive_entry_size(e) &&
+	       (got = archive_read_data(in, buf + n, (size_t)archive_entry_size(e) - n)) > 0)
+		n += (size_t)got;
+	if (n < (size_t)archive_entry_size(e)) {
+		free(buf);
+		return vg_diag_set(diag, -EBADMSG, "%s: %s: %s", c->member, what,
+				   archive_error_string(in) ? archive_error_string(in) :
+							      "truncated");
+	}
+	buf[n] = '\0';
+	*ret = (char *)buf;
+	*ret_len = n;
+	return 0;
+}
+
+/* "Multi-Arch: same" in the control text (field names are case-insensitive) */
+static bool control_multiarch_same(const char *t)
+{
+	for (const char *l = t; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		const char *v;
+
+		if (strncasecmp(l, "Multi-Arch:", 11) != 0)
+			continue;
+		v = l + 11;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		return strncmp(v, "same", 4) == 0 &&
+		       (v[4] == '\n' || v[4] == '\0' || v[4] == ' ' || v[4] == '\t' || v[4] == '\r');
+	}
+	return false;
+}
+
+/* the member name without "./", or NULL */
+static const char *control_name(const char *name)
+{
+	if (!name)
+		return NULL;
+	return strncmp(name, "./", 2) == 0 ? name + 2 : name;
+}
+
+/* control.tar.*: keep conffiles, Multi-Arch, and the maintainer scripts' digests */
 static int read_control(struct ctx *c, struct archive *in, struct vg_diag *diag)
 {
 	struct archive_entry *e;
 	int r;
 
 	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
-		const char *name = archive_entry_pathname(e);
-		uint8_t *buf;
-		la_ssize_t got;
+		const char *name = control_name(archive_entry_pathname(e));
+		char *buf = NULL;
 		size_t n = 0;
 
-		if (!name || (strcmp(name, "./conffiles") != 0 && strcmp(name, "conffiles") != 0))
+		/* a link (hard or symbolic) carries no content of its own: not recorded */
+		if (!name || archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e))
 			continue;
-		if (archive_entry_size(e) < 0 || archive_entry_size(e) > (1 << 24))
-			return vg_diag_set(diag, -EBADMSG, "%s: conffiles too large", c->member);
-		buf = malloc((size_t)archive_entry_size(e) + 1);
-		if (!buf)
-			return vg_diag_set(diag, -ENOMEM, "out of memory");
-		while ((got = archive_read_data(in, buf + n, (size_t)archive_entry_size(e) - n)) > 0)
-			n += (size_t)got;
-		if (got < 0) {
-			free(buf);
-			return vg_diag_set(diag, -EBADMSG, "%s: %s", c->member,
-					   archive_error_string(in) ? archive_error_string(in) :
-								      "damaged");
+		if (strcmp(name, "conffiles") == 0) {
+			r = read_small(c, in, e, "conffiles", &buf, &n, diag);
+			if (r < 0)
+				return r;
+			free(c->conffiles);
+			c->conffiles = buf;
+			c->conffiles_len = n;
+			continue;
 		}
-		buf[n] = '\0';
-		free(c->conffiles);
-		c->conffiles = (char *)buf;
-		c->conffiles_len = n;
+		if (strcmp(name, "control") == 0) {
+			r = read_small(c, in, e, "control", &buf, &n, diag);
+			if (r < 0)
+				return r;
+			c->multiarch_same = control_multiarch_same(buf);
+			free(buf);
+			continue;
+		}
+		for (size_t i = 0; i < NSCRIPTS; i++) {
+			struct vg_trust_file *f = &c->script[i];
+
+			if (strcmp(name, scripts[i].name) != 0)
+				continue;
+			memset(f, 0, sizeof(*f));
+			f->path = (char *)scripts[i].name;	/* for messages only */
+			f->mode = (uint32_t)archive_entry_mode(e);
+			f->size = (uint64_t)archive_entry_size(e);
+			r = digest_entry(c, in, f, diag);
+			f->path = NULL;
+			if (r < 0)
+				return r;
+			c->have_script[i] = true;
+		}
 	}
 	if (r != ARCHIVE_EOF)
 		return vg_diag_set(diag, -EBADMSG, "%s: %s", c->member,
 				   archive_error_string(in) ? archive_error_string(in) : "damaged");
+	return 0;
+}
+
+/* one path component of a dpkg name: no '/', not empty, not "." or ".." */
+static bool name_ok(const char *s)
+{
+	return s && *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+/* the maintainer scripts as files, under info/ and (those an unpack runs) tmp.ci/ */
+static int add_scripts(struct ctx *c, const struct vg_trust_pkg *want, struct vg_trust_deb *deb,
+		       struct vg_diag *diag)
+{
+	for (size_t i = 0; i < NSCRIPTS; i++) {
+		for (int tmp = 0; c->have_script[i] && tmp < 2; tmp++) {
+			struct vg_trust_file *f;
+			char *path;
+			int n;
+
+			if (tmp && !scripts[i].tmp)
+				continue;
+			if (!name_ok(want->package) || (c->multiarch_same && !name_ok(want->arch)))
+				return vg_diag_set(diag, -EBADMSG, "package \"%s\" architecture \"%s\": "
+						   "not a file name", want->package ? want->package : "",
+						   want->arch ? want->arch : "");
+			if (tmp)
+				n = asprintf(&path, "%s%s", VG_TRUST_DPKG_TMPCI, scripts[i].name);
+			else if (c->multiarch_same)
+				n = asprintf(&path, "%s%s:%s.%s", VG_TRUST_DPKG_INFO, want->package,
+					     want->arch, scripts[i].name);
+			else
+				n = asprintf(&path, "%s%s.%s", VG_TRUST_DPKG_INFO, want->package,
+					     scripts[i].name);
+			if (n < 0)
+				return vg_diag_set(diag, -ENOMEM, "out of memory");
+			f = add_file(deb);
+			if (!f) {
+				free(path);
+				return vg_diag_set(diag, -ENOMEM, "out of memory");
+			}
+			*f = c->script[i];
+			f->path = path;
+			f->kind = tmp ? VG_TRUST_KIND_SCRIPT_TMP : VG_TRUST_KIND_SCRIPT;
+		}
+	}
 	return 0;
 }
 
@@ -299,8 +427,11 @@ static void mark_conffiles(struct ctx *c, struct vg_trust_deb *deb)
 			char *np = norm_path(path);
 
 			for (size_t i = 0; np && i < deb->n; i++)
-				if (strcmp(deb->files[i].path, np) == 0)
+				if (deb->files[i].kind == VG_TRUST_KIND_FILE &&
+				    strcmp(deb->files[i].path, np) == 0) {
 					deb->files[i].conffile = true;
+					deb->files[i].kind = VG_TRUST_KIND_CONFFILE;
+				}
 			free(np);
 		}
 		p = nl ? nl + 1 : NULL;
@@ -418,6 +549,9 @@ int vg_trust_deb_read(int fd, const struct vg_trust_pkg *want, const unsigned in
 		goto out;
 	}
 	mark_conffiles(&c, &deb);
+	r = add_scripts(&c, want, &deb, diag);
+	if (r < 0)
+		goto out;
 	*ret = deb;
 	memset(&deb, 0, sizeof(deb));
 	r = 0;

@@ -225,15 +225,16 @@ static void first_line(int fd, char *buf, size_t cap)
 }
 
 /*
- * Run gpgv on @data (@len bytes) with @keyring: its stdin a sealed memfd
+ * Run gpgv on @data (@len bytes) with the @nkr keyrings @kr (a --keyring
+ * each; gpgv accepts a signature by a key of any): its stdin a sealed memfd
  * holding the data, its stderr another memfd, its stdout a pipe read here
  * to the end. Return: 0 (*ret_out, *ret_len: the signed text), or -errno.
  */
-static int run_gpgv(const char *gpgv, const char *keyring, const uint8_t *data, size_t len,
-		    char **ret_out, size_t *ret_len, struct vg_diag *diag)
+static int run_gpgv(const char *gpgv, char *const *kr, size_t nkr, const uint8_t *data,
+		    size_t len, char **ret_out, size_t *ret_len, struct vg_diag *diag)
 {
-	char *const argv[] = { (char *)"gpgv", (char *)"--keyring", (char *)keyring,
-			       (char *)"--output", (char *)"-", (char *)"-", NULL };
+	char *argv[2 * VG_TRUST_MAX_KEYRINGS + 6];
+	size_t na = 0;
 	char *const envp[] = { (char *)"LC_ALL=C", (char *)"PATH=/usr/bin:/bin",
 			       (char *)"HOME=/nonexistent", NULL };
 	int in = memfd_create("vigil-inrelease", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -244,6 +245,15 @@ static int run_gpgv(const char *gpgv, const char *keyring, const uint8_t *data, 
 	pid_t pid = -1;
 	int status = 0, r = 0;
 
+	argv[na++] = (char *)"gpgv";
+	for (size_t i = 0; i < nkr; i++) {
+		argv[na++] = (char *)"--keyring";
+		argv[na++] = kr[i];
+	}
+	argv[na++] = (char *)"--output";
+	argv[na++] = (char *)"-";
+	argv[na++] = (char *)"-";
+	argv[na] = NULL;
 	if (in < 0 || err < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
 		r = vg_diag_set(diag, -errno, "cannot run gpgv: %s", strerror(errno));
 		goto out;
@@ -344,24 +354,43 @@ int vg_trust_release_verify(const char *path, const char *keyring, const char *g
 			    int64_t now, unsigned int flags, struct vg_trust_release *ret,
 			    struct vg_diag *diag)
 {
+	const char *one[1] = { keyring ? keyring : VG_TRUST_KEYRING };
+
+	return vg_trust_release_verify_keyrings(path, one, 1, gpgv, now, flags, ret, diag);
+}
+
+int vg_trust_release_verify_keyrings(const char *path, const char *const *keyrings, size_t nkr,
+				     const char *gpgv, int64_t now, unsigned int flags,
+				     struct vg_trust_release *ret, struct vg_diag *diag)
+{
 	struct vg_trust_release rel;
 	uint8_t *data = NULL;
 	size_t len = 0, tlen = 0;
 	char *text = NULL;
-	char kr[4096];
+	char *kr[VG_TRUST_MAX_KEYRINGS] = { 0 };
 	int r;
 
-	keyring = keyring ? keyring : VG_TRUST_KEYRING;
-	/* gpgv takes a name without a slash as one in its home directory */
-	if (snprintf(kr, sizeof(kr), "%s%s", strchr(keyring, '/') ? "" : "./", keyring) >=
-	    (int)sizeof(kr))
-		return vg_diag_set(diag, -ENAMETOOLONG, "%s: name too long", keyring);
-	if (access(kr, R_OK) < 0)
-		return vg_diag_set(diag, -errno, "keyring %s: %s", keyring, strerror(errno));
+	if (nkr == 0 || nkr > VG_TRUST_MAX_KEYRINGS)
+		return vg_diag_set(diag, -EINVAL, "%zu keyrings (1 to %d)", nkr,
+				   VG_TRUST_MAX_KEYRINGS);
+	for (size_t i = 0; i < nkr; i++) {
+		const char *k = keyrings[i];
+
+		/* gpgv takes a name without a slash as one in its home directory */
+		if (asprintf(&kr[i], "%s%s", strchr(k, '/') ? "" : "./", k) < 0) {
+			kr[i] = NULL;
+			r = vg_diag_set(diag, -ENOMEM, "out of memory");
+			goto out;
+		}
+		if (access(kr[i], R_OK) < 0) {
+			r = vg_diag_set(diag, -errno, "keyring %s: %s", k, strerror(errno));
+			goto out;
+		}
+	}
 	r = vg_file_read(path, RELEASE_MAX, &data, &len, diag);
 	if (r < 0)
 		return r;
-	r = run_gpgv(gpgv ? gpgv : VG_TRUST_GPGV, kr, data, len, &text, &tlen, diag);
+	r = run_gpgv(gpgv ? gpgv : VG_TRUST_GPGV, kr, nkr, data, len, &text, &tlen, diag);
 	if (r < 0)
 		goto out;
 	r = vg_trust_release_parse(text, tlen, &rel, diag);
@@ -386,5 +415,7 @@ int vg_trust_release_verify(const char *path, const char *keyring, const char *g
 out:
 	free(text);
 	free(data);
+	for (size_t i = 0; i < nkr && i < VG_TRUST_MAX_KEYRINGS; i++)
+		free(kr[i]);
 	return r;
 }

@@ -19,7 +19,8 @@ check "meson install --destdir (this build)" \
 eval "$(meson introspect --buildoptions "$BUILD_ROOT" | /usr/bin/python3 -c '
 import json, os, sys
 o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
-for k in ("bindir", "sbindir", "libdir", "includedir", "sysconfdir", "datadir", "mandir"):
+for k in ("bindir", "sbindir", "libdir", "includedir", "sysconfdir", "datadir", "mandir",
+          "libexecdir"):
     print("%s=%s" % (k, os.path.join(o["prefix"], o[k])))
 ')"
 version=$("$VIGIL" --version | awk '{print $2}')
@@ -149,6 +150,13 @@ check "sysusers.d file (user vigil) in $VG_SYSUSERSDIR" grep -q '^u vigil ' "$D$
 check "bash completion in $VG_COMPLETIONDIR" cmp "$SRCDIR/completions/vigil" "$D$VG_COMPLETIONDIR/vigil"
 check "sample vigil.conf in sysconfdir/vigil" cmp "$SRCDIR/etc/vigil.conf" "$D$sysconfdir/vigil/vigil.conf"
 check "sample vigild.policy in sysconfdir/vigil" cmp "$SRCDIR/etc/vigild.policy" "$D$sysconfdir/vigil/vigild.policy"
+check "apt hook in libexecdir/vigil, executable" test -x "$D$libexecdir/vigil/apt-trust"
+check "  the same script as apt/apt-trust" cmp "$SRCDIR/apt/apt-trust" "$D$libexecdir/vigil/apt-trust"
+check "apt configuration in sysconfdir/apt/apt.conf.d/50vigil" test -f "$D$sysconfdir/apt/apt.conf.d/50vigil"
+check "  runs the installed hook before dpkg (Pre-Install-Pkgs, Version 1) and after" \
+	bash -c "grep -qxF 'DPkg::Pre-Install-Pkgs {\"$libexecdir/vigil/apt-trust pre\";};' '$D$sysconfdir/apt/apt.conf.d/50vigil' &&
+		 grep -qxF 'DPkg::Tools::Options::$libexecdir/vigil/apt-trust::Version \"1\";' '$D$sysconfdir/apt/apt.conf.d/50vigil' &&
+		 grep -qxF 'DPkg::Post-Invoke {\"if [ -x $libexecdir/vigil/apt-trust ]; then $libexecdir/vigil/apt-trust post; fi\";};' '$D$sysconfdir/apt/apt.conf.d/50vigil'"
 # the man pages (man/NAME.SECTION.scd -> mandir/manSECTION/NAME.SECTION),
 # when the build has them: man/ in the build and scdoc to make them
 if grep -q "^subdir('man')" "$SRCDIR/meson.build" && command -v scdoc >/dev/null; then
@@ -167,7 +175,8 @@ fi
 grep -v -e "^$bindir/vigil\$" -e "^$sbindir/vigil" -e "^$libdir/libvigil.so" \
 	-e "^$libdir/pkgconfig/vigil.pc\$" -e "^$includedir/vigil/" -e "^$VG_UNITDIR/vigil" \
 	-e "^$VG_SYSUSERSDIR/vigil.conf\$" -e "^$VG_COMPLETIONDIR/vigil\$" \
-	-e "^$sysconfdir/vigil/vigil" -e "^$mandir/man[158]/vigil" "$T/all" >"$T/extra"
+	-e "^$sysconfdir/vigil/vigil" -e "^$mandir/man[158]/vigil" \
+	-e "^$libexecdir/vigil/apt-trust\$" -e "^$sysconfdir/apt/apt.conf.d/50vigil\$" "$T/all" >"$T/extra"
 check_eq "no other file installed (no test program)" "$(head -5 "$T/extra")" ""
 
 # --- make install: the same through the Makefile -------------------------

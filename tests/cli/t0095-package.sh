@@ -127,6 +127,10 @@ check "vigil holds vigil, vigild, the vigild unit, sysusers, completion, sample 
 	has vigil /usr/bin/vigil /usr/sbin/vigild '/(usr/)?lib/systemd/system/vigild\.service' \
 	/usr/lib/sysusers.d/vigil.conf /usr/share/bash-completion/completions/vigil \
 	/etc/vigil/vigil.conf /etc/vigil/vigild.policy
+check "vigil holds the apt hook and its configuration (a link: removal removes it)" \
+	has vigil /usr/libexec/vigil/apt-trust /usr/share/vigil/apt.conf /etc/apt/apt.conf.d/50vigil
+check "... the configuration is not a conffile" \
+	bash -c "! dpkg-deb -I '${DEBS[0]}' conffiles | grep -q apt.conf.d"
 check "vigil-attest holds the agent, the verifier and their units" \
 	has vigil-attest /usr/sbin/vigil-agent /usr/sbin/vigil-verifier \
 	'/(usr/)?lib/systemd/system/vigil-agent\.service' \

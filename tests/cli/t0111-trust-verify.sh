@@ -24,17 +24,31 @@ for r in c.execute(sys.argv[2]): print("|".join("" if v is None else (v.hex() if
 # jq-like: python expression over the JSON document in FILE
 jpy() { /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 
+# the packages extracted into DIR with their maintainer scripts where dpkg keeps them
+xroot() {
+	local d s p
+	mkdir -p "$1/var/lib/dpkg/info"
+	for d in debs/*.deb; do
+		p=$(dpkg-deb -f "$d" Package)
+		dpkg-deb -x "$d" "$1"
+		rm -rf ctl && dpkg-deb -e "$d" ctl
+		for s in preinst postinst prerm postrm config; do
+			[ -f ctl/$s ] && cp ctl/$s "$1/var/lib/dpkg/info/$p.$s"
+		done
+	done
+	return 0
+}
+
 mkdir debs && chmod 755 debs
 (cd debs && apt-get download -q hostname less adduser >/dev/null 2>&1)
 check_eq "apt-get download fetched three .debs" "$(ls debs/*.deb 2>/dev/null | wc -l)" 3
 check "build the database" "$VIGIL" trust build -o t.db --hmac-key key --debs debs --all-debs
 
 # the tree, with the dpkg database debsums reads (status with Conffiles, md5sums, lists)
-mkdir -p root/var/lib/dpkg/info
+xroot root
 : >root/var/lib/dpkg/status
 for d in debs/*.deb; do
 	p=$(dpkg-deb -f "$d" Package)
-	dpkg-deb -x "$d" root
 	dpkg-deb --fsys-tarfile "$d" | tar -t | sed 's|^\./|/|; s|/$||' | grep . >root/var/lib/dpkg/info/$p.list
 	dpkg-deb --ctrl-tarfile "$d" | tar -xO ./md5sums >root/var/lib/dpkg/info/$p.md5sums
 	{
@@ -47,7 +61,8 @@ for d in debs/*.deb; do
 		echo
 	} >>root/var/lib/dpkg/status
 done
-nfiles=$(sql t.db "SELECT count(*) FROM (SELECT DISTINCT path, package FROM files)")
+# tmp.ci's scripts (conffile 3) exist only during an unpack: not checked
+nfiles=$(sql t.db "SELECT count(*) FROM (SELECT DISTINCT path, package FROM files WHERE conffile < 3)")
 
 check "the tree as extracted: verify exits 0" "$VIGIL" trust verify t.db --hmac-key key --root root
 keep
@@ -103,7 +118,7 @@ check_eq "debsums: the changed conffile is vigil's" \
 	"$(debsums --root=root -s -e 2>&1 | sed -n 's|^debsums: changed file root\([^ ]*\) (from .*|\1|p')" "$conf"
 
 # only the conffile changed: listed, exit 0
-rm -rf root2 && mkdir root2 && for d in debs/*.deb; do dpkg-deb -x "$d" root2; done
+rm -rf root2 && xroot root2
 echo "# local change" >>"root2$conf"
 check "only a conffile changed: exit 0" "$VIGIL" trust verify t.db --hmac-key key --root root2
 keep
@@ -114,7 +129,7 @@ keep
 check "... as missing" grep -q "^conffile: $conf (adduser .*) missing;" "$T/last"
 
 # links resolve inside --root: a directory link out of the tree is not followed out
-rm -rf root3 && mkdir root3 && for d in debs/*.deb; do dpkg-deb -x "$d" root3; done
+rm -rf root3 && xroot root3
 rm -rf root3/usr/share/doc/hostname
 ln -s "$T/root2/usr/share/doc/hostname" root3/usr/share/doc/hostname
 check_rc 1 "a directory replaced by a link out of the tree (to identical files): not ok" \
@@ -123,7 +138,7 @@ keep
 check "... its files are missing, not ok" grep -q "^missing: /usr/share/doc/hostname/copyright " "$T/last"
 
 # dpkg's path-exclude: files left out on purpose are not missing
-rm -rf root4 && mkdir root4 && for d in debs/*.deb; do dpkg-deb -x "$d" root4; done
+rm -rf root4 && xroot root4
 mkdir -p root4/etc/dpkg/dpkg.cfg.d
 printf 'path-exclude /usr/share/doc/*\npath-include /usr/share/doc/*/copyright\n' >root4/etc/dpkg/dpkg.cfg.d/excludes
 find root4/usr/share/doc -type f ! -name copyright -delete
@@ -135,13 +150,26 @@ rm root4/usr/share/doc/less/copyright
 check_rc 1 "... but a path-include'd file removed is missing" "$VIGIL" trust verify t.db --hmac-key key --root root4
 
 # a diversion by another package: the package's file is checked where it went
-rm -rf root5 && mkdir root5 && for d in debs/*.deb; do dpkg-deb -x "$d" root5; done
+rm -rf root5 && xroot root5
 mkdir -p root5/var/lib/dpkg
 mv root5/bin/hostname root5/bin/hostname.distrib && echo "other" >root5/bin/hostname
 printf '/bin/hostname\n/bin/hostname.distrib\nsome-other-package\n' >root5/var/lib/dpkg/diversions
 check "a diverted file: exit 0" "$VIGIL" trust verify t.db --hmac-key key --root root5
 keep
 check "... listed apart, checked at the diversion" grep -q "^diverted: /bin/hostname (hostname .*) to /bin/hostname.distrib by some-other-package ok;" "$T/last"
+
+# maintainer scripts: dpkg runs them, so they are checked like any packaged file
+scr=$(cd root2/var/lib/dpkg/info && ls *.postinst | head -1)
+check "a maintainer script is recorded: /var/lib/dpkg/info/$scr" test -n "$scr" -a \
+	"$(sql t.db "SELECT count(*) FROM files WHERE path = CAST('/var/lib/dpkg/info/$scr' AS BLOB) AND conffile = 2")" -ge 1
+echo 'touch /tmp/owned' >>"root5/var/lib/dpkg/info/$scr"
+check_rc 1 "an altered postinst: verify exits 1" "$VIGIL" trust verify t.db --hmac-key key --root root5
+keep
+check "... modified: /var/lib/dpkg/info/$scr, with both digests" \
+	grep -q "^modified: /var/lib/dpkg/info/$scr (.*) package sha256:.* disk sha256:$(sha256sum "root5/var/lib/dpkg/info/$scr" | cut -d' ' -f1)$" "$T/last"
+check "... the new versions' scripts run from tmp.ci are recorded" test \
+	"$(sql t.db "SELECT count(*) FROM files WHERE CAST(path AS TEXT) LIKE '/var/lib/dpkg/tmp.ci/%' AND conffile = 3")" -ge 1
+check_eq "... and never reported missing (they exist only during an unpack)" "$(grep -c tmp.ci "$T/last")" 0
 
 # ---- the database is authenticated first ----
 check_rc 2 "another key: refused" "$VIGIL" trust verify t.db --hmac-key key2 --root root2
@@ -175,7 +203,7 @@ if "$VIGIL" trust build -o live.db --hmac-key key --download --json hostname >li
 		"$vrc" "$([ -z "$dv" ] && echo 0 || echo 1)"
 	check_eq "... every file of hostname compared" \
 		"$(sed -n 's/^\([0-9]*\) ok, .*/\1/p' live.txt)" \
-		"$(sql live.db "SELECT count(*) FROM (SELECT DISTINCT path FROM files)")"
+		"$(sql live.db "SELECT count(*) FROM (SELECT DISTINCT path FROM files WHERE conffile < 3)")"
 else
 	check "live hostname: its installed version is listed by a verified index" grep -q '"reason":"unlisted"' live.json
 fi

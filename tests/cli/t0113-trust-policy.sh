@@ -46,8 +46,13 @@ files=$(cd root && find . -type f | sed 's|^\.||' | LC_ALL=C sort)
 nfiles=$(echo "$files" | wc -l)
 
 check "policy create --trusted" "$VIGIL" attest policy create --trusted t.db --hmac-key key -o p.json
-check_eq "... every packaged regular file, one digest each" \
-	"$(jpy p.json 'sum(len(v) for v in d["digests"].values())')" "$nfiles"
+# and the maintainer scripts: where dpkg keeps them, and tmp.ci/ where an unpack runs them
+nscripts=$(/usr/bin/python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print(c.execute("SELECT count(*) FROM (SELECT DISTINCT path, digest FROM files WHERE algo = 4 AND conffile >= 2)").fetchone()[0])' t.db)
+check "... the packages have maintainer scripts" test "$nscripts" -gt 0
+check_eq "... every packaged regular file and maintainer script, one digest each" \
+	"$(jpy p.json 'sum(len(v) for v in d["digests"].values())')" "$((nfiles + nscripts))"
 check_eq "... /bin/hostname: the extracted file's sha256" "$(jpy p.json 'd["digests"]["/bin/hostname"]')" \
 	"['sha256:$(sha256sum root/bin/hostname | cut -d' ' -f1)']"
 check_rc 1 "... no symbolic link (/bin/dnsdomainname)" grep -q '"/bin/dnsdomainname"' p.json

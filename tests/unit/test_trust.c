@@ -239,6 +239,37 @@ static void release_verify_rejects_a_changed_byte(void **state)
 	free(in);
 }
 
+/* several keyrings: one gpgv run, a key of any of them verifies */
+static void release_verify_keyrings_any_of_them(void **state)
+{
+	static const char *const removed = "/usr/share/keyrings/debian-archive-removed-keys.gpg";
+	const char *two[2] = { removed, VG_TRUST_KEYRING };
+	const char *many[VG_TRUST_MAX_KEYRINGS + 1];
+	struct vg_trust_release rel;
+	struct vg_diag d = { 0 };
+
+	(void)state;
+	assert_int_equal(vg_trust_release_verify_keyrings(vec_path("bookworm-updates.InRelease"),
+							  two, 2, NULL, 0, 0, &rel, &d), 0);
+	assert_string_equal(rel.codename, "bookworm-updates");
+	vg_trust_release_release(&rel);
+	assert_int_equal(vg_trust_release_verify_keyrings(vec_path("bookworm-updates.InRelease"),
+							  two, 1, NULL, 0, 0, &rel, &d),
+			 -EKEYREJECTED);
+	/* a missing one is said, whichever it is */
+	two[0] = at("none.gpg");
+	assert_int_equal(vg_trust_release_verify_keyrings(vec_path("bookworm-updates.InRelease"),
+							  two, 2, NULL, 0, 0, &rel, &d), -ENOENT);
+	assert_non_null(strstr(d.msg, "none.gpg"));
+	for (size_t i = 0; i < VG_TRUST_MAX_KEYRINGS + 1; i++)
+		many[i] = VG_TRUST_KEYRING;
+	assert_int_equal(vg_trust_release_verify_keyrings(vec_path("bookworm-updates.InRelease"),
+							  many, VG_TRUST_MAX_KEYRINGS + 1, NULL, 0, 0,
+							  &rel, &d), -EINVAL);
+	assert_int_equal(vg_trust_release_verify_keyrings(vec_path("bookworm-updates.InRelease"),
+							  many, 0, NULL, 0, 0, &rel, &d), -EINVAL);
+}
+
 /* text before or after the signed block never reaches the parser */
 static void release_verify_ignores_unsigned_text(void **state)
 {
@@ -696,6 +727,7 @@ int main(void)
 		cmocka_unit_test(release_parse_rejects_malformed),
 		cmocka_unit_test(release_verify_runs_gpgv_on_the_inrelease),
 		cmocka_unit_test(release_verify_rejects_a_changed_byte),
+		cmocka_unit_test(release_verify_keyrings_any_of_them),
 		cmocka_unit_test(release_verify_ignores_unsigned_text),
 		cmocka_unit_test(packages_parse_reads_stanzas),
 		cmocka_unit_test(packages_parse_rejects_incomplete_stanzas),

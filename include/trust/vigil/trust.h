@@ -75,6 +75,20 @@ int vg_trust_release_verify(const char *path, const char *keyring, const char *g
 			    int64_t now, unsigned int flags, struct vg_trust_release *ret,
 			    struct vg_diag *diag);
 
+/* the most keyrings vg_trust_release_verify_keyrings() hands gpgv */
+#define VG_TRUST_MAX_KEYRINGS 16
+
+/*
+ * vg_trust_release_verify_keyrings - vg_trust_release_verify() with the
+ * @nkr (1 to VG_TRUST_MAX_KEYRINGS) keyrings @keyrings, each a --keyring
+ * of one gpgv run: a signature by a key of any of them verifies (a local
+ * repository signed by its own key beside the archive's).
+ * Return: as vg_trust_release_verify(); -EINVAL for @nkr out of range.
+ */
+int vg_trust_release_verify_keyrings(const char *path, const char *const *keyrings, size_t nkr,
+				     const char *gpgv, int64_t now, unsigned int flags,
+				     struct vg_trust_release *ret, struct vg_diag *diag);
+
 /* The entry of @rel whose SHA-256 and size are these, or NULL. */
 const struct vg_trust_relfile *vg_trust_release_find(const struct vg_trust_release *rel,
 						     const uint8_t sha256[32], uint64_t size);
@@ -129,13 +143,33 @@ size_t vg_trust_packages_find(struct vg_trust_packages *pk, const char *package,
 
 void vg_trust_packages_release(struct vg_trust_packages *pk);
 
-/* one file (or symbolic link) of a package's data.tar */
+/*
+ * What a file row is (the files table's `conffile` column, format 2):
+ * a file of data.tar, a conffile, a maintainer script where dpkg keeps it
+ * (/var/lib/dpkg/info/PKG[:ARCH].SCRIPT), or one where dpkg runs the new
+ * version's script from before it is installed (/var/lib/dpkg/tmp.ci/
+ * SCRIPT: there only during an unpack, never reported missing).
+ */
+enum vg_trust_kind {
+	VG_TRUST_KIND_FILE = 0,
+	VG_TRUST_KIND_CONFFILE = 1,
+	VG_TRUST_KIND_SCRIPT = 2,
+	VG_TRUST_KIND_SCRIPT_TMP = 3,
+};
+#define VG_TRUST_KIND_MAX VG_TRUST_KIND_SCRIPT_TMP
+
+/* where dpkg keeps and runs maintainer scripts */
+#define VG_TRUST_DPKG_INFO "/var/lib/dpkg/info/"
+#define VG_TRUST_DPKG_TMPCI "/var/lib/dpkg/tmp.ci/"
+
+/* one file (or symbolic link) of a package's data.tar, or a maintainer script */
 struct vg_trust_file {
 	char *path;		/* absolute, normalised: "/usr/bin/x" */
 	char *target;		/* symbolic links: the target; else NULL */
 	uint32_t mode;		/* st_mode as the archive says */
 	uint64_t size;
-	bool conffile;
+	bool conffile;		/* kind == VG_TRUST_KIND_CONFFILE */
+	enum vg_trust_kind kind;
 	struct vg_digest dg[VG_TRUST_MAX_ALGOS];	/* regular files: one per algorithm */
 };
 
@@ -152,7 +186,14 @@ struct vg_trust_deb {
  * conffiles of control.tar.*, then every regular file and symbolic link
  * of data.tar.*, each regular file digested with the @nalgos algorithms
  * @algos (VG_TRUST_MAX_ALGOS at most). Hard links get their target's
- * digests. Return: 0; -EKEYREJECTED (digest or size differs: nothing
+ * digests. The maintainer scripts of control.tar.* (preinst, postinst,
+ * prerm, postrm, config) are added as files of kind VG_TRUST_KIND_SCRIPT
+ * under VG_TRUST_DPKG_INFO "NAME.SCRIPT" (NAME @want's package, with
+ * ":ARCH" when control says "Multi-Arch: same", as dpkg names them), and
+ * preinst, prerm, postrm also as VG_TRUST_KIND_SCRIPT_TMP under
+ * VG_TRUST_DPKG_TMPCI "SCRIPT", where dpkg runs the new version's from
+ * (src/main/unpack.c: maintscript_new, maintscript_fallback). A package
+ * name or architecture that is not a single path component is -EBADMSG. Return: 0; -EKEYREJECTED (digest or size differs: nothing
  * read); -EBADMSG (not a .deb, or a damaged member); -EOPNOTSUPP; -ENOMEM;
  * -errno of reading.
  */
@@ -182,7 +223,8 @@ struct vg_trust_filerow {
 	const char *target;	/* NULL unless a symbolic link */
 	uint32_t mode;
 	uint64_t size;
-	bool conffile;
+	bool conffile;		/* kind == VG_TRUST_KIND_CONFFILE */
+	enum vg_trust_kind kind;
 	const struct vg_trust_pkgrow *pkg;
 	size_t ndg;
 	struct vg_digest dg[VG_TRUST_MAX_ALGOS];

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# t0114: the archive trust follows apt. A bookworm root (mmdebstrap,
+# tests/lib-debroot.sh) on ext4 is trusted first (vigil trust build of its
+# lists and .debs, vigil label --trusted); then, inside the chroot, with
+# vigil's apt hook installed (apt/apt-trust, /etc/apt/apt.conf.d/50vigil),
+# `apt-get install vg-hello=1.0` and the upgrade to 2.0 from a local
+# repository signed by a throwaway key: the real Pre-Install-Pkgs hook
+# records each incoming .deb before dpkg unpacks it (2.0 current, 1.0
+# superseded, the digests those of dpkg-deb -x), its maintainer scripts
+# under /var/lib/dpkg/info and tmp.ci, and Post-Invoke labels the new files
+# so that vigil appraise accepts them; the postinst ran the new program.
+# Refused: a .deb altered after indexing (apt itself, and vigil trust
+# build --deb naming it), a repository signed by a key vigil was not given
+# (the hook names the package unverified, apt proceeds). Last, vigil trust
+# verify against debsums on the same root: a modified binary, a conffile
+# and a maintainer script (dpkg keeps no MD5 for it).
+# Cost: ~70 s more on the first run of a build directory (mmdebstrap from
+# deb.debian.org into $BUILD_ROOT/fixtures/debroot.tar); skipped without it.
+. "$SRCDIR/tests/lib.sh"
+vg_init
+. "$SRCDIR/tests/lib-debroot.sh"
+export VIGIL_CONFIG=/dev/null DEBIAN_FRONTEND=noninteractive
+sql() { /usr/bin/python3 -c 'import sqlite3, sys
+c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True)
+for r in c.execute(sys.argv[2]): print("|".join("" if v is None else (v.hex() if isinstance(v, bytes) else str(v)) for v in r))' "$@"; }
+keep() { cp "$T/.out" "$T/last"; }
+
+if ! vg_debroot_tar; then
+	echo "1..0 # SKIP no Debian root: mmdebstrap could not build one (network?)"
+	exit 0
+fi
+# the root and its ext4 image need more than vg_init's 256 MB
+mount -o remount,size=2g "$T"
+vg_ext4 fs 1400
+R=$T/fs/root
+check "the bookworm root extracted onto ext4" vg_debroot "$R"
+DB=$R/var/lib/vigil/trust.db
+KEY=$R/etc/vigil/key.hmac
+mkdir -p "$R/var/lib/vigil" "$R/etc/vigil"
+head -c 64 /dev/urandom >"$KEY"
+
+# ---- trusted first: the root's own packages ----
+check "trust build of the root's lists and .debs" "$VIGIL" trust build -o "$DB" -H "$KEY" \
+	--lists "$R/var/lib/apt/lists" --debs "$R/var/cache/apt/archives" --all-debs
+keep
+check "... every .deb recorded, none unverified" \
+	grep -q ": $(ls "$R"/var/cache/apt/archives/*.deb | wc -l) packages, [0-9]* files recorded; 0 not verified" "$T/last"
+check "... dash's maintainer scripts, under the name dpkg gives them" test \
+	"$(sql "$DB" "SELECT count(*) FROM files WHERE path = CAST('/var/lib/dpkg/info/dash.postinst' AS BLOB) AND conffile = 2")" -eq 1
+check "... libc6's (Multi-Arch: same) as libc6:amd64.postinst" test \
+	"$(sql "$DB" "SELECT count(*) FROM files WHERE path = CAST('/var/lib/dpkg/info/libc6:amd64.postinst' AS BLOB) AND conffile = 2")" -eq 1
+check_eq "... the ones dpkg's info holds for the root's packages, byte for byte" \
+	"$(for f in "$R"/var/lib/dpkg/info/{dash.postinst,libc6:amd64.postinst}; do sha256sum <"$f" | cut -d' ' -f1; done | tr '\n' ' ')" \
+	"$(for p in dash.postinst libc6:amd64.postinst; do sql "$DB" "SELECT digest FROM files WHERE path = CAST('/var/lib/dpkg/info/$p' AS BLOB) AND algo = 4"; done | tr '\n' ' ')"
+check "trust verify of the root as installed: exit 0" "$VIGIL" trust verify "$DB" -H "$KEY" --root "$R"
+check_rc 1 "label --trusted of the whole root (files of no package are refused)" \
+	"$VIGIL" label -r -q --trusted "$DB" --hmac-key "$KEY" --trusted-root "$R" "$R"
+check "... /usr/bin/dash labeled, and appraised" "$VIGIL" appraise --hmac-key "$KEY" "$R/usr/bin/dash"
+check "... dash's postinst labeled, and appraised" "$VIGIL" appraise --hmac-key "$KEY" "$R/var/lib/dpkg/info/dash.postinst"
+
+# ---- the local repository: vg-hello 1.0 and 2.0, signed by a throwaway key ----
+check "a throwaway OpenPGP key" vg_repo_key vgtest
+REPO=$R/srv/vg-repo
+vg_hello_deb "$REPO/pool" 1.0
+vg_hello_deb "$REPO/pool" 2.0
+check "the repository indexed and its InRelease signed" vg_repo_index "$REPO" vgtest
+mkdir -p "$R/etc/apt/keyrings" "$R/etc/apt/sources.list.d.off"
+cp "$T/vgtest.gpg" "$R/etc/apt/keyrings/vgtest.gpg"
+# the archive's sources off: no network inside
+mv "$R/etc/apt/sources.list" "$R/etc/apt/sources.list.d.off/" 2>/dev/null
+mv "$R"/etc/apt/sources.list.d/* "$R/etc/apt/sources.list.d.off/" 2>/dev/null
+echo "deb [signed-by=/etc/apt/keyrings/vgtest.gpg] file:/srv/vg-repo vgtest main" \
+	>"$R/etc/apt/sources.list.d/vgtest.list"
+
+# ---- vigil and its hook in the chroot (apt runs hooks inside DPkg::Chroot) ----
+check "vigil runnable inside the root" vg_debroot_vigil "$R"
+mkdir -p "$R/usr/libexec/vigil"
+install -m 755 "$SRCDIR/apt/apt-trust" "$R/usr/libexec/vigil/apt-trust"
+sed 's|@LIBEXECDIR@|/usr/libexec|g' "$SRCDIR/apt/50vigil.in" >"$R/etc/apt/apt.conf.d/50vigil"
+cat >"$R/etc/vigil/apt-trust.conf" <<EOF
+# t0114
+hmac-key=/etc/vigil/key.hmac
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+keyring=/etc/apt/keyrings/vgtest.gpg
+EOF
+check "/proc and /dev in the root" vg_debroot_mounts "$R"
+check "vigil --version inside the chroot" chroot "$R" vigil --version
+in_root() { chroot "$R" "$@"; }
+
+# vigild: an enforcing vigild (appraise func=BPRM_CHECK trust=archive,
+# --trust-db /var/lib/vigil/trust.db) goes around the apt runs below, started
+# here and stopped after them; its control socket makes the hook reload it.
+vigild_around_apt() { "$@"; }
+
+check "apt-get update (the local repository only)" in_root apt-get update -q
+cp "$DB" before.db
+
+# ---- install 1.0 ----
+check "apt-get install vg-hello=1.0" vigild_around_apt in_root apt-get install -y -q vg-hello=1.0
+keep
+cp "$T/last" install.log
+check "... the Pre-Install-Pkgs hook ran (its output in apt's)" \
+	grep -q "^vigil: /var/lib/vigil/trust.db: 1 packages, [0-9]* files recorded; 0 not verified" install.log
+check_eq "... vg-hello 1.0 current in the database" \
+	"$(sql "$DB" "SELECT version, state FROM packages WHERE name = 'vg-hello'")" "1.0|0"
+check_eq "... the postinst ran the new program" "$(tail -1 "$R/var/log/vg-hello.log")" "vg-hello 1.0"
+check "... /usr/bin/vg-hello labeled (Post-Invoke) and appraised" \
+	"$VIGIL" appraise --hmac-key "$KEY" "$R/usr/bin/vg-hello"
+check_eq "... the pending list cleared" "$(cat "$R/var/lib/vigil/apt-trust.pending")" ""
+
+# ---- the upgrade to 2.0 ----
+check "apt-get install vg-hello (the upgrade to 2.0)" vigild_around_apt in_root apt-get install -y -q vg-hello
+keep
+cp "$T/last" upgrade.log
+check_eq "... the database: 2.0 current, 1.0 superseded" \
+	"$(sql "$DB" "SELECT version, state FROM packages WHERE name = 'vg-hello' ORDER BY version" | tr '\n' ' ')" \
+	"1.0|1 2.0|0 "
+rm -rf x1 x2 && dpkg-deb -x "$REPO/pool/vg-hello_1.0_all.deb" x1 && dpkg-deb -x "$REPO/pool/vg-hello_2.0_all.deb" x2
+for v in 1.0 2.0; do
+	x=x${v%%.*}
+	check_eq "... vg-hello $v: /usr/bin/vg-hello and the conffile have dpkg-deb -x's sha256" \
+		"$(sql "$DB" "SELECT CAST(f.path AS TEXT), f.conffile, f.digest FROM files f JOIN packages p ON p.id = f.package
+			WHERE p.name = 'vg-hello' AND p.version = '$v' AND f.conffile < 2 AND f.algo = 4 ORDER BY f.path" | tr '\n' ' ')" \
+		"/etc/vg-hello.conf|1|$(sha256sum <"$x/etc/vg-hello.conf" | cut -d' ' -f1) /usr/bin/vg-hello|0|$(sha256sum <"$x/usr/bin/vg-hello" | cut -d' ' -f1) "
+done
+dpkg-deb -e "$REPO/pool/vg-hello_2.0_all.deb" c2
+check_eq "... 2.0's maintainer scripts: info/ (checked) and tmp.ci/ (run by the unpack) with control.tar's sha256" \
+	"$(sql "$DB" "SELECT CAST(f.path AS TEXT), f.conffile, f.digest FROM files f JOIN packages p ON p.id = f.package
+		WHERE p.name = 'vg-hello' AND p.version = '2.0' AND f.conffile >= 2 AND f.algo = 4 ORDER BY f.path" | tr '\n' ' ')" \
+	"/var/lib/dpkg/info/vg-hello.postinst|2|$(sha256sum <c2/postinst | cut -d' ' -f1) /var/lib/dpkg/info/vg-hello.preinst|2|$(sha256sum <c2/preinst | cut -d' ' -f1) /var/lib/dpkg/tmp.ci/preinst|3|$(sha256sum <c2/preinst | cut -d' ' -f1) "
+check_eq "... the postinst ran the new program" "$(tail -1 "$R/var/log/vg-hello.log")" "vg-hello 2.0"
+check_eq "... the preinst ran (from tmp.ci) as an upgrade" \
+	"$(grep preinst "$R/var/log/vg-hello.log" | tail -1)" "vg-hello preinst 2.0 upgrade"
+for f in /usr/bin/vg-hello /etc/vg-hello.conf /var/lib/dpkg/info/vg-hello.postinst /var/lib/dpkg/info/vg-hello.preinst; do
+	check "... $f labeled and appraised" "$VIGIL" appraise --hmac-key "$KEY" "$R$f"
+done
+check_rc 1 "... 1.0's program is superseded: label --trusted refuses it" \
+	"$VIGIL" label --trusted "$DB" --hmac-key "$KEY" --trusted-root x1 x1/usr/bin/vg-hello
+keep
+check "... as superseded-version" grep -q superseded-version "$T/last"
+check "trust verify of the root after the upgrade: exit 0" "$VIGIL" trust verify "$DB" -H "$KEY" --root "$R"
+
+# ---- a .deb altered after indexing: apt refuses it, and so does trust build ----
+vg_hello_deb "$REPO/pool" 3.0
+vg_repo_index "$REPO" vgtest
+flip_last_byte "$REPO/pool/vg-hello_3.0_all.deb"
+check "apt-get update" in_root apt-get update -q
+check_rc 100 "apt-get install vg-hello=3.0 (its .deb altered): apt refuses" in_root apt-get install -y -q vg-hello=3.0
+keep
+check "... for the hash mismatch" grep -Eqi "hash sum mismatch|unexpected size|Hashes of expected file" "$T/last"
+# (inside the root: apt's lists of a file: repository are links to its files)
+check "trust build --deb of that .deb: written, nothing recorded for it" in_root vigil trust build \
+	-o /tmp/t3.db -H /etc/vigil/key.hmac --keyring /etc/apt/keyrings/vgtest.gpg \
+	--deb /srv/vg-repo/pool/vg-hello_3.0_all.deb
+keep
+check "... naming it, the chain broken" grep -q "vg-hello 3.0 all: /srv/vg-repo/pool/vg-hello_3.0_all.deb: sha256 .* differs from the signed index; nothing recorded" "$T/last"
+check "... 1 not verified" grep -q ": 0 packages, 0 files recorded; 1 not verified" "$T/last"
+check_eq "the database still has 2.0 current" \
+	"$(sql "$DB" "SELECT version FROM packages WHERE name = 'vg-hello' AND state = 0")" "2.0"
+rm "$REPO/pool/vg-hello_3.0_all.deb"
+vg_repo_index "$REPO" vgtest
+
+# ---- a repository signed by a key vigil was not given ----
+check "another throwaway key" vg_repo_key other
+O=$R/srv/other-repo
+mkdir -p "$O/pool"
+vg_hello_deb "$T/obuild" 1.0
+b=$(mktemp -d "$T/.bye-XXXXXX") && dpkg-deb -R "$T/obuild/vg-hello_1.0_all.deb" "$b"
+sed -i 's/^Package: vg-hello/Package: vg-bye/' "$b/DEBIAN/control"
+mv "$b/usr/bin/vg-hello" "$b/usr/bin/vg-bye" && mv "$b/etc/vg-hello.conf" "$b/etc/vg-bye.conf"
+echo /etc/vg-bye.conf >"$b/DEBIAN/conffiles"
+sed -i 's|/usr/bin/vg-hello|/usr/bin/vg-bye|; s|vg-hello.log|vg-bye.log|' "$b/DEBIAN/postinst" "$b/DEBIAN/preinst"
+dpkg-deb --root-owner-group -b "$b" "$O/pool/vg-bye_1.0_all.deb" >/dev/null
+check "its repository indexed and signed" vg_repo_index "$O" other
+cp "$T/other.gpg" "$R/etc/apt/keyrings/other.gpg"
+echo "deb [signed-by=/etc/apt/keyrings/other.gpg] file:/srv/other-repo vgtest main" \
+	>"$R/etc/apt/sources.list.d/other.list"
+check "apt-get update (apt has the key)" in_root apt-get update -q
+check "apt-get install vg-bye: apt proceeds" vigild_around_apt in_root apt-get install -y -q vg-bye
+keep
+check "... the hook: the other repository's InRelease does not verify (chain broken)" \
+	grep -q "other-repo.*InRelease: signature not verified by gpgv" "$T/last"
+check "... the hook names vg-bye, not verified" grep -q "^vigil trust: vg-bye 1.0 all: .*nothing recorded" "$T/last"
+check "... and warns that its files stay untrusted" grep -q "^vigil: apt-trust: WARNING: 1 package(s) NOT verified" "$T/last"
+check_eq "... vg-bye is not in the database" "$(sql "$DB" "SELECT count(*) FROM packages WHERE name = 'vg-bye'")" 0
+check_rc 1 "... /usr/bin/vg-bye has no label (Post-Invoke refused it)" \
+	"$VIGIL" appraise --hmac-key "$KEY" "$R/usr/bin/vg-bye"
+
+# ---- vigil trust verify beside debsums on the same root ----
+printf 'x' >>"$R/usr/bin/vg-hello"
+echo "greeting=local" >"$R/etc/vg-hello.conf"
+echo "touch /tmp/owned" >>"$R/var/lib/dpkg/info/vg-hello.postinst"
+check_rc 1 "trust verify: exit 1" "$VIGIL" trust verify "$DB" -H "$KEY" --root "$R"
+keep
+cp "$T/last" verify.txt
+check "... modified: /usr/bin/vg-hello" grep -q "^modified: /usr/bin/vg-hello (vg-hello 2.0 all)" verify.txt
+check "... modified: its postinst (dpkg has no MD5 for it)" \
+	grep -q "^modified: /var/lib/dpkg/info/vg-hello.postinst (vg-hello 2.0 all)" verify.txt
+check "... the conffile listed apart, changed" grep -q "^conffile: /etc/vg-hello.conf (vg-hello 2.0 all) changed;" verify.txt
+debsums -c --root="$R" vg-hello >ds.txt 2>&1
+debsums -ce --root="$R" vg-hello >dsc.txt 2>&1
+check_eq "debsums -c: only the binary" "$(sed 's|^.*/fs/root||' ds.txt | tr '\n' ' ')" "/usr/bin/vg-hello "
+check_eq "debsums -ce: the conffile" "$(sed 's|^.*/fs/root||' dsc.txt | tr '\n' ' ')" "/etc/vg-hello.conf "
+check_eq "the difference: the maintainer script, which only vigil checks" \
+	"$(grep -c postinst ds.txt dsc.txt | cut -d: -f2 | tr '\n' ' ')" "0 0 "
