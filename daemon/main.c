@@ -214,6 +214,7 @@ static void teardown(struct vd *d)
 	vg_pcrbank_free(d->bank);
 	vg_tpm_close(d->tpm);
 	vg_policy_unref(d->policy);
+	vd_trust_free(d->trust);
 	if (d->cache)
 		vd_cache_clear(d);
 	free(d->cache);
@@ -286,8 +287,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* then what is taken, in an order that leaves nothing behind on a refusal */
-	if (vd_lock_take(d) < 0 || vd_tpm_setup(d) < 0 || vd_keys_setup(d) < 0 ||
-	    vd_control_setup(d) < 0)
+	if (vd_lock_take(d) < 0 || vd_tpm_setup(d) < 0 || vd_keys_setup(d) < 0)
+		goto out;
+	/* trust=archive's database, with the key just loaded; no mark is set yet */
+	if (vd_trust_load(d, d->policy, &d->trust, msg, sizeof(msg)) < 0) {
+		vd_log("%s", msg);
+		goto out;
+	}
+	if (d->trust)
+		vd_log_at(VLOG_INFO, "trust database %s: %zu files (%s)", vd_trust_db_path(d),
+			  vg_trust_index_count(d->trust->idx), vg_hash_name(d->trust->algo));
+	if (vd_control_setup(d) < 0)
 		goto out;
 	if (pipe2(d->reload_pipe, O_CLOEXEC) < 0)
 		goto out;
