@@ -16,11 +16,18 @@
  * a cache hit: a cached verdict holds the digest, not the path, so a
  * hard link elsewhere is judged by its own path, and a reload's index
  * applies at once. A label, good or bad, is never overridden.
+ *
+ * The kernel names the file as seen from the opener's mount namespace: a
+ * user who bind-mounts a copy onto a packaged path in a namespace of his
+ * own (unshare -Urm) gets that path as the name. So the name must also
+ * lead to this very inode in vigild's namespace (lstat: no open, no
+ * event), or nothing is trusted.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "monitor.h"
 
@@ -125,6 +132,7 @@ int vd_trust_judge(const struct vd *d, const struct ev *e, const struct result *
 {
 	const struct vd_trust *t = d->trust;
 	const char *path, *alias;
+	struct stat st;
 	int k;
 
 	/* no security.ima at all: a label, good or bad, is never overridden */
@@ -132,7 +140,7 @@ int vd_trust_judge(const struct vd *d, const struct ev *e, const struct result *
 	    strcmp(r->cause, "missing-hash") != 0 || r->digest.algo != t->algo)
 		return 0;
 	path = vg_trust_root_path(&t->root, e->path);
-	if (!path)
+	if (!path || lstat(e->path, &st) < 0 || st.st_dev != e->key.dev || st.st_ino != e->key.ino)
 		return 0;
 	k = vg_trust_index_lookup(t->idx, path, &r->digest, ret_package);
 	if (k == 0 && (alias = vg_trust_root_alias(&t->root, path)))

@@ -8,7 +8,8 @@
 # packaged binary at another path are denied (missing-hash); a file whose
 # content is packaged but whose label is bad is denied by its label; a
 # reload after the database gains a package allows its files without a
-# restart; a tampered or missing database refuses the start (exit 2,
+# restart; a copy bind-mounted onto a packaged path in another mount
+# namespace is denied; a tampered or missing database refuses the start (exit 2,
 # naming it) and a tampered one the reload (the old table stays); a policy
 # without trust=archive never opens the database; counters and audit.
 . "$SRCDIR/tests/lib.sh"
@@ -108,6 +109,12 @@ denied "an unpackaged unlabeled binary" "$R/usr/bin/mytrue" missing-hash
 denied "a copy of the packaged binary outside the root" "$F/hostname-copy" missing-hash
 denied "a copy of the packaged binary at another path under the root" "$R/usr/bin/hostname2" missing-hash
 denied "less: not in this database" "$R/usr/bin/less" missing-hash
+# a namespace of one's own: the copy bind-mounted onto the packaged path is named by that path
+unshare -m bash -c "mount --bind '$F/hostname-copy' '$R/usr/bin/hostname' && '$R/usr/bin/hostname' --version" \
+	>/dev/null 2>&1
+check_eq "a copy bind-mounted onto the packaged path in another mount namespace: denied (126)" "$?" 126
+check_eq "... audit: missing-hash" "$(vd_audit_reason "$R/usr/bin/hostname" deny)" missing-hash
+runs "the packaged file itself still runs" "$R/usr/bin/hostname"
 
 # ---- reload: the database gains less ----
 cp t2.db trust.db
