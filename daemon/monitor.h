@@ -71,6 +71,7 @@ struct vkey {
 struct result {
 	bool valid, appraised;
 	bool sig_required;	/* appraised with appraise_type=imasig */
+	bool archive_audited;	/* an allow by the trust database was recorded for this version */
 	uint32_t allowed_algos;	/* ... and with this appraise_algos= (0: any) */
 	uint32_t lease_gen;	/* valid while this lease generation is held */
 	struct vkey key;

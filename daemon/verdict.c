@@ -194,8 +194,12 @@ void vd_finish(struct vd *d, int i, struct result *r)
 		}
 	}
 	if (!deny && archive) {
+		/* counted every time; recorded once per file version and lease (a cache hit is not news) */
 		d->st.trusted_archive++;
-		vd_audit_package(d, e, "allow", "trusted-archive", e->dec.rule[VG_CLASS_APPRAISE], package);
+		if (!r->archive_audited)
+			vd_audit_package(d, e, "allow", "trusted-archive", e->dec.rule[VG_CLASS_APPRAISE],
+					 package);
+		r->archive_audited = true;
 	}
 	if (!deny && e->dec.audit)
 		vd_audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);

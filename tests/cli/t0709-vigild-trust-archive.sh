@@ -105,6 +105,8 @@ runs "... again (cached)" "$R/usr/bin/hostname"
 check_eq "... the audit record: allowed by the archive, the package named" \
 	"$(python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; r=[x for x in r if x["action"]=="allow" and x["path"].endswith("/usr/bin/hostname")][-1]; print(r["reason"], r["package"], r["rule"])' "$T/audit")" \
 	"trusted-archive hostname appraise func=BPRM_CHECK trust=archive"
+check_eq "... one record for the two execs (the second a cache hit, counted)" \
+	"$(grep -c '"action":"allow".*"reason":"trusted-archive"' "$T/audit") $(jpy "$(status)" 'd["counters"]["trusted_archive"]')" "1 2"
 denied "an unpackaged unlabeled binary" "$R/usr/bin/mytrue" missing-hash
 denied "a copy of the packaged binary outside the root" "$F/hostname-copy" missing-hash
 denied "a copy of the packaged binary at another path under the root" "$R/usr/bin/hostname2" missing-hash
