@@ -210,6 +210,7 @@ static void teardown(struct vd *d)
 	if (d->audit >= 0)
 		close(d->audit);
 	vg_hmac_key_wipe(&d->key);
+	vg_hmac_key_wipe(&d->trust_key);
 	vg_mlog_free(d->mlog);
 	vg_pcrbank_free(d->bank);
 	vg_tpm_close(d->tpm);
@@ -322,6 +323,7 @@ int main(int argc, char **argv)
 	 * that unseals it anyway; it never reads file content.
 	 */
 	(void)mlock(&d->key, sizeof(d->key));
+	(void)mlock(&d->trust_key, sizeof(d->trust_key));
 	(void)madvise((void *)((uintptr_t)&d->key & ~(uintptr_t)4095), 4096, MADV_DONTDUMP);
 	if (setup_log(d) < 0)
 		goto out;

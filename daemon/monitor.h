@@ -168,6 +168,7 @@ struct vd {
 	const char *passphrase_file;	/* --passphrase-file (startup.c) */
 	const char *trust_db_path;	/* --trust-db (else trust.db in vigil.conf, else the default) */
 	const char *trust_root;		/* --trust-root (default "/") */
+	const char *trust_key_path;	/* --trust-key (default: the HMAC key) */
 	bool allow_empty_keyring;	/* --allow-empty-keyring */
 	bool log_default;		/* no --log: the default list, when the policy measures */
 	const char *watch[MAX_WATCH];
@@ -203,6 +204,7 @@ struct vd {
 	pthread_t reload_tid;
 	bool reloading;
 	struct vg_hmac_key key;
+	struct vg_hmac_key trust_key;	/* --trust-key; empty: the trust database is under key */
 	struct vg_tpm *tpm;
 	struct vg_pcrbank *bank;
 	struct vg_mlog *mlog;
@@ -483,8 +485,9 @@ void vd_reload_done(struct vd *d);
 const char *vd_trust_db_path(const struct vd *d);
 /*
  * vd_trust_load - for a policy @p with trust=archive: open the trust
- * database, check schema and MAC with d->key, choose the algorithm
- * (vigild's hash if recorded, else the database's first; every
+ * database, check schema and MAC with d->trust_key (--trust-key) or else
+ * d->key, choose the algorithm (vigild's hash if recorded, else the
+ * database's first; every
  * trust=archive rule's appraise_algos= must allow it), load the index,
  * canonicalise --trust-root. Opens files: before the marks, or on the
  * reload thread. A policy without trust=archive: 0 and *@ret NULL,

@@ -62,6 +62,7 @@ int vd_trust_load(const struct vd *d, const struct vg_policy *p, struct vd_trust
 		  size_t cap)
 {
 	const char *path = vd_trust_db_path(d);
+	const struct vg_hmac_key *key = d->trust_key.len ? &d->trust_key : &d->key;
 	unsigned int algos[VG_TRUST_MAX_ALGOS], algo;
 	struct vg_trust_db *db = NULL;
 	struct vg_diag dg = { 0 };
@@ -73,13 +74,13 @@ int vd_trust_load(const struct vd *d, const struct vg_policy *p, struct vd_trust
 	*ret = NULL;
 	if (!(vg_policy_uses(p) & VG_POLICY_USES_TRUST_ARCHIVE))
 		return 0;
-	if (!d->key.len) {
+	if (!key->len) {
 		snprintf(msg, cap, "trust database %s: the policy has trust=archive, and the database "
-			 "is authenticated with the HMAC key: give --hmac-key (or key.hmac in vigil.conf)",
-			 path);
+			 "is authenticated with the HMAC key: give --hmac-key (or key.hmac in vigil.conf) "
+			 "or --trust-key", path);
 		return -ENOKEY;
 	}
-	r = vg_trust_db_open(path, d->key.key, d->key.len, &db, &dg);
+	r = vg_trust_db_open(path, key->key, key->len, &db, &dg);
 	if (r < 0) {
 		if (strstr(dg.msg, path))
 			snprintf(msg, cap, "trust database %s", dg.msg);

@@ -89,6 +89,10 @@ timeout 60 "$VIGILD" --control "$T/ctl" --foreground --policy pol --watch "$F" -
 	--trust-db other.db >"$T/start.err" 2>&1
 check_eq "a database under another key: refused (exit 2)" "$?" 2
 check "... naming it" grep -q "trust database.*other.db" "$T/start.err"
+check "... with --trust-key naming the key it was built with: vigild starts" \
+	vd_start --policy pol --watch "$F" --hmac-key hk2 --no-tpm --trust-db other.db --trust-key hk --trust-root "$R"
+runs "... and hostname runs" "$R/usr/bin/hostname"
+vd_stop
 timeout 60 "$VIGILD" --control "$T/ctl" --foreground --policy pol --watch "$F" --no-tpm \
 	--trust-db trust.db >"$T/start.err" 2>&1
 check_eq "trust=archive without an HMAC key: refused (exit 2)" "$?" 2
