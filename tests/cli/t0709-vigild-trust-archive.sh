@@ -93,6 +93,11 @@ check "... with --trust-key naming the key it was built with: vigild starts" \
 	vd_start --policy pol --watch "$F" --hmac-key hk2 --no-tpm --trust-db other.db --trust-key hk --trust-root "$R"
 runs "... and hostname runs" "$R/usr/bin/hostname"
 vd_stop
+printf 'key.hmac = %s\ntrust.db = %s\n' "$T/hk" "$T/t1.db" >vd.conf
+check "trust.db and key.hmac in vigil.conf: vigild starts" \
+	vd_start --config "$T/vd.conf" --policy pol --watch "$F" --no-tpm --trust-root "$R"
+check_eq "... status names that database" "$(jpy "$(status)" 'd["trust_db"]')" "$T/t1.db"
+vd_stop
 timeout 60 "$VIGILD" --control "$T/ctl" --foreground --policy pol --watch "$F" --no-tpm \
 	--trust-db trust.db >"$T/start.err" 2>&1
 check_eq "trust=archive without an HMAC key: refused (exit 2)" "$?" 2
