@@ -609,7 +609,7 @@ int cli_attest_policy_check(int argc, char **argv)
 		if (trust_load_key(&ka, NULL, &hk) < 0)
 			goto out;
 		if (vg_trust_db_open(trusted, hk.key, hk.len, &tdb, &d) < 0 ||
-		    vg_trust_index_load(tdb, &idx, &d) < 0) {
+		    vg_trust_index_load(tdb, vg_trust_db_algo_pick(tdb, VG_HASH_SHA256), &idx, &d) < 0) {
 			cli_file_err(trusted, "%s", d.msg);
 			goto out;
 		}

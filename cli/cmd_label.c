@@ -142,7 +142,7 @@ static int label_file(struct tree *t, void *arg, const struct tree_file *f)
 		tc.dbpath = label_trusted_dbpath(l->trusted, f->fd, pbuf, sizeof(pbuf));
 		if (!tc.dbpath) {
 			tree_file_err(t, f->path, "not labeled: outside-root (not under %s)",
-				      l->trusted->root);
+				      l->trusted->tr.root);
 			tree_count(t, TREE_FAIL, label_trusted_reason(LT_OUTSIDE));
 			return 0;
 		}

@@ -264,6 +264,8 @@ static void explain_options(const struct vg_decision *d)
 		       (d->flags & VG_POLF_MODSIG_ALLOWED) ? "imasig|modsig" : "imasig");
 	if (d->flags & VG_POLF_PERMIT_DIRECTIO)
 		fputs(" permit_directio", stdout);
+	if (d->appraise && d->trust_archive)
+		fputs(" trust=archive", stdout);
 	if (d->allowed_algos) {
 		bool first = true;
 

@@ -60,6 +60,8 @@ static void print_human(json_object *o)
 			printf(" %s", s.marks[i]);
 		fputc('\n', stdout);
 	}
+	if (s.trust_db)
+		printf("trust database: %s (%" PRIu64 " files)\n", s.trust_db, s.counters[VD_CTL_TRUST_FILES]);
 	if (s.has_counters) {
 		for (size_t i = 0; i < VD_CTL_NCOUNTERS; i++)
 			if (s.has_counter[i])

@@ -2,7 +2,8 @@
 /*
  * label_trusted.c - the trust database side of `vigil label --trusted`
  * (label_trusted.h): open and authenticate it, map a file to the path the
- * database records, and judge a digest. It writes nothing; cmd_label.c
+ * database records (vg_trust_root, lib/trust/trust_root.c: shared with
+ * vigild), and judge a digest. It writes nothing; cmd_label.c
  * labels or reports.
  */
 #include <errno.h>
@@ -15,47 +16,6 @@
 #include "cli.h"
 #include "label_trusted.h"
 
-/*
- * merged /usr: ROOT/bin is a link to usr/bin, and packages still ship
- * /bin/x, which the walk (never following links) and the kernel name
- * /usr/bin/x. Only these directories, and only when the link is there.
- */
-static const char *const merged[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
-
-static void find_merged(struct label_trusted *lt)
-{
-	char want[32], got[32];
-
-	for (size_t i = 0; i < sizeof(merged) / sizeof(merged[0]); i++) {
-		char link[PATH_MAX];
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "%s/%s", lt->rootlen ? lt->root : "", merged[i]);
-		n = readlink(link, got, sizeof(got) - 1);
-		if (n <= 0)
-			continue;
-		got[n] = '\0';
-		snprintf(want, sizeof(want), "usr/%s", merged[i]);
-		if (strcmp(got, want) == 0 || (got[0] == '/' && strcmp(got + 1, want) == 0))
-			lt->merged |= 1u << i;
-	}
-}
-
-/* /usr/bin/x -> /bin/x where ROOT/bin is merged, else NULL */
-static const char *merged_alias(const struct label_trusted *lt, const char *path)
-{
-	if (strncmp(path, "/usr/", 5) != 0)
-		return NULL;
-	for (size_t i = 0; i < sizeof(merged) / sizeof(merged[0]); i++) {
-		size_t n = strlen(merged[i]);
-
-		if ((lt->merged & (1u << i)) && strncmp(path + 5, merged[i], n) == 0 &&
-		    path[5 + n] == '/')
-			return path + 4;
-	}
-	return NULL;
-}
-
 int label_trusted_open(struct label_trusted *lt, const char *db, const uint8_t *key,
 		       size_t keylen, const char *root, unsigned int algo, bool superseded)
 {
@@ -67,13 +27,10 @@ int label_trusted_open(struct label_trusted *lt, const char *db, const uint8_t *
 	memset(lt, 0, sizeof(*lt));
 	pthread_mutex_init(&lt->lock, NULL);
 	lt->superseded = superseded;
-	lt->root = realpath(root ? root : "/", NULL);
-	if (!lt->root) {
-		cli_file_err(root ? root : "/", "--trusted-root: %s", strerror(errno));
+	if (vg_trust_root_init(&lt->tr, root, &d) < 0) {
+		cli_file_err(root ? root : "/", "--trusted-root: %s", strerror(-d.err));
 		return -1;
 	}
-	lt->rootlen = strcmp(lt->root, "/") == 0 ? 0 : strlen(lt->root);
-	find_merged(lt);
 	if (vg_trust_db_open(db, key, keylen, &lt->db, &d) < 0) {
 		cli_file_err(db, "%s", d.msg);
 		return -1;
@@ -100,14 +57,7 @@ const char *label_trusted_dbpath(const struct label_trusted *lt, int fd, char *b
 	if (n <= 0 || (size_t)n >= cap - 1 || buf[0] != '/')
 		return NULL;
 	buf[n] = '\0';
-	/* unlinked since it was opened: it is at no path the database could name */
-	if ((size_t)n > 10 && strcmp(buf + n - 10, " (deleted)") == 0)
-		return NULL;
-	if (!lt->rootlen)
-		return buf;
-	if (strncmp(buf, lt->root, lt->rootlen) != 0 || buf[lt->rootlen] != '/')
-		return NULL;
-	return buf + lt->rootlen;
+	return vg_trust_root_path(&lt->tr, buf);
 }
 
 /* one path: 1 trusted, 0 not (c->verdict says why), -errno; under the lock */
@@ -142,7 +92,7 @@ int label_trusted_gate(void *arg, const struct vg_digest *d)
 	c->disk = *d;
 	pthread_mutex_lock(&lt->lock);
 	r = judge(c, c->dbpath, d);
-	if (r == 0 && c->verdict == LT_NOT_IN_DB && (alias = merged_alias(lt, c->dbpath))) {
+	if (r == 0 && c->verdict == LT_NOT_IN_DB && (alias = vg_trust_root_alias(&lt->tr, c->dbpath))) {
 		struct label_trusted_check a = *c;
 
 		r = judge(&a, alias, d);
@@ -176,7 +126,6 @@ void label_trusted_release(struct label_trusted *lt)
 {
 	vg_trust_db_free(lt->db);
 	lt->db = NULL;
-	free(lt->root);
-	lt->root = NULL;
+	vg_trust_root_release(&lt->tr);
 	pthread_mutex_destroy(&lt->lock);
 }

@@ -20,10 +20,8 @@
 struct label_trusted {
 	struct vg_trust_db *db;
 	pthread_mutex_t lock;		/* one lookup at a time on the database */
-	char *root;			/* canonical --trusted-root; "/" by default */
-	size_t rootlen;			/* 0 for "/" */
+	struct vg_trust_root tr;	/* --trusted-root ("/" by default) and its merged-/usr links */
 	bool superseded;		/* --trusted-superseded */
-	unsigned int merged;		/* ROOT/bin... is a link to usr/...: bit per merged[] */
 };
 
 /* why a file was refused; its words are the reasons counted */

@@ -19,6 +19,7 @@ const char *const vd_ctl_counter_names[VD_CTL_NCOUNTERS] = {
 	"hashed_bytes", "timeouts", "worker_restarts", "overflows", "measured", "fixed", "errors",
 	"ignore_marks", "ignore_flushes", "measure_failures", "lease_breaks", "lease_writers",
 	"lease_errors", "too_large", "appraiser_kills", "worker_spawns", "appraisers", "leases",
+	"trusted_archive", "trust_files",
 };
 
 int vd_ctl_mode_parse(const char *s)
@@ -105,6 +106,7 @@ json_object *vd_ctl_status_encode(const struct vd_ctl_status *s, json_object *un
 		json_object_array_add(c, json_object_new_int64((int64_t)s->latency[i]));
 	json_object_object_add(o, "latency_buckets_us", c);
 	json_object_object_add(o, "latency_sum_us", json_object_new_double(s->latency_sum_us));
+	json_object_object_add(o, "trust_db", s->trust_db ? json_object_new_string(s->trust_db) : NULL);
 	return o;
 }
 
@@ -226,4 +228,6 @@ void vd_ctl_status_decode(json_object *o, struct vd_ctl_status *s,
 			s->latency[i] = (uint64_t)json_object_get_int64(json_object_array_get_idx(v, i));
 	if (json_object_object_get_ex(o, "latency_sum_us", &v))
 		s->latency_sum_us = json_object_get_double(v);
+	if (json_object_object_get_ex(o, "trust_db", &v) && json_object_is_type(v, json_type_string))
+		s->trust_db = json_object_get_string(v);
 }

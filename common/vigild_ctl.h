@@ -18,7 +18,8 @@
  * vd_ctl_counter_names in order, then denied_by_reason {reason: n}},
  * latency_p50_us, latency_p99_us, latency_buckets_us [32 counts: bucket b
  * holds the decisions that took at most 2^b us and more than 2^(b-1), the
- * last one also every longer one], latency_sum_us.
+ * last one also every longer one], latency_sum_us, trust_db (the trust
+ * database's path when the policy has trust=archive, else null).
  *
  * The encoder and the decoder are here; what is printed for a human is
  * the CLI's, what the numbers mean is the daemon's.
@@ -70,7 +71,10 @@ enum vd_ctl_counter {
 	VD_CTL_WORKER_RESTARTS, VD_CTL_OVERFLOWS, VD_CTL_MEASURED, VD_CTL_FIXED, VD_CTL_ERRORS,
 	VD_CTL_IGNORE_MARKS, VD_CTL_IGNORE_FLUSHES, VD_CTL_MEASURE_FAILURES, VD_CTL_LEASE_BREAKS,
 	VD_CTL_LEASE_WRITERS, VD_CTL_LEASE_ERRORS, VD_CTL_TOO_LARGE, VD_CTL_APPRAISER_KILLS,
-	VD_CTL_WORKER_SPAWNS, VD_CTL_APPRAISERS, VD_CTL_LEASES, VD_CTL_NCOUNTERS
+	VD_CTL_WORKER_SPAWNS, VD_CTL_APPRAISERS, VD_CTL_LEASES,
+	VD_CTL_TRUSTED_ARCHIVE,	/* unlabeled files allowed by trust=archive */
+	VD_CTL_TRUST_FILES,	/* files in the trust database's table (gauge) */
+	VD_CTL_NCOUNTERS
 };
 
 extern const char *const vd_ctl_counter_names[VD_CTL_NCOUNTERS];
@@ -109,6 +113,8 @@ struct vd_ctl_status {
 	bool has_latency;
 	uint64_t latency[VD_CTL_LAT_BUCKETS];	/* [b]: decisions in (2^(b-1), 2^b] us; the last: the rest */
 	double latency_sum_us;
+	/* appended: trust=archive's database (NULL: the policy has none); decode: into the object */
+	const char *trust_db;
 };
 
 /*

@@ -33,6 +33,8 @@ static const struct {
 	{ VD_CTL_FIXED, "fixed", "labels written in fix mode" },
 	{ VD_CTL_ERRORS, "errors", "fanotify answers or measurements that failed" },
 	{ VD_CTL_TOO_LARGE, "too_large", "files over --max-file-size" },
+	{ VD_CTL_TRUSTED_ARCHIVE, "trusted_archive",
+	  "files without security.ima allowed by the trust database (trust=archive)" },
 	{ VD_CTL_IGNORE_MARKS, "ignore_marks", "kernel ignore marks placed" },
 	{ VD_CTL_IGNORE_FLUSHES, "ignore_flushes", "kernel ignore marks flushed" },
 	{ VD_CTL_LEASE_BREAKS, "lease_breaks", "read leases broken by a writer" },
@@ -46,6 +48,7 @@ static const struct {
 } gauges[] = {
 	{ VD_CTL_APPRAISERS, "appraisers", "appraiser processes" },
 	{ VD_CTL_LEASES, "leases", "read leases held (cached verdicts)" },
+	{ VD_CTL_TRUST_FILES, "trust_files", "files in the trust database vigild holds (trust=archive)" },
 };
 
 static void family(FILE *f, const char *name, const char *type, const char *help)

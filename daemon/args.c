@@ -20,7 +20,8 @@ static const char help[] =
 	"              [--passphrase-file FILE] [--allow-empty-keyring] [--log FILE]\n"
 	"              [--tcti STRING | --no-tpm] [--control SOCKET] [--audit FILE]\n"
 	"              [--foreground | --background]\n"
-	"              [--appraiser-user NAME]\n"
+	"              [--appraiser-user NAME] [--trust-db FILE] [--trust-key FILE]\n"
+	"              [--trust-root DIR]\n"
 	"\n"
 	"Appraise and measure files at exec and open (fanotify permission events),\n"
 	"and deny what fails, under an IMA-style policy with access rules.\n"
@@ -67,6 +68,14 @@ static const char help[] =
 	"      --version          print the version and exit\n"
 	"      --appraiser-user NAME  the unprivileged user appraisers run as (default\n"
 	"                         vigil; must exist and must not be root)\n"
+	"      --trust-db FILE    the trust database (vigil trust build) that appraise\n"
+	"                         rules with trust=archive consult for files without\n"
+	"                         security.ima (default trust.db in vigil.conf, else\n"
+	"                         " VD_TRUST_DB_DEFAULT "); authenticated with the HMAC key\n"
+	"      --trust-key FILE   the key the trust database was built with, when it is\n"
+	"                         not --hmac-key (any vigil key file)\n"
+	"      --trust-root DIR   cut DIR off a file's path before the lookup (a\n"
+	"                         container or chroot root; default /)\n"
 	"  -f, --foreground       print 'vigild: ready' on stderr when the marks are set\n"
 	"      --background       return once vigild is ready (0), or with its exit status\n"
 	"                         when it stops before (2: a refused setting)\n"
@@ -120,7 +129,7 @@ static int parse_size(const char *s, uint64_t *ret)
 int vd_args_parse(struct vd *d, int argc, char **argv)
 {
 	enum { OPT_NOTPM = 256, OPT_FAILOPEN, OPT_MAXSIZE, OPT_ACCEPT, OPT_LOADER, OPT_APPUSER,
-	       OPT_PASSFILE, OPT_EMPTYKR, OPT_BACKGROUND };
+	       OPT_PASSFILE, OPT_EMPTYKR, OPT_BACKGROUND, OPT_TRUSTDB, OPT_TRUSTROOT, OPT_TRUSTKEY };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' },
@@ -143,6 +152,9 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "accept-unenforced", no_argument, NULL, OPT_ACCEPT },
 		{ "loader", required_argument, NULL, OPT_LOADER },
 		{ "appraiser-user", required_argument, NULL, OPT_APPUSER },
+		{ "trust-db", required_argument, NULL, OPT_TRUSTDB },
+		{ "trust-root", required_argument, NULL, OPT_TRUSTROOT },
+		{ "trust-key", required_argument, NULL, OPT_TRUSTKEY },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "background", no_argument, NULL, OPT_BACKGROUND },
 		{ "version", no_argument, NULL, 'V' },
@@ -233,6 +245,15 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 			break;
 		case OPT_APPUSER:
 			d->appraiser_user = optarg;
+			break;
+		case OPT_TRUSTDB:
+			d->trust_db_path = optarg;
+			break;
+		case OPT_TRUSTROOT:
+			d->trust_root = optarg;
+			break;
+		case OPT_TRUSTKEY:
+			d->trust_key_path = optarg;
 			break;
 		case OPT_LOADER: {
 			struct stat st;

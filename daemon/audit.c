@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * audit.c - the audit file: one JSON line per denial, would-deny, fix or
+ * audit.c - the audit file: one JSON line per denial, would-deny, fix,
+ * allow by the trust database (trust=archive, with the package) or
  * audited access, written before the access is answered (so the subject
  * is still there to be named by /proc/PID/exe). Nothing is written when
  * no --audit file was given.
@@ -16,6 +17,12 @@
 
 void vd_audit(struct vd *d, const struct ev *e, const char *action, const char *reason,
 		  long rule)
+{
+	vd_audit_package(d, e, action, reason, rule, NULL);
+}
+
+void vd_audit_package(struct vd *d, const struct ev *e, const char *action, const char *reason,
+		      long rule, const char *package)
 {
 	json_object *o;
 	char ts[64], proc[64], *exe;
@@ -53,6 +60,8 @@ void vd_audit(struct vd *d, const struct ev *e, const char *action, const char *
 		}
 	}
 	json_object_object_add(o, "reason", json_object_new_string(reason));
+	if (package)
+		json_object_object_add(o, "package", json_object_new_string(package));
 	dprintf(d->audit, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 								       JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);

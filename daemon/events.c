@@ -82,7 +82,8 @@ static int find_leader(struct vd *d, const struct ev *e)
 		if (l->used && l->leader < 0 && (l->worker >= 0 || l->queued) && vd_key_eq(&l->key, &e->key) &&
 		    (!e->need_appraise ||
 		     (l->need_appraise && (l->dec.flags & VG_POLF_DIGSIG_REQUIRED) == sig &&
-		      l->dec.allowed_algos == e->dec.allowed_algos)))
+		      l->dec.allowed_algos == e->dec.allowed_algos &&
+		      l->dec.trust_archive == e->dec.trust_archive)))
 			return i;
 	}
 	return -1;
@@ -94,10 +95,15 @@ static int find_leader(struct vd *d, const struct ev *e)
  * must not pass an exec that wants a signature (appraise_type=imasig), nor
  * one that allows fewer algorithms (appraise_algos=).
  */
-static bool result_fits(const struct result *r, const struct ev *e)
+static bool result_fits(const struct vd *d, const struct result *r, const struct ev *e)
 {
 	bool need_sig = e->dec.flags & VG_POLF_DIGSIG_REQUIRED;
 	uint32_t need_algos = e->dec.allowed_algos;
+
+	/* trust=archive compares the content digest of an unlabeled file in the database's algorithm */
+	if (e->need_appraise && e->dec.trust_archive && d->trust && r->status == VG_ST_NOLABEL &&
+	    r->digest.algo != d->trust->algo)
+		return false;
 
 	return !e->need_appraise || (r->sig_required == need_sig && r->allowed_algos == need_algos) ||
 	       vd_result_satisfies(r, need_sig, need_algos);
@@ -265,7 +271,7 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 		r->status = VG_ST_PASS;
 		vg_hash_buf(d->algo, "", 0, &r->digest, NULL);
 	}
-	if (r && (r->appraised || !e->need_appraise) && !r->err && result_fits(r, e)) {
+	if (r && (r->appraised || !e->need_appraise) && !r->err && result_fits(d, r, e)) {
 		d->st.cache_hits++;
 		vd_finish(d, i, r);
 		return;

@@ -210,10 +210,12 @@ static void teardown(struct vd *d)
 	if (d->audit >= 0)
 		close(d->audit);
 	vg_hmac_key_wipe(&d->key);
+	vg_hmac_key_wipe(&d->trust_key);
 	vg_mlog_free(d->mlog);
 	vg_pcrbank_free(d->bank);
 	vg_tpm_close(d->tpm);
 	vg_policy_unref(d->policy);
+	vd_trust_free(d->trust);
 	if (d->cache)
 		vd_cache_clear(d);
 	free(d->cache);
@@ -286,8 +288,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* then what is taken, in an order that leaves nothing behind on a refusal */
-	if (vd_lock_take(d) < 0 || vd_tpm_setup(d) < 0 || vd_keys_setup(d) < 0 ||
-	    vd_control_setup(d) < 0)
+	if (vd_lock_take(d) < 0 || vd_tpm_setup(d) < 0 || vd_keys_setup(d) < 0)
+		goto out;
+	/* trust=archive's database, with the key just loaded; no mark is set yet */
+	if (vd_trust_load(d, d->policy, &d->trust, msg, sizeof(msg)) < 0) {
+		vd_log("%s", msg);
+		goto out;
+	}
+	if (d->trust)
+		vd_log_at(VLOG_INFO, "trust database %s: %zu files (%s)", vd_trust_db_path(d),
+			  vg_trust_index_count(d->trust->idx), vg_hash_name(d->trust->algo));
+	if (vd_control_setup(d) < 0)
 		goto out;
 	if (pipe2(d->reload_pipe, O_CLOEXEC) < 0)
 		goto out;
@@ -312,6 +323,7 @@ int main(int argc, char **argv)
 	 * that unseals it anyway; it never reads file content.
 	 */
 	(void)mlock(&d->key, sizeof(d->key));
+	(void)mlock(&d->trust_key, sizeof(d->trust_key));
 	(void)madvise((void *)((uintptr_t)&d->key & ~(uintptr_t)4095), 4096, MADV_DONTDUMP);
 	if (setup_log(d) < 0)
 		goto out;

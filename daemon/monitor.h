@@ -11,6 +11,7 @@
  *   dispatch.c  per-uid queues, round-robin    pool.c   the appraisers
  *   verdict.c   measure, decide, audit, answer audit.c   audit lines
  *   reload.c    policy load and reload         control.c control socket
+ *   trust.c     trust=archive: the trust database in memory, its lookup
  *   stats.c     reasons and latency            args.c   command line
  *   startup.c   settings checked before ready: keys, keyrings, TPM,
  *               default paths, the control socket's lock
@@ -36,6 +37,7 @@
 #include "vigil/pcrbank.h"
 #include "vigil/policy.h"
 #include "vigil/tpm.h"
+#include "vigil/trust.h"
 #include "vigild.h"
 #include "vigild_ctl.h"
 
@@ -51,6 +53,7 @@
 #define VD_START_TRIES 5	/* appraiser deaths before their hello, in a row: vigild stops */
 #define VD_EXIT_CRASHLOOP 3	/* exit status after ready when appraisers cannot start */
 #define VD_RELOAD_WAITERS 8	/* `vigil status --reload` clients waiting for one result */
+#define VD_TRUST_DB_DEFAULT "/var/lib/vigil/trust.db"	/* --trust-db, trust.db in vigil.conf */
 
 /* what an event is, in fanotify.c's words to the rest */
 #define VD_EV_OPEN 0x1u		/* FAN_OPEN_PERM */
@@ -68,6 +71,7 @@ struct vkey {
 struct result {
 	bool valid, appraised;
 	bool sig_required;	/* appraised with appraise_type=imasig */
+	bool archive_audited;	/* an allow by the trust database was recorded for this version */
 	uint32_t allowed_algos;	/* ... and with this appraise_algos= (0: any) */
 	uint32_t lease_gen;	/* valid while this lease generation is held */
 	struct vkey key;
@@ -135,11 +139,19 @@ struct worker {
 	bool started;		/* its hello arrived (vigild.h) */
 };
 
+/* trust=archive's table (trust.c): immutable once loaded, swapped whole on reload */
+struct vd_trust {
+	struct vg_trust_index *idx;
+	struct vg_trust_root root;	/* --trust-root and its merged-/usr links */
+	unsigned int algo;		/* of the digests compared */
+};
+
 struct stats {
 	uint64_t events, allowed, denied, would_deny, own, cache_hits, cache_misses, hashed_bytes;
 	uint64_t timeouts, worker_restarts, overflows, measured, fixed, errors;
 	uint64_t ignore_marks, ignore_flushes, measure_failures;
 	uint64_t lease_breaks, lease_writers, lease_errors, too_large, appraiser_kills, worker_spawns;
+	uint64_t trusted_archive;	/* unlabeled files allowed by the trust database */
 	uint64_t lat[32];	/* log2 buckets of microseconds */
 	struct {
 		char reason[40];
@@ -154,6 +166,9 @@ struct vd {
 	const char *config, *policy_path, *log_path, *audit_path, *control_path, *tcti;
 	const char *hmac_key_path;
 	const char *passphrase_file;	/* --passphrase-file (startup.c) */
+	const char *trust_db_path;	/* --trust-db (else trust.db in vigil.conf, else the default) */
+	const char *trust_root;		/* --trust-root (default "/") */
+	const char *trust_key_path;	/* --trust-key (default: the HMAC key) */
 	bool allow_empty_keyring;	/* --allow-empty-keyring */
 	bool log_default;		/* no --log: the default list, when the policy measures */
 	const char *watch[MAX_WATCH];
@@ -176,6 +191,7 @@ struct vd {
 	/* state */
 	struct vg_config cfg;
 	struct vg_policy *policy;
+	struct vd_trust *trust;	/* NULL: the policy has no trust=archive */
 	bool policy_uses_subject, policy_uses_uid, policy_access;
 	bool ignore_ok;		/* verdicts depend on the inode alone: kernel ignore marks may cache them */
 	bool ignore_open_ok;	/* ... for opens too: no rule can match an exec (loader.c) */
@@ -188,6 +204,7 @@ struct vd {
 	pthread_t reload_tid;
 	bool reloading;
 	struct vg_hmac_key key;
+	struct vg_hmac_key trust_key;	/* --trust-key; empty: the trust database is under key */
 	struct vg_tpm *tpm;
 	struct vg_pcrbank *bank;
 	struct vg_mlog *mlog;
@@ -400,6 +417,9 @@ void vd_fail_group(struct vd *d, int leader, const char *why);
 
 /* One audit line for @e (@rule: the policy rule's index, or -1). */
 void vd_audit(struct vd *d, const struct ev *e, const char *action, const char *reason, long rule);
+/* vd_audit with "package": @package (an allow by the trust database) */
+void vd_audit_package(struct vd *d, const struct ev *e, const char *action, const char *reason,
+		      long rule, const char *package);
 
 /* ---- dispatch.c ---- */
 
@@ -458,6 +478,34 @@ int vd_policy_load(const struct vd *d, struct vg_policy **ret, char *msg, size_t
 void vd_reload_start(struct vd *d);
 /* The reload thread's result: swap the policy in, or keep the old one. */
 void vd_reload_done(struct vd *d);
+
+/* ---- trust.c ---- */
+
+/* Return: the trust database's path (--trust-db, trust.db, VD_TRUST_DB_DEFAULT). */
+const char *vd_trust_db_path(const struct vd *d);
+/*
+ * vd_trust_load - for a policy @p with trust=archive: open the trust
+ * database, check schema and MAC with d->trust_key (--trust-key) or else
+ * d->key, choose the algorithm (vigild's hash if recorded, else the
+ * database's first; every
+ * trust=archive rule's appraise_algos= must allow it), load the index,
+ * canonicalise --trust-root. Opens files: before the marks, or on the
+ * reload thread. A policy without trust=archive: 0 and *@ret NULL,
+ * nothing opened. Return: 0 with *@ret; -errno with "trust database
+ * FILE: problem" (or FILE:LINE:COL) in @msg.
+ */
+int vd_trust_load(const struct vd *d, const struct vg_policy *p, struct vd_trust **ret, char *msg,
+		  size_t cap);
+void vd_trust_free(struct vd_trust *t);
+/*
+ * vd_trust_judge - may event @e, whose appraisal @r found no security.ima
+ * (missing-hash), pass by the archive? Its rule has trust=archive and the
+ * index records (@e's path under the root, or its merged-/usr alias, @r's
+ * digest). *@ret_package: the package's name on a hit.
+ * Return: 1 a current package, 2 a superseded one, 0 no.
+ */
+int vd_trust_judge(const struct vd *d, const struct ev *e, const struct result *r,
+		   const char **ret_package);
 
 /* ---- control.c ---- */
 

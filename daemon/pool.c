@@ -35,7 +35,8 @@ int vd_pool_send(struct vd *d, int w, int i)
 		.id = (uint32_t)e->gen << 16 | (uint32_t)i,
 		.flags = (e->need_appraise ? VD_APPRAISE : 0) | (d->mode == MODE_FIX && !e->fixing ? VD_FIX : 0) |
 			 (e->dec.flags & VG_POLF_DIGSIG_REQUIRED ? VD_REQUIRE_SIG : 0),
-		.algo = d->algo,
+		/* a file without a label is hashed in this algorithm: trust=archive's, when it applies */
+		.algo = e->need_appraise && e->dec.trust_archive && d->trust ? d->trust->algo : d->algo,
 		.allowed_algos = e->dec.allowed_algos,
 	};
 	char cbuf[CMSG_SPACE(sizeof(int))];

@@ -11,7 +11,10 @@
  * imasig) while no trusted key is loaded could never pass: it is refused
  * unless --allow-empty-keyring. `vigil status --reload` clients wait for
  * the result (applied, or the reason it was refused); the service manager
- * hears RELOADING=1, then READY=1.
+ * hears RELOADING=1, then READY=1. A policy with trust=archive brings its
+ * trust database along (trust.c), read on the same thread: policy and
+ * table are applied together or, when either is refused, neither (the
+ * old policy and the old table stay).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -98,6 +101,7 @@ int vd_policy_load(const struct vd *d, struct vg_policy **ret, char *msg, size_t
 
 struct reload_msg {
 	struct vg_policy *p;
+	struct vd_trust *trust;
 	char msg[640];
 };
 
@@ -106,10 +110,16 @@ static void *reload_main(void *arg)
 	struct vd *d = arg;
 	struct reload_msg m = { 0 };
 
-	if (vd_policy_load(d, &m.p, m.msg, sizeof(m.msg)) < 0)
+	if (vd_policy_load(d, &m.p, m.msg, sizeof(m.msg)) < 0) {
 		m.p = NULL;
-	if (write(d->reload_pipe[1], &m, sizeof(m)) != (ssize_t)sizeof(m))
+	} else if (vd_trust_load(d, m.p, &m.trust, m.msg, sizeof(m.msg)) < 0) {
 		vg_policy_unref(m.p);
+		m.p = NULL;
+	}
+	if (write(d->reload_pipe[1], &m, sizeof(m)) != (ssize_t)sizeof(m)) {
+		vg_policy_unref(m.p);
+		vd_trust_free(m.trust);
+	}
 	return NULL;
 }
 
@@ -155,6 +165,8 @@ void vd_reload_done(struct vd *d)
 	}
 	vg_policy_unref(d->policy);
 	d->policy = m.p;
+	vd_trust_free(d->trust);
+	d->trust = m.trust;
 	vd_policy_facts(d, d->policy);
 	vd_policy_digest(d->policy, d->policy_digest);
 	vd_cache_clear(d);		/* verdicts of the old policy */
@@ -162,6 +174,9 @@ void vd_reload_done(struct vd *d)
 	vd_log_at(VLOG_INFO, "policy reloaded (%zu rules, sha256 %.16s)", vg_policy_count(d->policy),
 	       d->policy_digest);
 	vd_policy_unenforced_log(d->policy, d->policy_path, vd_log);
+	if (d->trust)
+		vd_log_at(VLOG_INFO, "trust database %s: %zu files (%s)", vd_trust_db_path(d),
+			  vg_trust_index_count(d->trust->idx), vg_hash_name(d->trust->algo));
 	answer_waiters(d, vd_ctl_reload_result_encode(true, vg_policy_count(d->policy),
 						       d->policy_digest, NULL));
 	(void)notify_send("READY=1\nSTATUS=policy reloaded (%zu rules)", vg_policy_count(d->policy));

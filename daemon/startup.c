@@ -131,9 +131,32 @@ static int pass_cb(void *arg, const char *path, char *buf, size_t cap)
 	return n < 0 ? -ENOKEY : n;
 }
 
-int vd_keys_setup(struct vd *d)
+/* The HMAC key file @hk (raw, passphrase, TPM-sealed) into @out. Return: 0, or -1 after logging. */
+static int load_key(struct vd *d, const char *hk, struct vg_hmac_key *out)
 {
 	struct vg_diag dg = { 0 };
+	struct pass_arg pa = { .d = d };
+	struct vg_key_source src = { .tpm = d->tpm, .tcti = vg_prog_tcti(d->tcti),
+				     .passphrase = pass_cb, .arg = &pa };
+	enum vg_key_kind kind = VG_KEY_RAW;
+	int r = vg_hmac_key_load(hk, &src, out, &kind, &dg);
+
+	if (r < 0) {
+		if (pa.failed)
+			return -1;	/* said */
+		if (r == -EKEYREJECTED && kind == VG_KEY_PASSPHRASE)
+			vd_log("HMAC key %s: wrong passphrase (the key file's check value differs)", hk);
+		else if (strstr(dg.msg, hk))
+			vd_log("HMAC key %s", dg.msg);
+		else
+			vd_log("HMAC key %s: %s", hk, dg.msg);
+		return -1;
+	}
+	return 0;
+}
+
+int vd_keys_setup(struct vd *d)
+{
 	const char *hk = d->hmac_key_path ? d->hmac_key_path : d->cfg.hmac_key;
 
 	for (size_t i = 0; i < d->nkeyrings; i++)
@@ -146,25 +169,11 @@ int vd_keys_setup(struct vd *d)
 	if (d->cfg.uuid == VG_CONFIG_UUID_NONE)
 		vd_args_worker(d, "--no-uuid", NULL);
 	vd_args_worker(d, "--algo", vg_hash_name(d->algo));
-	if (hk) {
-		struct pass_arg pa = { .d = d };
-		struct vg_key_source src = { .tpm = d->tpm, .tcti = vg_prog_tcti(d->tcti),
-					     .passphrase = pass_cb, .arg = &pa };
-		enum vg_key_kind kind = VG_KEY_RAW;
-		int r = vg_hmac_key_load(hk, &src, &d->key, &kind, &dg);
-
-		if (r < 0) {
-			if (pa.failed)
-				return -1;	/* said */
-			if (r == -EKEYREJECTED && kind == VG_KEY_PASSPHRASE)
-				vd_log("HMAC key %s: wrong passphrase (the key file's check value differs)", hk);
-			else if (strstr(dg.msg, hk))
-				vd_log("HMAC key %s", dg.msg);
-			else
-				vd_log("HMAC key %s: %s", hk, dg.msg);
-			return -1;
-		}
-	}
+	if (hk && load_key(d, hk, &d->key) < 0)
+		return -1;
+	/* --trust-key: the trust database's, when it is not vigild's HMAC key; never sent to appraisers */
+	if (d->trust_key_path && load_key(d, d->trust_key_path, &d->trust_key) < 0)
+		return -1;
 	return 0;
 }
 

@@ -156,9 +156,9 @@ static void ignore_inode(struct vd *d, const struct ev *e, const struct result *
 void vd_finish(struct vd *d, int i, struct result *r)
 {
 	struct ev *e = &d->ev[i];
-	const char *reason = NULL;
+	const char *reason = NULL, *package = NULL;
 	long rule = -1;
-	bool deny = false;
+	bool deny = false, archive = false;
 
 	if (e->dec.measure && r && !measure(d, e, r) && !d->fail_open) {
 		deny = true;
@@ -170,6 +170,9 @@ void vd_finish(struct vd *d, int i, struct result *r)
 			deny = true;
 			reason = "appraisal-error";
 			rule = e->dec.rule[VG_CLASS_APPRAISE];
+		} else if (r->status != VG_ST_PASS && r->status != VG_ST_PASS_IMMUTABLE &&
+			   vd_trust_judge(d, e, r, &package) > 0) {
+			archive = true;	/* no label, and the archive's digest for this path */
 		} else if (r->status != VG_ST_PASS && r->status != VG_ST_PASS_IMMUTABLE) {
 			deny = true;
 			reason = r->cause[0] ? r->cause : "unknown";
@@ -190,9 +193,18 @@ void vd_finish(struct vd *d, int i, struct result *r)
 			}
 		}
 	}
+	if (!deny && archive) {
+		/* counted every time; recorded once per file version and lease (a cache hit is not news) */
+		d->st.trusted_archive++;
+		if (!r->archive_audited)
+			vd_audit_package(d, e, "allow", "trusted-archive", e->dec.rule[VG_CLASS_APPRAISE],
+					 package);
+		r->archive_audited = true;
+	}
 	if (!deny && e->dec.audit)
 		vd_audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);
-	if (!deny && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX)
+	/* an allow by the archive depends on the path: no ignore mark (a hard link elsewhere) */
+	if (!deny && !archive && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX)
 		ignore_inode(d, e, r);
 	/*
 	 * The record is written before the answer: once the access goes on (or

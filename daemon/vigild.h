@@ -57,7 +57,8 @@ struct vd_req {
 	uint32_t magic;
 	uint32_t id;
 	uint32_t flags;
-	uint32_t algo;			/* hash for a measurement without appraisal */
+	uint32_t algo;			/* hash for a measurement without appraisal, and of a file
+					 * without security.ima (trust=archive: the trust index's) */
 	uint32_t allowed_algos;		/* appraise_algos=; 0: any */
 	/* the event's file descriptor travels as SCM_RIGHTS */
 };

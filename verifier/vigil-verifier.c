@@ -353,7 +353,7 @@ static int load_archive(struct verifier *vf, const struct args *a)
 	r = vg_trust_db_open(a->trust_db, hk.key, hk.len, &db, &d);
 	vg_hmac_key_wipe(&hk);
 	if (r == 0)
-		r = vg_trust_index_load(db, &vf->archive, &d);
+		r = vg_trust_index_load(db, vg_trust_db_algo_pick(db, VG_HASH_SHA256), &vf->archive, &d);
 	vg_trust_db_free(db);
 	if (r < 0) {
 		vlog_err("--trust-db %s: %s", a->trust_db, d.msg);

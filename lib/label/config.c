@@ -61,6 +61,7 @@ void vg_config_release(struct vg_config *c)
 	free(c->ima_key);
 	free(c->evm_key);
 	free(c->tcti);
+	free(c->trust_db);
 	for (size_t i = 0; i < c->nkeyrings; i++)
 		free(c->keyrings[i]);
 	for (size_t i = 0; i < c->nrules; i++)
@@ -188,6 +189,8 @@ static int parse_setting(struct vg_config *c, struct parser *p, const char *key,
 		return set_string(p, &c->evm_key, val);
 	if (strcmp(key, "tpm.tcti") == 0)
 		return set_string(p, &c->tcti, val);
+	if (strcmp(key, "trust.db") == 0)
+		return set_string(p, &c->trust_db, val);
 	if (strcmp(key, "keyring") == 0) {
 		if (c->nkeyrings == VG_CONFIG_MAX_KEYRINGS)
 			return bad(p, "more than %s keyring lines", "16");

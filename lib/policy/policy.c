@@ -69,6 +69,8 @@ static unsigned int rule_uses(const struct vg_policy_rule *r)
 		u |= VG_POLICY_USES_SUBJ_APPRAISAL;
 	if (r->xflags & VG_POLX_ATTR)
 		u |= VG_POLICY_USES_ATTR;
+	if (r->xflags & VG_POLX_TRUST_ARCHIVE)
+		u |= VG_POLICY_USES_TRUST_ARCHIVE;
 	if (r->flags & VG_POLF_FSUUID)
 		u |= VG_POLICY_USES_FSUUID;
 	if (r->flags & VG_POLF_FSNAME)

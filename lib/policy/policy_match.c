@@ -276,6 +276,7 @@ static void match_one(const struct vg_policy *p, const struct vg_access *a, unsi
 			ret->hash = false;	/* action &= ~IMA_HASH */
 			if (r->flags & VG_POLF_VALIDATE_ALGOS)
 				ret->allowed_algos = r->allowed_algos;
+			ret->trust_archive = r->xflags & VG_POLX_TRUST_ARCHIVE;
 			break;
 		case VG_POL_AUDIT:
 			ret->audit = true;
@@ -317,6 +318,9 @@ static void merge(struct vg_decision *d, const struct vg_decision *x)
 	bool *dv[] = { &d->measure, &d->appraise, &d->audit, &d->hash };
 	const bool xv[] = { x->measure, x->appraise, x->audit, x->hash };
 
+	/* an unlabeled file passes by the archive only if both appraisals allow it */
+	if (x->appraise)
+		d->trust_archive = d->appraise ? d->trust_archive && x->trust_archive : x->trust_archive;
 	for (int c = VG_CLASS_MEASURE; c <= VG_CLASS_HASH; c++) {
 		if (xv[c] && !*dv[c])
 			d->rule[c] = x->rule[c];

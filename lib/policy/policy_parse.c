@@ -569,6 +569,13 @@ static int parse_token(struct parse *ps, enum vg__opt t, const char *v, unsigned
 		return 0;
 	case OPT_ATTR:
 		return parse_attr(ps, v, col);
+	case OPT_TRUST:
+		if (r->xflags & VG_POLX_TRUST_ARCHIVE)
+			return vg__policy_perr(ps, col, -EINVAL, "trust= given twice");
+		if (strcmp(v, "archive") != 0)
+			return vg__policy_perr(ps, col, -EINVAL, "trust=%s: unknown (archive)", shown(v, b));
+		setx(ps, VG_POLX_TRUST_ARCHIVE, col);
+		return 0;
 	case OPT__MAX:
 		break;
 	}

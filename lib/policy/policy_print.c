@@ -226,6 +226,10 @@ static void format_rule(struct out *o, const struct vg_policy_rule *r)
 		key(o, r->appraisal_neg ? OPT_APPRAISAL_NE : OPT_APPRAISAL_EQ);
 		put_integrity(o, r->appraisal);
 	}
+	if (r->xflags & VG_POLX_TRUST_ARCHIVE) {
+		key(o, OPT_TRUST);
+		puts_(o, "archive");
+	}
 	for (size_t i = 0; i < r->nattrs; i++) {
 		key(o, OPT_ATTR);
 		puts_(o, r->attrs[i].name);

@@ -77,6 +77,7 @@ const struct vg__token vg__policy_tokens[OPT__MAX] = {
 	[OPT_APPRAISAL_EQ] = { "appraisal", "=", true },
 	[OPT_APPRAISAL_NE] = { "appraisal", "!=", true },
 	[OPT_ATTR] = { "attr", "=", true },
+	[OPT_TRUST] = { "trust", "=", true },
 };
 
 static const struct {

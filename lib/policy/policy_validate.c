@@ -180,7 +180,8 @@ static bool func_is_file_access(enum vg_func f)
 
 static unsigned int first_x(const struct parse *ps, uint32_t bits, const char **key)
 {
-	static const char *const k[] = { "path=", "subj_exe=", "appraisal", "subj_appraisal", "attr=" };
+	static const char *const k[] = { "path=", "subj_exe=", "appraisal", "subj_appraisal", "attr=",
+					 "trust=archive" };
 
 	for (unsigned int i = 0; i < VG_ARRAY_SIZE(k); i++)
 		if (bits & (1u << i)) {
@@ -199,6 +200,25 @@ int vg__policy_validate_vigil(struct parse *ps)
 	const char *key;
 	unsigned int col;
 
+	/*
+	 * trust=archive lets a file without security.ima pass by the trust
+	 * database: an appraise option. A rule that requires a signature
+	 * (appraise_type=imasig, modsig, sigv3) says every file it covers
+	 * carries one the keyring verifies; an unlabeled file passing there
+	 * would break that promise, so the two are refused together.
+	 */
+	if (r->xflags & VG_POLX_TRUST_ARCHIVE) {
+		col = ps->xcol[bitno(VG_POLX_TRUST_ARCHIVE)];
+		if (r->action != VG_POL_APPRAISE)
+			return vg__policy_perr(ps, col, -EINVAL,
+					       "trust=archive is only valid after the action appraise");
+		if (r->flags & VG_POLF_DIGSIG_REQUIRED)
+			return vg__policy_perr(ps, col, -EINVAL,
+					       "trust=archive does not go with appraise_type=%s: that rule "
+					       "requires a signature label, trust=archive allows files "
+					       "without one (write two rules)",
+					       (r->flags & VG_POLF_VERITY_REQUIRED) ? "sigv3" : "imasig");
+	}
 	if (access) {
 		uint32_t opts = r->flags & (VG_POLF_PCR | VG_POLF_KEYRINGS | VG_POLF_LABEL |
 					    VG_POLF_VALIDATE_ALGOS | VG_POLF_OPTIONS);

@@ -245,6 +245,14 @@ size_t vg_trust_db_algos(const struct vg_trust_db *db, unsigned int *algos)
 	return db->nalgos;
 }
 
+unsigned int vg_trust_db_algo_pick(const struct vg_trust_db *db, unsigned int want)
+{
+	for (size_t i = 0; i < db->nalgos; i++)
+		if (db->algos[i] == want)
+			return want;
+	return db->algos[0];
+}
+
 static const struct pkg *pkg_by_id(const struct vg_trust_db *db, int64_t id)
 {
 	size_t lo = 0, hi = db->npkgs;

@@ -136,3 +136,16 @@ check "check: vigild's variant of tcb (docs/policy.md) is enforced" "$VIGIL" pol
 check_rc 2 "check --builtin nonsense" "$VIGIL" policy check --builtin nonsense
 "$VIGIL" policy check --builtin nonsense 2>err
 check "check --builtin: the error lists the names" grep -q "no built-in policy 'nonsense' (tcb, ima_tcb, appraise_tcb, secure_boot, critical_data)" err
+
+# trust=archive (vigild): an appraise option; not with a signature rule, not a kernel policy
+printf 'appraise func=BPRM_CHECK trust=archive\n' | "$VIGIL" policy check - >out 2>&1
+check_eq "check: trust=archive is vigild's" "$(cat out)" \
+	"<stdin>: ok, 1 rule; uses vigil extensions (a kernel would refuse it)"
+printf 'appraise func=BPRM_CHECK appraise_type=imasig trust=archive\n' | "$VIGIL" policy check - >out 2>&1
+check_eq "check: trust=archive with appraise_type=imasig is refused, with line and column" "$(cat out)" \
+	"<stdin>:1:47: trust=archive does not go with appraise_type=imasig: that rule requires a signature label, trust=archive allows files without one (write two rules)"
+printf 'measure func=BPRM_CHECK trust=archive\n' | "$VIGIL" policy check - >out 2>&1
+check_eq "check: trust=archive after measure is refused" "$(cat out)" \
+	"<stdin>:1:25: trust=archive is only valid after the action appraise"
+printf 'appraise func=BPRM_CHECK trust=archive\n' >trust.policy
+check_eq "show: trust=archive printed back" "$("$VIGIL" policy show trust.policy)" "appraise func=BPRM_CHECK trust=archive"

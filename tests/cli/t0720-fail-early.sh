@@ -57,6 +57,12 @@ refused "bad HMAC key" "HMAC key $T/short.key: a raw EVM HMAC key is 32 to 128 b
 	--hmac-key "$T/short.key" --no-tpm
 echo 'appraise func=BOGUS' >bad.pol
 refused "bad policy at start" "policy refused: $T/bad.pol:1:" --policy "$T/bad.pol" --watch "$F" --no-tpm
+printf 'appraise func=BPRM_CHECK trust=archive\n' >trust.pol
+refused "trust=archive, the trust database missing" "trust database $T/nodb.db" --policy "$T/trust.pol" \
+	--watch "$F" --hmac-key hk --no-tpm --trust-db "$T/nodb.db"
+echo garbage >notdb.db
+refused "trust=archive, not a trust database" "trust database $T/notdb.db" --policy "$T/trust.pol" \
+	--watch "$F" --hmac-key hk --no-tpm --trust-db "$T/notdb.db"
 mkdir ro; mount -t tmpfs -o ro,size=1m vigil-ro "$T/ro"
 refused "unwritable log directory" "measurement log $T/ro/log: its directory $T/ro is on a read-only filesystem" \
 	--policy pol --watch "$F" --hmac-key hk --no-tpm --log "$T/ro/log"

@@ -251,6 +251,9 @@ static const struct {
 	{ "deny attr=security.a=1 attr=security.b=2", "deny attr=security.a=1 attr=security.b=2" },
 	{ "deny func=FILE_CHECK mask=^MAY_WRITE uid=0 appraisal=fail path=/etc/**",
 	  "deny func=FILE_CHECK mask=^MAY_WRITE uid=0 path=/etc/** appraisal=fail" },
+	{ "appraise func=BPRM_CHECK trust=archive", "appraise func=BPRM_CHECK trust=archive" },
+	{ "appraise trust=archive path=/usr/** appraise_algos=sha256 func=FILE_CHECK",
+	  "appraise func=FILE_CHECK appraise_algos=sha256 path=/usr/** trust=archive" },
 };
 
 static void parse_every_keyword_canonical(void **state)
@@ -445,6 +448,19 @@ static const struct {
 	{ "deny func=KEY_CHECK", 0, -EINVAL, 1, 6, "func=KEY_CHECK is no file access: not valid in an access rule" },
 	{ "measure func=KEY_CHECK path=/x", 0, -EINVAL, 1, 24, "path= does not go with func=KEY_CHECK" },
 	{ "deny template=ima-ng", 0, -EINVAL, 1, 6, "template= is only valid after the action measure" },
+	{ "appraise func=BPRM_CHECK trust=archive", VG_POLICY_KERNEL, -EINVAL, 1, 26,
+	  "'trust=' is a vigil extension, not in the kernel's grammar" },
+	{ "measure func=BPRM_CHECK trust=archive", 0, -EINVAL, 1, 25,
+	  "trust=archive is only valid after the action appraise" },
+	{ "dont_appraise trust=archive", 0, -EINVAL, 1, 15, "trust=archive is only valid after the action appraise" },
+	{ "deny trust=archive", 0, -EINVAL, 1, 6, "trust=archive is only valid after the action appraise" },
+	{ "appraise trust=pgp", 0, -EINVAL, 1, 10, "trust=pgp: unknown (archive)" },
+	{ "appraise trust=archive trust=archive", 0, -EINVAL, 1, 24, "trust= given twice" },
+	{ "appraise func=BPRM_CHECK trust=archive appraise_type=imasig", 0, -EINVAL, 1, 26,
+	  "trust=archive does not go with appraise_type=imasig: that rule requires a signature label, "
+	  "trust=archive allows files without one (write two rules)" },
+	{ "appraise func=SETXATTR_CHECK appraise_algos=sha256 trust=archive", 0, -EINVAL, 1, 52,
+	  "trust=archive does not go with func=SETXATTR_CHECK" },
 };
 
 static void parse_rejects_with_position(void **state)
@@ -1206,6 +1222,34 @@ static void format_truncates_like_snprintf(void **state)
 	vg_policy_unref(p);
 }
 
+/* trust=archive: in the decision of the appraise rule that decided, and in vg_policy_uses */
+static void match_trust_archive(void **state)
+{
+	const char *text = "appraise func=BPRM_CHECK trust=archive\n"
+			   "appraise func=FILE_CHECK\n";
+	struct vg_policy *p = parse_ok(text, 0);
+	struct vg_access a = { .func = VG_FUNC_BPRM_CHECK, .mask = VG_MAY_EXEC, .path = "/usr/bin/x" };
+	struct vg_decision d;
+
+	(void)state;
+	assert_true(vg_policy_uses(p) & VG_POLICY_USES_TRUST_ARCHIVE);
+	assert_int_equal(vg_policy_match(p, &a, VG_CLASSES_IMA, &d), 0);
+	assert_true(d.appraise && d.trust_archive);
+	a.func = VG_FUNC_FILE_CHECK;
+	a.mask = VG_MAY_READ;
+	assert_int_equal(vg_policy_match(p, &a, VG_CLASSES_IMA, &d), 0);
+	assert_true(d.appraise && !d.trust_archive);
+	/* a loader's open is both: the open's rule has no trust=archive, so neither has */
+	a.also_func = VG_FUNC_BPRM_CHECK;
+	a.also_mask = VG_MAY_EXEC;
+	assert_int_equal(vg_policy_match(p, &a, VG_CLASSES_IMA, &d), 0);
+	assert_true(d.appraise && !d.trust_archive);
+	vg_policy_unref(p);
+	p = parse_ok("appraise func=FILE_CHECK\n", 0);
+	assert_false(vg_policy_uses(p) & VG_POLICY_USES_TRUST_ARCHIVE);
+	vg_policy_unref(p);
+}
+
 static void references_keep_the_policy(void **state)
 {
 	struct vg_policy *p = parse_ok("measure\n", 0);
@@ -1285,6 +1329,7 @@ int main(void)
 		cmocka_unit_test(match_also_func_merges_two_hooks),
 		cmocka_unit_test(names_round_trip),
 		cmocka_unit_test(format_truncates_like_snprintf),
+		cmocka_unit_test(match_trust_archive),
 		cmocka_unit_test(references_keep_the_policy),
 		cmocka_unit_test(parse_survives_allocation_failures),
 	};

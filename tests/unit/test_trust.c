@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -633,6 +634,91 @@ static void db_supersedes_then_drops_after_the_grace(void **state)
 	unlink(at("d.db"));
 }
 
+static void index_looks_up_path_and_digest(void **state)
+{
+	uint8_t key[32] = { 1 };
+	struct vg_trust_db *old = NULL, *db = NULL;
+	struct vg_trust_index *x = NULL;
+	struct vg_diag d = { 0 };
+	struct vg_digest v1, v2, v1_512;
+	const char *pkg = NULL;
+
+	(void)state;
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, "v1\n", 3, &v1, NULL), 0);
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA256, "v2\n", 3, &v2, NULL), 0);
+	assert_int_equal(vg_hash_buf(VG_HASH_SHA512, "v1\n", 3, &v1_512, NULL), 0);
+	db_write(at("a.db"), key, "1.0", "v1\n", NULL, 0, 0, 0);
+	assert_int_equal(vg_trust_db_open(at("a.db"), key, 32, &old, &d), 0);
+	db_write(at("b.db"), key, "2.0", "v2\n", old, 1000, 100, 0);
+	vg_trust_db_free(old);
+	assert_int_equal(vg_trust_db_open(at("b.db"), key, 32, &db, &d), 0);
+	assert_int_equal(vg_trust_index_load(db, VG_HASH_SHA1, &x, &d), -EOPNOTSUPP);
+	assert_non_null(strstr(d.msg, "records no sha1 digests"));
+	assert_int_equal(vg_trust_index_load(db, VG_HASH_SHA256, &x, &d), 0);
+	vg_trust_db_free(db);	/* the index needs nothing of it */
+	assert_int_equal(vg_trust_index_algo(x), VG_HASH_SHA256);
+	assert_int_equal(vg_trust_index_count(x), 4);	/* two files of two versions; no link */
+	assert_int_equal(vg_trust_index_lookup(x, "/usr/bin/tool", &v2, &pkg), 1);
+	assert_string_equal(pkg, "tool");
+	assert_int_equal(vg_trust_index_lookup(x, "/usr/bin/tool", &v1, NULL), 2);
+	assert_int_equal(vg_trust_index_lookup(x, "/etc/tool.conf", &v2, NULL), 1);
+	/* the path is part of the key; a link has no digest; another algorithm never matches */
+	assert_int_equal(vg_trust_index_lookup(x, "/usr/bin/too", &v2, NULL), 0);
+	assert_int_equal(vg_trust_index_lookup(x, "/usr/bin/toolx", &v2, NULL), 0);
+	assert_int_equal(vg_trust_index_lookup(x, "/usr/bin/t", &v2, NULL), 0);
+	assert_int_equal(vg_trust_index_lookup(x, "/usr/bin/other", &v2, NULL), 0);
+	assert_int_equal(vg_trust_index_lookup(x, "/usr/bin/tool", &v1_512, NULL), 0);
+	v2.bytes[31] ^= 1;
+	assert_int_equal(vg_trust_index_lookup(x, "/usr/bin/tool", &v2, NULL), 0);
+	vg_trust_index_free(x);
+	assert_int_equal(vg_trust_index_count(NULL), 0);
+	vg_trust_index_free(NULL);
+	unlink(at("a.db"));
+	unlink(at("b.db"));
+}
+
+static void root_cuts_prefix_and_maps_merged_usr(void **state)
+{
+	struct vg_trust_root tr;
+	struct vg_diag d = { 0 };
+	char r[PATH_MAX], name[PATH_MAX + 32];
+
+	(void)state;
+	snprintf(r, sizeof(r), "%s", at("root"));
+	assert_int_equal(mkdir(r, 0755), 0);
+	assert_int_equal(mkdir(at("root/usr"), 0755), 0);
+	assert_int_equal(mkdir(at("root/usr/bin"), 0755), 0);
+	assert_int_equal(symlink("usr/bin", at("root/bin")), 0);
+	assert_int_equal(symlink("/usr/sbin", at("root/sbin")), 0);
+	assert_int_equal(symlink("elsewhere/lib", at("root/lib")), 0);
+	assert_int_equal(vg_trust_root_init(&tr, r, &d), 0);
+	snprintf(name, sizeof(name), "%s/usr/bin/x", r);
+	assert_string_equal(vg_trust_root_path(&tr, name), "/usr/bin/x");
+	assert_string_equal(vg_trust_root_alias(&tr, "/usr/bin/x"), "/bin/x");
+	assert_string_equal(vg_trust_root_alias(&tr, "/usr/sbin/x"), "/sbin/x");
+	assert_null(vg_trust_root_alias(&tr, "/usr/lib/x"));	/* not a link to usr/lib */
+	assert_null(vg_trust_root_alias(&tr, "/usr/binx/x"));
+	assert_null(vg_trust_root_alias(&tr, "/bin/x"));
+	snprintf(name, sizeof(name), "%sx/usr/bin/x", r);	/* a sibling with the root as prefix */
+	assert_null(vg_trust_root_path(&tr, name));
+	snprintf(name, sizeof(name), "%s/usr/bin/x (deleted)", r);
+	assert_null(vg_trust_root_path(&tr, name));
+	assert_null(vg_trust_root_path(&tr, "usr/bin/x"));
+	assert_null(vg_trust_root_path(&tr, NULL));
+	vg_trust_root_release(&tr);
+	assert_int_equal(vg_trust_root_init(&tr, NULL, &d), 0);
+	assert_string_equal(vg_trust_root_path(&tr, "/usr/bin/x"), "/usr/bin/x");
+	vg_trust_root_release(&tr);
+	assert_int_equal(vg_trust_root_init(&tr, at("absent"), &d), -ENOENT);
+	assert_non_null(strstr(d.msg, "absent"));
+	unlink(at("root/bin"));
+	unlink(at("root/sbin"));
+	unlink(at("root/lib"));
+	rmdir(at("root/usr/bin"));
+	rmdir(at("root/usr"));
+	rmdir(r);
+}
+
 static void db_refuses_what_is_not_one(void **state)
 {
 	uint8_t key[32] = { 1 };
@@ -699,10 +785,12 @@ static void index_names_the_packages_of_a_digest(void **state)
 	db_write(at("i2.db"), key, "1.0+deb12u1", "v2\n", old, 1000, 100, 0);
 	vg_trust_db_free(old);
 	assert_int_equal(vg_trust_db_open(at("i2.db"), key, 32, &db, &d), 0);
-	assert_int_equal(vg_trust_index_load(db, &idx, &d), 0);
+	assert_int_equal(vg_trust_db_algo_pick(db, VG_HASH_SHA1), VG_HASH_SHA256);
+	assert_int_equal(vg_trust_db_algo_pick(db, VG_HASH_SHA512), VG_HASH_SHA512);
+	assert_int_equal(vg_trust_index_load(db, VG_HASH_SHA256, &idx, &d), 0);
 	vg_trust_db_free(db);
-	/* 2 regular files x 2 algorithms x 2 versions; the link has no digest */
-	assert_int_equal(vg_trust_index_count(idx), 8);
+	/* 2 regular files x 2 versions; the link has no digest */
+	assert_int_equal(vg_trust_index_count(idx), 4);
 	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/tool", &v2, hit, 2), 1);
 	assert_string_equal(hit[0].package, "tool");
 	assert_string_equal(hit[0].version, "1.0+deb12u1");
@@ -710,13 +798,30 @@ static void index_names_the_packages_of_a_digest(void **state)
 	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/tool", &v1, hit, 2), 1);
 	assert_string_equal(hit[0].version, "1.0");
 	assert_int_equal(hit[0].state, VG_TRUST_SUPERSEDED);
-	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/tool", &v1s, hit, 0), 1);
+	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/tool", &v1, hit, 0), 1);
+	/* another algorithm than the index's: nothing */
+	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/tool", &v1s, hit, 2), 0);
 	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/other", &v1, hit, 2), 0);
 	assert_int_equal(vg_trust_index_find(idx, "/etc/tool.conf", &v2, hit, 2), 1);
+	vg_trust_index_free(idx);
+	/* a third version with the second's content: both named, the newest first */
+	assert_int_equal(vg_trust_db_open(at("i2.db"), key, 32, &old, &d), 0);
+	db_write(at("i3.db"), key, "1.0+deb12u2", "v2\n", old, 1000, 100, 0);
+	vg_trust_db_free(old);
+	assert_int_equal(vg_trust_db_open(at("i3.db"), key, 32, &db, &d), 0);
+	assert_int_equal(vg_trust_index_load(db, VG_HASH_SHA256, &idx, &d), 0);
+	vg_trust_db_free(db);
+	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/tool", &v2, hit, 2), 2);
+	assert_string_equal(hit[0].version, "1.0+deb12u2");
+	assert_string_equal(hit[1].version, "1.0+deb12u1");
+	assert_string_equal(hit[0].arch, "amd64");
+	assert_int_equal(vg_trust_index_find(idx, "/usr/bin/tool", &v2, hit, 1), 2);
+	assert_string_equal(hit[0].version, "1.0+deb12u2");
 	vg_trust_index_free(idx);
 	vg_trust_index_free(NULL);
 	unlink(at("i1.db"));
 	unlink(at("i2.db"));
+	unlink(at("i3.db"));
 }
 
 int main(void)
@@ -738,6 +843,8 @@ int main(void)
 		cmocka_unit_test(db_refuses_what_is_not_one),
 		cmocka_unit_test(version_cmp_orders_as_dpkg),
 		cmocka_unit_test(index_names_the_packages_of_a_digest),
+		cmocka_unit_test(index_looks_up_path_and_digest),
+		cmocka_unit_test(root_cuts_prefix_and_maps_merged_usr),
 	};
 	int r;
 

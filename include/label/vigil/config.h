@@ -62,6 +62,7 @@ struct vg_config {
 	char *ima_key;				/* key.ima = (signing) */
 	char *evm_key;				/* key.evm = (signing) */
 	char *tcti;				/* tpm.tcti = (for sealed HMAC keys) */
+	char *trust_db;				/* trust.db = (vigild's trust=archive) */
 	char *keyrings[VG_CONFIG_MAX_KEYRINGS];	/* keyring = (repeatable) */
 	size_t nkeyrings;
 	struct vg_select_rule *rules;

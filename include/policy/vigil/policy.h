@@ -22,7 +22,9 @@
  * vigil extensions, never accepted with VG_POLICY_KERNEL: the actions
  * allow, deny, audit_access; the conditions path=, subj_exe=,
  * subj_appraisal=, subj_appraisal!= (any rule), appraisal=, appraisal!=,
- * attr= (access rules only). See docs/policy.md.
+ * attr= (access rules only); the appraise option trust=archive (a file
+ * without security.ima passes when the trust database records its path
+ * and content digest, vigild only). See docs/policy.md.
  *
  * A parsed struct vg_policy is immutable and holds no global state; it is
  * reference counted (atomically), so a daemon can publish a new policy
@@ -106,6 +108,7 @@ enum vg_func {
 #define VG_POLX_APPRAISAL	0x04u
 #define VG_POLX_SUBJ_APPRAISAL	0x08u
 #define VG_POLX_ATTR		0x10u
+#define VG_POLX_TRUST_ARCHIVE	0x20u	/* trust=archive (appraise rules, vigild) */
 
 enum vg_policy_op {
 	VG_POL_OP_EQ = 0,	/* =  */
@@ -253,6 +256,7 @@ const struct vg_policy_rule *vg_policy_rule(const struct vg_policy *p, size_t i)
 #define VG_POLICY_USES_FSNAME		0x100u
 #define VG_POLICY_USES_ACCESS_RULES	0x200u	/* has allow/deny/audit_access */
 #define VG_POLICY_USES_EXTENSIONS	0x400u	/* not loadable into a kernel */
+#define VG_POLICY_USES_TRUST_ARCHIVE	0x800u	/* an appraise rule has trust=archive */
 unsigned int vg_policy_uses(const struct vg_policy *p);
 
 /*
@@ -371,6 +375,12 @@ struct vg_decision {
 	int pcr;			/* VG_POLICY_DEFAULT_PCR unless pcr= */
 	const char *template_name;	/* NULL: the default template */
 	uint32_t allowed_algos;		/* appraise_algos= of the appraise rule; 0: any */
+	/*
+	 * trust=archive on the appraise rule: a file without security.ima
+	 * may pass by the trust database (vigild). With a loader's second
+	 * hook, only when every appraise rule that decided has it.
+	 */
+	bool trust_archive;
 	enum vg_verdict verdict;
 	long rule[VG_CLASS__MAX];	/* index of the deciding rule, -1: none */
 };

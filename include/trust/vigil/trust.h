@@ -277,6 +277,8 @@ int vg_trust_db_open(const char *path, const uint8_t *key, size_t keylen,
 
 /* The algorithms an opened database records. Return: their count. */
 size_t vg_trust_db_algos(const struct vg_trust_db *db, unsigned int *algos);
+/* Return: @want if an opened database records it, else the first it records. */
+unsigned int vg_trust_db_algo_pick(const struct vg_trust_db *db, unsigned int want);
 
 /*
  * vg_trust_db_files - call @fn for every file row of an opened database
@@ -313,13 +315,13 @@ void vg_trust_db_counts(struct vg_trust_db *db, uint64_t *ret_current,
 
 void vg_trust_db_free(struct vg_trust_db *db);
 
-/* ---- in memory (trust_index.c) ---- */
+/* ---- a database in memory (trust_index.c) ---- */
 
 /*
- * Every (path, digest) of a database with the packages that ship it, for
- * a reader that asks many times (a verifier naming the package of a
- * digest its policy does not allow). Read-only once loaded: threads may
- * share it.
+ * A database's (path, digest) pairs in one algorithm with the package
+ * (name, version, architecture, state) that ships each: for a daemon's
+ * event path (vigild's trust=archive) and for a verifier naming the
+ * package of a digest its policy does not allow.
  */
 struct vg_trust_index;
 
@@ -329,25 +331,73 @@ struct vg_trust_hit {
 };
 
 /*
- * vg_trust_index_load - read every file row of the opened @db (current
- * and superseded packages; symbolic links left out) into a new index.
- * Return: 0, -ENOMEM, -errno of the database (diag).
+ * vg_trust_index_load - every regular file the opened (authenticated)
+ * @db records, of current and superseded packages, with its @algo digest,
+ * into an immutable in-memory table (no SQLite after this; any number of
+ * threads may look up). Return: 0 and *@ret; -EOPNOTSUPP (@db records no
+ * @algo digests); -ENOMEM; -errno of reading @db.
  */
-int vg_trust_index_load(struct vg_trust_db *db, struct vg_trust_index **ret,
+int vg_trust_index_load(struct vg_trust_db *db, unsigned int algo, struct vg_trust_index **ret,
 			struct vg_diag *diag);
 
 /*
- * vg_trust_index_find - the packages that record @path with digest @dg:
- * up to @max of them in @ret, the newest version first (then as loaded).
- * Return: how many record it (0: none), which may exceed @max.
+ * vg_trust_index_lookup - whether @path with content digest @dg is
+ * recorded (as vg_trust_db_lookup). @dg in another algorithm than the
+ * index's is never trusted. *@ret_package (may be NULL), on a hit: the
+ * package's name, valid as long as @idx. Return: 1 a current package
+ * records it, 2 only a superseded one, 0 not trusted.
+ */
+int vg_trust_index_lookup(const struct vg_trust_index *idx, const char *path,
+			  const struct vg_digest *dg, const char **ret_package);
+
+/*
+ * vg_trust_index_find - every package that records @path with digest @dg
+ * (in the index's algorithm): up to @max of them in @ret, the newest
+ * version first (dpkg's order). Return: how many record it (0: none, or
+ * @dg in another algorithm), which may exceed @max.
  */
 size_t vg_trust_index_find(const struct vg_trust_index *idx, const char *path,
 			   const struct vg_digest *dg, struct vg_trust_hit *ret, size_t max);
 
-/* Return: the (path, digest) pairs of @idx (one per algorithm). */
+/* Return: the files (path, package) in @idx; 0 for NULL. */
 size_t vg_trust_index_count(const struct vg_trust_index *idx);
-
+/* Return: the algorithm of @idx's digests. */
+unsigned int vg_trust_index_algo(const struct vg_trust_index *idx);
 void vg_trust_index_free(struct vg_trust_index *idx);
+
+/* ---- the database's path of a file (trust_root.c) ---- */
+
+/* a root the database's paths are relative to, and its merged-/usr links */
+struct vg_trust_root {
+	char *root;		/* canonical (realpath); "/" by default */
+	size_t rootlen;		/* 0 for "/" */
+	unsigned int merged;	/* ROOT/bin, sbin, lib, lib32, lib64, libx32 link to usr/...: a bit each */
+};
+
+/*
+ * vg_trust_root_init - canonicalise @root (NULL: "/") and note which of
+ * its bin, sbin, lib, lib32, lib64, libx32 are links to usr/NAME (merged
+ * /usr). Return: 0; -errno of realpath (diag names @root).
+ */
+int vg_trust_root_init(struct vg_trust_root *tr, const char *root, struct vg_diag *diag);
+
+/*
+ * vg_trust_root_path - the path the database records for a file whose
+ * kernel name (readlink of /proc/self/fd/N) is @name: @name with the root
+ * cut off, pointing into @name. Return: that, or NULL when @name is not
+ * absolute, not under the root, or unlinked ("... (deleted)").
+ */
+const char *vg_trust_root_path(const struct vg_trust_root *tr, const char *name);
+
+/*
+ * vg_trust_root_alias - on a merged-/usr root, the name a package ships
+ * /usr/bin/x under: /bin/x (pointing into @path), for bin, sbin, lib,
+ * lib32, lib64, libx32 when that directory of the root is a link to
+ * usr/NAME. Return: that, or NULL (no alias).
+ */
+const char *vg_trust_root_alias(const struct vg_trust_root *tr, const char *path);
+
+void vg_trust_root_release(struct vg_trust_root *tr);
 
 /*
  * vg_trust_version_cmp - order two Debian versions as dpkg does
