@@ -4,6 +4,7 @@
 # own mounts, under a timeout, stopped by its PID.
 #
 #   vd_start ARGS...   start vigild (timeout 300 s) with --control $T/ctl
+#                      (or $VD_CTL)
 #                      --audit $T/audit --foreground; wait for 'vigild: ready'
 #                      $VD_PID is vigild's own PID (signal it, not the
 #                      timeout process: timeout ignores a signal after forwarding it once)
@@ -31,7 +32,7 @@ vd_start() {
 	# child, and the loop could meet the last instance's 'ready' line first
 	: >"$T/audit"
 	: >"$T/vigild.err"
-	timeout -s KILL 300 "$VIGILD" --control "$T/ctl" --audit "$T/audit" --foreground "$@" \
+	timeout -s KILL 300 "$VIGILD" --control "${VD_CTL:-$T/ctl}" --audit "$T/audit" --foreground "$@" \
 		2>"$T/vigild.err" &
 	VD_TIMEOUT=$!
 	for _ in $(seq 200); do

@@ -9,9 +9,16 @@
 # superseded, the digests those of dpkg-deb -x), its maintainer scripts
 # under /var/lib/dpkg/info and tmp.ci, and Post-Invoke labels the new files
 # so that vigil appraise accepts them; the postinst ran the new program.
+# All of it under an enforcing vigild on the root's filesystem (appraise
+# func=BPRM_CHECK trust=archive, the hook's database, reloaded by the hook
+# through vigild's control socket): apt, dpkg, the maintainer scripts and
+# the new program run with no denial, the new files allowed by the archive
+# between dpkg's unpack and Post-Invoke's labels (the audit says so, with
+# the package); the upgraded program altered on disk afterwards is denied.
 # Refused: a .deb altered after indexing (apt itself, and vigil trust
 # build --deb naming it), a repository signed by a key vigil was not given
-# (the hook names the package unverified, apt proceeds). Last, vigil trust
+# (the hook names the package unverified and apt proceeds, but vigild denies
+# its preinst: its files are in no verified package, and dpkg stops). Last, vigil trust
 # verify against debsums on the same root: a modified binary, a conffile
 # and a maintainer script (dpkg keeps no MD5 for it).
 # Cost: ~70 s more on the first run of a build directory (mmdebstrap from
@@ -87,9 +94,34 @@ check "/proc and /dev in the root" vg_debroot_mounts "$R"
 check "vigil --version inside the chroot" chroot "$R" vigil --version
 in_root() { chroot "$R" "$@"; }
 
-# vigild: an enforcing vigild (appraise func=BPRM_CHECK trust=archive,
-# --trust-db /var/lib/vigil/trust.db) goes around the apt runs below, started
-# here and stopped after them; its control socket makes the hook reload it.
+# ---- an enforcing vigild on the root's filesystem, from here to the end ----
+# appraise func=BPRM_CHECK trust=archive: every program the chroot runs (apt,
+# dpkg, the maintainer scripts, the hook, what they run) must carry a good
+# label or be a file of a verified package at its path; vigild reads the
+# database the hook writes (--trust-db, --trust-root: ROOT/usr/bin/x is
+# /usr/bin/x) and the hook makes it reload through its control socket,
+# which the chroot reaches as /run/vigild.ctl
+. "$SRCDIR/tests/lib-vigild.sh"
+trap '_rc=$?; vd_stop; (exit $_rc); vg_cleanup' EXIT
+check "the test's own programs in the root (no package ships them) labeled" \
+	"$VIGIL" label -r -q --hmac-key "$KEY" "$R/usr/local/lib/vigil-test" "$R/usr/bin/vigil" \
+	"$R/usr/libexec/vigil"
+echo "control=/run/vigild.ctl" >>"$R/etc/vigil/apt-trust.conf"
+printf 'appraise func=BPRM_CHECK trust=archive\n' >vd.pol
+export VD_CTL=$R/run/vigild.ctl
+# (not --loader for the test's copied ld.so: every open of a loader's process is
+# judged as an exec, the key file vigil reads included)
+check "vigild enforcing (trust=archive, the root's database)" vd_start --policy vd.pol --watch "$R" \
+	--hmac-key "$KEY" --no-tpm --trust-db "$DB" --trust-root "$R"
+vdstat() { "$VIGIL" status --control "$VD_CTL" --json | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+check_eq "... mode enforce, the database's files loaded" "$(vdstat 'd["mode"], d["counters"]["trust_files"] > 1000')" \
+	"enforce True"
+check_rc 126 "... it enforces: an unlabeled program of no package in the root is denied" \
+	sh -c "printf '#!/bin/sh\necho x\n' >'$R/usr/local/bin/stray' && chmod 755 '$R/usr/local/bin/stray' && chroot '$R' /usr/local/bin/stray"
+check_eq "... audit: missing-hash" "$(vd_audit_reason "$R/usr/local/bin/stray" deny)" missing-hash
+rm -f "$R/usr/local/bin/stray"
+# the denials from here on: none while apt runs (the two above are the test's own)
+ndeny() { grep -c '"action":"deny"' "$T/audit"; }
 vigild_around_apt() { "$@"; }
 
 check "apt-get update (the local repository only)" in_root apt-get update -q
@@ -139,6 +171,26 @@ check_rc 1 "... 1.0's program is superseded: label --trusted refuses it" \
 keep
 check "... as superseded-version" grep -q superseded-version "$T/last"
 check "trust verify of the root after the upgrade: exit 0" "$VIGIL" trust verify "$DB" -H "$KEY" --root "$R"
+check_eq "no denial while apt installed and upgraded (only the test's own stray program)" "$(ndeny)" 1
+check "the window: the postinst ran the new, not yet labeled /usr/bin/vg-hello, allowed by the archive" \
+	/usr/bin/python3 -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+a = [x for x in r if x["action"] == "allow" and x["path"].endswith("/usr/bin/vg-hello") and x.get("reason") == "trusted-archive"]
+assert len(a) >= 2 and all(x.get("package") == "vg-hello" for x in a), a' "$T/audit"
+check "... as were its maintainer scripts, from info/ and tmp.ci/" /usr/bin/python3 -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+p = {x["path"].split("/fs/root", 1)[1] for x in r if x["action"] == "allow" and x.get("reason") == "trusted-archive"}
+assert "/var/lib/dpkg/info/vg-hello.postinst" in p and "/var/lib/dpkg/tmp.ci/preinst" in p, p' "$T/audit"
+check "vigild counted them" test "$(vdstat 'd["counters"]["trusted_archive"]')" -ge 4
+check "... and reloaded by the hook (start, then pre and post of each apt run)" \
+	test "$(grep -c "trust database .*files" "$T/vigild.err")" -ge 5
+# a binary of the package altered on disk afterwards: denied
+cp "$R/usr/bin/vg-hello" vg-hello.good
+printf '\necho owned\n' >>"$R/usr/bin/vg-hello"
+check_rc 126 "the upgraded /usr/bin/vg-hello altered on disk: its execution is denied" chroot "$R" /usr/bin/vg-hello
+check_eq "... the audit record says why: its content no longer has its label's hash" \
+	"$(vd_audit_reason "$R/usr/bin/vg-hello" deny)" invalid-hash
+cp vg-hello.good "$R/usr/bin/vg-hello"
 
 # ---- a .deb altered after indexing: apt refuses it, and so does trust build ----
 vg_hello_deb "$REPO/pool" 3.0
@@ -176,15 +228,21 @@ cp "$T/other.gpg" "$R/etc/apt/keyrings/other.gpg"
 echo "deb [signed-by=/etc/apt/keyrings/other.gpg] file:/srv/other-repo vgtest main" \
 	>"$R/etc/apt/sources.list.d/other.list"
 check "apt-get update (apt has the key)" in_root apt-get update -q
-check "apt-get install vg-bye: apt proceeds" vigild_around_apt in_root apt-get install -y -q vg-bye
+n0=$(ndeny)
+check_rc 100 "apt-get install vg-bye: the hook lets apt proceed, vigild denies its scripts, dpkg fails" \
+	vigild_around_apt in_root apt-get install -y -q vg-bye
 keep
 check "... the hook: the other repository's InRelease does not verify (chain broken)" \
 	grep -q "other-repo.*InRelease: signature not verified by gpgv" "$T/last"
 check "... the hook names vg-bye, not verified" grep -q "^vigil trust: vg-bye 1.0 all: .*nothing recorded" "$T/last"
 check "... and warns that its files stay untrusted" grep -q "^vigil: apt-trust: WARNING: 1 package(s) NOT verified" "$T/last"
 check_eq "... vg-bye is not in the database" "$(sql "$DB" "SELECT count(*) FROM packages WHERE name = 'vg-bye'")" 0
-check_rc 1 "... /usr/bin/vg-bye has no label (Post-Invoke refused it)" \
-	"$VIGIL" appraise --hmac-key "$KEY" "$R/usr/bin/vg-bye"
+check "... dpkg could not run its preinst (denied: in no verified package)" \
+	grep -q "vg-bye.*pre-installation script subprocess.*\|new vg-bye package pre-installation script" "$T/last"
+check_eq "... vigild's audit: the preinst denied, missing-hash" \
+	"$(vd_audit_reason "$R/var/lib/dpkg/tmp.ci/preinst" deny)" missing-hash
+check "... so /usr/bin/vg-bye was never installed" test ! -e "$R/usr/bin/vg-bye"
+check_eq "... the only new denial" "$(( $(ndeny) - n0 ))" 1
 
 # ---- vigil trust verify beside debsums on the same root ----
 printf 'x' >>"$R/usr/bin/vg-hello"
