@@ -255,6 +255,8 @@ check "... modified: /usr/bin/vg-hello" grep -q "^modified: /usr/bin/vg-hello (v
 check "... modified: its postinst (dpkg has no MD5 for it)" \
 	grep -q "^modified: /var/lib/dpkg/info/vg-hello.postinst (vg-hello 2.0 all)" verify.txt
 check "... the conffile listed apart, changed" grep -q "^conffile: /etc/vg-hello.conf (vg-hello 2.0 all) changed;" verify.txt
+check_eq "... exactly those: two modified, one conffile, nothing missing" \
+	"$(grep -c '^modified: ' verify.txt) $(grep -c '^conffile: ' verify.txt) $(grep -c '^missing: ' verify.txt)" "2 1 0"
 debsums -c --root="$R" vg-hello >ds.txt 2>&1
 debsums -ce --root="$R" vg-hello >dsc.txt 2>&1
 check_eq "debsums -c: only the binary" "$(sed 's|^.*/fs/root||' ds.txt | tr '\n' ' ')" "/usr/bin/vg-hello "
