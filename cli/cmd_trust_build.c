@@ -16,6 +16,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -270,69 +272,174 @@ static char *find_deb(const struct build *b, const struct target *t, const struc
 	return NULL;
 }
 
-static int record(struct build *b, struct vg_trust_db *db, const struct target *t)
+/*
+ * One target's .deb found, checked against its stanza and read: the part
+ * of a build that costs (reading, hashing and unpacking the .deb), done
+ * by several threads at once. Nothing of @b is written here.
+ */
+struct readout {
+	enum { RO_READ, RO_UNLISTED, RO_NODEB, RO_OPEN, RO_BAD } what;
+	const struct vg_trust_pkg *s;	/* the stanza the .deb matched (RO_READ) */
+	char *path;
+	struct vg_trust_deb deb;
+	int err;			/* RO_OPEN: errno; RO_BAD: the last -errno */
+	struct vg_diag d;
+};
+
+static void read_target(const struct build *b, const struct target *t, struct readout *o)
 {
 	const struct vg_trust_pkg *s = NULL;
-	size_t ns = vg_trust_packages_find(&b->pk, t->name, t->version, t->arch, &s);
-	struct vg_diag d = { 0 };
-	char *path;
+	/* b->pk is sorted before the readers start: the lookup only reads it */
+	size_t ns = vg_trust_packages_find((struct vg_trust_packages *)&b->pk, t->name, t->version,
+					   t->arch, &s);
 	int fd, r = -EKEYREJECTED;
 
+	memset(o, 0, sizeof(*o));
 	if (ns == 0) {
-		fail(b, t, t->given ? t->deb : NULL, "unlisted",
-		     t->given ? "no verified Packages list has its SHA-256 and size, nor this "
-				"version" : "no verified Packages list has this version");
-		return 0;
+		o->what = RO_UNLISTED;
+		return;
 	}
-	path = find_deb(b, t, s);
-	if (!path) {
-		fail(b, t, NULL, "no-deb", "no .deb in the --debs directory");
-		return 0;
+	o->path = find_deb(b, t, s);
+	if (!o->path) {
+		o->what = RO_NODEB;
+		return;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	fd = open(o->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
-		fail(b, t, path, "error", strerror(errno));
-		free(path);
-		return 0;
+		o->what = RO_OPEN;
+		o->err = errno;
+		return;
 	}
 	/* the same version may be listed by several releases: the first that matches */
 	for (size_t i = 0; i < ns && r == -EKEYREJECTED; i++) {
-		struct vg_trust_deb deb = { 0 };
-		struct release *rel = &b->rels[s[i].release];
-		struct vg_trust_pkgrow row = { .name = t->name, .version = t->version,
-					       .arch = s[i].arch };
-
-		r = vg_trust_deb_read(fd, &s[i], b->algos, b->nalgos, &deb, &d);
-		if (r < 0)
-			continue;
-		if (!rel->dbid) {
-			int64_t id = vg_trust_db_add_release(db, &rel->rel, &d);
-
-			if (id < 0) {
-				vg_trust_deb_release(&deb);
-				cli_err("%s", d.msg);
-				close(fd);
-				free(path);
-				return -1;
-			}
-			rel->dbid = id;
-		}
-		if (vg_trust_db_add_package(db, rel->dbid, &row, &deb, &d) < 0) {
-			vg_trust_deb_release(&deb);
-			cli_err("%s", d.msg);
-			close(fd);
-			free(path);
-			return -1;
-		}
-		b->recorded++;
-		b->files += deb.n;
-		vg_trust_deb_release(&deb);
+		r = vg_trust_deb_read(fd, &s[i], b->algos, b->nalgos, &o->deb, &o->d);
+		if (r == 0)
+			o->s = &s[i];
 	}
 	close(fd);
-	if (r < 0)
-		fail(b, t, path, r == -EKEYREJECTED ? "chain" : "error", d.msg);
-	free(path);
-	return 0;
+	o->what = r == 0 ? RO_READ : RO_BAD;
+	o->err = r;
+}
+
+/* Record what read_target found, or say why not, in the targets' order. Return: 0, -1 (said). */
+static int write_target(struct build *b, struct vg_trust_db *db, const struct target *t,
+			struct readout *o)
+{
+	struct release *rel;
+	struct vg_trust_pkgrow row = { .name = t->name, .version = t->version };
+	struct vg_diag d = { 0 };
+	int r = 0;
+
+	switch (o->what) {
+	case RO_UNLISTED:
+		fail(b, t, t->given ? t->deb : NULL, "unlisted",
+		     t->given ? "no verified Packages list has its SHA-256 and size, nor this "
+				"version" : "no verified Packages list has this version");
+		goto out;
+	case RO_NODEB:
+		fail(b, t, NULL, "no-deb", "no .deb in the --debs directory");
+		goto out;
+	case RO_OPEN:
+		fail(b, t, o->path, "error", strerror(o->err));
+		goto out;
+	case RO_BAD:
+		fail(b, t, o->path, o->err == -EKEYREJECTED ? "chain" : "error", o->d.msg);
+		goto out;
+	case RO_READ:
+		break;
+	}
+	rel = &b->rels[o->s->release];
+	row.arch = o->s->arch;
+	if (!rel->dbid) {
+		int64_t id = vg_trust_db_add_release(db, &rel->rel, &d);
+
+		if (id < 0) {
+			cli_err("%s", d.msg);
+			r = -1;
+			goto out;
+		}
+		rel->dbid = id;
+	}
+	if (vg_trust_db_add_package(db, rel->dbid, &row, &o->deb, &d) < 0) {
+		cli_err("%s", d.msg);
+		r = -1;
+		goto out;
+	}
+	b->recorded++;
+	b->files += o->deb.n;
+out:
+	vg_trust_deb_release(&o->deb);
+	free(o->path);
+	o->path = NULL;
+	return r;
+}
+
+/* the readers of one batch of targets */
+struct readers {
+	const struct build *b;
+	struct readout *out;
+	size_t base, n;
+	atomic_size_t next;
+};
+
+static void *reader(void *arg)
+{
+	struct readers *rd = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&rd->next, 1)) < rd->n)
+		read_target(rd->b, &rd->b->t[rd->base + i], &rd->out[i]);
+	return NULL;
+}
+
+/*
+ * Every target, in batches: the .debs of a batch read by one thread per
+ * CPU (at most TRUST_READERS), then recorded in order by this thread, so
+ * the database and the messages are those of a serial build. A batch
+ * holds a few file lists, never the .debs' content. Return: 0, -1 (said).
+ */
+#define TRUST_READERS 8
+#define TRUST_BATCH 32
+
+static int record_all(struct build *b, struct vg_trust_db *db)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = ncpu < 1 ? 1 : ncpu > TRUST_READERS ? TRUST_READERS : (size_t)ncpu;
+	struct readout *out = calloc(TRUST_BATCH, sizeof(*out));
+	const struct vg_trust_pkg *unused;
+	int rc = 0;
+
+	if (!out) {
+		cli_err("out of memory");
+		return -1;
+	}
+	/* sorted once, here: the readers' lookups then only read */
+	(void)vg_trust_packages_find(&b->pk, "", "", NULL, &unused);
+	for (size_t base = 0; base < b->nt && rc == 0; base += TRUST_BATCH) {
+		struct readers rd = { .b = b, .out = out, .base = base,
+				      .n = b->nt - base < TRUST_BATCH ? b->nt - base : TRUST_BATCH };
+		pthread_t th[TRUST_READERS];
+		size_t started = 0;
+
+		atomic_init(&rd.next, 0);
+		for (size_t i = 1; i < nthreads && i < rd.n; i++)
+			if (pthread_create(&th[started], NULL, reader, &rd) == 0)
+				started++;
+		reader(&rd);
+		for (size_t i = 0; i < started; i++)
+			pthread_join(th[i], NULL);
+		for (size_t i = 0; i < rd.n; i++) {
+			if (rc == 0) {
+				rc = write_target(b, db, &b->t[base + i], &out[i]);
+				continue;
+			}
+			/* after an error: only freed */
+			vg_trust_deb_release(&out[i].deb);
+			free(out[i].path);
+		}
+	}
+	free(out);
+	return rc;
 }
 
 /* "sha256,sha512" into b->algos. Return: 0, or -1 (reported). */
@@ -566,9 +673,8 @@ int cmd_trust_build(int argc, char **argv)
 		cli_err("%s", d.msg);
 		goto out;
 	}
-	for (size_t i = 0; i < b.nt; i++)
-		if (record(&b, db, &b.t[i]) < 0)
-			goto out;
+	if (record_all(&b, db) < 0)
+		goto out;
 	if (old) {
 		dropped = vg_trust_db_carry(db, old, now, grace, &d);
 		if (dropped < 0) {
