@@ -73,7 +73,10 @@ check_eq "the hardware quote, its list, a policy of it: 200" "$(post good)" 200
 check_eq "... valid" "$(pj good.out 'j["valid"]')" True
 check_eq "... every entry judged" "$(pj good.out 'j["entries"]')" 780
 check "... the answer validates against its schema" valid verify-evidence good.out
-check_eq "no credential: 401" "$(post good 'X-None: 1')" 401
+# (a small body: the refusal comes from the headers, before the body is read, and
+# curl may lose an answer sent while it still uploads a large one)
+printf '{"type": "tpm", "data": {}}' >small.json
+check_eq "no credential: 401" "$(post small 'X-None: 1')" 401
 check_eq "the admin token also may" "$(post good "$ATT_HDR")" 200
 
 # another nonce: quote.nonce
