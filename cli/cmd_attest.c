@@ -33,6 +33,7 @@
 #include "cmd_attest.h"
 #include "verb.h"
 #include "vigil/attest.h"
+#include "vigil/attest_api.h"
 #include "vigil/attest_boot.h"
 #include "vigil/eventlog.h"
 #include "vigil/hash.h"
@@ -218,29 +219,29 @@ static int quote_check(int argc, char **argv)
 	}
 	req.nonce = nb;
 	req.nonce_len = (size_t)n;
+	memset(&pv, 0, sizeof(pv));
 	if (kq) {
-		/* Keylime's pull-API form: "r" b64(TPMS_ATTEST) ":" b64(TPMT_SIGNATURE) ":" b64(PCRs) */
-		char *copy = strdup(kq), *f[3] = { NULL }, *save = NULL;
-		long l[3];
-		int i = 0;
+		/* Keylime's pull-API form, parsed as the verifier's evidence endpoint parses it */
+		struct vg_api_evidence *ke = calloc(1, sizeof(*ke));
 
-		if (!copy)
+		if (!ke)
 			goto out;
-		for (char *t = strtok_r(copy[0] == 'r' ? copy + 1 : copy, ":", &save); t && i < 3;
-		     t = strtok_r(NULL, ":", &save))
-			f[i++] = t;
-		if (copy[0] != 'r' || i != 3 || (l[0] = vg_attest_b64_decode(f[0], &m)) <= 0 ||
-		    (l[1] = vg_attest_b64_decode(f[1], &s)) <= 0 ||
-		    (l[2] = vg_attest_b64_decode(f[2], &p)) <= 0) {
-			cli_err("--keylime: not 'r<base64>:<base64>:<base64>'");
-			free(copy);
+		if (vg_api_keylime_quote_parse(kq, ke, &d) < 0) {
+			cli_err("--keylime: %s", d.msg);
+			free(ke);
 			goto out;
 		}
-		free(copy);
-		ml = (size_t)l[0];
-		sl = (size_t)l[1];
-		pl = (size_t)l[2];
-		if (cli_attest_read(akf, &ak, &akl) < 0)
+		m = malloc(ke->attest_len);
+		s = malloc(ke->sig_len);
+		if (m && s) {
+			memcpy(m, ke->attest, ke->attest_len);
+			memcpy(s, ke->sig, ke->sig_len);
+			ml = ke->attest_len;
+			sl = ke->sig_len;
+			pv = ke->pcrs;
+		}
+		free(ke);
+		if (!m || !s || cli_attest_read(akf, &ak, &akl) < 0)
 			goto out;
 	} else if (cli_attest_read(akf, &ak, &akl) < 0 || cli_attest_read(mf, &m, &ml) < 0 ||
 		   cli_attest_read(sf, &s, &sl) < 0 || cli_attest_read(pf, &p, &pl) < 0) {
@@ -250,8 +251,7 @@ static int quote_check(int argc, char **argv)
 		cli_file_err(akf, "%s", d.msg);
 		goto out;
 	}
-	memset(&pv, 0, sizeof(pv));
-	if (vg_attest_pcrs_tpm2tools(p, pl, &pv, &d) < 0) {
+	if (!kq && vg_attest_pcrs_tpm2tools(p, pl, &pv, &d) < 0) {
 		cli_file_err(pf, "%s", d.msg);
 		goto out;
 	}

@@ -764,10 +764,9 @@ static long dup_str(json_object *o, const char *what, const char *key, char **re
 	return n;
 }
 
-/* Keylime's quote: "r" b64(TPMS_ATTEST) ":" b64(TPMT_SIGNATURE) ":" b64(tpm2-tools PCRs) */
-static int keylime_quote(const char *s, struct vg_api_evidence *e, struct vg_diag *diag)
+int vg_api_keylime_quote_parse(const char *s, struct vg_api_evidence *e, struct vg_diag *diag)
 {
-	static const char what[] = "evidence: quote";
+	static const char what[] = "Keylime quote";
 	const char *c1, *c2;
 	uint8_t *b[3] = { NULL };
 	long n[3] = { 0 };
@@ -920,7 +919,7 @@ int vg_api_evidence_parse(const uint8_t *body, size_t len, struct vg_api_evidenc
 		goto out;
 	}
 	if (json_object_is_type(q, json_type_string)) {
-		r = keylime_quote(json_object_get_string(q), e, diag);
+		r = vg_api_keylime_quote_parse(json_object_get_string(q), e, diag);
 	} else if (json_object_is_type(q, json_type_object)) {
 		const char *t = json_object_to_json_string_ext(q, JSON_C_TO_STRING_PLAIN);
 		struct vg_api_quote *vq = calloc(1, sizeof(*vq));

@@ -148,6 +148,14 @@ int vg_api_evidence_parse(const uint8_t *body, size_t len, struct vg_api_evidenc
 /* Free what @e holds (not @e). */
 void vg_api_evidence_release(struct vg_api_evidence *e);
 
+/*
+ * vg_api_keylime_quote_parse - Keylime's quote string "r" b64(TPMS_ATTEST)
+ * ":" b64(TPMT_SIGNATURE) ":" b64(tpm2-tools PCR values) into @e's attest,
+ * sig and pcrs (nothing else of @e is touched). Return: 0, -EBADMSG (diag
+ * says which part), -ENOMEM.
+ */
+int vg_api_keylime_quote_parse(const char *s, struct vg_api_evidence *e, struct vg_diag *diag);
+
 /* ---- verifier -> agent ---- */
 
 struct vg_api_quote_req {
