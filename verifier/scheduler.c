@@ -1,26 +1,38 @@
 // SPDX-License-Identifier: MIT
 /*
- * scheduler.c - when each agent is attested. Every agent not failed is
- * due --interval after its last round started (a new or reactivated one
- * at once, never before its last round ended). The main thread lists the
- * agents from the store (every interval, at least every second) and,
- * every 50 ms, puts the due ones into a queue, earliest due first (then
- * first queued): never by id, so the agent that has waited longest goes
- * next. At most --max-rounds slots run rounds (round.c), one per agent,
- * each on its own thread; a slot whose round ends takes the next queued
- * agent at once, so an agent that answers slowly (up to --agent-timeout)
- * holds one slot, and the agents queued behind it are reported, not
- * skipped: one whose due round has not started VF_LATE_SLACK_MS after it
- * was due is late (its status, the metrics, state.late in its history and
- * to the hooks, once) until its round ends. The main thread also watches
- * the rounds of trusted agents: one that has not answered within
- * --interval (+ VF_SILENT_SLACK_MS) of its last verification (of its
- * start, for a round that waited for a slot) makes its agent unreachable
- * at once, not at --agent-timeout; and it reloads the token list when
- * SIGHUP asked for it. A failed agent is not polled again until an
- * operator reactivates it or assigns a policy; an unreachable one is
- * retried every round. Lateness lives here, in memory: each verifier of
- * a shared store reports its own.
+ * scheduler.c - when each agent is attested, by which verifier. The store
+ * is the queue: every agent not failed has a due time (next_due, wall ms;
+ * a new or reactivated one is due at once) and, while a verifier attests
+ * it, a lease (lease_owner, lease_until). Every 50 ms, and when a round of
+ * ours ends, a verifier with a free slot (at most --max-rounds rounds, one
+ * per agent, each on its own thread) claims due agents not leased, the
+ * earliest due first (vg_store_lease_claim: one statement; on PostgreSQL
+ * FOR UPDATE SKIP LOCKED, so verifiers sharing a database each take other
+ * agents and never wait for each other), attests them, and releases each
+ * with its next due time: --interval after its round started, or at once
+ * if the round took longer. Adding a verifier adds capacity with no
+ * setting; a verifier that dies (SIGKILL, a lost host) leaves its leases
+ * to expire --lease after they were taken, and the others take its agents.
+ *
+ * The main thread lists the agents (every interval, at least every
+ * second) and so knows, of every verifier's agents alike, which are due:
+ * one whose due round has not started VF_LATE_SLACK_MS after it was due
+ * (no verifier had a free slot) is late, shown in its status and the
+ * metrics of every verifier, and reported (state.late in its history and
+ * to the hooks, once per episode) by one of them, the one alive with the
+ * smallest id. An agent claimed more than --interval + --lease after it
+ * was due was attested by nobody meanwhile (no verifier was running): the
+ * verifier that claims it reports state.stale first. Each verifier beats
+ * every second into the store (verifier_beat: its id, host, load), which
+ * `vigil attest status --verifiers` lists.
+ *
+ * The main thread also watches the rounds of ours of trusted agents: one
+ * that has not answered within --interval (+ VF_SILENT_SLACK_MS) of its
+ * last verification (of its start, for a round that waited for a slot)
+ * makes its agent unreachable at once, not at --agent-timeout; and it
+ * reloads the token list when SIGHUP asked for it. A failed agent is not
+ * claimed again until an operator reactivates it or assigns a policy; an
+ * unreachable one is retried every round.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,16 +55,16 @@ struct vf_ent {
 	char id[VG_API_ID_MAX];
 	int64_t ok_ms;		/* wall ms of this verifier's last trusted verdict, 0 none */
 	int64_t store_ok_ms;	/* the store's last_ok (any verifier's), whole seconds, at listing */
-	int64_t due_ms;		/* wall ms the next round is due */
-	int64_t start_ms;	/* the running round's start */
-	int64_t watch_ms;	/* the running round of a trusted agent: its last verification, 0 */
+	int64_t due_ms;		/* wall ms the next round is due (the store's, or our release's) */
+	int64_t start_ms;	/* our running round's start */
+	int64_t watch_ms;	/* our running round of a trusted agent: its last verification, 0 */
 	int64_t silent_ms;	/* ... unreachable if it has not answered by then */
 	int64_t late_ms;	/* the due time it is late against, 0 not late */
 	uint64_t gen;		/* the listing it was last in */
-	uint64_t seq;		/* queue order among equal due times */
 	bool trusted;		/* at listing, or since a round of ours judged it so */
 	bool active;		/* in the last listing: not failed, not removed */
-	bool queued, running;
+	bool running;		/* a round of ours */
+	bool elsewhere;		/* leased by another verifier at listing, or not claimable since */
 };
 
 static struct vf_ent **ent_slot(struct verifier *vf, const char *id)
@@ -103,99 +115,6 @@ void vf_sched_free(struct verifier *vf)
 			free(vf->sched.tab[i]);
 			vf->sched.tab[i] = n;
 		}
-	free(vf->sched.heap);
-	vf->sched.heap = NULL;
-}
-
-/* ---- the queue: a binary min-heap of due agents, earliest due (then first queued) on top ---- */
-
-static bool before(const struct vf_ent *a, const struct vf_ent *b)
-{
-	return a->due_ms != b->due_ms ? a->due_ms < b->due_ms : a->seq < b->seq;
-}
-
-/* Under the lock. Return: 0, -ENOMEM (not queued: tried again at the next tick). */
-static int queue_push(struct verifier *vf, struct vf_ent *e)
-{
-	struct vf_ent **h = vf->sched.heap;
-	size_t i = vf->sched.nheap;
-
-	if (i == vf->sched.capheap) {
-		size_t cap = i ? i * 2 : 64;
-
-		h = realloc(h, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		vf->sched.heap = h;
-		vf->sched.capheap = cap;
-	}
-	e->seq = vf->sched.seq++;
-	e->queued = true;
-	for (; i > 0 && before(e, h[(i - 1) / 2]); i = (i - 1) / 2)
-		h[i] = h[(i - 1) / 2];
-	h[i] = e;
-	vf->sched.nheap++;
-	return 0;
-}
-
-/* Under the lock. Return: the agent that has waited longest, NULL if none. */
-static struct vf_ent *queue_pop(struct verifier *vf)
-{
-	struct vf_ent **h = vf->sched.heap, *top, *last;
-	size_t i = 0, n;
-
-	if (!vf->sched.nheap)
-		return NULL;
-	top = h[0];
-	n = --vf->sched.nheap;
-	last = h[n];
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && before(h[c + 1], h[c]))
-			c++;
-		if (!before(h[c], last))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (n)
-		h[i] = last;
-	top->queued = false;
-	return top;
-}
-
-struct idlist {
-	struct {
-		char id[VG_API_ID_MAX];
-		int64_t ok_ms;		/* the store's last_ok, ms */
-		bool trusted;
-	} *a;
-	size_t n, cap;
-};
-
-static int collect(void *arg, const struct vg_store_agent *a)
-{
-	struct idlist *l = arg;
-
-	if (a->state == VG_AGENT_FAILED)
-		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		void *n = realloc(l->a, cap * sizeof(*l->a));
-
-		if (!n)
-			return -ENOMEM;
-		l->a = n;
-		l->cap = cap;
-	}
-	snprintf(l->a[l->n].id, sizeof(l->a[l->n].id), "%s", a->id);
-	l->a[l->n].trusted = a->state == VG_AGENT_TRUSTED;
-	l->a[l->n].ok_ms = (int64_t)a->last_ok * 1000;
-	l->n++;
-	return 0;
 }
 
 /*
@@ -270,8 +189,8 @@ static void round_begin(struct verifier *vf, struct vf_ent *e, int64_t now)
 	int64_t ok = e->ok_ms > e->store_ok_ms ? e->ok_ms : e->store_ok_ms;
 
 	e->running = true;
+	e->elsewhere = false;
 	e->start_ms = now;
-	e->due_ms = now + (int64_t)vf->interval_ms;
 	e->watch_ms = e->trusted ? ok : 0;
 	/*
 	 * an interval (+ slack) after the last verification, or after the start
@@ -279,62 +198,153 @@ static void round_begin(struct verifier *vf, struct vf_ent *e, int64_t now)
 	 */
 	e->silent_ms = (ok + (int64_t)vf->interval_ms > now ? ok + (int64_t)vf->interval_ms : now) +
 		       VF_SILENT_SLACK_MS;
-}
-
-/*
- * Under the lock: @e's round ended. Lateness clears; the next round is
- * due an interval after this one started, or now if this one took
- * longer (never in the past: the time it ran is not waiting).
- */
-static void round_end(struct verifier *vf, struct vf_ent *e, int64_t now)
-{
-	e->running = false;
-	e->watch_ms = 0;
-	if (e->due_ms < now)
-		e->due_ms = now;
 	if (e->late_ms) {
 		e->late_ms = 0;
 		vf->sched.late--;
 	}
 }
 
-/* Under the lock: the next agent in the queue still to attest, NULL if none. */
-static struct vf_ent *next_due(struct verifier *vf)
+/*
+ * Under the lock: @e's round ended. Return: its next due time, an
+ * interval after this round started, or now if this one took longer
+ * (never in the past: the time it ran is not waiting).
+ */
+static int64_t round_end(struct verifier *vf, struct vf_ent *e, int64_t now)
 {
-	struct vf_ent *e;
+	int64_t due = e->start_ms + (int64_t)vf->interval_ms;
 
-	while ((e = queue_pop(vf)))
-		if (e->active && !e->running)
-			return e;
+	e->running = false;
+	e->watch_ms = 0;
+	e->due_ms = due < now ? now : due;
+	vf->sched.rounds++;
+	return e->due_ms;
+}
+
+/* What a tick or a claim found to act on outside the lock. */
+struct found {
+	char id[VG_API_ID_MAX];
+	int64_t ms;			/* silent: last verification; late, stale: the due time */
+};
+
+struct found_list {
+	struct found *f;
+	size_t n, cap;
+};
+
+/* One more into @l (a list that did not grow loses it: the next tick finds it again). */
+static bool found_add(struct found_list *l, const char *id, int64_t ms)
+{
+	if (l->n == l->cap) {
+		size_t c = l->cap ? l->cap * 2 : 8;
+		struct found *g = realloc(l->f, c * sizeof(*g));
+
+		if (!g)
+			return false;
+		l->f = g;
+		l->cap = c;
+	}
+	snprintf(l->f[l->n].id, sizeof(l->f[l->n].id), "%s", id);
+	l->f[l->n++].ms = ms;
+	return true;
+}
+
+struct report_arg {
+	struct verifier *vf;
+	struct found_list l;
+	unsigned int fail;		/* VG_AF_LATE, VG_AF_STALE */
+	unsigned int running, due;
+};
+
+/*
+ * Late or stale agents into their history and to --webhook and
+ * --on-fail, on a thread of their own: a slow hook does not hold up the
+ * rounds. Counted as a round in flight, so that the store outlives it.
+ */
+static void *report_thread(void *arg)
+{
+	struct report_arg *ra = arg;
+	struct verifier *vf = ra->vf;
+
+	for (size_t i = 0; i < ra->l.n && !vf->stop; i++) {
+		struct vg_attest_verdict v;
+		struct vg_store_verdict h;
+		long long ago = (long long)(vf_wall_ms() - ra->l.f[i].ms);
+
+		vg_attest_verdict_init(&v);
+		if (ra->fail == VG_AF_LATE)
+			vg_attest_fail(&v, VG_AF_LATE, "late: the round due %lld ms ago has not started "
+				       "(here %u running of --max-rounds %u; %u due, --interval %u ms)",
+				       ago, ra->running, vf->max_rounds, ra->due, vf->interval_ms);
+		else
+			vg_attest_fail(&v, VG_AF_STALE, "stale: no round for %lld ms since it was "
+				       "due (--interval %u ms, --lease %u ms): no verifier attested it",
+				       ago, vf->interval_ms, vf->lease_ms);
+		vlog_warn("%s %s", ra->l.f[i].id, v.msg);
+		pthread_mutex_lock(&vf->lock);
+		vf_history(vf, ra->l.f[i].id, &v, &h);
+		pthread_mutex_unlock(&vf->lock);
+		vf_notify(vf, ra->l.f[i].id, &h);
+	}
+	pthread_mutex_lock(&vf->sched.lock);
+	vf->sched.notifying--;
+	pthread_mutex_unlock(&vf->sched.lock);
+	free(ra->l.f);
+	free(ra);
 	return NULL;
 }
 
-/*
- * A slot: rounds one after the other, first @arg's, then while the queue
- * holds due agents the one that has waited longest, so a slot that frees
- * is taken at once, not at the next tick.
- */
-static void *round_thread(void *arg)
+/* @l (taken) reported as @fail on a thread of its own. */
+static void report(struct verifier *vf, struct found_list *l, unsigned int fail)
 {
-	struct vf_ent *e = arg;
-	struct verifier *vf = e->vf;
+	struct report_arg *ra;
+	pthread_attr_t at;
+	pthread_t t;
 
-	for (;;) {
-		vf_round(vf, e->id);
-		pthread_mutex_lock(&vf->sched.lock);
-		round_end(vf, e, vf_wall_ms());
-		e = vf->stop ? NULL : next_due(vf);
-		if (!e) {
-			vf->sched.running--;
-			pthread_mutex_unlock(&vf->sched.lock);
-			return NULL;
-		}
-		round_begin(vf, e, vf_wall_ms());
-		pthread_mutex_unlock(&vf->sched.lock);
+	if (!l->n) {
+		free(l->f);
+		return;
 	}
+	ra = malloc(sizeof(*ra));
+	if (!ra) {
+		free(l->f);
+		return;
+	}
+	*ra = (struct report_arg){ .vf = vf, .l = *l, .fail = fail };
+	pthread_mutex_lock(&vf->sched.lock);
+	ra->running = vf->sched.running;
+	ra->due = vf->sched.due;
+	vf->sched.notifying++;
+	pthread_mutex_unlock(&vf->sched.lock);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &at, report_thread, ra) != 0) {
+		pthread_mutex_lock(&vf->sched.lock);
+		vf->sched.notifying--;
+		pthread_mutex_unlock(&vf->sched.lock);
+		vlog_warn("%zu agent(s) %s, not reported: no thread", l->n, vg_attest_fail_id(fail));
+		free(l->f);
+		free(ra);
+	}
+	pthread_attr_destroy(&at);
 }
 
-/* Under the lock: a thread for @e's round. Return: 0, -errno (@e stays due). */
+struct claim_arg {
+	struct verifier *vf;
+	struct found_list ids;		/* ms: the due time */
+};
+
+static int claimed(void *arg, const char *id, int64_t due)
+{
+	struct claim_arg *c = arg;
+
+	if (!found_add(&c->ids, id, due))
+		return -ENOMEM;
+	return 0;
+}
+
+static void *round_thread(void *arg);
+
+/* Under the lock: a thread for @e's round. Return: 0, -errno. */
 static int slot_start(struct verifier *vf, struct vf_ent *e, int64_t now)
 {
 	pthread_attr_t at;
@@ -349,7 +359,6 @@ static int slot_start(struct verifier *vf, struct vf_ent *e, int64_t now)
 	if (r) {
 		e->running = false;
 		e->watch_ms = 0;
-		e->due_ms = now;
 		return -r;
 	}
 	vf->sched.running++;
@@ -357,14 +366,170 @@ static int slot_start(struct verifier *vf, struct vf_ent *e, int64_t now)
 }
 
 /*
- * The agents of the store: new ones are due now, those gone (removed,
- * failed) leave the queue and are not late; the rest keep their due time.
+ * Claim up to @max due agents from the store (under vf->lock, not the
+ * scheduler's). @first: the slot of the calling round thread, which takes
+ * the first claimed agent itself (NULL from the main thread: every one
+ * gets a thread). Agents claimed more than --interval + --lease after
+ * they were due are reported stale. Return: the agent the caller's slot
+ * takes (NULL: none; the others have their threads).
+ */
+static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
+{
+	struct claim_arg c = { .vf = vf };
+	struct found_list stale = { 0 };
+	struct vg_diag d = { 0 };
+	struct vf_ent *mine = NULL;
+	int64_t now = vf_wall_ms();
+	int n;
+
+	pthread_mutex_lock(&vf->lock);
+	n = vg_store_lease_claim(vf->store, vf->id, now, vf->lease_ms, max, claimed, &c, &d);
+	vf_store_status(vf, n < 0 ? d.msg : NULL);
+	pthread_mutex_unlock(&vf->lock);
+	pthread_mutex_lock(&vf->sched.lock);
+	now = vf_wall_ms();
+	for (size_t i = 0; i < c.ids.n; i++) {
+		struct vf_ent *e = ent_get(vf, c.ids.f[i].id, now);
+
+		if (e && e->running)
+			continue;	/* our round outlived our lease: it releases it */
+		if (!e) {
+			/* no memory: given back, due now */
+			pthread_mutex_unlock(&vf->sched.lock);
+			pthread_mutex_lock(&vf->lock);
+			(void)vg_store_lease_release(vf->store, c.ids.f[i].id, vf->id, now, &d);
+			pthread_mutex_unlock(&vf->lock);
+			pthread_mutex_lock(&vf->sched.lock);
+			continue;
+		}
+		e->active = true;
+		if (e->trusted && c.ids.f[i].ms &&
+		    now - c.ids.f[i].ms > (int64_t)vf->interval_ms + (int64_t)vf->lease_ms)
+			(void)found_add(&stale, e->id, c.ids.f[i].ms);
+		if (c.ids.f[i].ms)
+			e->due_ms = c.ids.f[i].ms;
+		if (first && !mine) {
+			round_begin(vf, e, now);
+			mine = e;
+		} else if (slot_start(vf, e, now) < 0) {
+			/* no thread: given back, due now, for whoever has one */
+			pthread_mutex_unlock(&vf->sched.lock);
+			pthread_mutex_lock(&vf->lock);
+			(void)vg_store_lease_release(vf->store, e->id, vf->id, now, &d);
+			pthread_mutex_unlock(&vf->lock);
+			pthread_mutex_lock(&vf->sched.lock);
+		}
+	}
+	if (n >= 0 && (unsigned int)n < max) {
+		/* what we thought due and could not claim is another verifier's (or failed) */
+		for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
+			for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next)
+				if (!e->running && e->due_ms <= now)
+					e->elsewhere = true;
+		vf->sched.due = 0;
+	} else if (n > 0) {
+		vf->sched.due -= vf->sched.due < (unsigned int)n ? vf->sched.due : (unsigned int)n;
+	}
+	pthread_mutex_unlock(&vf->sched.lock);
+	free(c.ids.f);
+	report(vf, &stale, VG_AF_STALE);
+	return mine;
+}
+
+/* Under no lock: our lease of @id ends; its next round is due at @due. */
+static void release(struct verifier *vf, const char *id, int64_t due)
+{
+	struct vg_diag d = { 0 };
+	int r;
+
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_lease_release(vf->store, id, vf->id, due, &d);
+	vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
+	pthread_mutex_unlock(&vf->lock);
+}
+
+/*
+ * A slot: rounds one after the other, first @arg's, then, while agents are
+ * due, one more claimed at once, so a slot that frees is taken without
+ * waiting for the next tick.
+ */
+static void *round_thread(void *arg)
+{
+	struct vf_ent *e = arg;
+	struct verifier *vf = e->vf;
+
+	for (;;) {
+		char id[VG_API_ID_MAX];
+		int64_t due;
+		bool more;
+
+		vf_round(vf, e->id);
+		pthread_mutex_lock(&vf->sched.lock);
+		due = round_end(vf, e, vf_wall_ms());
+		snprintf(id, sizeof(id), "%s", e->id);
+		pthread_mutex_unlock(&vf->sched.lock);
+		release(vf, id, due);
+		pthread_mutex_lock(&vf->sched.lock);
+		more = !vf->stop && vf->sched.due > 0;
+		pthread_mutex_unlock(&vf->sched.lock);
+		e = more ? claim(vf, 1, true) : NULL;
+		if (!e) {
+			pthread_mutex_lock(&vf->sched.lock);
+			vf->sched.running--;
+			pthread_mutex_unlock(&vf->sched.lock);
+			return NULL;
+		}
+	}
+}
+
+struct listed {
+	struct {
+		char id[VG_API_ID_MAX];
+		int64_t ok_ms;		/* the store's last_ok, ms */
+		int64_t due;		/* next_due */
+		bool trusted;
+		bool elsewhere;		/* leased by another verifier now */
+	} *a;
+	size_t n, cap;
+	const char *me;
+	int64_t now;
+};
+
+static int collect(void *arg, const struct vg_store_agent *a)
+{
+	struct listed *l = arg;
+
+	if (a->state == VG_AGENT_FAILED)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		void *n = realloc(l->a, cap * sizeof(*l->a));
+
+		if (!n)
+			return -ENOMEM;
+		l->a = n;
+		l->cap = cap;
+	}
+	snprintf(l->a[l->n].id, sizeof(l->a[l->n].id), "%s", a->id);
+	l->a[l->n].trusted = a->state == VG_AGENT_TRUSTED;
+	l->a[l->n].ok_ms = (int64_t)a->last_ok * 1000;
+	/* a new agent is due since it registered (never 0: late would not know since when) */
+	l->a[l->n].due = a->next_due ? a->next_due : a->registered_at * 1000;
+	/* a lease of our own id we do not hold (before a restart) is not ours to run either */
+	l->a[l->n].elsewhere = a->lease_until > l->now;
+	l->n++;
+	return 0;
+}
+
+/*
+ * The agents of the store: their due times and leases as the store has
+ * them (any verifier's), those gone (removed, failed) are not late.
  */
 static void relist(struct verifier *vf)
 {
-	struct idlist l = { 0 };
+	struct listed l = { .me = vf->id, .now = vf_wall_ms() };
 	struct vg_diag sd = { 0 };
-	int64_t now = vf_wall_ms();
+	int64_t now = l.now;
 	uint64_t gen;
 	int r;
 
@@ -383,12 +548,18 @@ static void relist(struct verifier *vf)
 
 		if (!e)
 			continue;
-		if (!e->active && !e->running && !e->queued)
-			e->due_ms = now;	/* new, reactivated: attested at once */
 		e->active = true;
 		e->gen = gen;
 		e->trusted = l.a[i].trusted;
 		e->store_ok_ms = l.a[i].ok_ms;
+		if (e->running)
+			continue;
+		e->due_ms = l.a[i].due;
+		e->elsewhere = l.a[i].elsewhere;
+		if (e->elsewhere && e->late_ms) {
+			e->late_ms = 0;		/* another verifier's round started */
+			vf->sched.late--;
+		}
 	}
 	for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
 		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next)
@@ -403,160 +574,122 @@ static void relist(struct verifier *vf)
 	free(l.a);
 }
 
-/* What a tick found to act on outside the lock. */
-struct found {
-	char id[VG_API_ID_MAX];
-	int64_t ms;			/* silent: last verification; late: the due time */
+struct leader_arg {
+	const char *me;
+	int64_t now;
+	bool first;			/* no verifier alive sorts before us */
+	bool seen;			/* our own row is there */
 };
 
-/* One more into *@f (a list that did not grow loses it: the next tick finds it again). */
-static bool found_add(struct found **f, size_t *n, size_t *cap, const char *id, int64_t ms)
+static int leader_cb(void *arg, const struct vg_store_verifier *v)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 8;
-		struct found *g = realloc(*f, c * sizeof(*g));
+	struct leader_arg *la = arg;
 
-		if (!g)
-			return false;
-		*f = g;
-		*cap = c;
-	}
-	snprintf((*f)[*n].id, sizeof((*f)[*n].id), "%s", id);
-	(*f)[(*n)++].ms = ms;
-	return true;
+	if (strcmp(v->id, la->me) == 0)
+		la->seen = true;
+	else if (v->beat > la->now - VF_BEAT_ALIVE_MS && strcmp(v->id, la->me) < 0)
+		la->first = false;
+	return 0;
 }
 
-struct late_arg {
-	struct verifier *vf;
-	struct found *f;
-	size_t n;
-	unsigned int running, queued;
-};
-
-/*
- * Late agents into their history (state.late) and to --webhook and
- * --on-fail, on a thread of their own: a slow hook does not hold up the
- * rounds. Counted as a round in flight, so that the store outlives it.
- */
-static void *late_thread(void *arg)
+/* Our heartbeat into the store; whether we are the one that reports late agents. */
+static void beat(struct verifier *vf)
 {
-	struct late_arg *la = arg;
-	struct verifier *vf = la->vf;
+	struct vg_store_verifier v = { 0 };
+	struct leader_arg la = { .me = vf->id, .now = vf_wall_ms(), .first = true };
+	struct vg_diag d = { 0 };
+	int r;
 
-	for (size_t i = 0; i < la->n && !vf->stop; i++) {
-		struct vg_attest_verdict v;
-		struct vg_store_verdict h;
-
-		vg_attest_verdict_init(&v);
-		vg_attest_fail(&v, VG_AF_LATE, "late: the round due %lld ms ago has not started "
-			       "(%u running of --max-rounds %u, %u waiting; --interval %u ms)",
-			       (long long)(vf_wall_ms() - la->f[i].ms), la->running, vf->max_rounds,
-			       la->queued, vf->interval_ms);
-		vlog_warn("%s %s", la->f[i].id, v.msg);
-		pthread_mutex_lock(&vf->lock);
-		vf_history(vf, la->f[i].id, &v, &h);
-		pthread_mutex_unlock(&vf->lock);
-		vf_notify(vf, la->f[i].id, &h);
-	}
+	snprintf(v.id, sizeof(v.id), "%s", vf->id);
+	snprintf(v.host, sizeof(v.host), "%s", vf->host);
+	v.pid = getpid();
+	v.started = vf->started_ms;
+	v.beat = la.now;
+	v.max_rounds = vf->max_rounds;
 	pthread_mutex_lock(&vf->sched.lock);
-	vf->sched.notifying--;
+	v.running = vf->sched.running;
+	v.rounds = (int64_t)vf->sched.rounds;
+	v.late = vf->sched.late;
 	pthread_mutex_unlock(&vf->sched.lock);
-	free(la->f);
-	free(la);
-	return NULL;
-}
-
-static void late_report(struct verifier *vf, struct found *f, size_t n)
-{
-	struct late_arg *la = malloc(sizeof(*la));
-	pthread_attr_t at;
-	pthread_t t;
-
-	if (!la) {
-		free(f);
-		return;
-	}
-	*la = (struct late_arg){ .vf = vf, .f = f, .n = n };
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_verifier_beat(vf->store, &v, &d);
+	if (r == 0)
+		r = vg_store_verifier_list(vf->store, leader_cb, &la, &d);
+	vf_store_status(vf, r < 0 ? d.msg : NULL);
+	pthread_mutex_unlock(&vf->lock);
+	/* a store that does not answer: we report, rather twice than never */
 	pthread_mutex_lock(&vf->sched.lock);
-	la->running = vf->sched.running;
-	la->queued = (unsigned int)vf->sched.nheap;
-	vf->sched.notifying++;
+	vf->sched.leader = r < 0 || la.first;
 	pthread_mutex_unlock(&vf->sched.lock);
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &at, late_thread, la) != 0) {
-		pthread_mutex_lock(&vf->sched.lock);
-		vf->sched.notifying--;
-		pthread_mutex_unlock(&vf->sched.lock);
-		vlog_warn("%zu agent(s) late, not reported: no thread", n);
-		free(f);
-		free(la);
-	}
-	pthread_attr_destroy(&at);
 }
 
 /*
- * Every 50 ms: due agents into the queue, free slots filled from it, and
- * what the lock is not held for: trusted agents whose round has not
- * answered within --interval (+ VF_SILENT_SLACK_MS) of their last
- * verification (unreachable), agents that became late (due +
- * VF_LATE_SLACK_MS passed and no round of theirs started since).
+ * Every 50 ms: free slots filled with claimed agents, and what the lock
+ * is not held for: trusted agents whose round of ours has not answered
+ * within --interval (+ VF_SILENT_SLACK_MS) of their last verification
+ * (unreachable), agents that became late (due + VF_LATE_SLACK_MS passed
+ * and no round of theirs started since, by any verifier).
  */
-static void tick(struct verifier *vf)
+static void tick(struct verifier *vf, bool listed)
 {
-	struct found *silent = NULL, *late = NULL;
-	size_t ns = 0, nl = 0, cs = 0, cl = 0;
+	struct found_list silent = { 0 }, late = { 0 };
 	int64_t now = vf_wall_ms();
+	unsigned int free_slots = 0, due = 0;
+	bool leader;
 
 	pthread_mutex_lock(&vf->sched.lock);
+	leader = vf->sched.leader;
 	for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
 		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next) {
 			if (!e->active)
 				continue;
-			if (!e->queued && !e->running && e->due_ms <= now)
-				(void)queue_push(vf, e);
+			due += !e->running && !e->elsewhere && e->due_ms <= now;
 			if (e->running && e->watch_ms && now > e->silent_ms) {
-				if (found_add(&silent, &ns, &cs, e->id, e->watch_ms))
+				if (found_add(&silent, e->id, e->watch_ms))
 					e->watch_ms = 0;	/* once per round */
 			}
-			if (!e->late_ms && now > e->due_ms + VF_LATE_SLACK_MS &&
-			    found_add(&late, &nl, &cl, e->id, e->due_ms)) {
+			if (!e->running && !e->late_ms && !e->elsewhere &&
+			    now > e->due_ms + VF_LATE_SLACK_MS) {
+				/* every verifier counts it; one tells */
+				if (leader && !found_add(&late, e->id, e->due_ms))
+					continue;
 				e->late_ms = e->due_ms;
 				vf->sched.late++;
-				atomic_fetch_add(&vf->metrics.late_rounds, 1);
+				if (leader)
+					atomic_fetch_add(&vf->metrics.late_rounds, 1);
 			}
 		}
-	while (!vf->stop && vf->sched.running < vf->max_rounds) {
-		struct vf_ent *e = next_due(vf);
-
-		if (!e)
-			break;
-		if (slot_start(vf, e, now) < 0)
-			break;
-	}
+	vf->sched.due = due;
+	if (!vf->stop && vf->sched.running < vf->max_rounds && (listed || due))
+		free_slots = vf->max_rounds - vf->sched.running;
 	pthread_mutex_unlock(&vf->sched.lock);
-	for (size_t i = 0; i < ns; i++)
-		mark_silent(vf, silent[i].id, silent[i].ms);
-	free(silent);
-	if (nl)
-		late_report(vf, late, nl);
-	else
-		free(late);
+	if (free_slots)
+		(void)claim(vf, free_slots, false);
+	for (size_t i = 0; i < silent.n; i++)
+		mark_silent(vf, silent.f[i].id, silent.f[i].ms);
+	free(silent.f);
+	report(vf, &late, VG_AF_LATE);
 }
 
 void vf_schedule(struct verifier *vf)
 {
 	/* the store is listed every interval, at least every second (new agents) */
-	int64_t every = vf->interval_ms < 1000 ? vf->interval_ms : 1000, last = 0;
+	int64_t every = vf->interval_ms < 1000 ? vf->interval_ms : 1000, last = 0, beaten = 0;
 
 	while (!vf->stop) {
 		int64_t now = vf_wall_ms();
+		bool listed = false;
 
+		if (now - beaten >= VF_BEAT_MS || now < beaten) {
+			beat(vf);
+			beaten = now;
+		}
 		if (now - last >= every || now < last) {
 			relist(vf);
 			last = now;
+			listed = true;
 		}
-		tick(vf);
+		tick(vf, listed);
 		if (vf->reload)
 			auth_reload(vf);
 		usleep(50000);
@@ -578,9 +711,7 @@ void vf_sched_counts(struct verifier *vf, unsigned int *running, unsigned int *q
 {
 	pthread_mutex_lock(&vf->sched.lock);
 	*running = vf->sched.running;
-	*queued = 0;
-	for (size_t i = 0; i < vf->sched.nheap; i++)
-		*queued += vf->sched.heap[i]->active && !vf->sched.heap[i]->running;
+	*queued = vf->sched.due;
 	*late = vf->sched.late;
 	pthread_mutex_unlock(&vf->sched.lock);
 }

@@ -45,6 +45,8 @@ struct want {
 	struct vg_store_agent *agent;	/* agent_get's or a list's row */
 	vg_store_agent_cb acb;
 	vg_store_verdict_cb vcb;
+	vg_store_lease_cb lcb;
+	vg_store_verifier_cb wcb;
 	void *arg;
 	char **doc;
 	size_t *doclen;
@@ -80,6 +82,26 @@ static void row(struct sipc_in *in, struct want *w)
 		if (!w->cb_ret)
 			w->cb_ret = w->vcb(w->arg, &v);
 		break;
+	case SIPC_LEASE: {
+		char id[sizeof(((struct vg_store_agent *)0)->id)];
+		int64_t due;
+
+		sipc_get_name(in, id, sizeof(id));
+		due = sipc_get_i64(in);
+		sipc_end(in, WHO);
+		if (!w->cb_ret)
+			w->cb_ret = w->lcb(w->arg, id, due);
+		break;
+	}
+	case SIPC_VERIFIER: {
+		struct vg_store_verifier vr;
+
+		sipc_get_verifier(in, &vr);
+		sipc_end(in, WHO);
+		if (!w->cb_ret)
+			w->cb_ret = w->wcb(w->arg, &vr);
+		break;
+	}
 	default:	/* SIPC_POLICY: the document moved to the front of the buffer, which is handed over */
 		p = sipc_get_bytes(in, SIPC_DOC_MAX, &len);
 		sipc_end(in, WHO);
@@ -244,6 +266,51 @@ static int c_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdic
 	return call(ctx, SIPC_VERDICT_LIST, &o, &w, diag);
 }
 
+static int c_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
+			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+	struct want w = { .row = SIPC_LEASE, .many = true, .lcb = cb, .arg = arg };
+	int r;
+
+	if (put_name(&o, owner) < 0)
+		return -EINVAL;
+	sipc_put_i64(&o, now);
+	sipc_put_i64(&o, lease_ms);
+	sipc_put_u32(&o, max);
+	r = call(ctx, SIPC_LEASE_CLAIM, &o, &w, diag);
+	return r < 0 ? r : (int)w.rows;
+}
+
+static int c_lease_release(void *ctx, const char *id, const char *owner, int64_t next_due,
+			   struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+
+	if (put_name(&o, id) < 0 || put_name(&o, owner) < 0) {
+		free(o.p);
+		return -ESTALE;
+	}
+	sipc_put_i64(&o, next_due);
+	return call(ctx, SIPC_LEASE_RELEASE, &o, NULL, diag);
+}
+
+static int c_verifier_beat(void *ctx, const struct vg_store_verifier *v, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+
+	sipc_put_verifier(&o, v);
+	return call(ctx, SIPC_VERIFIER_BEAT, &o, NULL, diag);
+}
+
+static int c_verifier_list(void *ctx, vg_store_verifier_cb cb, void *arg, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+	struct want w = { .row = SIPC_VERIFIER, .many = true, .wcb = cb, .arg = arg };
+
+	return call(ctx, SIPC_VERIFIER_LIST, &o, &w, diag);
+}
+
 static void c_set_timeout(void *ctx, unsigned int ms)
 {
 	struct sipc_out o = { 0 };
@@ -274,6 +341,10 @@ static const struct vg_store_ops ipc_ops = {
 	.policy_del = c_policy_del,
 	.verdict_add = c_verdict_add,
 	.verdict_list = c_verdict_list,
+	.lease_claim = c_lease_claim,
+	.lease_release = c_lease_release,
+	.verifier_beat = c_verifier_beat,
+	.verifier_list = c_verifier_list,
 	.close = c_close,
 	.set_timeout = c_set_timeout,
 };

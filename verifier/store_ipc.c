@@ -17,7 +17,8 @@
 #include "store_ipc.h"
 #include "store_row.h"
 
-#define AGENT_MAX (STORE_AGENT_NCOLS * (4 + SIPC_COL_MAX))
+#define AGENT_MAX ((STORE_AGENT_NCOLS + STORE_SCHED_NCOLS) * (4 + SIPC_COL_MAX))
+#define VERIFIER_MAX (STORE_VERIFIER_NCOLS * (4 + SIPC_COL_MAX))
 #define VERDICT_MAX (STORE_VERDICT_NCOLS * (4 + SIPC_COL_MAX))
 #define NAME_F (4 + SIPC_NAME_MAX)
 #define DONE_MAX (4 + 4 + 4 + SIPC_MSG_MAX)
@@ -44,6 +45,12 @@ static const struct { size_t min, max; } bounds[SIPC__COUNT] = {
 	[SIPC_KEY_SIGN_DATA] = { 12, 12 + SIPC_SIGN_IN_MAX },
 	[SIPC_KEY_SIGN_HASH] = { 12, 12 + SIPC_SIGN_IN_MAX },
 	[SIPC_KEY_ANSWER] = { 8, 8 + SIPC_SIG_MAX },
+	[SIPC_LEASE_CLAIM] = { 4 + 8 + 8 + 4, NAME_F + 8 + 8 + 4 },
+	[SIPC_LEASE_RELEASE] = { 4 + 4 + 8, 2 * NAME_F + 8 },
+	[SIPC_VERIFIER_BEAT] = { 0, VERIFIER_MAX },
+	[SIPC_VERIFIER_LIST] = { 0, 0 },
+	[SIPC_LEASE] = { 4 + 8, NAME_F + 8 },
+	[SIPC_VERIFIER] = { 0, VERIFIER_MAX },
 };
 
 bool sipc_bounds(uint32_t t, size_t *min, size_t *max)
@@ -130,10 +137,20 @@ static void put_cols(struct sipc_out *o, const struct store_col *cols, const str
 
 void sipc_put_agent(struct sipc_out *o, const struct vg_store_agent *a)
 {
-	struct store_val v[STORE_AGENT_NCOLS];
+	struct store_val v[STORE_AGENT_NCOLS], sv[STORE_SCHED_NCOLS];
 
 	store_agent_encode(a, v);
 	put_cols(o, store_agent_cols, v, STORE_AGENT_NCOLS);
+	store_sched_encode(a, sv);
+	put_cols(o, store_sched_cols, sv, STORE_SCHED_NCOLS);
+}
+
+void sipc_put_verifier(struct sipc_out *o, const struct vg_store_verifier *vr)
+{
+	struct store_val v[STORE_VERIFIER_NCOLS];
+
+	store_verifier_encode(vr, v);
+	put_cols(o, store_verifier_cols, v, STORE_VERIFIER_NCOLS);
 }
 
 void sipc_put_verdict(struct sipc_out *o, const struct vg_store_verdict *vd)
@@ -339,11 +356,23 @@ static void get_cols(struct sipc_in *in, const struct store_col *cols, struct st
 
 void sipc_get_agent(struct sipc_in *in, struct vg_store_agent *a)
 {
-	struct store_val v[STORE_AGENT_NCOLS];
+	struct store_val v[STORE_AGENT_NCOLS], sv[STORE_SCHED_NCOLS];
 
 	get_cols(in, store_agent_cols, v, STORE_AGENT_NCOLS);
+	get_cols(in, store_sched_cols, sv, STORE_SCHED_NCOLS);
 	if (in->bad || store_agent_decode(v, a) < 0)
 		in->bad = true;
+	else
+		store_sched_decode(sv, a);
+}
+
+void sipc_get_verifier(struct sipc_in *in, struct vg_store_verifier *vr)
+{
+	struct store_val v[STORE_VERIFIER_NCOLS];
+
+	get_cols(in, store_verifier_cols, v, STORE_VERIFIER_NCOLS);
+	if (!in->bad)
+		store_verifier_decode(v, vr);
 }
 
 void sipc_get_verdict(struct sipc_in *in, struct vg_store_verdict *vd)

@@ -31,13 +31,19 @@
  *   VERDICT_ADD id verdict       -> DONE
  *   VERDICT_LIST id max          -> VERDICT* DONE
  *   SET_TIMEOUT ms               -> DONE
+ *   LEASE_CLAIM owner now lease max -> LEASE* DONE (claimed agents streamed:
+ *                                   id due; DONE's result is their count)
+ *   LEASE_RELEASE id owner due   -> DONE
+ *   VERIFIER_BEAT verifier       -> DONE
+ *   VERIFIER_LIST                -> VERIFIER* DONE
  *   OPEN_RESULT (store -> network, once, at start) = a DONE
  *   HOOK_RUN agent failure message path (network -> hook) -> HOOK_DONE
  *   KEY_INFO flags, KEY_SIGN_DATA / KEY_SIGN_HASH algo flags bytes
  *     (network -> key process, keyproc.c) -> KEY_ANSWER
  * DONE is: int32 result (0 or negative errno), uint32 diag set (0/1), the
  * diag's message. An agent is its 26 row columns (store_row.h) in order,
- * TEXT/BLOB as length + bytes, INT as int64; a verdict its 6 columns.
+ * then its 3 scheduling columns, TEXT/BLOB as length + bytes, INT as
+ * int64; a verdict its 6 columns, a verifier its 9.
  */
 #ifndef VIGIL_VERIFIER_STORE_IPC_H
 #define VIGIL_VERIFIER_STORE_IPC_H
@@ -70,6 +76,12 @@ enum sipc_type {
 	SIPC_KEY_SIGN_DATA,	/* uint32 algo, uint32 flags, the data to sign */
 	SIPC_KEY_SIGN_HASH,	/* uint32 algo, uint32 flags, the hash to sign */
 	SIPC_KEY_ANSWER,	/* key process -> network: int32 result, the signature */
+	SIPC_LEASE_CLAIM,
+	SIPC_LEASE_RELEASE,
+	SIPC_VERIFIER_BEAT,
+	SIPC_VERIFIER_LIST,
+	SIPC_LEASE,		/* reply: one claimed agent: id, int64 due */
+	SIPC_VERIFIER,		/* reply: one verifier row */
 	SIPC__COUNT
 };
 
@@ -106,6 +118,7 @@ void sipc_put_tail(struct sipc_out *o, const void *p, size_t len);
 void sipc_put_agent(struct sipc_out *o, const struct vg_store_agent *a);
 void sipc_put_verdict(struct sipc_out *o, const struct vg_store_verdict *v);
 void sipc_put_done(struct sipc_out *o, int r, const struct vg_diag *d);
+void sipc_put_verifier(struct sipc_out *o, const struct vg_store_verifier *v);
 
 /*
  * sipc_socketpair - a connected pair for one of our processes, with send
@@ -146,6 +159,7 @@ const uint8_t *sipc_get_bytes(struct sipc_in *in, size_t cap, size_t *len);
 void sipc_get_name(struct sipc_in *in, char *buf, size_t cap);
 void sipc_get_agent(struct sipc_in *in, struct vg_store_agent *a);
 void sipc_get_verdict(struct sipc_in *in, struct vg_store_verdict *v);
+void sipc_get_verifier(struct sipc_in *in, struct vg_store_verifier *v);
 /* DONE's fields: Return: the result; @d (may be NULL) set when the sender's was */
 int sipc_get_done(struct sipc_in *in, struct vg_diag *d);
 /* the payload consumed exactly and nothing bad: or sipc_die */

@@ -23,6 +23,7 @@
 /* one request at a time: the rows live here, not on the stack */
 static struct vg_store_agent a1, a2;
 static struct vg_store_verdict vd;
+static struct vg_store_verifier vr;
 static char name[SIPC_NAME_MAX + 1];
 
 static void reply(int fd, uint32_t t, struct sipc_out *o)
@@ -54,6 +55,25 @@ static int send_verdict(void *arg, const struct vg_store_verdict *v)
 
 	sipc_put_verdict(&o, v);
 	reply(*(int *)arg, SIPC_VERDICT, &o);
+	return 0;
+}
+
+static int send_lease(void *arg, const char *id, int64_t due)
+{
+	struct sipc_out o = { 0 };
+
+	sipc_put_bytes(&o, id, strlen(id));
+	sipc_put_i64(&o, due);
+	reply(*(int *)arg, SIPC_LEASE, &o);
+	return 0;
+}
+
+static int send_verifier(void *arg, const struct vg_store_verifier *v)
+{
+	struct sipc_out o = { 0 };
+
+	sipc_put_verifier(&o, v);
+	reply(*(int *)arg, SIPC_VERIFIER, &o);
 	return 0;
 }
 
@@ -132,6 +152,39 @@ static void answer(int fd, struct vg_store *s, struct sipc_in *in)
 		vg_store_set_timeout(s, sipc_get_u32(in));
 		sipc_end(in, WHO);
 		r = 0;
+		break;
+	case SIPC_LEASE_CLAIM: {
+		int64_t now, lease;
+		uint32_t n;
+
+		sipc_get_name(in, name, sizeof(name));
+		now = sipc_get_i64(in);
+		lease = sipc_get_i64(in);
+		n = sipc_get_u32(in);
+		sipc_end(in, WHO);
+		r = vg_store_lease_claim(s, name, now, lease, n, send_lease, &fd, &d);
+		if (r > 0)
+			r = 0;		/* the count is the rows sent */
+		break;
+	}
+	case SIPC_LEASE_RELEASE: {
+		int64_t due;
+
+		sipc_get_name(in, name, sizeof(name));
+		sipc_get_name(in, a1.lease_owner, sizeof(a1.lease_owner));
+		due = sipc_get_i64(in);
+		sipc_end(in, WHO);
+		r = vg_store_lease_release(s, name, a1.lease_owner, due, &d);
+		break;
+	}
+	case SIPC_VERIFIER_BEAT:
+		sipc_get_verifier(in, &vr);
+		sipc_end(in, WHO);
+		r = vg_store_verifier_beat(s, &vr, &d);
+		break;
+	case SIPC_VERIFIER_LIST:
+		sipc_end(in, WHO);
+		r = vg_store_verifier_list(s, send_verifier, &fd, &d);
 		break;
 	default:
 		sipc_die(WHO, "not a request");

@@ -53,6 +53,9 @@
 #define VF_ROUNDS_MAX 1024
 #define VF_BOOTC_BUCKETS 1024
 #define VF_SCHED_BUCKETS 1024
+/* a verifier beats into the store this often, and is alive while its last beat is this recent */
+#define VF_BEAT_MS 1000
+#define VF_BEAT_ALIVE_MS 5000
 
 /* An answer from a peer (agent_client.c). */
 struct vf_buf {
@@ -95,6 +98,10 @@ struct verifier {
 	uint32_t mask;
 	unsigned int interval_ms;
 	unsigned int max_rounds;	/* rounds at once: --max-rounds (VF_ROUNDS_DEFAULT) */
+	unsigned int lease_ms;		/* --lease: how long a claimed agent is ours */
+	char id[VG_STORE_VERIFIER_ID_MAX];	/* --verifier-id: whose leases and heartbeat */
+	char host[256];			/* gethostname, for the heartbeat */
+	int64_t started_ms;		/* wall ms */
 	unsigned int agent_timeout;	/* s: whole exchange with an agent or webhook */
 	size_t max_log;			/* bytes of one measurement-list answer */
 	size_t max_body;		/* bytes of an API request body */
@@ -124,19 +131,20 @@ struct verifier {
 	struct vf_bootc *bootc_tab[VF_BOOTC_BUCKETS];
 
 	/*
-	 * scheduler.c: per agent its due time, its round, whether it is late
-	 * and when a round of ours last judged it trusted; the queue of due
-	 * agents waiting for one of the max_rounds slots
+	 * scheduler.c: per agent its due time (the store is the queue), our
+	 * round, whether it is late and when a round of ours last judged it
+	 * trusted
 	 */
 	struct {
 		pthread_mutex_t lock;
 		struct vf_ent *tab[VF_SCHED_BUCKETS];
-		struct vf_ent **heap;		/* the queue: earliest due first */
-		size_t nheap, capheap;
 		unsigned int running;		/* rounds (slot threads) running */
-		unsigned int notifying;		/* late reports being sent */
-		unsigned int late;		/* agents late now */
-		uint64_t gen, seq;		/* listings of the store; pushes onto the queue */
+		unsigned int notifying;		/* late and stale reports being sent */
+		unsigned int late;		/* agents late now (any verifier's) */
+		unsigned int due;		/* agents due and claimable, at the last tick */
+		uint64_t rounds;		/* rounds we ran */
+		bool leader;			/* we report late agents (the first alive by id) */
+		uint64_t gen;			/* listings of the store */
 	} sched;
 
 	/* metrics.c: GET /metrics */
@@ -273,13 +281,14 @@ void vf_okc_set(struct verifier *vf, const char *id, int64_t ms);
 void vf_sched_free(struct verifier *vf);
 /*
  * Rounds until vf->stop: each agent due --interval after its last round
- * started, queued (earliest due first) while --max-rounds are running,
- * late past due + VF_LATE_SLACK_MS; SIGHUP (vf->reload) reloads the tokens.
+ * started, claimed from the store (earliest due first) while fewer than
+ * --max-rounds are running, late past due + VF_LATE_SLACK_MS; a
+ * heartbeat every VF_BEAT_MS; SIGHUP (vf->reload) reloads the tokens.
  */
 void vf_schedule(struct verifier *vf);
 /* Return: rounds running and late reports being sent (what the stop waits for). */
 size_t vf_rounds_in_flight(struct verifier *vf);
-/* Rounds running, agents queued for a slot, agents late, now. */
+/* Rounds running, agents due and not claimed yet, agents late, now. */
 void vf_sched_counts(struct verifier *vf, unsigned int *running, unsigned int *queued,
 		     unsigned int *late);
 /* Return: the due time (wall ms) @id is late against, 0 when it is not late. */

@@ -79,6 +79,11 @@ static const char help[] =
 	"      --max-rounds N      rounds at once, one per agent (default 16, at most 1024);\n"
 	"                          agents due meanwhile wait in a queue, longest-waiting\n"
 	"                          first, and are reported late a second past their due time\n"
+	"      --verifier-id ID    this verifier's name among those sharing --db: its leases\n"
+	"                          and heartbeat (default HOST-PID; [A-Za-z0-9._-], 63 at most)\n"
+	"      --lease S           an agent claimed for a round is ours this long; a verifier\n"
+	"                          that dies leaves its agents to the others after it\n"
+	"                          (default --agent-timeout + 5; more than --agent-timeout)\n"
 	"  -c, --ek-ca FILE        PEM roots/intermediates EK certificates must chain to;\n"
 	"                          without it the certificate must still match the EK\n"
 	"      --policy-key PEM    accept only reference policies in a DSSE envelope signed\n"
@@ -126,7 +131,8 @@ static const char help[] =
 struct args {
 	const char *listen, *db, *api_cert, *api_key, *api_ca, *read_ca;
 	const char *tokens, *create_role, *agent_token_file, *trust_db, *trust_key;
-	unsigned int api_timeout, api_max_conn, db_timeout;
+	const char *verifier_id;
+	unsigned int api_timeout, api_max_conn, db_timeout, lease;
 	char *cert_pem, *key_pem, *ca_pem;	/* read from api_cert, api_key, the CAs */
 	bool background;
 };
@@ -184,6 +190,8 @@ static int parse_limit(struct verifier *vf, struct args *a, int c, const char *a
 		vf->agent_timeout = (unsigned int)n;
 	else if (c == 'D')
 		a->db_timeout = (unsigned int)n;
+	else if (c == 'W')
+		a->lease = (unsigned int)n;
 	else if (c == 'M')
 		vf->max_body = (size_t)n;
 
@@ -237,6 +245,8 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		{ "db", required_argument, NULL, 'd' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "max-rounds", required_argument, NULL, 'm' },
+		{ "verifier-id", required_argument, NULL, 'j' },
+		{ "lease", required_argument, NULL, 'W' },
 		{ "ek-ca", required_argument, NULL, 'c' },
 		{ "webhook", required_argument, NULL, 'w' },
 		{ "on-fail", required_argument, NULL, 'x' },
@@ -279,6 +289,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 				return 2;
 			break;
 		case 'c': vf->ek_ca = optarg; break;
+		case 'j': a->verifier_id = optarg; break;
 		case 'w': vf->webhook = optarg; break;
 		case 'x': vf->on_fail = optarg; break;
 		case 'b':
@@ -306,6 +317,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		case 'D':
 		case 'M':
 		case 'G':
+		case 'W':
 			if (parse_limit(vf, a, c, optarg) < 0)
 				return 2;
 			break;
@@ -438,6 +450,43 @@ static int check_db_url(const char *url)
  * What the options name, checked before any process starts: the listen
  * address (into @sa), the store URL, every PEM file. Return: 0, -1 (said).
  */
+/*
+ * --verifier-id and --lease: who we are among the verifiers of one store,
+ * and how long a claimed agent stays ours. Return: 0, -1 (said).
+ */
+static int check_fleet(struct verifier *vf, const struct args *a)
+{
+	char host[sizeof(vf->host)] = "";
+	size_t n;
+
+	if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+		snprintf(host, sizeof(host), "localhost");
+	snprintf(vf->host, sizeof(vf->host), "%s", host);
+	if (a->verifier_id) {
+		n = strlen(a->verifier_id);
+		if (n >= sizeof(vf->id) || !vg_api_id_ok(a->verifier_id, n)) {
+			vlog_err("--verifier-id %s: 1 to %zu of A-Z a-z 0-9 . _ -", a->verifier_id,
+				 sizeof(vf->id) - 1);
+			return -1;
+		}
+		snprintf(vf->id, sizeof(vf->id), "%s", a->verifier_id);
+	} else {
+		/* the host name cut at its first character an id may not hold, then our pid */
+		n = strspn(host, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+		snprintf(vf->id, sizeof(vf->id), "%.*s-%ld", (int)(n > 40 ? 40 : n), host,
+			 (long)getpid());
+	}
+	if (a->lease && a->lease <= vf->agent_timeout) {
+		vlog_err("--lease %u: more than --agent-timeout (%u s) is needed: a round may take "
+			 "that long, and another verifier would start one beside it", a->lease,
+			 vf->agent_timeout);
+		return -1;
+	}
+	vf->lease_ms = 1000 * (a->lease ? a->lease : vf->agent_timeout + 5);
+	vf->started_ms = vf_wall_ms();
+	return 0;
+}
+
 static int check_settings(struct verifier *vf, const struct args *a, struct sockaddr_in *sa)
 {
 	const struct {
@@ -473,7 +522,7 @@ static int check_settings(struct verifier *vf, const struct args *a, struct sock
 		vlog_err("--listen %s: %s", a->listen, why);
 		return -1;
 	}
-	return 0;
+	return check_fleet(vf, a);
 }
 
 /* HTTPS for the API and the client CAs (admin, read). Return: 0, -1 (said). */

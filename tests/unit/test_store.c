@@ -536,6 +536,272 @@ static void open_refused_names_url_without_password(void **state)
 
 /* ---- PostgreSQL only ---- */
 
+/* ---- leases and heartbeats (scheduler.c's queue) ---- */
+
+struct claims {
+	char id[8][128];
+	int64_t due[8];
+	int n;
+};
+
+static int claim_cb(void *arg, const char *id, int64_t due)
+{
+	struct claims *c = arg;
+
+	assert_true(c->n < 8);
+	snprintf(c->id[c->n], sizeof(c->id[0]), "%s", id);
+	c->due[c->n++] = due;
+	return 0;
+}
+
+static struct vg_store_agent *agent_at(struct vg_store *s, const char *id)
+{
+	static struct vg_store_agent a;
+	struct vg_diag d = { 0 };
+
+	assert_int_equal(vg_store_agent_get(s, id, &a, &d), 0);
+	return &a;
+}
+
+static void store_leases_claim_release_expire(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	struct vg_store_agent a, cur, upd;
+	struct vg_diag d = { 0 };
+	struct claims c = { 0 };
+
+	for (int i = 0; i < 4; i++) {
+		char id[8];
+
+		snprintf(id, sizeof(id), "a%d", i);
+		sample_agent(&a, id);
+		a.state = i == 3 ? VG_AGENT_FAILED : VG_AGENT_TRUSTED;
+		assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	}
+	/* new: due at once (0), no lease */
+	assert_int_equal(agent_at(s, "a0")->next_due, 0);
+	assert_string_equal(agent_at(s, "a0")->lease_owner, "");
+	/* two of the three not failed, by due time then id */
+	assert_int_equal(vg_store_lease_claim(s, "v1", 1000, 500, 2, claim_cb, &c, &d), 2);
+	assert_string_equal(c.id[0], "a0");
+	assert_string_equal(c.id[1], "a1");
+	assert_string_equal(agent_at(s, "a1")->lease_owner, "v1");
+	assert_int_equal(agent_at(s, "a1")->lease_until, 1500);
+	/* the rest: a2 only (a3 failed), whatever the count asked */
+	c.n = 0;
+	assert_int_equal(vg_store_lease_claim(s, "v2", 1001, 500, 8, claim_cb, &c, &d), 1);
+	assert_string_equal(c.id[0], "a2");
+	c.n = 0;
+	assert_int_equal(vg_store_lease_claim(s, "v2", 1002, 500, 8, claim_cb, &c, &d), 0);
+	/* the owner releases: due later, not claimable before */
+	assert_int_equal(vg_store_lease_release(s, "a0", "v1", 3000, &d), 0);
+	assert_int_equal(agent_at(s, "a0")->next_due, 3000);
+	assert_string_equal(agent_at(s, "a0")->lease_owner, "");
+	/* not the owner: nothing changes */
+	assert_int_equal(vg_store_lease_release(s, "a1", "v2", 9, &d), -ESTALE);
+	assert_int_equal(vg_store_lease_release(s, "nobody", "v1", 9, &d), -ESTALE);
+	assert_int_equal(agent_at(s, "a1")->lease_until, 1500);
+	/* agent_update (a round's verdict) leaves the schedule alone */
+	cur = *agent_at(s, "a1");
+	upd = cur;
+	upd.rounds++;
+	upd.next_due = 77;
+	upd.lease_until = 0;
+	assert_int_equal(vg_store_agent_update(s, &cur, &upd, &d), 0);
+	assert_int_equal(agent_at(s, "a1")->lease_until, 1500);
+	assert_int_equal(agent_at(s, "a1")->next_due, 0);
+	/* v1 died: its lease of a1 expires at 1500 and another takes it, with its due time */
+	c.n = 0;
+	assert_int_equal(vg_store_lease_claim(s, "v2", 1499, 500, 8, claim_cb, &c, &d), 0);
+	assert_int_equal(vg_store_lease_claim(s, "v2", 1500, 500, 8, claim_cb, &c, &d), 1);
+	assert_string_equal(c.id[0], "a1");
+	assert_int_equal(c.due[0], 0);
+	assert_string_equal(agent_at(s, "a1")->lease_owner, "v2");
+	/* the late release of the dead owner does not touch the new lease */
+	assert_int_equal(vg_store_lease_release(s, "a1", "v1", 5, &d), -ESTALE);
+	assert_string_equal(agent_at(s, "a1")->lease_owner, "v2");
+	/* a0 due at 3000, the others later */
+	assert_int_equal(vg_store_lease_release(s, "a1", "v2", 5000, &d), 0);
+	assert_int_equal(vg_store_lease_release(s, "a2", "v2", 5000, &d), 0);
+	c.n = 0;
+	assert_int_equal(vg_store_lease_claim(s, "v1", 2999, 500, 8, claim_cb, &c, &d), 0);
+	assert_int_equal(vg_store_lease_claim(s, "v1", 3000, 500, 8, claim_cb, &c, &d), 1);
+	assert_int_equal(c.due[0], 3000);
+	vg_store_close(s);
+}
+
+static int vrf_cb(void *arg, const struct vg_store_verifier *v)
+{
+	struct vg_store_verifier *out = arg;
+
+	for (int i = 0; i < 4; i++)
+		if (!out[i].id[0]) {
+			out[i] = *v;
+			return 0;
+		}
+	return -1;
+}
+
+static void store_verifier_heartbeats(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	struct vg_store_verifier v = { .pid = 42, .started = 100, .beat = 1000, .max_rounds = 16 },
+				 got[4];
+	struct vg_diag d = { 0 };
+	int64_t day = 24 * 3600 * 1000LL;
+
+	snprintf(v.id, sizeof(v.id), "vb");
+	snprintf(v.host, sizeof(v.host), "host-\xc3\xa9");
+	assert_int_equal(vg_store_verifier_beat(s, &v, &d), 0);
+	snprintf(v.id, sizeof(v.id), "va");
+	v.rounds = 7;
+	assert_int_equal(vg_store_verifier_beat(s, &v, &d), 0);
+	v.beat = 2000;
+	v.running = 3;
+	v.late = 1;
+	assert_int_equal(vg_store_verifier_beat(s, &v, &d), 0);	/* replaced, not added */
+	memset(got, 0, sizeof(got));
+	assert_int_equal(vg_store_verifier_list(s, vrf_cb, got, &d), 0);
+	assert_string_equal(got[0].id, "va");
+	assert_int_equal(got[0].beat, 2000);
+	assert_int_equal(got[0].running, 3);
+	assert_int_equal(got[0].rounds, 7);
+	assert_int_equal(got[0].late, 1);
+	assert_int_equal(got[0].pid, 42);
+	assert_string_equal(got[1].id, "vb");
+	assert_string_equal(got[1].host, "host-\xc3\xa9");
+	assert_int_equal(got[1].max_rounds, 16);
+	assert_null(got[2].id[0] ? got[2].id : NULL);
+	/* a verifier silent for a day goes when another beats */
+	v.beat = 1000 + day + 1;
+	assert_int_equal(vg_store_verifier_beat(s, &v, &d), 0);
+	memset(got, 0, sizeof(got));
+	assert_int_equal(vg_store_verifier_list(s, vrf_cb, got, &d), 0);
+	assert_string_equal(got[0].id, "va");
+	assert_int_equal(got[1].id[0], 0);
+	vg_store_close(s);
+}
+
+static int pipe_cb(void *arg, const char *id, int64_t due)
+{
+	(void)due;
+	return dprintf(*(int *)arg, "%s\n", id) < 0 ? -EIO : 0;
+}
+
+/*
+ * Four verifiers (processes, connections) claim from 200 due agents at
+ * once, a few at a time: each agent goes to exactly one (SKIP LOCKED), and
+ * all are claimed.
+ */
+static void pg_concurrent_claims_take_each_agent_once(void **state)
+{
+	struct backend *b = *state;
+	struct vg_store *s = open_or_skip(b);
+	struct vg_store_agent a;
+	struct vg_diag d = { 0 };
+	int fds[2], seen[200] = { 0 };
+	char line[64];
+	FILE *f;
+
+	for (int i = 0; i < 200; i++) {
+		char id[16];
+
+		snprintf(id, sizeof(id), "h%03d", i);
+		sample_agent(&a, id);
+		assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	}
+	vg_store_close(s);
+	assert_int_equal(pipe(fds), 0);
+	for (int k = 0; k < 4; k++) {
+		if (fork() == 0) {
+			struct vg_store *c = NULL;
+			char who[8];
+			int n;
+
+			close(fds[0]);
+			snprintf(who, sizeof(who), "v%d", k);
+			if (vg_store_open(b->url, &c, &d) < 0)
+				_exit(1);
+			do
+				n = vg_store_lease_claim(c, who, 1000, 60000, 3, pipe_cb, &fds[1], &d);
+			while (n > 0);
+			vg_store_close(c);
+			_exit(n < 0 ? 2 : 0);
+		}
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		int i = atoi(line + 1);
+
+		assert_true(i >= 0 && i < 200);
+		seen[i]++;
+	}
+	fclose(f);
+	for (int k = 0; k < 4; k++) {
+		int st;
+
+		assert_true(wait(&st) > 0);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(seen[i], 1);
+}
+
+/* A store made before leases (no scheduling columns, no verifiers table) gains them. */
+static void store_old_schema_gains_the_schedule(void **state)
+{
+	struct backend *b = *state;
+	struct vg_store *s;
+	struct vg_store_agent a;
+	struct vg_diag d = { 0 };
+	struct claims c = { 0 };
+	static const char old[] =
+		"CREATE TABLE agents (id TEXT PRIMARY KEY, url TEXT NOT NULL, policy TEXT NOT NULL,"
+		" ek_pub BLOB, ek_cert BLOB, ak_pub BLOB, state INTEGER NOT NULL, bank INTEGER NOT NULL,"
+		" mask INTEGER NOT NULL, clock_valid INTEGER NOT NULL, clock INTEGER NOT NULL,"
+		" reset_count INTEGER NOT NULL, restart_count INTEGER NOT NULL,"
+		" log_entries INTEGER NOT NULL, log_offset INTEGER NOT NULL,"
+		" log_pcr_algo INTEGER NOT NULL, log_pcr BLOB, log_lag INTEGER NOT NULL,"
+		" rounds INTEGER NOT NULL, reboots INTEGER NOT NULL, comm_errors INTEGER NOT NULL,"
+		" registered_at INTEGER NOT NULL, last_ok INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
+		" last_fail TEXT NOT NULL, last_msg TEXT NOT NULL);";
+
+	if (!b->url[0])
+		skip();
+	if (b->pg) {
+		/* the agents table as store_pg.c made it before leases */
+		static const char pgold[] =
+			"CREATE TABLE agents (id TEXT COLLATE \"C\" PRIMARY KEY, url BYTEA NOT NULL,"
+			" policy TEXT COLLATE \"C\" NOT NULL, ek_pub BYTEA, ek_cert BYTEA, ak_pub BYTEA,"
+			" state BIGINT NOT NULL, bank BIGINT NOT NULL, mask BIGINT NOT NULL,"
+			" clock_valid BIGINT NOT NULL, clock BIGINT NOT NULL, reset_count BIGINT NOT NULL,"
+			" restart_count BIGINT NOT NULL, log_entries BIGINT NOT NULL,"
+			" log_offset BIGINT NOT NULL, log_pcr_algo BIGINT NOT NULL, log_pcr BYTEA,"
+			" log_lag BIGINT NOT NULL, rounds BIGINT NOT NULL, reboots BIGINT NOT NULL,"
+			" comm_errors BIGINT NOT NULL, registered_at BIGINT NOT NULL,"
+			" last_ok BIGINT NOT NULL, last_seen BIGINT NOT NULL, last_fail TEXT NOT NULL,"
+			" last_msg BYTEA NOT NULL)";
+		PGconn *pc = PQconnectdb(b->url);
+
+		assert_int_equal(PQstatus(pc), CONNECTION_OK);
+		admin_exec(pc, pgold);
+		PQfinish(pc);
+	} else {
+		char cmd[sizeof(old) + sizeof(b->url) + 32];
+
+		snprintf(cmd, sizeof(cmd), "sqlite3 '%s' '%s'", b->url, old);
+		assert_int_equal(system(cmd), 0);
+	}
+	s = open_or_skip(b);
+	sample_agent(&a, "old1");
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	assert_int_equal(vg_store_lease_claim(s, "v1", 5, 10, 4, claim_cb, &c, &d), 1);
+	assert_string_equal(agent_at(s, "old1")->lease_owner, "v1");
+	vg_store_close(s);
+}
+
 /* the same random operations on both backends give the same results */
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
 
@@ -880,6 +1146,10 @@ int main(void)
 		BOTH(store_lists_agents_in_bytewise_order),
 		BOTH(store_history_newest_first_limited_deleted_with_agent),
 		BOTH(store_update_is_compare_and_set),
+		BOTH(store_leases_claim_release_expire),
+		BOTH(store_verifier_heartbeats),
+		BOTH(store_old_schema_gains_the_schedule),
+		PG(pg_concurrent_claims_take_each_agent_once),
 		cmocka_unit_test(url_scrub_hides_every_password),
 		cmocka_unit_test(open_refused_names_url_without_password),
 		{ "postgresql: store_backends_agree_on_random_operations",

@@ -100,3 +100,27 @@ int vg_store_verdict_list(struct vg_store *s, const char *id, size_t max, vg_sto
 {
 	return s->ops->verdict_list(s->ctx, id, max, cb, arg, diag);
 }
+
+int vg_store_lease_claim(struct vg_store *s, const char *owner, int64_t now, int64_t lease_ms,
+			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
+{
+	return s->ops->lease_claim(s->ctx, owner, now, lease_ms, max, cb, arg, diag);
+}
+
+int vg_store_lease_release(struct vg_store *s, const char *id, const char *owner, int64_t next_due,
+			   struct vg_diag *diag)
+{
+	return s->ops->lease_release(s->ctx, id, owner, next_due, diag);
+}
+
+int vg_store_verifier_beat(struct vg_store *s, const struct vg_store_verifier *v,
+			   struct vg_diag *diag)
+{
+	return s->ops->verifier_beat(s->ctx, v, diag);
+}
+
+int vg_store_verifier_list(struct vg_store *s, vg_store_verifier_cb cb, void *arg,
+			   struct vg_diag *diag)
+{
+	return s->ops->verifier_list(s->ctx, cb, arg, diag);
+}

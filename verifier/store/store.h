@@ -39,6 +39,8 @@ enum vg_agent_state {
 /* Return: "registered", "trusted", "failed", "unreachable", or NULL. */
 const char *vg_agent_state_name(unsigned int s);
 
+#define VG_STORE_VERIFIER_ID_MAX 64	/* a verifier's id, with the NUL */
+
 struct vg_store_agent {
 	char id[128];
 	char url[256];			/* http://host:port of the agent */
@@ -59,6 +61,28 @@ struct vg_store_agent {
 	int64_t registered_at, last_ok, last_seen;	/* unix seconds */
 	unsigned int last_fail;		/* enum vg_attest_fail of the last failure */
 	char last_msg[512];
+	/*
+	 * Scheduling, shared by the verifiers of one store: read by agent_get
+	 * and agent_list, written only by lease_claim and lease_release
+	 * (agent_put and agent_update leave them as they are; a new agent is
+	 * due at once).
+	 */
+	int64_t next_due;		/* wall ms its next round is due (0: at once) */
+	char lease_owner[VG_STORE_VERIFIER_ID_MAX];	/* the verifier attesting it now, "" none */
+	int64_t lease_until;		/* wall ms that verifier's lease ends */
+};
+
+/* One verifier sharing the store: its heartbeat (verifier_beat). */
+struct vg_store_verifier {
+	char id[VG_STORE_VERIFIER_ID_MAX];	/* [A-Za-z0-9._-], --verifier-id */
+	char host[256];			/* its host name */
+	int64_t pid;
+	int64_t started;		/* wall ms */
+	int64_t beat;			/* wall ms of its last heartbeat */
+	int64_t max_rounds;		/* --max-rounds */
+	int64_t running;		/* rounds running at the beat */
+	int64_t rounds;			/* rounds it ran since it started */
+	int64_t late;			/* agents it counted late at the beat */
 };
 
 struct vg_store_verdict {
@@ -72,6 +96,9 @@ struct vg_store_verdict {
 
 typedef int (*vg_store_agent_cb)(void *arg, const struct vg_store_agent *a);
 typedef int (*vg_store_verdict_cb)(void *arg, const struct vg_store_verdict *v);
+/* a claimed agent and the time it was due */
+typedef int (*vg_store_lease_cb)(void *arg, const char *id, int64_t due);
+typedef int (*vg_store_verifier_cb)(void *arg, const struct vg_store_verifier *v);
 
 struct vg_store_ops {
 	int (*agent_put)(void *ctx, const struct vg_store_agent *a, struct vg_diag *diag);
@@ -98,6 +125,29 @@ struct vg_store_ops {
 	/* the newest @max verdicts of @id, newest first */
 	int (*verdict_list)(void *ctx, const char *id, size_t max, vg_store_verdict_cb cb, void *arg,
 			    struct vg_diag *diag);
+	/*
+	 * lease_claim - at most @max agents due at @now (wall ms), not failed,
+	 * not leased (their lease_until <= @now), earliest due first (then by
+	 * id), leased to @owner until @now + @lease_ms: one statement, so that
+	 * of verifiers claiming at once each agent goes to one (PostgreSQL:
+	 * FOR UPDATE SKIP LOCKED, no verifier waits for another's claim).
+	 * @cb gets each claimed agent and its due time. Return: agents
+	 * claimed, -EIO.
+	 */
+	int (*lease_claim)(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
+			   unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag);
+	/*
+	 * lease_release - @owner is done with @id: its lease ends and its next
+	 * round is due at @next_due. Nothing when another verifier holds it
+	 * now (ours expired and it was claimed again). Return: 0, -ESTALE
+	 * (not ours any more, or removed), -EIO.
+	 */
+	int (*lease_release)(void *ctx, const char *id, const char *owner, int64_t next_due,
+			     struct vg_diag *diag);
+	/* a verifier's heartbeat, its row made or replaced; rows silent for a day go */
+	int (*verifier_beat)(void *ctx, const struct vg_store_verifier *v, struct vg_diag *diag);
+	/* every verifier's last heartbeat, by id */
+	int (*verifier_list)(void *ctx, vg_store_verifier_cb cb, void *arg, struct vg_diag *diag);
 	void (*close)(void *ctx);
 	void (*set_timeout)(void *ctx, unsigned int ms);
 };
@@ -178,5 +228,13 @@ int vg_store_verdict_add(struct vg_store *s, const char *id, const struct vg_sto
 			 struct vg_diag *diag);
 int vg_store_verdict_list(struct vg_store *s, const char *id, size_t max, vg_store_verdict_cb cb,
 			  void *arg, struct vg_diag *diag);
+int vg_store_lease_claim(struct vg_store *s, const char *owner, int64_t now, int64_t lease_ms,
+			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag);
+int vg_store_lease_release(struct vg_store *s, const char *id, const char *owner, int64_t next_due,
+			   struct vg_diag *diag);
+int vg_store_verifier_beat(struct vg_store *s, const struct vg_store_verifier *v,
+			   struct vg_diag *diag);
+int vg_store_verifier_list(struct vg_store *s, vg_store_verifier_cb cb, void *arg,
+			   struct vg_diag *diag);
 
 #endif

@@ -54,6 +54,10 @@ enum {
 	S_POLICY_DEL,
 	S_VERDICT_ADD,
 	S_VERDICT_LIST,
+	S_LEASE_CLAIM,
+	S_LEASE_RELEASE,
+	S_VERIFIER_BEAT,
+	S_VERIFIER_LIST,
 	S__COUNT
 };
 
@@ -61,6 +65,7 @@ static const char *const stmt_names[S__COUNT] = {
 	"vg_agent_put", "vg_agent_get", "vg_agent_del", "vg_agent_list", "vg_agent_update",
 	"vg_policy_put",
 	"vg_policy_get", "vg_policy_del", "vg_verdict_add", "vg_verdict_list",
+	"vg_lease_claim", "vg_lease_release", "vg_verifier_beat", "vg_verifier_list",
 };
 
 /* serialises schema creation between verifiers starting at once ("vigilsto") */
@@ -68,7 +73,9 @@ static const char *const stmt_names[S__COUNT] = {
 
 static const char schema_present[] =
 	"SELECT to_regclass('agents') IS NOT NULL AND to_regclass('policies') IS NOT NULL"
-	" AND to_regclass('verdicts') IS NOT NULL";
+	" AND to_regclass('verdicts') IS NOT NULL AND to_regclass('verifiers') IS NOT NULL"
+	" AND EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
+	" AND table_name = 'agents' AND column_name = 'lease_until')";
 
 static const char schema[] =
 	"BEGIN;"
@@ -83,13 +90,24 @@ static const char schema[] =
 	" log_pcr BYTEA, log_lag BIGINT NOT NULL,"
 	" rounds BIGINT NOT NULL, reboots BIGINT NOT NULL, comm_errors BIGINT NOT NULL,"
 	" registered_at BIGINT NOT NULL, last_ok BIGINT NOT NULL, last_seen BIGINT NOT NULL,"
-	" last_fail TEXT NOT NULL, last_msg BYTEA NOT NULL);"
+	" last_fail TEXT NOT NULL, last_msg BYTEA NOT NULL,"
+	" next_due BIGINT NOT NULL DEFAULT 0, lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '',"
+	" lease_until BIGINT NOT NULL DEFAULT 0);"
+	/* a store made before the scheduling columns */
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS next_due BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '';"
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_until BIGINT NOT NULL DEFAULT 0;"
+	"CREATE INDEX IF NOT EXISTS agents_due ON agents (next_due);"
 	"CREATE TABLE IF NOT EXISTS policies (name TEXT COLLATE \"C\" PRIMARY KEY, doc BYTEA NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS verdicts ("
 	" seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, agent TEXT COLLATE \"C\" NOT NULL,"
 	" time BIGINT NOT NULL, fail TEXT NOT NULL, entry BIGINT NOT NULL,"
 	" path BYTEA NOT NULL, digest BYTEA NOT NULL, msg BYTEA NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS verdicts_agent ON verdicts (agent, seq);"
+	"CREATE TABLE IF NOT EXISTS verifiers (id TEXT COLLATE \"C\" PRIMARY KEY, host BYTEA NOT NULL,"
+	" pid BIGINT NOT NULL, started BIGINT NOT NULL, beat BIGINT NOT NULL,"
+	" max_rounds BIGINT NOT NULL, running BIGINT NOT NULL, rounds BIGINT NOT NULL,"
+	" late BIGINT NOT NULL);"
 	"COMMIT";
 
 struct pg {
@@ -134,11 +152,15 @@ static int build_sql(struct pg *q)
 	s = q->sql[S_AGENT_GET];
 	snprintf(s, sizeof(q->sql[0]), "SELECT ");
 	r |= store_sql_list(s, sizeof(q->sql[0]), store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	strcat(s, ", ");
+	r |= store_sql_list(s, sizeof(q->sql[0]), store_sched_cols, STORE_SCHED_NCOLS, "%s");
 	strcat(s, " FROM agents WHERE id = $1");
 
 	s = q->sql[S_AGENT_LIST];
 	snprintf(s, sizeof(q->sql[0]), "SELECT ");
 	r |= store_sql_list(s, sizeof(q->sql[0]), store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	strcat(s, ", ");
+	r |= store_sql_list(s, sizeof(q->sql[0]), store_sched_cols, STORE_SCHED_NCOLS, "%s");
 	strcat(s, " FROM agents ORDER BY id COLLATE \"C\"");
 
 	s = q->sql[S_AGENT_UPDATE];
@@ -169,6 +191,33 @@ static int build_sql(struct pg *q)
 	snprintf(s, sizeof(q->sql[0]), "SELECT ");
 	r |= store_sql_list(s, sizeof(q->sql[0]), store_verdict_cols, STORE_VERDICT_NCOLS, "%s");
 	strcat(s, " FROM verdicts WHERE agent = $1 ORDER BY seq DESC LIMIT $2");
+	/*
+	 * the queue pattern: rows another verifier is claiming right now are
+	 * skipped, not waited for; a row locked by it is re-checked on its new
+	 * version (its lease) before it is taken
+	 */
+	snprintf(q->sql[S_LEASE_CLAIM], sizeof(q->sql[0]),
+		 "UPDATE agents SET lease_owner = $1, lease_until = $2 + $3 WHERE id IN"
+		 " (SELECT id FROM agents WHERE state <> 2 AND next_due <= $2 AND lease_until <= $2"
+		 " ORDER BY next_due, id COLLATE \"C\" LIMIT $4 FOR UPDATE SKIP LOCKED)"
+		 " RETURNING id, next_due");
+	snprintf(q->sql[S_LEASE_RELEASE], sizeof(q->sql[0]),
+		 "UPDATE agents SET lease_owner = '', lease_until = 0, next_due = $3"
+		 " WHERE id = $1 AND lease_owner = $2");
+	s = q->sql[S_VERIFIER_BEAT];
+	snprintf(s, sizeof(q->sql[0]), "WITH gone AS (DELETE FROM verifiers WHERE beat < $%d)"
+		 " INSERT INTO verifiers (", STORE_VERIFIER_NCOLS + 1);
+	r |= store_sql_list(s, sizeof(q->sql[0]), store_verifier_cols, STORE_VERIFIER_NCOLS, "%s");
+	strcat(s, ") VALUES (");
+	for (int i = 0; i < STORE_VERIFIER_NCOLS; i++)
+		snprintf(s + strlen(s), sizeof(q->sql[0]) - strlen(s), "%s$%d", i ? "," : "", i + 1);
+	strcat(s, ") ON CONFLICT (id) DO UPDATE SET ");
+	r |= store_sql_list(s, sizeof(q->sql[0]), store_verifier_cols + 1, STORE_VERIFIER_NCOLS - 1,
+			    "%s = EXCLUDED.%s");
+	s = q->sql[S_VERIFIER_LIST];
+	snprintf(s, sizeof(q->sql[0]), "SELECT ");
+	r |= store_sql_list(s, sizeof(q->sql[0]), store_verifier_cols, STORE_VERIFIER_NCOLS, "%s");
+	strcat(s, " FROM verifiers ORDER BY id COLLATE \"C\"");
 	return r ? -ENAMETOOLONG : 0;
 }
 
@@ -460,14 +509,26 @@ struct get_arg {
 	int r;				/* 0 or -EBADMSG */
 };
 
+/* an agent's row and its scheduling columns. Return: 0, -EBADMSG. */
+static int agent_row(const PGresult *res, struct vg_store_agent *a)
+{
+	struct store_val v[STORE_AGENT_NCOLS + STORE_SCHED_NCOLS];
+	struct store_col cols[STORE_AGENT_NCOLS + STORE_SCHED_NCOLS];
+
+	memcpy(cols, store_agent_cols, sizeof(store_agent_cols));
+	memcpy(cols + STORE_AGENT_NCOLS, store_sched_cols, sizeof(store_sched_cols));
+	if (row_vals(res, cols, v, STORE_AGENT_NCOLS + STORE_SCHED_NCOLS) < 0 ||
+	    store_agent_decode(v, a) < 0)
+		return -EBADMSG;
+	store_sched_decode(v + STORE_AGENT_NCOLS, a);
+	return 0;
+}
+
 static int get_row(void *arg, const PGresult *res)
 {
 	struct get_arg *g = arg;
-	struct store_val v[STORE_AGENT_NCOLS];
 
-	g->r = row_vals(res, store_agent_cols, v, STORE_AGENT_NCOLS);
-	if (g->r == 0)
-		g->r = store_agent_decode(v, g->a);
+	g->r = agent_row(res, g->a);
 	return 0;
 }
 
@@ -507,10 +568,8 @@ struct list_arg {
 static int list_row(void *arg, const PGresult *res)
 {
 	struct list_arg *l = arg;
-	struct store_val v[STORE_AGENT_NCOLS];
 
-	if (row_vals(res, store_agent_cols, v, STORE_AGENT_NCOLS) < 0 ||
-	    store_agent_decode(v, &l->q->row) < 0)
+	if (agent_row(res, &l->q->row) < 0)
 		return 0;	/* a row that does not decode is skipped, not fatal (as in SQLite) */
 	return l->cb(l->arg, &l->q->row);
 }
@@ -635,6 +694,97 @@ static int pg_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdi
 	return run(ctx, S_VERDICT_LIST, &p, verdict_row, &l, NULL, "verdict list", diag);
 }
 
+struct claim_arg {
+	vg_store_lease_cb cb;
+	void *arg;
+	int ret;
+};
+
+static int claim_row(void *arg, const PGresult *res)
+{
+	static const struct store_col cols[2] = { { "id", STORE_TEXT }, { "next_due", STORE_INT } };
+	struct claim_arg *c = arg;
+	struct store_val v[2];
+	char id[sizeof(((struct vg_store_agent *)0)->id)];
+
+	/* every row is claimed already: each is handed over, whatever the callback said */
+	if (c->ret || row_vals(res, cols, v, 2) < 0 || v[0].len >= sizeof(id))
+		return 0;
+	memcpy(id, v[0].p, v[0].len);
+	id[v[0].len] = 0;
+	c->ret = c->cb(c->arg, id, v[1].i);
+	return 0;
+}
+
+static int pg_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
+			  unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
+{
+	struct claim_arg c = { cb, arg, 0 };
+	struct params p = { 0 };
+	long n = 0;
+	int r;
+
+	p_bytes(&p, owner, strlen(owner));
+	p_int(&p, now);
+	p_int(&p, lease_ms);
+	p_int(&p, max);
+	r = run(ctx, S_LEASE_CLAIM, &p, claim_row, &c, &n, "lease claim", diag);
+	if (r < 0)
+		return r;
+	return c.ret < 0 ? c.ret : (int)n;
+}
+
+static int pg_lease_release(void *ctx, const char *id, const char *owner, int64_t next_due,
+			    struct vg_diag *diag)
+{
+	struct params p = { 0 };
+	long n = 0;
+	int r;
+
+	p_bytes(&p, id, strlen(id));
+	p_bytes(&p, owner, strlen(owner));
+	p_int(&p, next_due);
+	r = run(ctx, S_LEASE_RELEASE, &p, NULL, NULL, &n, "lease release", diag);
+	return r < 0 ? r : n == 1 ? 0 : -ESTALE;
+}
+
+static int pg_verifier_beat(void *ctx, const struct vg_store_verifier *v, struct vg_diag *diag)
+{
+	struct store_val vals[STORE_VERIFIER_NCOLS];
+	struct params p = { 0 };
+	int r;
+
+	store_verifier_encode(v, vals);
+	p_vals(&p, store_verifier_cols, vals, STORE_VERIFIER_NCOLS);
+	p_int(&p, v->beat - STORE_VERIFIER_FORGET_MS);
+	r = run(ctx, S_VERIFIER_BEAT, &p, NULL, NULL, NULL, "verifier beat", diag);
+	return r < 0 ? r : 0;
+}
+
+struct vrf_arg {
+	vg_store_verifier_cb cb;
+	void *arg;
+};
+
+static int verifier_row(void *arg, const PGresult *res)
+{
+	struct vrf_arg *l = arg;
+	struct store_val vals[STORE_VERIFIER_NCOLS];
+	struct vg_store_verifier v;
+
+	if (row_vals(res, store_verifier_cols, vals, STORE_VERIFIER_NCOLS) < 0)
+		return 0;
+	store_verifier_decode(vals, &v);
+	return l->cb(l->arg, &v);
+}
+
+static int pg_verifier_list(void *ctx, vg_store_verifier_cb cb, void *arg, struct vg_diag *diag)
+{
+	struct vrf_arg l = { cb, arg };
+
+	return run(ctx, S_VERIFIER_LIST, NULL, verifier_row, &l, NULL, "verifier list", diag);
+}
+
 static void pg_close(void *ctx)
 {
 	struct pg *q = ctx;
@@ -655,6 +805,10 @@ static const struct vg_store_ops pg_ops = {
 	.policy_del = pg_policy_del,
 	.verdict_add = pg_verdict_add,
 	.verdict_list = pg_verdict_list,
+	.lease_claim = pg_lease_claim,
+	.lease_release = pg_lease_release,
+	.verifier_beat = pg_verifier_beat,
+	.verifier_list = pg_verifier_list,
 	.close = pg_close,
 	.set_timeout = pg_set_timeout,
 };

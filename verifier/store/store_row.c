@@ -38,6 +38,16 @@ const struct store_col store_verdict_cols[STORE_VERDICT_NCOLS] = {
 	{ "path", STORE_TEXT },	{ "digest", STORE_TEXT }, { "msg", STORE_TEXT },
 };
 
+const struct store_col store_sched_cols[STORE_SCHED_NCOLS] = {
+	{ "next_due", STORE_INT }, { "lease_owner", STORE_TEXT }, { "lease_until", STORE_INT },
+};
+
+const struct store_col store_verifier_cols[STORE_VERIFIER_NCOLS] = {
+	{ "id", STORE_TEXT },	  { "host", STORE_TEXT },	  { "pid", STORE_INT },
+	{ "started", STORE_INT }, { "beat", STORE_INT },	  { "max_rounds", STORE_INT },
+	{ "running", STORE_INT }, { "rounds", STORE_INT },	  { "late", STORE_INT },
+};
+
 const char *store_fail_id(unsigned int f)
 {
 	const char *id = vg_attest_fail_id(f);
@@ -185,6 +195,51 @@ void store_verdict_decode(const struct store_val in[STORE_VERDICT_NCOLS], struct
 	dec_text(&in[3], v->path, sizeof(v->path));
 	dec_text(&in[4], v->digest, sizeof(v->digest));
 	dec_text(&in[5], v->msg, sizeof(v->msg));
+}
+
+void store_sched_encode(const struct vg_store_agent *a, struct store_val v[STORE_SCHED_NCOLS])
+{
+	memset(v, 0, STORE_SCHED_NCOLS * sizeof(*v));
+	v[0].i = a->next_due;
+	enc_text(&v[1], a->lease_owner, sizeof(a->lease_owner));
+	v[2].i = a->lease_until;
+}
+
+void store_sched_decode(const struct store_val v[STORE_SCHED_NCOLS], struct vg_store_agent *a)
+{
+	a->next_due = v[0].i;
+	dec_text(&v[1], a->lease_owner, sizeof(a->lease_owner));
+	a->lease_until = v[2].i;
+}
+
+void store_verifier_encode(const struct vg_store_verifier *v,
+			   struct store_val out[STORE_VERIFIER_NCOLS])
+{
+	memset(out, 0, STORE_VERIFIER_NCOLS * sizeof(*out));
+	enc_text(&out[0], v->id, sizeof(v->id));
+	enc_text(&out[1], v->host, sizeof(v->host));
+	out[2].i = v->pid;
+	out[3].i = v->started;
+	out[4].i = v->beat;
+	out[5].i = v->max_rounds;
+	out[6].i = v->running;
+	out[7].i = v->rounds;
+	out[8].i = v->late;
+}
+
+void store_verifier_decode(const struct store_val in[STORE_VERIFIER_NCOLS],
+			   struct vg_store_verifier *v)
+{
+	memset(v, 0, sizeof(*v));
+	dec_text(&in[0], v->id, sizeof(v->id));
+	dec_text(&in[1], v->host, sizeof(v->host));
+	v->pid = in[2].i;
+	v->started = in[3].i;
+	v->beat = in[4].i;
+	v->max_rounds = in[5].i;
+	v->running = in[6].i;
+	v->rounds = in[7].i;
+	v->late = in[8].i;
 }
 
 int store_sql_list(char *buf, size_t cap, const struct store_col *cols, size_t n, const char *fmt)

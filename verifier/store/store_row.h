@@ -49,6 +49,27 @@ extern const struct store_col store_agent_cols[STORE_AGENT_NCOLS];
 extern const int store_agent_guard[STORE_GUARD_NCOLS];
 extern const struct store_col store_verdict_cols[STORE_VERDICT_NCOLS];
 
+/*
+ * The scheduling columns of an agent's row (next_due, lease_owner,
+ * lease_until): read after the STORE_AGENT_NCOLS others by agent_get and
+ * agent_list, written only by the lease statements.
+ */
+#define STORE_SCHED_NCOLS 3
+extern const struct store_col store_sched_cols[STORE_SCHED_NCOLS];
+void store_sched_encode(const struct vg_store_agent *a, struct store_val v[STORE_SCHED_NCOLS]);
+void store_sched_decode(const struct store_val v[STORE_SCHED_NCOLS], struct vg_store_agent *a);
+
+/* The verifiers table: one row per verifier, its heartbeat. */
+#define STORE_VERIFIER_NCOLS 9
+extern const struct store_col store_verifier_cols[STORE_VERIFIER_NCOLS];
+void store_verifier_encode(const struct vg_store_verifier *v,
+			   struct store_val out[STORE_VERIFIER_NCOLS]);
+void store_verifier_decode(const struct store_val in[STORE_VERIFIER_NCOLS],
+			   struct vg_store_verifier *v);
+
+/* a verifier silent this long loses its heartbeat row (verifier_beat) */
+#define STORE_VERIFIER_FORGET_MS (24 * 3600 * 1000LL)
+
 /* Return: the stable id of failure @f ("ok" for VG_AF_NONE and unknown values). */
 const char *store_fail_id(unsigned int f);
 /* Return: the failure with id @p/@len, VG_AF_NONE when it is unknown. */

@@ -2,12 +2,13 @@
 /*
  * store_sqlite.c - the SQLite backend of store.h.
  *
- * One database file, WAL journal, three tables; the row encoding and the
+ * One database file, WAL journal, four tables; the row encoding and the
  * column lists are the ones the PostgreSQL backend uses (store.c,
  * store_row.h). Failure types are stored as their stable ids
  * ("policy.digest"), not as numbers, so history survives enum changes.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,12 +30,24 @@ static const char schema[] =
 	" log_pcr BLOB, log_lag INTEGER NOT NULL,"
 	" rounds INTEGER NOT NULL, reboots INTEGER NOT NULL, comm_errors INTEGER NOT NULL,"
 	" registered_at INTEGER NOT NULL, last_ok INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
-	" last_fail TEXT NOT NULL, last_msg TEXT NOT NULL);"
+	" last_fail TEXT NOT NULL, last_msg TEXT NOT NULL,"
+	" next_due INTEGER NOT NULL DEFAULT 0, lease_owner TEXT NOT NULL DEFAULT '',"
+	" lease_until INTEGER NOT NULL DEFAULT 0);"
 	"CREATE TABLE IF NOT EXISTS policies (name TEXT PRIMARY KEY, doc TEXT NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS verdicts (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
 	" agent TEXT NOT NULL, time INTEGER NOT NULL, fail TEXT NOT NULL, entry INTEGER NOT NULL,"
 	" path TEXT NOT NULL, digest TEXT NOT NULL, msg TEXT NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS verdicts_agent ON verdicts(agent, seq);";
+	"CREATE INDEX IF NOT EXISTS verdicts_agent ON verdicts(agent, seq);"
+	"CREATE TABLE IF NOT EXISTS verifiers (id TEXT PRIMARY KEY, host TEXT NOT NULL,"
+	" pid INTEGER NOT NULL, started INTEGER NOT NULL, beat INTEGER NOT NULL,"
+	" max_rounds INTEGER NOT NULL, running INTEGER NOT NULL, rounds INTEGER NOT NULL,"
+	" late INTEGER NOT NULL);";
+
+/* a store made before the scheduling columns: they are added (as the schema above has them) */
+static const char migrate_sched[] =
+	"ALTER TABLE agents ADD COLUMN next_due INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE agents ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';"
+	"ALTER TABLE agents ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;";
 
 struct sq {
 	sqlite3 *db;
@@ -178,16 +191,22 @@ static int sq_agent_update(void *ctx, const struct vg_store_agent *old,
 
 static int row_agent(sqlite3_stmt *st, struct vg_store_agent *a)
 {
-	struct store_val v[STORE_AGENT_NCOLS];
+	struct store_val v[STORE_AGENT_NCOLS], sv[STORE_SCHED_NCOLS];
 
 	row_vals(st, 0, store_agent_cols, v, STORE_AGENT_NCOLS);
-	return store_agent_decode(v, a);
+	if (store_agent_decode(v, a) < 0)
+		return -EBADMSG;
+	row_vals(st, STORE_AGENT_NCOLS, store_sched_cols, sv, STORE_SCHED_NCOLS);
+	store_sched_decode(sv, a);
+	return 0;
 }
 
 static void select_agents(char *sql, size_t cap, const char *tail)
 {
 	snprintf(sql, cap, "SELECT ");
 	store_sql_list(sql, cap, store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	strcat(sql, ", ");
+	store_sql_list(sql, cap, store_sched_cols, STORE_SCHED_NCOLS, "%s");
 	snprintf(sql + strlen(sql), cap - strlen(sql), " FROM agents %s", tail);
 }
 
@@ -394,6 +413,112 @@ static int sq_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdi
 	return ret;
 }
 
+static int sq_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
+			  unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
+{
+	struct sq *q = ctx;
+	sqlite3_stmt *st;
+	int r, n = 0, ret = 0;
+
+	/* one statement: claimed and returned in one write transaction */
+	r = prep(q, "UPDATE agents SET lease_owner = ?1, lease_until = ?2 + ?3 WHERE id IN"
+		 " (SELECT id FROM agents WHERE state <> 2 AND next_due <= ?2 AND lease_until <= ?2"
+		 " ORDER BY next_due, id LIMIT ?4) RETURNING id, next_due", &st, diag);
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, now);
+	sqlite3_bind_int64(st, 3, lease_ms);
+	sqlite3_bind_int64(st, 4, max);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *id = sqlite3_column_text(st, 0);
+
+		n++;
+		if (!ret && id)
+			ret = cb(arg, (const char *)id, sqlite3_column_int64(st, 1));
+	}
+	if (r != SQLITE_DONE)
+		ret = db_err(q, diag, "lease claim");
+	sqlite3_finalize(st);
+	return ret < 0 ? ret : n;
+}
+
+static int sq_lease_release(void *ctx, const char *id, const char *owner, int64_t next_due,
+			    struct vg_diag *diag)
+{
+	struct sq *q = ctx;
+	sqlite3_stmt *st;
+	int r = prep(q, "UPDATE agents SET lease_owner = '', lease_until = 0, next_due = ?3"
+		     " WHERE id = ?1 AND lease_owner = ?2", &st, diag);
+
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, next_due);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = db_err(q, diag, "lease release");
+	else
+		r = sqlite3_changes(q->db) == 1 ? 0 : -ESTALE;
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int sq_verifier_beat(void *ctx, const struct vg_store_verifier *v, struct vg_diag *diag)
+{
+	struct sq *q = ctx;
+	struct store_val vals[STORE_VERIFIER_NCOLS];
+	sqlite3_stmt *st;
+	int r;
+
+	if (sqlite3_exec(q->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return db_err(q, diag, "verifier beat");
+	r = prep(q, "DELETE FROM verifiers WHERE beat < ?", &st, diag);
+	if (r == 0) {
+		sqlite3_bind_int64(st, 1, v->beat - STORE_VERIFIER_FORGET_MS);
+		r = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(q, diag, "verifier beat");
+		sqlite3_finalize(st);
+	}
+	if (r == 0)
+		r = prep(q, "INSERT OR REPLACE INTO verifiers (id, host, pid, started, beat, max_rounds,"
+			 " running, rounds, late) VALUES (?,?,?,?,?,?,?,?,?)", &st, diag);
+	if (r == 0) {
+		store_verifier_encode(v, vals);
+		bind_vals(st, store_verifier_cols, vals, STORE_VERIFIER_NCOLS);
+		r = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(q, diag, "verifier beat");
+		sqlite3_finalize(st);
+	}
+	if (r == 0 && sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		r = db_err(q, diag, "verifier beat");
+	if (r < 0)
+		sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+static int sq_verifier_list(void *ctx, vg_store_verifier_cb cb, void *arg, struct vg_diag *diag)
+{
+	struct sq *q = ctx;
+	struct store_val vals[STORE_VERIFIER_NCOLS];
+	struct vg_store_verifier v;
+	sqlite3_stmt *st;
+	int r = prep(q, "SELECT id, host, pid, started, beat, max_rounds, running, rounds, late"
+		     " FROM verifiers ORDER BY id", &st, diag), ret = 0;
+
+	if (r < 0)
+		return r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		row_vals(st, 0, store_verifier_cols, vals, STORE_VERIFIER_NCOLS);
+		store_verifier_decode(vals, &v);
+		ret = cb(arg, &v);
+		if (ret)
+			break;
+	}
+	if (!ret && r != SQLITE_DONE)
+		ret = db_err(q, diag, "verifier list");
+	sqlite3_finalize(st);
+	return ret;
+}
+
 static void sq_close(void *ctx)
 {
 	struct sq *q = ctx;
@@ -416,9 +541,27 @@ static const struct vg_store_ops sqlite_ops = {
 	.policy_del = sq_policy_del,
 	.verdict_add = sq_verdict_add,
 	.verdict_list = sq_verdict_list,
+	.lease_claim = sq_lease_claim,
+	.lease_release = sq_lease_release,
+	.verifier_beat = sq_verifier_beat,
+	.verifier_list = sq_verifier_list,
 	.close = sq_close,
 	.set_timeout = sq_set_timeout,
 };
+
+/* Return: the agents table has the scheduling columns (a store made before them has not). */
+static bool has_sched(struct sq *q)
+{
+	sqlite3_stmt *st;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(q->db, "SELECT 1 FROM pragma_table_info('agents')"
+			       " WHERE name = 'lease_until'", -1, &st, NULL) != SQLITE_OK)
+		return false;
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
 
 int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag *diag)
 {
@@ -442,6 +585,15 @@ int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag
 	sqlite3_busy_timeout(q->db, STORE_TIMEOUT_MS);
 	if (sqlite3_exec(q->db, schema, NULL, NULL, &err) != SQLITE_OK) {
 		vg_diag_set(diag, -EIO, "store: %s: schema: %s", path, err ? err : "?");
+		sqlite3_free(err);
+		sqlite3_close(q->db);
+		free(q);
+		free(s);
+		return -EIO;
+	}
+	if (!has_sched(q) && sqlite3_exec(q->db, migrate_sched, NULL, NULL, &err) != SQLITE_OK) {
+		vg_diag_set(diag, -EIO, "store: %s: adding the scheduling columns: %s", path,
+			    err ? err : "?");
 		sqlite3_free(err);
 		sqlite3_close(q->db);
 		free(q);
