@@ -315,16 +315,37 @@ static void print_agent(json_object *a)
 	putchar('\n');
 }
 
+/* ID HOST pid=N alive|dead (beat N ms ago) running=N/MAX rounds=N late=N [this one] */
+static void print_verifiers(json_object *res)
+{
+	json_object *arr;
+	const char *self = jstr(res, "self");
+
+	if (!json_object_object_get_ex(res, "verifiers", &arr))
+		return;
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *v = json_object_array_get_idx(arr, i);
+
+		printf("%s %s pid=%s %s (beat %s ms ago) running=%s/%s rounds=%s late=%s%s\n",
+		       jstr(v, "id"), jstr(v, "host"), jstr(v, "pid"),
+		       strcmp(jstr(v, "alive"), "true") == 0 ? "alive" : "dead",
+		       jstr(v, "beat_age_ms"), jstr(v, "running"), jstr(v, "max_rounds"),
+		       jstr(v, "rounds"), jstr(v, "late"),
+		       strcmp(jstr(v, "id"), self) == 0 ? " (answering)" : "");
+	}
+}
+
 static int attest_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "verifiers", no_argument, NULL, 'V' },
 		{ "history", no_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "wait", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	bool history = false, json = false;
+	bool history = false, json = false, verifiers = false;
 	json_object *res = NULL;
 	char path[512], *end;
 	long code, wait_s = 0;
@@ -332,6 +353,7 @@ static int attest_status(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "Hjw:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'V': verifiers = true; break;
 		case 'H': history = true; break;
 		case 'j': json = true; break;
 		case 'w':
@@ -349,7 +371,13 @@ static int attest_status(int argc, char **argv)
 		cli_err("status takes at most one agent ID");
 		return EXIT_ERROR;
 	}
-	if (optind == argc - 1)
+	if (verifiers && (optind < argc || history || wait_s)) {
+		cli_err("status --verifiers takes no agent ID, --history or --wait");
+		return EXIT_ERROR;
+	}
+	if (verifiers)
+		snprintf(path, sizeof(path), "/v1/verifiers");
+	else if (optind == argc - 1)
 		snprintf(path, sizeof(path), "/v1/agents/%s%s", argv[optind],
 			 history ? "/history" : "");
 	else
@@ -374,6 +402,8 @@ static int attest_status(int argc, char **argv)
 	if (json) {
 		puts(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
 						    JSON_C_TO_STRING_NOSLASHESCAPE));
+	} else if (verifiers) {
+		print_verifiers(res);
 	} else if (history) {
 		json_object *arr;
 

@@ -46,6 +46,24 @@ json_object *vf_json_agent(const struct vg_store_agent *a, int64_t due)
 	return o;
 }
 
+json_object *vf_json_verifier(const struct vg_store_verifier *v, int64_t now)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "id", json_object_new_string(v->id));
+	json_object_object_add(o, "host", json_object_new_string(v->host));
+	json_object_object_add(o, "pid", json_object_new_int64(v->pid));
+	json_object_object_add(o, "started", json_object_new_int64(v->started / 1000));
+	json_object_object_add(o, "beat", json_object_new_int64(v->beat / 1000));
+	json_object_object_add(o, "beat_age_ms", json_object_new_int64(now - v->beat));
+	json_object_object_add(o, "alive", json_object_new_boolean(now - v->beat < VF_BEAT_ALIVE_MS));
+	json_object_object_add(o, "max_rounds", json_object_new_int64(v->max_rounds));
+	json_object_object_add(o, "running", json_object_new_int64(v->running));
+	json_object_object_add(o, "rounds", json_object_new_int64(v->rounds));
+	json_object_object_add(o, "late", json_object_new_int64(v->late));
+	return o;
+}
+
 int vf_json_verdict_cb(void *arg, const struct vg_store_verdict *v)
 {
 	json_object *o = json_object_new_object();

@@ -14,6 +14,7 @@
  *   PUT    /v1/policies/NAME  (document)     vigil JSON, Keylime runtime policy, allowlist
  *   GET    /v1/policies/NAME                 as vigil JSON
  *   POST   /v1/verify/evidence               one round's evidence judged, no agent (evidence.c)
+ *   GET    /v1/verifiers                     {verifiers: [...]} sharing the store, heartbeats
  *   GET    /metrics                          Prometheus text (metrics.c)
  *
  * Every route needs a credential (docs/api-auth.md), checked from the
@@ -92,6 +93,32 @@ static enum MHD_Result h_agents(struct verifier *vf, struct MHD_Connection *c, c
 		return http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, ld.msg);
 	}
 	return http_reply_json(c, MHD_HTTP_OK, o);
+}
+
+static int verifier_cb(void *arg, const struct vg_store_verifier *v)
+{
+	json_object_array_add(arg, vf_json_verifier(v, vf_wall_ms()));
+	return 0;
+}
+
+/* GET /v1/verifiers: every verifier's last heartbeat, and which one answers. */
+static enum MHD_Result h_verifiers(struct verifier *vf, struct MHD_Connection *c)
+{
+	json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	struct vg_diag d = { 0 };
+	int r;
+
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_verifier_list(vf->store, verifier_cb, arr, &d);
+	pthread_mutex_unlock(&vf->lock);
+	json_object_object_add(o, "self", json_object_new_string(vf->id));
+	json_object_object_add(o, "alive_ms", json_object_new_int64(VF_BEAT_ALIVE_MS));
+	json_object_object_add(o, "verifiers", arr);
+	if (r < 0) {
+		json_object_put(o);
+		return http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
+	}
+	return http_reply_json(c, MHD_HTTP_OK, auth_mark(vf, o));
 }
 
 static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, const char *method,
@@ -334,6 +361,8 @@ static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, con
 		return h_policy(vf, c, method, rt.id, body, u->len);
 	if (rt.ep == VG_API_VERIFY_EVIDENCE)
 		return h_evidence(vf, c, body, u->len);
+	if (rt.ep == VG_API_VERIFIERS)
+		return h_verifiers(vf, c);
 	return h_agent(vf, c, method, &rt, body, u->len);
 }
 

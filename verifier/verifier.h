@@ -304,6 +304,8 @@ struct vf_answer {
 
 /* An agent's status; @due: what vf_sched_late says of it (0: not late). */
 json_object *vf_json_agent(const struct vg_store_agent *a, int64_t due);
+/* A verifier's heartbeat row, as of @now (wall ms): alive while under VF_BEAT_ALIVE_MS old. */
+json_object *vf_json_verifier(const struct vg_store_verifier *v, int64_t now);
 /* vg_store_verdict_list's callback: @arg is a JSON array. */
 int vf_json_verdict_cb(void *arg, const struct vg_store_verdict *v);
 /* {"error": msg}. Return: the HTTP status @code. */

@@ -265,6 +265,12 @@ int vg_api_route(const char *method, const char *url, struct vg_api_route *rt,
 			return vg_diag_set(diag, -EOPNOTSUPP, "GET or PUT");
 		return 0;
 	}
+	if (strcmp(url, "/v1/verifiers") == 0) {
+		rt->ep = VG_API_VERIFIERS;
+		if (strcmp(method, "GET"))
+			return vg_diag_set(diag, -EOPNOTSUPP, "GET");
+		return 0;
+	}
 	if (strcmp(url, "/v1/verify/evidence") == 0) {
 		rt->ep = VG_API_VERIFY_EVIDENCE;
 		if (strcmp(method, "POST"))

@@ -59,6 +59,7 @@ enum vg_api_endpoint {
 	VG_API_AGENT_POLICY,		/* PUT */
 	VG_API_POLICY,			/* GET, PUT */
 	VG_API_VERIFY_EVIDENCE,		/* POST: one round, no registered agent */
+	VG_API_VERIFIERS,		/* GET: the verifiers sharing the store, their heartbeats */
 };
 
 struct vg_api_route {
