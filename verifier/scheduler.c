@@ -638,7 +638,6 @@ static void tick(struct verifier *vf, bool listed)
 	bool leader;
 
 	pthread_mutex_lock(&vf->sched.lock);
-	leader = vf->sched.leader;
 	for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
 		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next) {
 			if (!e->active)
@@ -648,16 +647,6 @@ static void tick(struct verifier *vf, bool listed)
 				if (found_add(&silent, e->id, e->watch_ms))
 					e->watch_ms = 0;	/* once per round */
 			}
-			if (!e->running && !e->late_ms && !e->elsewhere &&
-			    now > e->due_ms + VF_LATE_SLACK_MS) {
-				/* every verifier counts it; one tells */
-				if (leader && !found_add(&late, e->id, e->due_ms))
-					continue;
-				e->late_ms = e->due_ms;
-				vf->sched.late++;
-				if (leader)
-					atomic_fetch_add(&vf->metrics.late_rounds, 1);
-			}
 		}
 	vf->sched.due = due;
 	if (!vf->stop && vf->sched.running < vf->max_rounds && (listed || due))
@@ -665,6 +654,24 @@ static void tick(struct verifier *vf, bool listed)
 	pthread_mutex_unlock(&vf->sched.lock);
 	if (free_slots)
 		(void)claim(vf, free_slots, false);
+	/* late: what is still due after the claim, since more than the slack */
+	pthread_mutex_lock(&vf->sched.lock);
+	leader = vf->sched.leader;
+	now = vf_wall_ms();
+	for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
+		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next) {
+			if (!e->active || e->running || e->late_ms || e->elsewhere ||
+			    now <= e->due_ms + VF_LATE_SLACK_MS)
+				continue;
+			/* every verifier counts it; one tells */
+			if (leader && !found_add(&late, e->id, e->due_ms))
+				continue;
+			e->late_ms = e->due_ms;
+			vf->sched.late++;
+			if (leader)
+				atomic_fetch_add(&vf->metrics.late_rounds, 1);
+		}
+	pthread_mutex_unlock(&vf->sched.lock);
 	for (size_t i = 0; i < silent.n; i++)
 		mark_silent(vf, silent.f[i].id, silent.f[i].ms);
 	free(silent.f);

@@ -6,7 +6,7 @@
 # registration, trusted rounds (the row is in PostgreSQL), a failure
 # recorded in the history, a verifier restart keeps the state (agent still
 # known, no entry verified twice, the offset goes on), two verifiers share
-# the database (both attest every agent: the state stays consistent, a
+# the database (each round of the agent is one verifier's: the state stays consistent, a
 # failure is seen by both and recorded), the server drops the connection
 # (transparent reconnect), and the database stops mid-run (the store error
 # is reported, the API answers 500, nothing is marked trusted, a file run
@@ -83,7 +83,7 @@ check "the verifier runs on PostgreSQL" kill -0 $VA
 check "its start message names the store without the password" \
 	grep -qF "store $SAFE" verifier.err
 check_eq "the schema was created" "$(sql "SELECT string_agg(tablename, ' ' ORDER BY tablename) FROM pg_tables WHERE tableowner = 'vigil'")" \
-	"agents policies verdicts"
+	"agents policies verdicts verifiers"
 
 field() { att_field "$1" host1 "${2:-}"; }	# NAME [VERIFIER_URL]
 wait_for() { att_wait host1 "$@"; }	# STATE [FAILURE [VERIFIER_URL]]: up to 15 s
