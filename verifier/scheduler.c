@@ -468,7 +468,8 @@ static void *round_thread(void *arg)
 		due = round_end(vf, e, vf_wall_ms());
 		snprintf(id, sizeof(id), "%s", e->id);
 		pthread_mutex_unlock(&vf->sched.lock);
-		release(vf, id, due);
+		/* a round cut short by our stop judged nothing: due now, for another verifier */
+		release(vf, id, vf->stop ? vf_wall_ms() : due);
 		pthread_mutex_lock(&vf->sched.lock);
 		more = !vf->stop && vf->sched.due > 0;
 		pthread_mutex_unlock(&vf->sched.lock);
