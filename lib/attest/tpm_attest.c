@@ -30,6 +30,7 @@
 struct vg_atpm {
 	struct vg_tpm *tpm;
 	ESYS_CONTEXT *ectx;		/* borrowed from tpm */
+	unsigned int ek_type;		/* enum vg_atpm_ek_type */
 	ESYS_TR ek, ak;
 	TPM2B_PUBLIC ak_pub;
 	TPM2B_PRIVATE ak_priv;
@@ -38,7 +39,7 @@ struct vg_atpm {
 
 static void flush(struct vg_atpm *a, ESYS_TR *h)
 {
-	if (*h != ESYS_TR_NONE)
+	if (*h != ESYS_TR_NONE && *h != ESYS_TR_PASSWORD)
 		Esys_FlushContext(a->ectx, *h);
 	*h = ESYS_TR_NONE;
 }
@@ -74,16 +75,27 @@ void vg_atpm_close(struct vg_atpm *a)
 	free(a);
 }
 
-static const TPM2B_PUBLIC ek_template = {
-	.publicArea = {
+/* PolicyA (SHA-256): PolicySecret(TPM_RH_ENDORSEMENT), the L templates' authPolicy */
+#define POLICY_A_SHA256 { 32, { 0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc, \
+				0x8d, 0x46, 0xa5, 0xd7, 0x24, 0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52, \
+				0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa } }
+
+/*
+ * The EK templates of the TCG EK Credential Profile (2.3), each the key
+ * its certificate in NV certifies: L-1 RSA 2048, L-2 ECC NIST P-256
+ * (AES-128-CFB, SHA-256, PolicyA, no user auth, unique 2 x 32 zero bytes)
+ * and H-3 ECC NIST P-384 (AES-256-CFB, SHA-384, PolicyB, user auth with
+ * the empty password, unique empty): the one swtpm_setup certifies in
+ * 0x01c00016, the key `tpm2_createek -G ecc384` makes.
+ */
+static const TPM2B_PUBLIC ek_templates[] = {
+	[VG_ATPM_EK_RSA2048] = { .publicArea = {
 		.type = TPM2_ALG_RSA,
 		.nameAlg = TPM2_ALG_SHA256,
 		.objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
 				    TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_ADMINWITHPOLICY |
 				    TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT,
-		.authPolicy = { 32, { 0x83, 0x71, 0x97, 0x67, 0x44, 0x84, 0xb3, 0xf8, 0x1a, 0x90, 0xcc,
-				      0x8d, 0x46, 0xa5, 0xd7, 0x24, 0xfd, 0x52, 0xd7, 0x6e, 0x06, 0x52,
-				      0x0b, 0x64, 0xf2, 0xa1, 0xda, 0x1b, 0x33, 0x14, 0x69, 0xaa } },
+		.authPolicy = POLICY_A_SHA256,
 		.parameters.rsaDetail = {
 			.symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128,
 				       .mode.aes = TPM2_ALG_CFB },
@@ -92,8 +104,83 @@ static const TPM2B_PUBLIC ek_template = {
 			.exponent = 0,
 		},
 		.unique.rsa = { .size = 256 },
-	},
+	} },
+	[VG_ATPM_EK_ECC_P256] = { .publicArea = {
+		.type = TPM2_ALG_ECC,
+		.nameAlg = TPM2_ALG_SHA256,
+		.objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
+				    TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_ADMINWITHPOLICY |
+				    TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT,
+		.authPolicy = POLICY_A_SHA256,
+		.parameters.eccDetail = {
+			.symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128,
+				       .mode.aes = TPM2_ALG_CFB },
+			.scheme = { .scheme = TPM2_ALG_NULL },
+			.curveID = TPM2_ECC_NIST_P256,
+			.kdf = { .scheme = TPM2_ALG_NULL },
+		},
+		.unique.ecc = { .x = { .size = 32 }, .y = { .size = 32 } },
+	} },
+	[VG_ATPM_EK_ECC_P384] = { .publicArea = {
+		.type = TPM2_ALG_ECC,
+		.nameAlg = TPM2_ALG_SHA384,
+		.objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
+				    TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH |
+				    TPMA_OBJECT_ADMINWITHPOLICY | TPMA_OBJECT_RESTRICTED |
+				    TPMA_OBJECT_DECRYPT,
+		.authPolicy = { 48, { 0xb2, 0x6e, 0x7d, 0x28, 0xd1, 0x1a, 0x50, 0xbc, 0x53, 0xd8,
+				      0x82, 0xbc, 0xf5, 0xfd, 0x3a, 0x1a, 0x07, 0x41, 0x48, 0xbb,
+				      0x35, 0xd3, 0xb4, 0xe4, 0xcb, 0x1c, 0x0a, 0xd9, 0xbd, 0xe4,
+				      0x19, 0xca, 0xcb, 0x47, 0xba, 0x09, 0x69, 0x96, 0x46, 0x15,
+				      0x0f, 0x9f, 0xc0, 0x00, 0xf3, 0xf8, 0x0e, 0x12 } },
+		.parameters.eccDetail = {
+			.symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 256,
+				       .mode.aes = TPM2_ALG_CFB },
+			.scheme = { .scheme = TPM2_ALG_NULL },
+			.curveID = TPM2_ECC_NIST_P384,
+			.kdf = { .scheme = TPM2_ALG_NULL },
+		},
+	} },
 };
+
+/* where each EK's certificate is (TCG EK Credential Profile: L-1, L-2, H-3) */
+static const uint32_t ek_cert_nv[] = {
+	[VG_ATPM_EK_RSA2048] = 0x01c00002,
+	[VG_ATPM_EK_ECC_P256] = 0x01c0000a,
+	[VG_ATPM_EK_ECC_P384] = 0x01c00016,
+};
+
+static const char *const ek_names[] = {
+	[VG_ATPM_EK_RSA2048] = "rsa2048",
+	[VG_ATPM_EK_ECC_P256] = "ecc-p256",
+	[VG_ATPM_EK_ECC_P384] = "ecc-p384",
+};
+
+int vg_atpm_ek_type_by_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof(ek_names) / sizeof(ek_names[0]); i++)
+		if (strcmp(name, ek_names[i]) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+const char *vg_atpm_ek_type_name(unsigned int type)
+{
+	return type < sizeof(ek_names) / sizeof(ek_names[0]) ? ek_names[type] : NULL;
+}
+
+int vg_atpm_set_ek_type(struct vg_atpm *a, unsigned int type)
+{
+	if (type >= sizeof(ek_names) / sizeof(ek_names[0]))
+		return -EINVAL;
+	if (type != a->ek_type) {
+		flush(a, &a->ak);
+		flush(a, &a->ek);
+		a->have_ak = false;
+		a->ek_type = type;
+	}
+	return 0;
+}
 
 static int load_ek(struct vg_atpm *a, TPM2B_PUBLIC **ret_pub, struct vg_diag *diag)
 {
@@ -105,7 +192,8 @@ static int load_ek(struct vg_atpm *a, TPM2B_PUBLIC **ret_pub, struct vg_diag *di
 
 	flush(a, &a->ek);
 	rc = Esys_CreatePrimary(a->ectx, ESYS_TR_RH_ENDORSEMENT, ESYS_TR_PASSWORD, ESYS_TR_NONE,
-				ESYS_TR_NONE, &sens, &ek_template, &outside, &pcrs, &a->ek, &pub, NULL,
+				ESYS_TR_NONE, &sens, &ek_templates[a->ek_type], &outside, &pcrs, &a->ek,
+				&pub, NULL,
 				NULL, NULL);
 	if (rc != TSS2_RC_SUCCESS) {
 		a->ek = ESYS_TR_NONE;
@@ -118,13 +206,22 @@ static int load_ek(struct vg_atpm *a, TPM2B_PUBLIC **ret_pub, struct vg_diag *di
 	return 0;
 }
 
-/* A policy session that satisfies the EK's policy: PolicySecret(TPM_RH_ENDORSEMENT). */
+/*
+ * The EK's authorisation for the USER role (Load under it, ActivateCredential):
+ * a policy session that satisfies the L templates' PolicyA,
+ * PolicySecret(TPM_RH_ENDORSEMENT); the H templates allow user auth with
+ * the empty password (*@ret = ESYS_TR_PASSWORD: nothing to flush).
+ */
 static int ek_session(struct vg_atpm *a, ESYS_TR *ret, struct vg_diag *diag)
 {
 	TPMT_SYM_DEF sym = { .algorithm = TPM2_ALG_NULL };
 	ESYS_TR s = ESYS_TR_NONE;
 	TSS2_RC rc;
 
+	if (ek_templates[a->ek_type].publicArea.objectAttributes & TPMA_OBJECT_USERWITHAUTH) {
+		*ret = ESYS_TR_PASSWORD;
+		return 0;
+	}
 	rc = Esys_StartAuthSession(a->ectx, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
 				   ESYS_TR_NONE, NULL, TPM2_SE_POLICY, &sym, TPM2_ALG_SHA256, &s);
 	if (rc != TSS2_RC_SUCCESS)
@@ -209,7 +306,8 @@ int vg_atpm_ek(struct vg_atpm *a, uint8_t *pub, size_t *pub_len, uint8_t *cert, 
 	*pub_len = off;
 	*cert_len = 0;
 	r = 0;
-	rc = Esys_TR_FromTPMPublic(a->ectx, 0x01c00002, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nv);
+	rc = Esys_TR_FromTPMPublic(a->ectx, ek_cert_nv[a->ek_type], ESYS_TR_NONE, ESYS_TR_NONE,
+				   ESYS_TR_NONE, &nv);
 	if (rc != TSS2_RC_SUCCESS)
 		goto out;		/* no certificate in NV */
 	rc = Esys_NV_ReadPublic(a->ectx, nv, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &nvp, NULL);

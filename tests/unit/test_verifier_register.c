@@ -25,6 +25,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include <tss2/tss2_mu.h>
+
 #include "vigil/tpm_attest.h"
 #include "swtpm.h"
 #include "verifier.h"
@@ -112,10 +114,13 @@ static long fake_fetch(struct verifier *vf, const char *url, const char *body, b
 	return answer(out, 404, strdup("{}"));
 }
 
+static uint8_t rsa_blob[VG_ATPM_BLOB_MAX];	/* the AK under the RSA EK */
+static size_t rsa_blob_len;
+
 static int group_setup(void **state)
 {
-	uint8_t blob[VG_ATPM_BLOB_MAX];
-	size_t bl = sizeof(blob);
+	uint8_t *blob = rsa_blob;
+	size_t bl = sizeof(rsa_blob);
 
 	(void)state;
 	if (test_swtpm_start("/tmp/vigil-test-register", dir, sizeof(dir), tcti, sizeof(tcti)) < 0)
@@ -130,6 +135,7 @@ static int group_setup(void **state)
 	    vg_atpm_ak_create(tpm, false, blob, &bl, NULL) < 0 ||
 	    vg_atpm_ak_public(tpm, ident.ak_pub, &ident.ak_pub_len) < 0)
 		return -1;
+	rsa_blob_len = bl;
 	return ident.ek_cert_len ? 0 : -1;	/* swtpm.sh provisions a certificate */
 }
 
@@ -313,6 +319,74 @@ static void register_rejects_failed_activation(void **state)
 	free(a);
 }
 
+/*
+ * The ECC EKs: swtpm's own P-384 EK (template H-3, certificate in NV
+ * 0x01c00016 from swtpm_setup, chained to its CA) and a P-256 EK
+ * (template L-2, no certificate: accepted without --ek-ca): MakeCredential
+ * in software (ECDH + KDFe), ActivateCredential by the TPM, the proof
+ * checked, the agent stored. Then back to the RSA EK for the other cases.
+ */
+static void register_with_ecc_eks(void **state)
+{
+	struct verifier *vf = *state;
+	struct vg_api_identity rsa = ident;
+	struct vg_store_agent *a = malloc(sizeof(*a));
+	uint8_t blob[VG_ATPM_BLOB_MAX];
+	char ca[4200 + 16];
+	static const struct {
+		unsigned int type;
+		bool cert;
+	} eks[] = { { VG_ATPM_EK_ECC_P384, true }, { VG_ATPM_EK_ECC_P256, false } };
+
+	assert_non_null(a);
+	snprintf(ca, sizeof(ca), "%s/ek-ca.pem", dir);
+	for (size_t i = 0; i < sizeof(eks) / sizeof(eks[0]); i++) {
+		size_t bl = sizeof(blob);
+		struct vg_diag d = { 0 };
+		TPM2B_PUBLIC ek;
+		size_t off = 0;
+
+		assert_int_equal(vg_atpm_set_ek_type(tpm, eks[i].type), 0);
+		ident.ek_pub_len = sizeof(ident.ek_pub);
+		ident.ek_cert_len = sizeof(ident.ek_cert);
+		ident.ak_pub_len = sizeof(ident.ak_pub);
+		if (vg_atpm_ek(tpm, ident.ek_pub, &ident.ek_pub_len, ident.ek_cert,
+			       &ident.ek_cert_len, &d) < 0)
+			fail_msg("EK %u: %s", eks[i].type, d.msg);
+		memset(&ek, 0, sizeof(ek));
+		{
+			TSS2_RC rc = Tss2_MU_TPM2B_PUBLIC_Unmarshal(ident.ek_pub, ident.ek_pub_len,
+								    &off, &ek);
+
+			if (rc)
+				fail_msg("unmarshal EK %u (%zu bytes): 0x%x", eks[i].type,
+					 ident.ek_pub_len, rc);
+		}
+		assert_int_equal(ek.publicArea.type, TPM2_ALG_ECC);
+		assert_int_equal(ek.publicArea.parameters.eccDetail.curveID,
+				 eks[i].type == VG_ATPM_EK_ECC_P384 ? TPM2_ECC_NIST_P384
+								    : TPM2_ECC_NIST_P256);
+		assert_int_equal(ident.ek_cert_len != 0, eks[i].cert);
+		if (vg_atpm_ak_create(tpm, false, blob, &bl, &d) < 0)
+			fail_msg("AK under EK %u: %s", eks[i].type, d.msg);
+		assert_int_equal(vg_atpm_ak_public(tpm, ident.ak_pub, &ident.ak_pub_len), 0);
+		vf->ek_ca = eks[i].cert ? ca : NULL;
+		expect(vf, body_ok, 201, "state", "registered");
+		assert_int_equal(vg_store_agent_get(vf->store, "host1", a, NULL), 0);
+		assert_memory_equal(a->ek_pub, ident.ek_pub, ident.ek_pub_len);
+		/* a proof of another secret is still refused with an ECC EK */
+		assert_int_equal(vg_store_agent_del(vf->store, "host1", NULL), 0);
+		mode = WRONG_PROOF;
+		expect(vf, body_ok, 403, "failure", "identity.credential");
+		mode = HONEST;
+	}
+	vf->ek_ca = NULL;
+	ident = rsa;
+	assert_int_equal(vg_atpm_set_ek_type(tpm, VG_ATPM_EK_RSA2048), 0);
+	assert_int_equal(vg_atpm_ak_load(tpm, rsa_blob, rsa_blob_len, NULL), 0);
+	free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +404,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(register_rejects_unloadable_ak, setup, teardown),
 		cmocka_unit_test_setup_teardown(register_rejects_failed_activation, setup, teardown),
+		cmocka_unit_test_setup_teardown(register_with_ecc_eks, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

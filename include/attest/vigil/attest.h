@@ -33,8 +33,8 @@
  * values, boot_aggregate against the log): attest_boot.h.
  *
  * Not here: measured-boot policies on events (only on PCR values), the
- * ECC-EK MakeCredential (RSA EKs only: -EOPNOTSUPP), DSSE signature checks
- * of Keylime policies (the envelope is unwrapped, not verified), and
+ * DSSE signature checks of Keylime policies (the envelope is unwrapped,
+ * not verified: dsse.h checks it), and
  * Keylime's keyring learning from ima-buf entries (ima-buf entries are
  * judged against the policy's "ima-buf" digests only).
  */
@@ -517,12 +517,15 @@ int vg_attest_ek_check(const uint8_t *ek_pub, size_t ek_len, const uint8_t *cert
 
 /*
  * vg_attest_make_credential - TPM2_MakeCredential in software for an RSA
- * EK (TPM2B_PUBLIC, nameAlg sha256, AES-128-CFB): wraps @secret
+ * EK (seed by RSA-OAEP) or an ECC NIST P-256/P-384 EK (seed by ECDH with
+ * a fresh key and KDFe; @enc_secret is then the fresh point, a marshalled
+ * TPMS_ECC_POINT), any nameAlg but SHA-1, AES-128/256-CFB: wraps @secret
  * (1..64 bytes) for the object named @name so that only the TPM holding
  * the EK's private key and an object with that name can recover it.
  * @id_object receives the TPM2B_ID_OBJECT contents (no size prefix),
  * @enc_secret the TPM2B_ENCRYPTED_SECRET contents.
- * Return: 0, -EOPNOTSUPP (non-RSA EK), -EBADMSG, -ENOSPC, -ENOMEM, -EIO.
+ * Return: 0, -EOPNOTSUPP (another key type or curve), -EBADMSG, -ENOSPC,
+ * -ENOMEM, -EIO.
  */
 int vg_attest_make_credential(const uint8_t *ek_pub, size_t ek_len, const uint8_t *name,
 			      size_t name_len, const uint8_t *secret, size_t secret_len,

@@ -34,14 +34,32 @@
 
 struct vg_atpm;
 
+enum vg_atpm_ek_type {
+	VG_ATPM_EK_RSA2048 = 0,		/* template L-1, certificate in NV 0x01c00002 */
+	VG_ATPM_EK_ECC_P256,		/* L-2, 0x01c0000a */
+	VG_ATPM_EK_ECC_P384,		/* H-3, 0x01c00016 (swtpm_setup's ECC EK) */
+};
+
+/* "rsa2048", "ecc-p256", "ecc-p384". Return: the type, -ENOENT. */
+int vg_atpm_ek_type_by_name(const char *name);
+/* Return: the type's name, NULL out of range. */
+const char *vg_atpm_ek_type_name(unsigned int type);
+
 /* @tcti NULL: VG_TPM_TCTI_DEFAULT (device:/dev/tpmrm0); the one TPM context of tpm.h. Return: 0, -ENODEV, -ENOMEM, -EIO. */
 int vg_atpm_open(const char *tcti, struct vg_atpm **ret, struct vg_diag *diag);
 void vg_atpm_close(struct vg_atpm *a);
 
 /*
- * vg_atpm_ek - the RSA EK (re-created from the L-1 template: the same key
- * as the one the EK certificate certifies) as marshalled TPM2B_PUBLIC,
- * and the certificate from NV 0x01c00002 (DER, trailing padding cut).
+ * vg_atpm_set_ek_type - which EK the calls below use (default
+ * VG_ATPM_EK_RSA2048); an AK loaded under another EK is dropped (an AK is
+ * the EK's child: load one made under this EK). Return: 0, -EINVAL.
+ */
+int vg_atpm_set_ek_type(struct vg_atpm *a, unsigned int type);
+
+/*
+ * vg_atpm_ek - the EK (re-created from its template: the same key as the
+ * one the EK certificate certifies) as marshalled TPM2B_PUBLIC, and the
+ * certificate from its NV index (DER, trailing padding cut).
  * *@cert_len = 0 when the TPM has none.
  * Return: 0, -ENOSPC, -EIO.
  */
