@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""web_check.py CHROMIUM BASE READ_TOKEN AGENTS.json PNG_DIR > result.json
+"""web_check.py CHROMIUM BASE READ_TOKEN PNG_DIR > result.json
 
 Drives headless Chromium over its DevTools protocol (--remote-debugging-pipe:
 no port, no python3-websocket) on the verifier's operators' page (t0515):
 
   1. /ui/#token=READ: waits until the agents are shown, then compares rows
-     with AGENTS.json (GET /v1/agents as the API said it), checks the
+     with GET /v1/agents asked at the same time (again for up to 15 s:
+     the page asks every 5 s, and a state may change meanwhile), checks the
      hostile failure message is shown as text, sets the state and policy
      filters through their <select> and reads the rows again, opens a
      failed agent's history; screenshots into PNG_DIR;
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import time
 import base64
+import urllib.request
 
 
 class Browser:
@@ -138,27 +140,44 @@ def select(b, s, sel, value):
          % (json.dumps(sel), json.dumps(value)))
 
 
+def api_agents(base, token):
+    req = urllib.request.Request(base + '/v1/agents',
+                                 headers={'Authorization': 'Bearer ' + token})
+    with urllib.request.urlopen(req, timeout=20) as r:
+        return json.load(r)['agents']
+
+
+# an unreachable agent's message names the last round's nonce: not compared
+def msg(m):
+    return re.sub(r'nonce=[0-9a-f]+', 'nonce=N', m)
+
+
+def agree(b, s, base, token, keep, timeout=15):
+    """(rows shown, API agents kept by @keep) until the two agree, or the last ones."""
+    deadline = time.time() + timeout
+    while True:
+        shown = rows(b, s)
+        api = api_agents(base, token)
+        want = sorted((a['id'], a['state'], a['late'], a['policy'], a['last_failure'],
+                       msg(a['last_message'])) for a in api if keep(a))
+        got = sorted((r['id'], r['state'], r['late'], r['policy'], r['failure'], msg(r['message']))
+                     for r in shown)
+        if want == got or time.time() > deadline:
+            return want == got, shown, api
+        time.sleep(0.5)
+
+
 def main(argv):
-    exe, base, token, agents_file, pngdir = argv[1:6]
-    api = json.load(open(agents_file))['agents']
+    exe, base, token, pngdir = argv[1:5]
     res = {}
     profile = tempfile.mkdtemp(prefix='chromium-')
     b = Browser(exe, profile)
     try:
         s = b.tab(base + '/ui/#token=' + token)
-        res['loaded'] = bool(b.until(s, 'document.body.dataset.loaded === "true" && '
-                                        'document.querySelectorAll("#rows tr.agent").length == %d'
-                                        % len(api)))
-        shown = rows(b, s)
+        res['loaded'] = bool(b.until(s, 'document.body.dataset.loaded === "true"', 40))
+        res['rows_match_api'], shown, api = agree(b, s, base, token, lambda a: True)
         res['rows'] = shown
-        # an unreachable agent's message names the last round's nonce: not compared
-        def msg(m):
-            return re.sub(r'nonce=[0-9a-f]+', 'nonce=N', m)
-        want = sorted((a['id'], a['state'], a['late'], a['policy'], a['last_failure'],
-                       msg(a['last_message'])) for a in api)
-        got = sorted((r['id'], r['state'], r['late'], r['policy'], r['failure'], msg(r['message']))
-                     for r in shown)
-        res['rows_match_api'] = want == got
+        res['api'] = api
         res['summary'] = b.js(s, 'document.getElementById("summary").textContent')
         hostile = [r for r in shown if '<img' in r['message']]
         res['hostile_as_text'] = bool(hostile) and all('onerror=' in r['message'] for r in hostile)
@@ -173,16 +192,15 @@ def main(argv):
         # filters, through the <select>s as an operator would
         for st in sorted({a['state'] for a in api}) + ['late']:
             select(b, s, 'f-state', st)
-            ids = sorted(r['id'] for r in rows(b, s))
-            want_ids = sorted(a['id'] for a in api if (a['late'] if st == 'late' else a['state'] == st))
-            res['filter_state_' + st] = ids == want_ids
+            res['filter_state_' + st] = agree(
+                b, s, base, token, lambda a: a['late'] if st == 'late' else a['state'] == st)[0]
         select(b, s, 'f-state', 'failed')
         b.shot(s, os.path.join(pngdir, 'agents-failed.png'))
         select(b, s, 'f-state', '')
         for pol in sorted({a['policy'] for a in api if a['policy']}):
             select(b, s, 'f-policy', pol)
-            ids = sorted(r['id'] for r in rows(b, s))
-            res['filter_policy_' + pol] = ids == sorted(a['id'] for a in api if a['policy'] == pol)
+            res['filter_policy_' + pol] = agree(b, s, base, token,
+                                                lambda a: a['policy'] == pol)[0]
         select(b, s, 'f-policy', '')
 
         # a failed agent's history, opened by its button
