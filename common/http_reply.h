@@ -2,7 +2,8 @@
 /*
  * http_reply.h - the answers vigil-agent and vigil-verifier queue on a
  * libmicrohttpd connection: a JSON object, a JSON text already built, the
- * {"error": ...} refusal, and a binary body. Each returns what
+ * {"error": ...} refusal, a binary body, a static file; each with the
+ * hardening headers of http_reply_harden. Each returns what
  * MHD_queue_response returned (MHD_NO when the answer could not even be
  * built: MHD then closes the connection).
  *

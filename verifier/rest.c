@@ -25,8 +25,9 @@
  * every route; read: reading, and judging evidence), or a client
  * certificate (admin or read by its CA); none with --insecure-no-auth.
  * Every answer carries the headers of http_reply_harden (no sniffing,
- * framing or caching; a CSP under which nothing runs, but for the page). Routes are found on the path as sent, decoded
- * strictly (vg_api_path_decode). Requests must arrive whole within
+ * framing or caching; a CSP under which nothing runs, but for the page).
+ * Routes are found on the path as sent, decoded strictly
+ * (vg_api_path_decode). Requests must arrive whole within
  * --api-timeout (http_guard.c); bodies above --max-body get 413 before
  * they are read. Registration is register.c's; this file only sends its
  * answer.
