@@ -138,6 +138,9 @@ sys.exit(not any(x["failure"] == "policy.not_in_policy" and "onerror=" in x["pat
 check_eq "GET /v1/policies/p: 200" "$(get /v1/policies/p -H "$ATT_RHDR")" 200
 cp body pol.json
 check "... validates" v GET "/v1/policies/{name}" 200 pol.json
+check_eq "GET /v1/verifiers: 200" "$(get /v1/verifiers -H "$ATT_RHDR")" 200
+cp body verifiers.json
+check "... validates" v GET /v1/verifiers 200 verifiers.json
 check_eq "GET /v1/agents/nobody: 404" "$(get /v1/agents/nobody -H "$ATT_RHDR")" 404
 cp body e404.json
 check "... validates (Error)" v GET "/v1/agents/{id}" 404 e404.json
