@@ -55,6 +55,8 @@ get() { local p=$1; shift; curl -s --max-time 10 -D "$T/hdr" -o "$T/body" -w '%{
 hdr() { tr -d '\r' <"$T/hdr" | awk -v h="$1" 'BEGIN { IGNORECASE = 1 } index(tolower($0), tolower(h) ":") == 1 { sub(/^[^:]*: */, ""); print }'; }
 READ=$(cat "$T/read.tok")
 
+SECONDS=0
+phase() { echo "# ${SECONDS}s: $*"; }
 # ---- the route table against the description (no daemon needed) ----
 "$VG_API_ROUTES" >routes.txt
 check "the verifier's route table is printed" test -s routes.txt
@@ -69,6 +71,7 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["paths"]["/v1/ext
 check_rc 1 "... and one the description has and the verifier does not" \
 	$OC routes oa-more.json routes.txt
 
+phase agents
 # ---- three agents, one swtpm each (state copied from one provisioned TPM) ----
 bash "$SW" start "$T/tpm1" --watch $$ >/dev/null || { echo "not ok 1 - swtpm starts"; exit 1; }
 bash "$SW" stop "$T/tpm1" >/dev/null 2>&1
@@ -115,6 +118,7 @@ check "... its message names it" sh -c "'$VIGIL' attest status --json h-evil | g
 kill "$PID_h_gone"
 check "h-gone unreachable (its agent stopped)" att_wait h-gone unreachable
 
+phase probe
 # ---- the description against the live verifier ----
 check "every documented route answers as documented; others 404/405" \
 	$OC probe "$OA" "$V" "$READ" "$(cat "$T/admin.tok")"
@@ -161,6 +165,7 @@ echo '{"agents": [{"id": "x"}]}' >bad.json
 check_rc 1 "... and a body the description does not allow fails validation" \
 	v GET /v1/agents 200 bad.json
 
+phase headers
 # ---- headers ----
 check_eq "GET /ui/ without a credential: 200" "$(get /ui/)" 200
 cp body page.html
@@ -202,6 +207,7 @@ check "... a CSP under which nothing runs" sh -c "echo \"\$0\" | grep -q \"^defa
 get /v1/agents >/dev/null
 check_eq "... the 401 too" "$(hdr X-Content-Type-Options) $(hdr Cache-Control)" "nosniff no-store"
 
+phase browser
 # ---- the page in a real browser ----
 CHROMIUM=$(command -v chromium || true)
 if [ -z "$CHROMIUM" ]; then
@@ -213,8 +219,15 @@ rm -rf "$ART" && mkdir -p "$ART"
 timeout 150 /usr/bin/python3 "$SRCDIR/tests/cli/web_check.py" "$CHROMIUM" "$V" "$READ" \
 	"$ART" >web.json 2>web.err
 check "chromium drove the page" test -s web.json
+phase browser done
 cp web.json web.err "$ART/" 2>/dev/null
-w() { python3 -c 'import json,sys; print(json.dumps(json.load(open("web.json")).get(sys.argv[1])))' "$1" 2>/dev/null; }
+# w KEY: web_check.py's result KEY as JSON (read once: python's start is slow on a loaded machine)
+declare -A WEB
+while IFS=$'\t' read -r k val; do WEB[$k]=$val; done < <(python3 -c '
+import json
+for k, v in json.load(open("web.json")).items():
+    print("%s\t%s" % (k, json.dumps(v)))' 2>/dev/null)
+w() { echo "${WEB[$1]:-}"; }
 check_eq "the page loads the agents with the read token" "$(w loaded)" true
 check_eq "the agents, states, policies, failures and messages shown are the API's" "$(w rows_match_api)" true
 check_eq "the hostile file name is shown as text" "$(w hostile_as_text)" true
@@ -243,3 +256,4 @@ check_eq "no script error" "$(w js_exceptions)" "[]"
 for f in agents agents-failed agent-history login-refused; do
 	check "screenshot $f.png kept" sh -c "head -c 8 '$ART/$f.png' | od -An -c | grep -q 'P   N   G'"
 done
+phase end
