@@ -24,6 +24,18 @@ unsigned int http_reply_take_status(void)
 	return code;
 }
 
+/* The CSP of every answer but the page's: nothing in it may load or run, nor be framed. */
+#define CSP_NONE "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+void http_reply_harden(struct MHD_Response *r, const char *csp)
+{
+	MHD_add_response_header(r, "Content-Security-Policy", csp ? csp : CSP_NONE);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+}
+
 static enum MHD_Result queue(struct MHD_Connection *c, unsigned int code, struct MHD_Response *r,
 			     const char *type, const char *hname, const char *hval)
 {
@@ -32,8 +44,14 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned int code, struct
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", type);
-	if (hname)
-		MHD_add_response_header(r, hname, hval);
+	/* a Content-Security-Policy given replaces the default one */
+	if (hname && strcmp(hname, "Content-Security-Policy") == 0) {
+		http_reply_harden(r, hval);
+	} else {
+		http_reply_harden(r, NULL);
+		if (hname)
+			MHD_add_response_header(r, hname, hval);
+	}
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	if (ret == MHD_YES)
@@ -90,4 +108,13 @@ enum MHD_Result http_reply_typed(struct MHD_Connection *c, unsigned int code, co
 	if (!r)
 		free(buf);
 	return queue(c, code, r, type, NULL, NULL);
+}
+
+enum MHD_Result http_reply_static(struct MHD_Connection *c, const char *type, const uint8_t *buf,
+				  size_t len, const char *csp)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)buf,
+								 MHD_RESPMEM_PERSISTENT);
+
+	return queue(c, MHD_HTTP_OK, r, type, "Content-Security-Policy", csp);
 }

@@ -2,7 +2,8 @@
 /*
  * http_reply.h - the answers vigil-agent and vigil-verifier queue on a
  * libmicrohttpd connection: a JSON object, a JSON text already built, the
- * {"error": ...} refusal, and a binary body. Each returns what
+ * {"error": ...} refusal, a binary body, a static file; each with the
+ * hardening headers of http_reply_harden. Each returns what
  * MHD_queue_response returned (MHD_NO when the answer could not even be
  * built: MHD then closes the connection).
  *
@@ -33,6 +34,22 @@ enum MHD_Result http_reply_error(struct MHD_Connection *c, unsigned int code, co
  */
 enum MHD_Result http_reply_bytes(struct MHD_Connection *c, unsigned int code, uint8_t *buf,
 				 size_t len, const char *hname, const char *hval);
+
+/*
+ * The headers every answer gets, so that no answer can be sniffed into
+ * something else, framed, cached or leak its URL: Content-Security-Policy
+ * @csp (NULL: nothing may load or run), X-Content-Type-Options: nosniff,
+ * X-Frame-Options: DENY, Referrer-Policy: no-referrer, Cache-Control:
+ * no-store. The reply functions here add them; others call this.
+ */
+void http_reply_harden(struct MHD_Response *r, const char *csp);
+
+/*
+ * 200 with @len bytes of @buf (static: never freed nor copied) as @type,
+ * under Content-Security-Policy @csp instead of the default one.
+ */
+enum MHD_Result http_reply_static(struct MHD_Connection *c, const char *type, const uint8_t *buf,
+				  size_t len, const char *csp);
 
 /* @len bytes of @buf (malloc'd and taken; NULL: MHD_NO) as Content-Type @type. */
 enum MHD_Result http_reply_typed(struct MHD_Connection *c, unsigned int code, const char *type,

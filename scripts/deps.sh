@@ -17,7 +17,9 @@ pkgs=(
 	openssl attr ima-evm-utils tpm2-tools swtpm swtpm-tools
 	util-linux e2fsprogs python3 sqlite3
 	man-db		# man -l renders the built pages (t0096)
-	python3-jsonschema	# t0097: every --json output against its docs/schemas/ schema
+	python3-jsonschema	# t0097: every --json output against its docs/schemas/ schema;
+				# t0515: live API answers against docs/openapi.json
+	chromium	# t0515: the verifier's operators' page in headless Chromium
 	aide		# t0044: vigil scan beside AIDE on the same changes (and bench/tree's peer)
 	# vigil trust (t0110, t0111, bench/trust): the archive chain and its peers
 	gpgv debian-archive-keyring lz4 debsums

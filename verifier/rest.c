@@ -16,12 +16,18 @@
  *   POST   /v1/verify/evidence               one round's evidence judged, no agent (evidence.c)
  *   GET    /v1/verifiers                     {verifiers: [...]} sharing the store, heartbeats
  *   GET    /metrics                          Prometheus text (metrics.c)
+ *   GET    /ui/, /ui/app.js, /ui/app.css     the operators' page (web.c, docs/web.md)
  *
- * Every route needs a credential (docs/api-auth.md), checked from the
- * headers before the body is read: a bearer token (admin: every route;
- * read: GETs), or a client certificate (admin or read by its CA); none
- * with --insecure-no-auth. Routes are found on the path as sent, decoded
- * strictly (vg_api_path_decode). Requests must arrive whole within
+ * The routes and the role each needs are one table, vg_api_routes
+ * (attest_api.c); docs/openapi.json describes them (t0515 compares). Every
+ * route but the page's static files needs a credential (docs/api-auth.md),
+ * checked from the headers before the body is read: a bearer token (admin:
+ * every route; read: reading, and judging evidence), or a client
+ * certificate (admin or read by its CA); none with --insecure-no-auth.
+ * Every answer carries the headers of http_reply_harden (no sniffing,
+ * framing or caching; a CSP under which nothing runs, but for the page).
+ * Routes are found on the path as sent, decoded strictly
+ * (vg_api_path_decode). Requests must arrive whole within
  * --api-timeout (http_guard.c); bodies above --max-body get 413 before
  * they are read. Registration is register.c's; this file only sends its
  * answer.
@@ -41,6 +47,7 @@
 #include "http_reply.h"
 #include "http_upload.h"
 #include "http_util.h"
+#include "web.h"
 
 struct vf_api {
 	struct MHD_Daemon *d;
@@ -270,14 +277,12 @@ static enum MHD_Result h_evidence(struct verifier *vf, struct MHD_Connection *c,
 }
 
 /* GET /metrics: the counters as Prometheus text (metrics.c) */
-static enum MHD_Result h_metrics(struct verifier *vf, struct MHD_Connection *c, const char *method)
+static enum MHD_Result h_metrics(struct verifier *vf, struct MHD_Connection *c)
 {
 	char *text, err[300];
 	size_t len;
 	int r;
 
-	if (strcmp(method, "GET") != 0)
-		return http_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET");
 	r = vf_metrics_text(vf, &text, &len, err, sizeof(err));
 	if (r < 0)
 		return http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
@@ -285,23 +290,41 @@ static enum MHD_Result h_metrics(struct verifier *vf, struct MHD_Connection *c, 
 	return http_reply_typed(c, MHD_HTTP_OK, VF_METRICS_TYPE, text, len);
 }
 
+/* GET /ui/...: the operators' page, a built-in file (web.c) */
+static enum MHD_Result h_web(struct MHD_Connection *c, enum vg_api_endpoint ep)
+{
+	struct vf_web_file f;
+
+	if (vf_web_file(ep, &f) < 0)
+		return http_reply_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
+	return http_reply_static(c, f.type, f.data, f.len, VF_WEB_CSP);
+}
+
 /*
- * Who may do this: a GET needs read, and so does POST /v1/verify/evidence
- * (it judges what it is sent and changes nothing); anything else admin. A
- * client certificate from --api-client-ca is admin; else a bearer token.
+ * Who may do this: what the route table says (vg_api_routes: reading and
+ * judging evidence need read, changing state admin, the page's static
+ * files nothing); a request that will be refused with 400, 404 or 405
+ * needs read for GET or HEAD and admin for anything else, so that nothing
+ * is learnt about the API without a credential. A client certificate from
+ * --api-client-ca is admin, from --api-read-client-ca read; else a bearer
+ * token.
  * Return: MHD_YES (allowed: *@ok set) or the queued refusal.
  */
 static enum MHD_Result authorize(struct verifier *vf, struct MHD_Connection *c,
 				 const char *method, const char *path, bool *ok)
 {
-	unsigned int need = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ||
-			    (strcmp(method, "POST") == 0 && strcmp(path, "/v1/verify/evidence") == 0) ?
-			    VG_AUTH_READ : VG_AUTH_ADMIN;
+	struct vg_api_route rt;
+	unsigned int need;
 	char id[VG_AUTH_ID_LEN + 1];
 	int role;
 
+	if (vg_api_route(method, path, &rt, NULL) == 0)
+		need = rt.role;
+	else
+		need = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ? VG_AUTH_READ :
+		       VG_AUTH_ADMIN;
 	*ok = false;
-	if (vf->no_auth) {
+	if (vf->no_auth || need == 0) {
 		*ok = true;
 		return MHD_YES;
 	}
@@ -346,8 +369,6 @@ static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, con
 	int r;
 
 	body = u->buf ? u->buf : "";
-	if (strcmp(u->path, "/metrics") == 0)
-		return h_metrics(vf, c, method);
 	r = vg_api_route(method, u->path, &rt, &d);
 	if (r == -ENOENT)
 		return http_reply_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
@@ -363,6 +384,10 @@ static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, con
 		return h_evidence(vf, c, body, u->len);
 	if (rt.ep == VG_API_VERIFIERS)
 		return h_verifiers(vf, c);
+	if (rt.ep == VG_API_METRICS)
+		return h_metrics(vf, c);
+	if (rt.ep >= VG_API_UI_PAGE)
+		return h_web(c, rt.ep);
 	return h_agent(vf, c, method, &rt, body, u->len);
 }
 

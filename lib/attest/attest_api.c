@@ -22,6 +22,7 @@
 
 #include "internal.h"
 #include "vigil/attest_api.h"
+#include "vigil/auth.h"
 #include "vigil/hash.h"
 
 bool vg_api_id_ok(const char *s, size_t len)
@@ -239,9 +240,80 @@ int vg_api_path_decode(const char *uri, char *out, size_t cap, struct vg_diag *d
 	return (int)n;
 }
 
+/*
+ * Every route, and who may call it (docs/api-auth.md, docs/openapi.json):
+ * reading needs read, and so does judging evidence (POST
+ * /v1/verify/evidence changes nothing); changing state needs admin; the
+ * page's static files need nothing (they hold no data: every request of
+ * its script carries the operator's credential).
+ */
+static const struct vg_api_route_def routes[] = {
+	{ "GET", "/v1/agents", VG_API_AGENTS, VG_AUTH_READ },
+	{ "POST", "/v1/agents", VG_API_AGENTS, VG_AUTH_ADMIN },
+	{ "GET", "/v1/agents/{id}", VG_API_AGENT, VG_AUTH_READ },
+	{ "DELETE", "/v1/agents/{id}", VG_API_AGENT, VG_AUTH_ADMIN },
+	{ "GET", "/v1/agents/{id}/history", VG_API_AGENT_HISTORY, VG_AUTH_READ },
+	{ "POST", "/v1/agents/{id}/reactivate", VG_API_AGENT_REACTIVATE, VG_AUTH_ADMIN },
+	{ "PUT", "/v1/agents/{id}/policy", VG_API_AGENT_POLICY, VG_AUTH_ADMIN },
+	{ "GET", "/v1/policies/{name}", VG_API_POLICY, VG_AUTH_READ },
+	{ "PUT", "/v1/policies/{name}", VG_API_POLICY, VG_AUTH_ADMIN },
+	{ "POST", "/v1/verify/evidence", VG_API_VERIFY_EVIDENCE, VG_AUTH_READ },
+	{ "GET", "/v1/verifiers", VG_API_VERIFIERS, VG_AUTH_READ },
+	{ "GET", "/metrics", VG_API_METRICS, VG_AUTH_READ },
+	{ "GET", "/ui/", VG_API_UI_PAGE, 0 },
+	{ "GET", "/ui/app.js", VG_API_UI_SCRIPT, 0 },
+	{ "GET", "/ui/app.css", VG_API_UI_STYLE, 0 },
+};
+
+const struct vg_api_route_def *vg_api_routes(size_t *n)
+{
+	*n = sizeof(routes) / sizeof(routes[0]);
+	return routes;
+}
+
+/*
+ * @rt->ep found from the path: its role for @method from the table, or
+ * -EOPNOTSUPP naming the methods listed for it ("GET or POST").
+ */
+static int route_method(const char *method, struct vg_api_route *rt, struct vg_diag *diag)
+{
+	char allowed[64] = "";
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		if (routes[i].ep != rt->ep)
+			continue;
+		if (strcmp(routes[i].method, method) == 0) {
+			rt->role = routes[i].role;
+			return 0;
+		}
+		n += (size_t)snprintf(allowed + n, n < sizeof(allowed) ? sizeof(allowed) - n : 0,
+				      "%s%s", n ? " or " : "", routes[i].method);
+	}
+	if (!n) {
+		/* found by the path, absent from the table: not served */
+		memset(rt, 0, sizeof(*rt));
+		return -ENOENT;
+	}
+	return vg_diag_set(diag, -EOPNOTSUPP, "%s", allowed);
+}
+
 int vg_api_route(const char *method, const char *url, struct vg_api_route *rt,
 		 struct vg_diag *diag)
 {
+	static const struct {
+		const char *path;
+		enum vg_api_endpoint ep;
+	} fixed[] = {
+		{ "/v1/agents", VG_API_AGENTS },
+		{ "/v1/agents/", VG_API_AGENTS },
+		{ "/v1/verify/evidence", VG_API_VERIFY_EVIDENCE },
+		{ "/v1/verifiers", VG_API_VERIFIERS },
+		{ "/metrics", VG_API_METRICS },
+		{ "/ui/", VG_API_UI_PAGE },
+		{ "/ui/app.js", VG_API_UI_SCRIPT },
+		{ "/ui/app.css", VG_API_UI_STYLE },
+	};
 	const char *rest, *slash, *sub;
 	size_t il;
 	int r;
@@ -249,11 +321,11 @@ int vg_api_route(const char *method, const char *url, struct vg_api_route *rt,
 	memset(rt, 0, sizeof(*rt));
 	if (!method || !url)
 		return -ENOENT;
-	if (strcmp(url, "/v1/agents") == 0 || strcmp(url, "/v1/agents/") == 0) {
-		rt->ep = VG_API_AGENTS;
-		if (strcmp(method, "GET") && strcmp(method, "POST"))
-			return vg_diag_set(diag, -EOPNOTSUPP, "GET or POST");
-		return 0;
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		if (strcmp(url, fixed[i].path) == 0) {
+			rt->ep = fixed[i].ep;
+			return route_method(method, rt, diag);
+		}
 	}
 	if (strncmp(url, "/v1/policies/", 13) == 0) {
 		rest = url + 13;
@@ -261,21 +333,7 @@ int vg_api_route(const char *method, const char *url, struct vg_api_route *rt,
 		if (r < 0)
 			return r;
 		rt->ep = VG_API_POLICY;
-		if (strcmp(method, "GET") && strcmp(method, "PUT"))
-			return vg_diag_set(diag, -EOPNOTSUPP, "GET or PUT");
-		return 0;
-	}
-	if (strcmp(url, "/v1/verifiers") == 0) {
-		rt->ep = VG_API_VERIFIERS;
-		if (strcmp(method, "GET"))
-			return vg_diag_set(diag, -EOPNOTSUPP, "GET");
-		return 0;
-	}
-	if (strcmp(url, "/v1/verify/evidence") == 0) {
-		rt->ep = VG_API_VERIFY_EVIDENCE;
-		if (strcmp(method, "POST"))
-			return vg_diag_set(diag, -EOPNOTSUPP, "POST");
-		return 0;
+		return route_method(method, rt, diag);
 	}
 	if (strncmp(url, "/v1/agents/", 11) != 0)
 		return -ENOENT;
@@ -288,25 +346,17 @@ int vg_api_route(const char *method, const char *url, struct vg_api_route *rt,
 		return r;
 	if (!slash) {
 		rt->ep = VG_API_AGENT;
-		if (strcmp(method, "GET") && strcmp(method, "DELETE"))
-			return vg_diag_set(diag, -EOPNOTSUPP, "GET or DELETE");
 	} else if (strcmp(sub, "history") == 0) {
 		rt->ep = VG_API_AGENT_HISTORY;
-		if (strcmp(method, "GET"))
-			return vg_diag_set(diag, -EOPNOTSUPP, "GET");
 	} else if (strcmp(sub, "reactivate") == 0) {
 		rt->ep = VG_API_AGENT_REACTIVATE;
-		if (strcmp(method, "POST"))
-			return vg_diag_set(diag, -EOPNOTSUPP, "POST");
 	} else if (strcmp(sub, "policy") == 0) {
 		rt->ep = VG_API_AGENT_POLICY;
-		if (strcmp(method, "PUT"))
-			return vg_diag_set(diag, -EOPNOTSUPP, "PUT");
 	} else {
 		memset(rt, 0, sizeof(*rt));
 		return -ENOENT;
 	}
-	return 0;
+	return route_method(method, rt, diag);
 }
 
 static bool url_ok(const char *u)

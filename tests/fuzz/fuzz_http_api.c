@@ -38,6 +38,7 @@
 #include "fuzz.h"
 #include "vigil/attest.h"
 #include "vigil/attest_api.h"
+#include "vigil/auth.h"
 #include "vigil/imalog.h"
 
 /* a NUL-terminated copy */
@@ -74,9 +75,16 @@ static void t_route(const uint8_t *d, size_t n)
 	r = vg_api_route(methods[d[0] % 5], url, &rt, &dg);
 	FUZZ_CHECK(r == 0 || r == -ENOENT || r == -EBADMSG || r == -EOPNOTSUPP);
 	if (r == 0 || r == -EOPNOTSUPP) {
-		FUZZ_CHECK(rt.ep >= VG_API_AGENTS && rt.ep <= VG_API_VERIFY_EVIDENCE);
+		FUZZ_CHECK(rt.ep >= VG_API_AGENTS && rt.ep <= VG_API_UI_STYLE);
+		if (r == 0)	/* the role is the table's (vg_api_routes) */
+			FUZZ_CHECK(rt.role == 0 || rt.role == VG_AUTH_READ ||
+				   rt.role == VG_AUTH_ADMIN);
 		if (rt.ep == VG_API_VERIFY_EVIDENCE) {
 			FUZZ_CHECK(strcmp(url, "/v1/verify/evidence") == 0);
+		} else if (rt.ep == VG_API_METRICS) {
+			FUZZ_CHECK(strcmp(url, "/metrics") == 0);
+		} else if (rt.ep >= VG_API_UI_PAGE) {
+			FUZZ_CHECK(strncmp(url, "/ui/", 4) == 0 && !strpbrk(url + 4, "/%"));
 		} else if (rt.ep == VG_API_AGENTS) {
 			FUZZ_CHECK(strcmp(url, "/v1/agents") == 0 || strcmp(url, "/v1/agents/") == 0);
 		} else {

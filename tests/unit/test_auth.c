@@ -4,12 +4,14 @@
  * list keeps, strict parsing with the line named, the check of an
  * Authorization header (roles, wrong secret, altered list), the file
  * reader's mode checks; and the strict path decoder of the API
- * (vg_api_path_decode), which both daemons route on.
+ * (vg_api_path_decode), which both daemons route on; the verifier's route
+ * table (vg_api_routes), which says who may call what.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -262,6 +264,56 @@ static void path_decode_is_strict(void **state)
 	assert_int_equal(vg_api_path_decode("/v1/agents/abcdef", out, 8, NULL), -ENAMETOOLONG);
 }
 
+/*
+ * The route table (vg_api_routes) is what the router and the verifier's
+ * authorisation use: each entry routes to its endpoint with its role, a
+ * method it does not list is 405 naming those it does, every endpoint is
+ * in it, and only the page's static files need no credential.
+ */
+static void route_table_gives_methods_and_roles(void **state)
+{
+	size_t n;
+	const struct vg_api_route_def *t = vg_api_routes(&n);
+	bool seen[VG_API_UI_STYLE + 1] = { false };
+
+	(void)state;
+	assert_true(n >= 14);
+	for (size_t i = 0; i < n; i++) {
+		char path[256], *p;
+		struct vg_api_route rt;
+		struct vg_diag d = { 0 };
+
+		snprintf(path, sizeof(path), "%s", t[i].path);
+		if ((p = strstr(path, "{id}")) || (p = strstr(path, "{name}"))) {
+			char tail[256];
+
+			snprintf(tail, sizeof(tail), "%s", strchr(p, '}') + 1);
+			snprintf(p, sizeof(path) - (size_t)(p - path), "h1%s", tail);
+		}
+		assert_int_equal(vg_api_route(t[i].method, path, &rt, &d), 0);
+		assert_int_equal(rt.ep, t[i].ep);
+		assert_int_equal(rt.role, t[i].role);
+		assert_string_equal(rt.id, strstr(t[i].path, "{") ? "h1" : "");
+		seen[t[i].ep] = true;
+		assert_int_equal(vg_api_route("PATCH", path, &rt, &d), -EOPNOTSUPP);
+		assert_non_null(strstr(d.msg, t[i].method));
+		/* no data without a credential; nothing changes state with read */
+		if (t[i].role == 0)
+			assert_true(strncmp(t[i].path, "/ui/", 4) == 0 && strcmp(t[i].method, "GET") == 0);
+		if (strcmp(t[i].method, "GET") && strcmp(t[i].path, "/v1/verify/evidence"))
+			assert_int_equal(t[i].role, VG_AUTH_ADMIN);
+	}
+	for (int ep = VG_API_AGENTS; ep <= VG_API_UI_STYLE; ep++)
+		assert_true(seen[ep]);
+	{
+		struct vg_api_route rt;
+
+		assert_int_equal(vg_api_route("GET", "/ui/index.html", &rt, NULL), -ENOENT);
+		assert_int_equal(vg_api_route("GET", "/ui", &rt, NULL), -ENOENT);
+		assert_int_equal(vg_api_route("GET", "/metrics/", &rt, NULL), -ENOENT);
+	}
+}
+
 static void load_allocation_failures(void **state)
 {
 	char text[4096] = "", line[160], t[VG_AUTH_TOKEN_LEN + 1];
@@ -303,6 +355,7 @@ int main(void)
 		cmocka_unit_test(load_names_the_bad_line),
 		cmocka_unit_test(read_file_checks_mode),
 		cmocka_unit_test(path_decode_is_strict),
+		cmocka_unit_test(route_table_gives_methods_and_roles),
 		cmocka_unit_test(load_allocation_failures),
 	};
 

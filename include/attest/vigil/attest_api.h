@@ -8,7 +8,8 @@
  *
  *   operator -> verifier   POST /v1/agents {id, url, policy}
  *                          PUT /v1/agents/ID/policy {policy}
- *                          the URL itself (vg_api_route)
+ *                          the URL itself (vg_api_route; every route and
+ *                          the role it needs: vg_api_routes)
  *   verifier -> agent      GET /v1/quote?nonce=HEX&bank=ALGO&mask=HEX
  *                          GET /v1/log?offset=N
  *                          POST /v1/activate {id_object, enc_secret}
@@ -60,16 +61,44 @@ enum vg_api_endpoint {
 	VG_API_POLICY,			/* GET, PUT */
 	VG_API_VERIFY_EVIDENCE,		/* POST: one round, no registered agent */
 	VG_API_VERIFIERS,		/* GET: the verifiers sharing the store, their heartbeats */
+	VG_API_METRICS,			/* GET: Prometheus text */
+	VG_API_UI_PAGE,			/* GET: the operators' page (docs/web.md) */
+	VG_API_UI_SCRIPT,		/* GET: its script */
+	VG_API_UI_STYLE,		/* GET: its style sheet */
 };
+
+/*
+ * One route the verifier serves: @method on @path, where "{id}" (an agent
+ * id) and "{name}" (a policy name) stand for one vg_api_id_ok segment;
+ * @role is what the request must prove: VG_AUTH_READ or VG_AUTH_ADMIN
+ * (vigil/auth.h; admin implies read), or 0 for none (the page's static
+ * files, which carry no data).
+ */
+struct vg_api_route_def {
+	const char *method;
+	const char *path;
+	enum vg_api_endpoint ep;
+	unsigned int role;
+};
+
+/*
+ * vg_api_routes - every route of the verifier, in one table: vg_api_route
+ * takes each endpoint's methods and required role from it (a method not
+ * listed is 405, an endpoint not listed is never served), and
+ * docs/openapi.json is compared with it (tests/cli/t0515-verifier-web.sh).
+ * Return: the table, its length in *@n.
+ */
+const struct vg_api_route_def *vg_api_routes(size_t *n);
 
 struct vg_api_route {
 	enum vg_api_endpoint ep;
-	char id[VG_API_ID_MAX];		/* agent id or policy name ("" for VG_API_AGENTS) */
+	char id[VG_API_ID_MAX];		/* agent id or policy name ("" for the others) */
+	unsigned int role;		/* the route's, from vg_api_routes (on 0 only) */
 };
 
 /*
  * vg_api_route - the verifier's endpoint for @method and @url (the path,
- * without the query).
+ * without the query), with the role it needs.
  * Return: 0; -ENOENT (no such endpoint: 404), -EBADMSG (an id or name
  * that is not vg_api_id_ok: 400, diag says), -EOPNOTSUPP (method not
  * allowed there: 405, diag names the allowed ones).
