@@ -51,13 +51,16 @@ struct agent {
 };
 
 /*
- * agent_tpm_main - the TPM process: opens the TPM, loads or creates the
- * AK (@state/ak.blob), sends the identity on @fd, then answers requests
+ * agent_tpm_main - the TPM process: opens the TPM, makes the EK of type
+ * @ek_type (enum vg_atpm_ek_type), loads or creates the AK under it
+ * (@state/ak.blob for the RSA EK, @state/ak-TYPE.blob for the others:
+ * an AK is its EK's child), sends the identity on @fd, then answers requests
  * until the network process @net hangs up, a request is malformed, or
  * SIGTERM/SIGINT (SIGHUP is passed on to @net). Stops @net before it
  * returns. Return: the process's exit code (0, or 2).
  */
-int agent_tpm_main(int fd, pid_t net, const char *tcti, const char *state, bool rsa);
+int agent_tpm_main(int fd, pid_t net, const char *tcti, const char *state, bool rsa,
+		   unsigned int ek_type);
 
 /*
  * agent_http_start - serve @a on @sa (HTTPS when @cert_pem is given; with

@@ -42,8 +42,11 @@ static void on_signal(int sig)
 	tpm_stop = 1;
 }
 
-/* The AK of @state/ak.blob into @tpm, or a new one stored there. Return: 0 or -1 (logged). */
-static int ak_ready(struct vg_atpm *tpm, const char *state, bool rsa)
+/*
+ * The AK of @state/ak.blob (ak-TYPE.blob under an ECC EK) into @tpm, or a
+ * new one stored there. Return: 0 or -1 (logged).
+ */
+static int ak_ready(struct vg_atpm *tpm, const char *state, bool rsa, unsigned int ek_type)
 {
 	uint8_t *blob = NULL, fresh[VG_ATPM_BLOB_MAX];
 	size_t bl = 0, fl = sizeof(fresh);
@@ -51,7 +54,10 @@ static int ak_ready(struct vg_atpm *tpm, const char *state, bool rsa)
 	char path[4200];
 	int r;
 
-	snprintf(path, sizeof(path), "%s/ak.blob", state);
+	if (ek_type == VG_ATPM_EK_RSA2048)
+		snprintf(path, sizeof(path), "%s/ak.blob", state);
+	else
+		snprintf(path, sizeof(path), "%s/ak-%s.blob", state, vg_atpm_ek_type_name(ek_type));
 	r = vg_file_read(path, VG_ATPM_BLOB_MAX, &blob, &bl, &dg);
 	if (r == 0) {
 		r = bl ? vg_atpm_ak_load(tpm, blob, bl, &dg) : -ENODATA;
@@ -74,7 +80,8 @@ static int ak_ready(struct vg_atpm *tpm, const char *state, bool rsa)
 }
 
 /* Keys, then the identity to the network side. Return: 0 or -1 (logged). */
-static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, bool rsa, int fd)
+static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, bool rsa,
+		     unsigned int ek_type, int fd)
 {
 	union agent_msg *m = calloc(1, sizeof(*m));
 	struct agent_msg_identity *id = m ? &m->identity : NULL;
@@ -88,13 +95,14 @@ static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, 
 		vlog_err("%s", dg.msg);
 		goto fail;
 	}
+	(void)vg_atpm_set_ek_type(tpm, ek_type);	/* checked by the option parser */
 	a = sizeof(id->ek_pub);
 	b = sizeof(id->ek_cert);
 	if (vg_atpm_ek(tpm, id->ek_pub, &a, id->ek_cert, &b, &dg) < 0) {
 		vlog_err("EK: %s", dg.msg);
 		goto fail;
 	}
-	if (ak_ready(tpm, state, rsa) < 0)
+	if (ak_ready(tpm, state, rsa, ek_type) < 0)
 		goto fail;
 	c = sizeof(id->ak_pub);
 	if (vg_atpm_ak_public(tpm, id->ak_pub, &c) < 0)
@@ -195,7 +203,8 @@ static int tpm_serve(struct vg_atpm *tpm, int fd)
 	return rc;
 }
 
-int agent_tpm_main(int fd, pid_t net, const char *tcti, const char *state, bool rsa)
+int agent_tpm_main(int fd, pid_t net, const char *tcti, const char *state, bool rsa,
+		   unsigned int ek_type)
 {
 	struct sigaction act = { .sa_handler = on_signal };
 	struct vg_atpm *tpm;
@@ -205,7 +214,7 @@ int agent_tpm_main(int fd, pid_t net, const char *tcti, const char *state, bool 
 	sigaction(SIGTERM, &act, NULL);
 	sigaction(SIGINT, &act, NULL);
 	sigaction(SIGHUP, &act, NULL);
-	if (tpm_setup(&tpm, tcti, state, rsa, fd) < 0) {
+	if (tpm_setup(&tpm, tcti, state, rsa, ek_type, fd) < 0) {
 		kill(net, SIGTERM);
 		waitpid(net, NULL, 0);
 		return 2;

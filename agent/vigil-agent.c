@@ -57,6 +57,7 @@
 #include "log.h"
 #include "agent_proto.h"
 #include "agent_tamper.h"
+#include "vigil/tpm_attest.h"
 #include "background.h"
 #include "http_auth.h"
 #include "http_guard.h"
@@ -67,7 +68,7 @@
 
 static const char help[] =
 	"usage: vigil-agent --listen ADDR:PORT --state DIR [--log FILE] [--id ID]\n"
-	"                   [--tcti TCTI] [--ak ecc|rsa]\n"
+	"                   [--tcti TCTI] [--ak ecc|rsa] [--ek-type TYPE]\n"
 	"Serve TPM quotes and the measurement list to vigil-verifier.\n"
 	"  -L, --listen ADDR:PORT  address to listen on (e.g. 127.0.0.1:9002)\n"
 	"  -s, --state DIR         keeps the AK blob (DIR/ak.blob) across restarts\n"
@@ -75,6 +76,9 @@ static const char help[] =
 	"  -i, --id ID             agent id (default: the host name)\n"
 	"  -t, --tcti TCTI         TPM (default $VIGIL_TCTI, else device:/dev/tpmrm0)\n"
 	"  -a, --ak ecc|rsa        type of a new AK (default ecc: P-256, fast quotes)\n"
+	"      --ek-type TYPE      the endorsement key: rsa2048 (default, template L-1),\n"
+	"                          ecc-p256 (L-2) or ecc-p384 (H-3, swtpm_setup's ECC EK);\n"
+	"                          its certificate is read from its NV index\n"
 	"  -u, --user NAME         run the network process as NAME (the TPM process keeps\n"
 	"                          its identity)\n"
 	"      --boot-log FILE     TCG boot event log to serve (default: the kernel's, if any)\n"
@@ -99,6 +103,7 @@ struct options {
 	const char *listen, *state, *tcti, *user;
 	const char *tls_cert, *tls_key, *tls_ca, *tokens;
 	bool rsa, background;
+	unsigned int ek_type;	/* enum vg_atpm_ek_type */
 	struct sockaddr_in sa;
 	char *cert_pem, *key_pem, *ca_pem;
 	int ready_fd;		/* the network process writes one byte there when it listens */
@@ -178,6 +183,7 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		{ "id", required_argument, NULL, 'i' },
 		{ "tcti", required_argument, NULL, 't' },
 		{ "ak", required_argument, NULL, 'a' },
+		{ "ek-type", required_argument, NULL, 'E' },
 		{ "user", required_argument, NULL, 'u' },
 #ifdef VIGIL_AGENT_TAMPER
 		{ "tamper-file", required_argument, NULL, 'X' },
@@ -203,6 +209,16 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		case 'i': a->id = optarg; break;
 		case 't': o->tcti = optarg; break;
 		case 'a': o->rsa = strcmp(optarg, "rsa") == 0; break;
+		case 'E': {
+			int t = vg_atpm_ek_type_by_name(optarg);
+
+			if (t < 0) {
+				vlog_err("--ek-type %s: rsa2048, ecc-p256 or ecc-p384", optarg);
+				return 2;
+			}
+			o->ek_type = (unsigned int)t;
+			break;
+		}
 		case 'u': o->user = optarg; break;
 #ifdef VIGIL_AGENT_TAMPER
 		case 'X': a->tamper_file = optarg; break;
@@ -423,7 +439,7 @@ int main(int argc, char **argv)
 			rw.fd = -1;
 		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		rc = agent_tpm_main(sp[0], pid, o.tcti, o.state, o.rsa);
+		rc = agent_tpm_main(sp[0], pid, o.tcti, o.state, o.rsa, o.ek_type);
 		if (rw.fd >= 0)
 			pthread_join(rw_tid, NULL);	/* the network process is gone: its pipe end too */
 		(void)notify_send("STOPPING=1");
