@@ -60,6 +60,7 @@ static const char *const fail_ids[VG_AF__COUNT] = {
 	[VG_AF_LATE] = "state.late",
 	[VG_AF_DIGEST_UNSUPPORTED] = "policy.digest_unsupported",
 	[VG_AF_PACKAGE_NEWER] = "policy.package_newer",
+	[VG_AF_STALE] = "state.stale",
 };
 
 const char *vg_attest_fail_id(unsigned int f)

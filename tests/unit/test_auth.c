@@ -173,6 +173,9 @@ static void load_names_the_bad_line(void **state)
 		  "line 2: id 01234567 is listed twice", 0, -EBADMSG },
 		{ "admin 01234567 0000000000000000000000000000000000000000000000000000000000000000\n",
 		  NULL, VG_AUTH_VERIFIER, -EBADMSG },
+		/* a pushing agent's token: the verifier's list only when it takes role agent */
+		{ "agent 01234567 0000000000000000000000000000000000000000000000000000000000000000\n",
+		  "line 1: role 'agent'", 0, -EBADMSG },
 	};
 
 	(void)state;
@@ -292,10 +295,30 @@ static void load_allocation_failures(void **state)
 	assert_true(failures > 0);
 }
 
+static void agent_role_is_its_own(void **state)
+{
+	char tok[VG_AUTH_TOKEN_LEN + 1], line[128], hdr[VG_AUTH_TOKEN_LEN + 16];
+	struct vg_auth *a = NULL;
+	int n;
+
+	(void)state;
+	assert_string_equal(vg_auth_role_name(VG_AUTH_AGENT), "agent");
+	assert_int_equal(vg_auth_token_new(tok, NULL), 0);
+	n = vg_auth_token_line(tok, VG_AUTH_AGENT, line, sizeof(line));
+	assert_true(n > 0 && strncmp(line, "agent ", 6) == 0);
+	assert_int_equal(vg_auth_load((const uint8_t *)line, (size_t)n,
+				      VROLES | VG_AUTH_AGENT, &a, NULL), 0);
+	snprintf(hdr, sizeof(hdr), "Bearer %s", tok);
+	/* an agent's token is an agent's, never admin or read */
+	assert_int_equal(vg_auth_check(a, hdr, NULL), VG_AUTH_AGENT);
+	vg_auth_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(token_new_is_well_formed_and_fresh),
+		cmocka_unit_test(agent_role_is_its_own),
 		cmocka_unit_test(token_parse_rejects_malformed),
 		cmocka_unit_test(token_line_is_sha256_of_the_token),
 		cmocka_unit_test(check_roles_and_refusals),
@@ -310,3 +333,4 @@ int main(void)
 	cmocka_set_message_output(CM_OUTPUT_TAP);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
+

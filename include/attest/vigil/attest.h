@@ -94,6 +94,7 @@ enum vg_attest_fail {
 	VG_AF_PACKAGE_NEWER,	/* policy.package_newer: the digest is the file of a newer version
 				   of a Debian package than the one the policy allows (named by the
 				   verifier's own trust database, vg_refpolicy_set_archive) */
+	VG_AF_STALE,		/* state.stale: a pushing agent missed its interval (an event) */
 	VG_AF__COUNT
 };
 
