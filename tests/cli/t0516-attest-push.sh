@@ -39,7 +39,8 @@ trap '_rc=$?; for p in $PIDS; do kill -CONT $p 2>/dev/null; kill $p 2>/dev/null;
       (exit $_rc); vg_cleanup' EXIT
 
 # three TPMs (UNIX sockets: the agents reach theirs from their namespace)
-tpm() { TPMS="$TPMS $T/$1"; bash "$SRCDIR/scripts/swtpm.sh" start "$T/$1" --watch $$; }
+TPMS="$T/tpm1 $T/tpm2 $T/tpm3"	# stopped by the trap (the watch cannot once $T is gone)
+tpm() { bash "$SRCDIR/scripts/swtpm.sh" start "$T/$1" --watch $$; }
 TCTI1=$(tpm tpm1) && TCTI2=$(tpm tpm2) && TCTI3=$(tpm tpm3)
 check "three swtpm instances" test -n "$TCTI1" -a -n "$TCTI2" -a -n "$TCTI3"
 cat "$T/tpm1/ek-ca.pem" "$T/tpm2/ek-ca.pem" "$T/tpm3/ek-ca.pem" >ek-ca.pem
