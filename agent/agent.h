@@ -8,7 +8,8 @@
  *   agent_tpm.c     the TPM process: keys, quotes, credential activation
  *   agent_proto.c   the messages between the two (agent_proto.h)
  *   agent_http.c    the HTTP server: credentials, the request, the routing
- *   agent_routes.c  the five endpoints
+ *   agent_routes.c  the five endpoints, and their answers as bodies
+ *   agent_push.c    push mode: the agent sends those bodies to the verifier
  *   agent_tamper.c  the attacker simulation, only in the test build
  *                   vigil-agent-tamper (-DVIGIL_AGENT_TAMPER, agent_tamper.h)
  */
@@ -16,6 +17,7 @@
 #define VIGIL_AGENT_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +25,7 @@
 
 #include <microhttpd.h>
 
+#include "vigil/attest_api.h"
 #include "vigil/auth.h"
 #include "vigil/tpm_attest.h"
 
@@ -30,6 +33,15 @@ struct http_guard;
 
 #define AGENT_BODY_MAX (64 * 1024)
 #define AGENT_TOKENS "/etc/vigil/agent-tokens"
+
+/* Push mode (--push URL, agent_push.c): the verifier and our credentials for it. */
+struct agent_push {
+	const char *url;		/* NULL: pull mode (serve HTTP) */
+	const char *ca;			/* --push-ca: the verifier's certificate chains to it */
+	const char *cert, *key;		/* --push-cert/--push-key: our client certificate */
+	char token[VG_AUTH_TOKEN_LEN + 1];	/* --push-token-file: role agent there */
+	bool registered;
+};
 
 /* The network process's state: no TPM, no secret but the TLS key MHD holds. */
 struct agent {
@@ -44,6 +56,7 @@ struct agent {
 	struct vg_auth *auth;		/* tokens of role verifier (hashes) */
 	pthread_rwlock_t auth_lock;	/* ... replaced on SIGHUP */
 	const char *auth_path;
+	struct agent_push push;
 #ifdef VIGIL_AGENT_TAMPER
 	const char *tamper_file;	/* --tamper-file */
 	char *first_quote;		/* tamper replay-quote: the first answer, replayed */
@@ -71,8 +84,31 @@ struct MHD_Daemon *agent_http_start(struct agent *a, const void *sa, const char 
 				    const char *key_pem, const char *ca_pem,
 				    struct http_guard *guard);
 
+/*
+ * agent_push_main - push mode in the network process: register, then push
+ * evidence every interval until SIGTERM/SIGINT (in @set, blocked).
+ * Return: the exit code.
+ */
+int agent_push_main(struct agent *a, const sigset_t *set);
+
 /* On SIGHUP: the token list again; one that does not load keeps the old. */
 void agent_auth_reload(struct agent *a);
+
+/*
+ * The answers (agent_routes.c), made once for both modes: served by the
+ * routes below (pull), or sent by agent_push.c. The *_body functions
+ * return 0 / MHD_HTTP_OK or an error (@err says); *@ret is malloc'd.
+ */
+int agent_identity_body(struct agent *a, char **ret);
+unsigned int agent_activate_body(struct agent *a, const char *body, size_t len, char **ret,
+				 char *err, size_t errlen);
+/* @qr may be changed by the tamper build (wrong-nonce). */
+unsigned int agent_quote_body(struct agent *a, struct vg_api_quote_req *qr, char **ret,
+			      char *err, size_t errlen);
+/* The list from byte @off; *@size: the file's size. Return: 0, -EIO. */
+int agent_log_body(struct agent *a, uint64_t off, uint8_t **ret, size_t *len, long long *size);
+/* Return: 0 (*@ret NULL when empty), -ENOENT (no boot log), -EFBIG, -errno. */
+int agent_bootlog_body(struct agent *a, uint8_t **ret, size_t *len);
 
 /* The routes (agent_routes.c), each queueing its answer. */
 enum MHD_Result agent_identity(struct agent *a, struct MHD_Connection *c);

@@ -11,7 +11,9 @@
  *
  * The JSON is parsed and built by vigil/attest_api.h; quotes and
  * activation are asked of the TPM process (agent_proto.h), which checks
- * every field again.
+ * every field again. Each answer is made by an agent_*_body function,
+ * which push mode (agent_push.c) sends as it is: the same bytes, the same
+ * tamper hooks, whoever opens the connection.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-
-#include <json-c/json.h>
 
 #include "log.h"
 #include "vigil/attest.h"
@@ -59,54 +59,61 @@ static int ask_tpm(struct agent *a, const union agent_msg *rq, union agent_msg *
 	return 0;
 }
 
-static void add_b64(json_object *o, const char *key, const uint8_t *b, size_t n)
+int agent_identity_body(struct agent *a, char **ret)
 {
-	char *s;
+	struct vg_api_identity *id = calloc(1, sizeof(*id));
+	long n;
 
-	if (vg_attest_b64_encode(b, n, &s) < 0)
-		return;
-	json_object_object_add(o, key, json_object_new_string(s));
-	free(s);
+	if (!id)
+		return -ENOMEM;
+	snprintf(id->id, sizeof(id->id), "%s", a->id);
+	memcpy(id->ek_pub, a->ek_pub, a->ek_pub_len);
+	id->ek_pub_len = a->ek_pub_len;
+	memcpy(id->ek_cert, a->ek_cert, a->ek_cert_len);
+	id->ek_cert_len = a->ek_cert_len;
+	memcpy(id->ak_pub, a->ak_pub, a->ak_pub_len);
+	id->ak_pub_len = a->ak_pub_len;
+	agent_tamper_identity(a, id->ek_cert, id->ek_cert_len, id->ak_pub, &id->ak_pub_len);
+	n = vg_api_identity_build(id, ret);
+	free(id);
+	return n < 0 ? -ENOMEM : 0;
 }
 
 enum MHD_Result agent_identity(struct agent *a, struct MHD_Connection *c)
 {
-	json_object *o = json_object_new_object();
-	uint8_t cert[VG_ATPM_CERT_MAX], ak[VG_ATPM_PUB_MAX];
-	size_t akl = a->ak_pub_len;
+	char *text = NULL;
+	enum MHD_Result ret;
 
-	memcpy(cert, a->ek_cert, a->ek_cert_len);
-	memcpy(ak, a->ak_pub, a->ak_pub_len);
-	agent_tamper_identity(a, cert, a->ek_cert_len, ak, &akl);
-	json_object_object_add(o, "id", json_object_new_string(a->id));
-	add_b64(o, "ek_pub", a->ek_pub, a->ek_pub_len);
-	add_b64(o, "ek_cert", cert, a->ek_cert_len);
-	add_b64(o, "ak_pub", ak, akl);
-	return http_reply_json(c, MHD_HTTP_OK, o);
+	if (agent_identity_body(a, &text) < 0)
+		return MHD_NO;
+	ret = http_reply_text(c, MHD_HTTP_OK, text);
+	free(text);
+	return ret;
 }
 
-enum MHD_Result agent_activate(struct agent *a, struct MHD_Connection *c, const char *body,
-			       size_t len)
+unsigned int agent_activate_body(struct agent *a, const char *body, size_t len, char **ret,
+				 char *err, size_t errlen)
 {
 	union agent_msg *rq = calloc(1, sizeof(*rq)), *rs = calloc(1, sizeof(*rs));
 	struct vg_api_activate *act = calloc(1, sizeof(*act));
 	struct agent_msg_activate *q = rq ? &rq->activate : NULL;
 	struct agent_msg_activate_answer *ans = rs ? &rs->activate_answer : NULL;
 	struct vg_diag d = { 0 };
-	enum MHD_Result ret;
-	char *text = NULL;
-	int n;
+	unsigned int code = MHD_HTTP_OK;
 
 	if (!rq || !rs || !act) {
-		ret = MHD_NO;
+		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	if (vg_api_activate_parse((const uint8_t *)body, len, act, &d) < 0) {
-		ret = http_reply_error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+		code = MHD_HTTP_BAD_REQUEST;
+		snprintf(err, errlen, "%s", d.msg);
 		goto out;
 	}
 	if (act->id_len > sizeof(q->id_object) || act->es_len > sizeof(q->enc_secret)) {
-		ret = http_reply_error(c, MHD_HTTP_BAD_REQUEST, "credential blob too large");
+		code = MHD_HTTP_BAD_REQUEST;
+		snprintf(err, errlen, "credential blob too large");
 		goto out;
 	}
 	q->type = AGENT_MSG_ACTIVATE;
@@ -115,25 +122,39 @@ enum MHD_Result agent_activate(struct agent *a, struct MHD_Connection *c, const 
 	q->es_len = (uint32_t)act->es_len;
 	memcpy(q->enc_secret, act->enc_secret, act->es_len);
 	snprintf(q->agent_id, sizeof(q->agent_id), "%s", a->id);
-	n = ask_tpm(a, rq, rs, AGENT_MSG_ACTIVATE_ANSWER);
-	if (n < 0) {
-		ret = http_reply_error(c, MHD_HTTP_FORBIDDEN, "TPM process did not answer");
+	if (ask_tpm(a, rq, rs, AGENT_MSG_ACTIVATE_ANSWER) < 0) {
+		code = MHD_HTTP_FORBIDDEN;
+		snprintf(err, errlen, "TPM process did not answer");
 		goto out;
 	}
 	if (ans->err < 0) {
-		ret = http_reply_error(c, MHD_HTTP_FORBIDDEN, ans->msg[0] ? ans->msg : "TPM");
+		code = MHD_HTTP_FORBIDDEN;
+		snprintf(err, errlen, "%s", ans->msg[0] ? ans->msg : "TPM");
 		goto out;
 	}
-	if (vg_api_proof_build(ans->proof, &text) < 0) {
-		ret = MHD_NO;
-		goto out;
+	if (vg_api_proof_build(ans->proof, ret) < 0) {
+		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		snprintf(err, errlen, "out of memory");
 	}
-	ret = http_reply_text(c, MHD_HTTP_OK, text);
 out:
-	free(text);
 	free(rq);
 	free(rs);
 	free(act);
+	return code;
+}
+
+enum MHD_Result agent_activate(struct agent *a, struct MHD_Connection *c, const char *body,
+			       size_t len)
+{
+	char *text = NULL, err[300];
+	unsigned int code = agent_activate_body(a, body, len, &text, err, sizeof(err));
+	enum MHD_Result ret;
+
+	if (code != MHD_HTTP_OK)
+		return code == MHD_HTTP_INTERNAL_SERVER_ERROR ? MHD_NO :
+		       http_reply_error(c, code, err);
+	ret = http_reply_text(c, MHD_HTTP_OK, text);
+	free(text);
 	return ret;
 }
 
@@ -156,66 +177,98 @@ static void quote_fill(struct vg_api_quote *q, const struct vg_api_quote_req *qr
 	}
 }
 
+unsigned int agent_quote_body(struct agent *a, struct vg_api_quote_req *qr, char **ret,
+			      char *err, size_t errlen)
+{
+	union agent_msg *rq = calloc(1, sizeof(*rq)), *rs = calloc(1, sizeof(*rs));
+	struct vg_api_quote *q = calloc(1, sizeof(*q));
+	struct agent_msg_quote_answer *ans = rs ? &rs->quote_answer : NULL;
+	unsigned int code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+	const char *replay;
+
+	if (!rq || !rs || !q) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	replay = agent_tamper_quote(a, qr);
+	if (replay) {
+		*ret = strdup(replay);
+		code = *ret ? MHD_HTTP_OK : code;
+		goto out;
+	}
+	rq->quote.type = AGENT_MSG_QUOTE;
+	rq->quote.nonce_len = (uint32_t)qr->nonce_len;
+	memcpy(rq->quote.nonce, qr->nonce, qr->nonce_len);
+	rq->quote.bank = qr->bank;
+	rq->quote.mask = qr->mask;
+	if (ask_tpm(a, rq, rs, AGENT_MSG_QUOTE_ANSWER) < 0) {
+		snprintf(err, errlen, "TPM process did not answer");
+		goto out;
+	}
+	if (ans->err < 0) {
+		snprintf(err, errlen, "%s", ans->msg[0] ? ans->msg : "TPM process");
+		goto out;
+	}
+	if (ans->attest_len > sizeof(q->attest) || ans->sig_len > sizeof(q->sig)) {
+		snprintf(err, errlen, "TPM process: quote too large");
+		goto out;
+	}
+	quote_fill(q, qr, ans);
+	if (vg_api_quote_build(q, ret) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	agent_tamper_quote_sent(a, *ret);
+	code = MHD_HTTP_OK;
+out:
+	free(rq);
+	free(rs);
+	free(q);
+	return code;
+}
+
 enum MHD_Result agent_quote(struct agent *a, struct MHD_Connection *c)
 {
 	const char *nh = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "nonce");
 	const char *bs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "bank");
 	const char *ms = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mask");
-	union agent_msg *rq = calloc(1, sizeof(*rq)), *rs = calloc(1, sizeof(*rs));
-	struct vg_api_quote *q = calloc(1, sizeof(*q));
-	struct agent_msg_quote_answer *ans = rs ? &rs->quote_answer : NULL;
 	struct vg_api_quote_req qr;
 	struct vg_diag d = { 0 };
-	const char *replay;
 	enum MHD_Result ret;
-	char *text = NULL;
+	char *text = NULL, err[300];
 
-	if (!rq || !rs || !q) {
-		ret = MHD_NO;
-		goto out;
-	}
-	if (vg_api_quote_query_parse(nh, bs, ms, &qr, &d) < 0) {
-		ret = http_reply_error(c, MHD_HTTP_BAD_REQUEST, d.msg);
-		goto out;
-	}
-	replay = agent_tamper_quote(a, &qr);
-	if (replay) {
-		ret = http_reply_text(c, MHD_HTTP_OK, replay);
-		goto out;
-	}
-	rq->quote.type = AGENT_MSG_QUOTE;
-	rq->quote.nonce_len = (uint32_t)qr.nonce_len;
-	memcpy(rq->quote.nonce, qr.nonce, qr.nonce_len);
-	rq->quote.bank = qr.bank;
-	rq->quote.mask = qr.mask;
-	if (ask_tpm(a, rq, rs, AGENT_MSG_QUOTE_ANSWER) < 0) {
-		ret = http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				       "TPM process did not answer");
-		goto out;
-	}
-	if (ans->err < 0) {
-		ret = http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				       ans->msg[0] ? ans->msg : "TPM process");
-		goto out;
-	}
-	if (ans->attest_len > sizeof(q->attest) || ans->sig_len > sizeof(q->sig)) {
-		ret = http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				       "TPM process: quote too large");
-		goto out;
-	}
-	quote_fill(q, &qr, ans);
-	if (vg_api_quote_build(q, &text) < 0) {
-		ret = MHD_NO;
-		goto out;
-	}
-	agent_tamper_quote_sent(a, text);
+	if (vg_api_quote_query_parse(nh, bs, ms, &qr, &d) < 0)
+		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+	if (agent_quote_body(a, &qr, &text, err, sizeof(err)) != MHD_HTTP_OK)
+		return http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, err);
 	ret = http_reply_text(c, MHD_HTTP_OK, text);
-out:
 	free(text);
-	free(rq);
-	free(rs);
-	free(q);
 	return ret;
+}
+
+int agent_log_body(struct agent *a, uint64_t off, uint8_t **ret, size_t *len, long long *size)
+{
+	uint8_t *buf = NULL;
+	struct stat st;
+	int fd;
+
+	*len = 0;
+	fd = open(a->log, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size > off) {
+		*len = (size_t)st.st_size - (size_t)off;
+		buf = malloc(*len);
+		if (!buf || pread(fd, buf, *len, (off_t)off) != (ssize_t)*len) {
+			free(buf);
+			close(fd);
+			return -EIO;
+		}
+	}
+	*size = fd >= 0 ? (long long)st.st_size : 0LL;
+	if (fd >= 0)
+		close(fd);
+	agent_tamper_log(a, buf, len);
+	*ret = buf;
+	return 0;
 }
 
 /*
@@ -229,48 +282,51 @@ enum MHD_Result agent_log(struct agent *a, struct MHD_Connection *c)
 	uint64_t off;
 	uint8_t *buf = NULL;
 	size_t len = 0;
+	long long sz = 0;
 	char size[32];
 	struct vg_diag d = { 0 };
-	struct stat st;
-	int fd;
 
 	if (vg_api_log_query_parse(os, &off, &d) < 0)
 		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, d.msg);
-	fd = open(a->log, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size > off) {
-		len = (size_t)st.st_size - (size_t)off;
-		buf = malloc(len);
-		if (!buf || pread(fd, buf, len, (off_t)off) != (ssize_t)len) {
-			free(buf);
-			close(fd);
-			return http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "log: read failed");
-		}
-	}
-	snprintf(size, sizeof(size), "%lld", fd >= 0 ? (long long)st.st_size : 0LL);
-	if (fd >= 0)
-		close(fd);
-	agent_tamper_log(a, buf, &len);
+	if (agent_log_body(a, off, &buf, &len, &sz) < 0)
+		return http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "log: read failed");
+	snprintf(size, sizeof(size), "%lld", sz);
 	return http_reply_bytes(c, MHD_HTTP_OK, buf, len, "X-Vigil-Log-Size", size);
+}
+
+int agent_bootlog_body(struct agent *a, uint8_t **ret, size_t *len)
+{
+	int fd = a->boot_log ? open(a->boot_log, O_RDONLY | O_CLOEXEC) : -1;
+	uint8_t *buf = NULL;
+	int r;
+
+	*ret = NULL;
+	*len = 0;
+	if (fd < 0)
+		return -ENOENT;
+	r = vg_fd_read_all(fd, BOOT_LOG_MAX, &buf, len);
+	close(fd);
+	if (r < 0)
+		return r;
+	if (!*len) {
+		free(buf);
+		buf = NULL;
+	}
+	*ret = buf;
+	return 0;
 }
 
 /* The boot event log, read to its end (securityfs files have no size), at most 16 MiB. */
 enum MHD_Result agent_bootlog(struct agent *a, struct MHD_Connection *c)
 {
-	int fd = a->boot_log ? open(a->boot_log, O_RDONLY | O_CLOEXEC) : -1;
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	int r;
+	int r = agent_bootlog_body(a, &buf, &len);
 
-	if (fd < 0)
+	if (r == -ENOENT)
 		return http_reply_error(c, MHD_HTTP_NOT_FOUND, "no boot event log on this host");
-	r = vg_fd_read_all(fd, BOOT_LOG_MAX, &buf, &len);
-	close(fd);
 	if (r < 0)
 		return http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, r == -EFBIG ?
 					"boot log too large" : "boot log: read failed");
-	if (!len) {
-		free(buf);
-		buf = NULL;
-	}
 	return http_reply_bytes(c, MHD_HTTP_OK, buf, len, NULL, NULL);
 }

@@ -69,7 +69,9 @@
 static const char help[] =
 	"usage: vigil-agent --listen ADDR:PORT --state DIR [--log FILE] [--id ID]\n"
 	"                   [--tcti TCTI] [--ak ecc|rsa] [--ek-type TYPE]\n"
-	"Serve TPM quotes and the measurement list to vigil-verifier.\n"
+	"       vigil-agent --push URL --state DIR [--push-ca FILE] [--push-cert FILE\n"
+	"                   --push-key FILE] [--push-token-file FILE] [--log FILE] [--id ID]\n"
+	"Serve TPM quotes and the measurement list to vigil-verifier, or push them to it.\n"
 	"  -L, --listen ADDR:PORT  address to listen on (e.g. 127.0.0.1:9002)\n"
 	"  -s, --state DIR         keeps the AK blob (DIR/ak.blob) across restarts\n"
 	"  -l, --log FILE          measurement list (default /run/vigil/binary_runtime_measurements)\n"
@@ -88,20 +90,31 @@ static const char help[] =
 	"                          credential (mutual TLS)\n"
 	"      --auth-tokens FILE  bearer tokens allowed to ask (ROLE ID SHA256 lines, role\n"
 	"                          verifier; default /etc/vigil/agent-tokens; mode 600)\n"
-	"      --insecure-no-auth  serve quotes, the lists and the boot log to anyone (tests)\n"
+	"      --insecure-no-auth  serve quotes, the lists and the boot log to anyone; with\n"
+	"                          --push: plain HTTP and no credential (tests)\n"
+	"Push mode (the agent opens every connection; docs/attest-push.md):\n"
+	"      --push URL          register with the verifier at URL (https://HOST:PORT) and\n"
+	"                          push quote, measurement list and boot log every interval\n"
+	"                          it says; nothing is served (no --listen)\n"
+	"      --push-ca FILE      PEM CA the verifier's certificate must chain to\n"
+	"      --push-cert FILE    our PEM client certificate (mutual TLS; the verifier's\n"
+	"                          --push-client-ca)\n"
+	"      --push-key FILE     and its key\n"
+	"      --push-token-file FILE  our token (role agent in the verifier's --auth-tokens;\n"
+	"                          mode 600)\n"
 	"      --background        return once the agent serves (0), or with its exit\n"
 	"                          status when it stops before (2: a refused setting)\n"
 	"      --version           print the version and exit\n"
 #ifdef VIGIL_AGENT_TAMPER
 	"      --tamper-file FILE  TEST BUILD: misbehave as its first word says (agent_tamper.h)\n"
 #endif
-	"Without a credential scheme (--auth-tokens file or --tls-client-ca) the agent\n"
-	"refuses to start.\n";
+	"Without a credential scheme (--auth-tokens file or --tls-client-ca; with --push:\n"
+	"--push-cert or --push-token-file) the agent refuses to start.\n";
 
 /* What main() parsed and read; the network process's share goes into struct agent. */
 struct options {
 	const char *listen, *state, *tcti, *user;
-	const char *tls_cert, *tls_key, *tls_ca, *tokens;
+	const char *tls_cert, *tls_key, *tls_ca, *tokens, *push_token;
 	bool rsa, background;
 	unsigned int ek_type;	/* enum vg_atpm_ek_type */
 	struct sockaddr_in sa;
@@ -195,6 +208,11 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		{ "auth-tokens", required_argument, NULL, 'T' },
 		{ "insecure-no-auth", no_argument, NULL, 'I' },
 		{ "background", no_argument, NULL, 'G' },
+		{ "push", required_argument, NULL, 'P' },
+		{ "push-ca", required_argument, NULL, 'Q' },
+		{ "push-cert", required_argument, NULL, 'R' },
+		{ "push-key", required_argument, NULL, 'S' },
+		{ "push-token-file", required_argument, NULL, 'U' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -230,6 +248,11 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		case 'T': o->tokens = optarg; break;
 		case 'I': a->no_auth = true; break;
 		case 'G': o->background = true; break;
+		case 'P': a->push.url = optarg; break;
+		case 'Q': a->push.ca = optarg; break;
+		case 'R': a->push.cert = optarg; break;
+		case 'S': a->push.key = optarg; break;
+		case 'U': o->push_token = optarg; break;
 		case 'V': printf("vigil-agent %s\n", VIGIL_VERSION); return 0;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
@@ -271,6 +294,56 @@ static int auth_setup(const struct options *o, struct agent *a)
 	return 0;
 }
 
+/*
+ * Push mode's settings: no server, HTTPS to the verifier with a
+ * credential (or --insecure-no-auth). Return: 0, -1 (said).
+ */
+static int push_setup(struct options *o, struct agent *a)
+{
+	const char *p[] = { a->push.ca, a->push.cert }, *opt[] = { "--push-ca", "--push-cert" };
+	struct vg_diag d = { 0 };
+	char why[512];
+
+	if (o->listen || o->tls_cert || o->tls_key || o->tls_ca || o->tokens) {
+		vlog_err("--push serves nothing: --listen, --tls-* and --auth-tokens "
+			"are for pull mode");
+		return -1;
+	}
+	if (!!a->push.cert != !!a->push.key) {
+		vlog_err("--push-cert and --push-key go together");
+		return -1;
+	}
+	if (strncmp(a->push.url, "https://", 8) != 0 &&
+	    (strncmp(a->push.url, "http://", 7) != 0 || !a->no_auth)) {
+		vlog_err("--push %s: an https:// URL (http:// only with "
+			"--insecure-no-auth, for tests)", a->push.url);
+		return -1;
+	}
+	if (!a->no_auth && !a->push.cert && !o->push_token) {
+		vlog_err("--push needs a credential: --push-cert/--push-key or "
+			"--push-token-file (for tests only, --insecure-no-auth)");
+		return -1;
+	}
+	if (a->no_auth && (a->push.cert || o->push_token)) {
+		vlog_err("--insecure-no-auth excludes --push-cert and --push-token-file");
+		return -1;
+	}
+	for (int i = 0; i < 2; i++)
+		if (p[i] && tls_certs_check(p[i], why, sizeof(why)) < 0) {
+			vlog_err("%s %s: %s", opt[i], p[i], why);
+			return -1;
+		}
+	if (a->push.key && tls_key_check(a->push.key, a->push.cert, why, sizeof(why)) < 0) {
+		vlog_err("--push-key %s: %s", a->push.key, why);
+		return -1;
+	}
+	if (o->push_token && vg_auth_token_read(o->push_token, a->push.token, &d) < 0) {
+		vlog_err("--push-token-file %s: %s", o->push_token, d.msg);
+		return -1;
+	}
+	return 0;
+}
+
 /* Options, TLS files, tokens, id. Return: -1 to go on, or an exit code. */
 static int setup(int argc, char **argv, struct options *o, struct agent *a, char *host,
 		 size_t hostlen)
@@ -279,6 +352,15 @@ static int setup(int argc, char **argv, struct options *o, struct agent *a, char
 
 	if (r >= 0)
 		return r;
+	if (a->push.url) {
+		if (!o->state) {
+			vlog_err("--state DIR is required");
+			return 2;
+		}
+		if (push_setup(o, a) < 0 || check_files(o) < 0)
+			return 2;
+		goto id;
+	}
 	if (!o->listen || !o->state) {
 		vlog_err("--listen ADDR:PORT and --state DIR are required");
 		return 2;
@@ -305,6 +387,7 @@ static int setup(int argc, char **argv, struct options *o, struct agent *a, char
 	}
 	if (auth_setup(o, a) < 0)
 		return 2;
+id:
 	if (!a->id) {
 		if (gethostname(host, hostlen) < 0)
 			snprintf(host, hostlen, "agent");
@@ -355,6 +438,21 @@ static int net_main(struct options *o, struct agent *a)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (a->push.url) {
+		/* push mode: nothing is served; ready once the settings are all taken */
+		if (write(o->ready_fd, "1", 1) != 1) {
+			/* the main process is gone: PDEATHSIG ends us */
+		}
+		close(o->ready_fd);
+		if (a->no_auth)
+			vlog_warn("WARNING: --insecure-no-auth: pushing over plain "
+				"HTTP without a credential (tests only)");
+		r = agent_push_main(a, &set);
+		OPENSSL_cleanse(a->push.token, sizeof(a->push.token));
+		close(a->ipc);
+		agent_tamper_release(a);
+		return r;
+	}
 	if (http_guard_start(10, &guard) < 0)
 		_exit(2);
 	d = agent_http_start(a, &o->sa, o->cert_pem, o->key_pem, o->ca_pem, guard);
@@ -428,7 +526,7 @@ int main(int argc, char **argv)
 		vg_auth_free(a.auth);
 		a.auth = NULL;
 		rw.fd = rp[0];
-		rw.listen = o.listen;
+		rw.listen = o.listen ? o.listen : a.push.url;
 		rw.id = a.id;
 		/* the watcher takes no signal: SIGTERM and SIGHUP are the TPM loop's */
 		sigfillset(&all);

@@ -302,12 +302,17 @@ static int attest_add(int argc, char **argv)
 	return rc;
 }
 
-/* ID STATE [(late N ms)] rounds=... : a late agent never reads as plainly trusted */
+/*
+ * ID STATE [(late N ms)] [(stale N ms)] rounds=... : a late or stale agent
+ * never reads as plainly trusted
+ */
 static void print_agent(json_object *a)
 {
 	printf("%s %s", jstr(a, "id"), jstr(a, "state"));
 	if (strcmp(jstr(a, "late"), "true") == 0)
 		printf(" (late %s ms)", jstr(a, "late_ms"));
+	if (strcmp(jstr(a, "stale"), "true") == 0)
+		printf(" (stale %s ms)", jstr(a, "silent_ms"));
 	printf(" rounds=%s reboots=%s log_entries=%s policy=%s", jstr(a, "rounds"),
 	       jstr(a, "reboots"), jstr(a, "log_entries"), jstr(a, "policy"));
 	if (strcmp(jstr(a, "last_failure"), "ok") != 0 && *jstr(a, "last_failure"))

@@ -83,9 +83,9 @@ int http_auth_create_token(const char *prog, const char *role, unsigned int role
 		if ((roles & k) && strcmp(role, vg_auth_role_name(k)) == 0)
 			rl = k;
 	if (!rl) {
-		fprintf(stderr, "%s: --create-token %s: the role is one of %s%s%s\n", prog, role,
+		fprintf(stderr, "%s: --create-token %s: the role is one of %s%s%s%s\n", prog, role,
 			roles & VG_AUTH_ADMIN ? "admin " : "", roles & VG_AUTH_READ ? "read " : "",
-			roles & VG_AUTH_VERIFIER ? "verifier" : "");
+			roles & VG_AUTH_VERIFIER ? "verifier " : "", roles & VG_AUTH_AGENT ? "agent" : "");
 		return 2;
 	}
 	if (vg_auth_token_new(tok, id) < 0 || (n = vg_auth_token_line(tok, rl, line, sizeof(line))) < 0) {

@@ -139,3 +139,29 @@ bool http_client_cert_from(struct MHD_Connection *c, const struct http_ca *ca)
 		gnutls_x509_crt_deinit(crts[i]);
 	return k == n && status == 0;
 }
+
+int http_client_cert_dn(struct MHD_Connection *c, char *out, size_t cap)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	const gnutls_datum_t *peers;
+	gnutls_x509_crt_t crt;
+	unsigned int n = 0;
+	size_t len = cap;
+	int r;
+
+	if (!ci || !ci->tls_session)
+		return -ENOENT;
+	peers = gnutls_certificate_get_peers((gnutls_session_t)ci->tls_session, &n);
+	if (!peers || n == 0)
+		return -ENOENT;
+	if (gnutls_x509_crt_init(&crt) < 0)
+		return -ENOMEM;
+	r = gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER);
+	if (r >= 0)
+		r = gnutls_x509_crt_get_dn(crt, out, &len);
+	gnutls_x509_crt_deinit(crt);
+	if (r == GNUTLS_E_SHORT_MEMORY_BUFFER)
+		return -ENOSPC;
+	return r < 0 ? -EBADMSG : 0;
+}

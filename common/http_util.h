@@ -50,5 +50,11 @@ void http_ca_free(struct http_ca *ca);
  * several with different meanings (the verifier's admin and read CAs).
  */
 bool http_client_cert_from(struct MHD_Connection *c, const struct http_ca *ca);
+/*
+ * The subject DN (RFC 4514 text) of the client certificate of @c, into
+ * @out. Call it only after the chain was verified. Return: 0, -ENOENT
+ * (no certificate), -ENOSPC, -EBADMSG.
+ */
+int http_client_cert_dn(struct MHD_Connection *c, char *out, size_t cap);
 
 #endif

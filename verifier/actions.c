@@ -47,7 +47,8 @@ int vf_history(struct verifier *vf, const char *id, const struct vg_attest_verdi
 	snprintf(h->msg, sizeof(h->msg), "%s", v->msg);
 	if (vg_store_verdict_add(vf->store, id, h, &d) < 0) {
 		vlog_err("%s: %s %s not recorded: %s", id, vg_attest_fail_id(v->fail),
-			 v->fail == VG_AF_REBOOT || v->fail == VG_AF_LATE ? "event" : "failure",
+			 v->fail == VG_AF_REBOOT || v->fail == VG_AF_LATE || v->fail == VG_AF_STALE ?
+			 "event" : "failure",
 			 d.msg);
 		return -1;
 	}

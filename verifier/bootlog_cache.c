@@ -49,17 +49,16 @@ struct vf_bootc *vf_bootc_get(struct verifier *vf, const struct vg_store_agent *
 	return c;
 }
 
-int vf_bootc_fetch(struct verifier *vf, const struct vg_store_agent *a, struct vf_bootc *c,
-		   struct vg_attest_verdict *v)
+int vf_bootc_fetch(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
+		   struct vf_bootc *c, struct vg_attest_verdict *v)
 {
 	struct vg_attest_verdict bv;
-	char url[1024], err[512], said[161];
+	char err[512], said[161];
 	struct vf_buf b = { 0 };
 	long code;
 	int r;
 
-	snprintf(url, sizeof(url), "%s/v1/bootlog", a->url);
-	code = vf->fetch(vf, url, NULL, true, vf->max_log, &b, err, sizeof(err));
+	code = src->get(src, vf, a, "/v1/bootlog", vf->max_log, &b, err, sizeof(err));
 	if (code != 200 && code != 404) {
 		if (code > 0)
 			vf_peer_said(&b, said, sizeof(said));
@@ -90,12 +89,12 @@ int vf_bootc_fetch(struct verifier *vf, const struct vg_store_agent *a, struct v
 	return 0;
 }
 
-int vf_bootc_boot(struct verifier *vf, const struct vg_store_agent *a, struct vf_bootc *c,
-		  const struct vg_tpms_attest *q, struct vg_attest_verdict *v)
+int vf_bootc_boot(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
+		  struct vf_bootc *c, const struct vg_tpms_attest *q, struct vg_attest_verdict *v)
 {
 	/* another boot (or resume): its log, replayed once */
 	if (c->keyed && (q->reset_count != c->reset || q->restart_count != c->restart) &&
-	    vf_bootc_fetch(vf, a, c, v) < 0)
+	    vf_bootc_fetch(vf, src, a, c, v) < 0)
 		return -1;
 	if (!c->keyed) {
 		c->keyed = true;

@@ -106,7 +106,7 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	family(f, "round_failures_total", "counter",
 	       "rounds that did not pass, by failure type (agent.comm: unreachable)");
 	for (unsigned int i = VG_AF_NONE + 1; i < VG_AF__COUNT; i++)
-		if (i != VG_AF_REBOOT && i != VG_AF_LATE && vg_attest_fail_id(i))
+		if (i != VG_AF_REBOOT && i != VG_AF_LATE && i != VG_AF_STALE && vg_attest_fail_id(i))
 			fprintf(f, "vigil_verifier_round_failures_total{failure=\"%s\"} %" PRIuFAST64
 				"\n", vg_attest_fail_id(i), atomic_load(&m->failures[i]));
 	family(f, "round_duration_seconds", "histogram",
@@ -128,6 +128,9 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	family(f, "agents_late", "gauge",
 	       "agents whose due round has not started within a second of its due time");
 	fprintf(f, "vigil_verifier_agents_late %u\n", late);
+	family(f, "agents_stale", "gauge",
+	       "pushing agents not heard from within their interval (state.stale)");
+	fprintf(f, "vigil_verifier_agents_stale %u\n", vf_push_stale_count(vf));
 	family(f, "late_rounds_total", "counter", "times an agent became late");
 	fprintf(f, "vigil_verifier_late_rounds_total %" PRIuFAST64 "\n",
 		atomic_load(&m->late_rounds));

@@ -53,27 +53,116 @@ static void agent_fill(const struct verifier *vf, const struct vg_api_register *
 	a->registered_at = vf_now();
 }
 
-unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
-			 struct vf_answer *ans)
+unsigned int vf_register_challenge(struct verifier *vf, const char *id,
+				   const struct vg_api_identity *idn, struct vg_api_activate *act,
+				   uint8_t mac[32], struct vf_answer *ans)
 {
-	struct vg_store_agent *a = calloc(1, sizeof(*a)), *old = calloc(1, sizeof(*old));
-	struct vg_api_identity *idn = calloc(1, sizeof(*idn));
-	struct vg_api_activate *act = calloc(1, sizeof(*act));
-	struct vg_api_register rq;
-	uint8_t secret[32], mac[32], proof[32];
+	struct vg_store_agent *old = calloc(1, sizeof(*old));
 	size_t idl = sizeof(act->id_object), esl = sizeof(act->enc_secret), nl;
-	long code;
-	unsigned int ml = 0;
 	struct vg_attest_verdict v;
 	struct vg_attest_ak *ak = NULL;
 	struct vg_diag d = { 0 };
-	struct vf_buf b = { 0 };
-	char u[1024], err[512], said[161], *ab = NULL;
+	uint8_t secret[32];
+	unsigned int ml = 0;
 	const uint8_t *name;
 	int r;
 
 	vg_attest_verdict_init(&v);
-	if (!a || !old || !idn || !act) {
+	ans->code = 0;
+	if (!old) {
+		vf_answer_error(ans, ST_INTERNAL, "out of memory");
+		goto out;
+	}
+	/* a known id keeps its EK */
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_agent_get(vf->store, id, old, &d);
+	pthread_mutex_unlock(&vf->lock);
+	if (r == 0 && (old->ek_pub_len != idn->ek_pub_len ||
+		       memcmp(old->ek_pub, idn->ek_pub, idn->ek_pub_len) != 0)) {
+		vf_answer_failure(ans, ST_CONFLICT, VG_AF_EK_CHANGED, "agent id is registered with "
+				  "another EK: remove it first");
+		goto out;
+	}
+	if (idn->ek_cert_len == 0) {
+		if (vf->ek_ca) {
+			vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_CERT, "the TPM has no EK "
+					  "certificate and --ek-ca requires one");
+			goto out;
+		}
+	} else if (vg_attest_ek_check(idn->ek_pub, idn->ek_pub_len, idn->ek_cert, idn->ek_cert_len,
+				      vf->ek_ca, &v) != 0) {
+		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_CERT, v.msg);
+		goto out;
+	}
+	if (vg_attest_ak_load(idn->ak_pub, idn->ak_pub_len, &ak, &d) < 0) {
+		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_AK, d.msg);
+		goto out;
+	}
+	name = vg_attest_ak_name(ak, &nl);
+	if (RAND_bytes(secret, sizeof(secret)) != 1 ||
+	    vg_attest_make_credential(idn->ek_pub, idn->ek_pub_len, name, nl, secret, sizeof(secret),
+				      act->id_object, &idl, act->enc_secret, &esl, &d) < 0) {
+		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_CERT,
+				  d.msg[0] ? d.msg : "MakeCredential");
+		goto out;
+	}
+	act->id_len = idl;
+	act->es_len = esl;
+	/* what the agent must answer: only the TPM of this EK can recover the secret */
+	if (!HMAC(EVP_sha256(), secret, sizeof(secret), (const uint8_t *)id, strlen(id), mac, &ml) ||
+	    ml != 32)
+		vf_answer_error(ans, ST_INTERNAL, "HMAC");
+out:
+	OPENSSL_cleanse(secret, sizeof(secret));
+	vg_attest_ak_free(ak);
+	vg_attest_verdict_release(&v);
+	free(old);
+	return ans->code;
+}
+
+unsigned int vf_register_proven(struct verifier *vf, const char *id, const char *url,
+				const char *policy, const struct vg_api_identity *idn,
+				struct vf_answer *ans)
+{
+	struct vg_store_agent *a = calloc(1, sizeof(*a));
+	struct vg_api_register rq = { 0 };
+	struct vg_diag d = { 0 };
+	int r;
+
+	if (!a)
+		return vf_answer_error(ans, ST_INTERNAL, "out of memory");
+	snprintf(rq.id, sizeof(rq.id), "%s", id);
+	snprintf(rq.url, sizeof(rq.url), "%s", url);
+	snprintf(rq.policy, sizeof(rq.policy), "%s", policy);
+	agent_fill(vf, &rq, idn, a);
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_agent_put(vf->store, a, &d);
+	pthread_mutex_unlock(&vf->lock);
+	if (r < 0) {
+		vf_answer_error(ans, ST_INTERNAL, d.msg);
+	} else {
+		ans->code = ST_CREATED;
+		ans->body = vf_json_agent(a, 0);
+	}
+	free(a);
+	return ans->code;
+}
+
+unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
+			 struct vf_answer *ans)
+{
+	struct vg_api_identity *idn = calloc(1, sizeof(*idn));
+	struct vg_api_activate *act = calloc(1, sizeof(*act));
+	struct vg_api_register rq;
+	uint8_t mac[32], proof[32];
+	long code;
+	struct vg_diag d = { 0 };
+	struct vf_buf b = { 0 };
+	char u[1024], err[512], said[161], *ab = NULL;
+
+	ans->code = 0;
+	ans->body = NULL;
+	if (!idn || !act) {
 		vf_answer_error(ans, ST_INTERNAL, "out of memory");
 		goto out;
 	}
@@ -110,41 +199,8 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 		vf_answer_error(ans, ST_CONFLICT, err);
 		goto out;
 	}
-	/* a known id keeps its EK */
-	pthread_mutex_lock(&vf->lock);
-	r = vg_store_agent_get(vf->store, rq.id, old, &d);
-	pthread_mutex_unlock(&vf->lock);
-	if (r == 0 && (old->ek_pub_len != idn->ek_pub_len ||
-		       memcmp(old->ek_pub, idn->ek_pub, idn->ek_pub_len) != 0)) {
-		vf_answer_failure(ans, ST_CONFLICT, VG_AF_EK_CHANGED, "agent id is registered with "
-				  "another EK: remove it first");
+	if (vf_register_challenge(vf, rq.id, idn, act, mac, ans))
 		goto out;
-	}
-	if (idn->ek_cert_len == 0) {
-		if (vf->ek_ca) {
-			vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_CERT, "the TPM has no EK "
-					  "certificate and --ek-ca requires one");
-			goto out;
-		}
-	} else if (vg_attest_ek_check(idn->ek_pub, idn->ek_pub_len, idn->ek_cert, idn->ek_cert_len,
-				      vf->ek_ca, &v) != 0) {
-		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_CERT, v.msg);
-		goto out;
-	}
-	if (vg_attest_ak_load(idn->ak_pub, idn->ak_pub_len, &ak, &d) < 0) {
-		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_AK, d.msg);
-		goto out;
-	}
-	name = vg_attest_ak_name(ak, &nl);
-	if (RAND_bytes(secret, sizeof(secret)) != 1 ||
-	    vg_attest_make_credential(idn->ek_pub, idn->ek_pub_len, name, nl, secret, sizeof(secret),
-				      act->id_object, &idl, act->enc_secret, &esl, &d) < 0) {
-		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_CERT,
-				  d.msg[0] ? d.msg : "MakeCredential");
-		goto out;
-	}
-	act->id_len = idl;
-	act->es_len = esl;
 	if (vg_api_activate_build(act, &ab) < 0) {
 		vf_answer_error(ans, ST_INTERNAL, "out of memory");
 		goto out;
@@ -152,9 +208,7 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 	snprintf(u, sizeof(u), "%s/v1/activate", rq.url);
 	free(b.p);
 	code = vf->fetch(vf, u, ab, true, 0, &b, err, sizeof(err));
-	HMAC(EVP_sha256(), secret, sizeof(secret), (const uint8_t *)rq.id, strlen(rq.id), mac, &ml);
-	OPENSSL_cleanse(secret, sizeof(secret));
-	if (code != 200 || vg_api_proof_parse(b.p, b.len, proof, &d) < 0 || ml != sizeof(mac) ||
+	if (code != 200 || vg_api_proof_parse(b.p, b.len, proof, &d) < 0 ||
 	    CRYPTO_memcmp(proof, mac, sizeof(mac)) != 0) {
 		if (code < 0)
 			snprintf(said, sizeof(said), "%.150s", err);
@@ -167,23 +221,11 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_CREDENTIAL, err);
 		goto out;
 	}
-	agent_fill(vf, &rq, idn, a);
-	pthread_mutex_lock(&vf->lock);
-	r = vg_store_agent_put(vf->store, a, &d);
-	pthread_mutex_unlock(&vf->lock);
-	if (r < 0) {
-		vf_answer_error(ans, ST_INTERNAL, d.msg);
-		goto out;
-	}
-	ans->code = ST_CREATED;
-	ans->body = vf_json_agent(a, 0);
+	vf_register_proven(vf, rq.id, rq.url, rq.policy, idn, ans);
 out:
-	OPENSSL_cleanse(secret, sizeof(secret));
-	vg_attest_ak_free(ak);
+	OPENSSL_cleanse(mac, sizeof(mac));
 	free(ab);
 	free(b.p);
-	free(a);
-	free(old);
 	free(idn);
 	free(act);
 	return ans->code;

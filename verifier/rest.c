@@ -17,6 +17,7 @@
  *   GET    /v1/verifiers                     {verifiers: [...]} sharing the store, heartbeats
  *   GET    /metrics                          Prometheus text (metrics.c)
  *   GET    /ui/, /ui/app.js, /ui/app.css     the operators' page (web.c, docs/web.md)
+ *   POST   /v1/push/ID/register|activate|nonce|evidence   a pushing agent (push.c)
  *
  * The routes and the role each needs are one table, vg_api_routes
  * (attest_api.c); docs/openapi.json describes them (t0515 compares). Every
@@ -70,7 +71,7 @@ static int list_cb(void *arg, const struct vg_store_agent *a)
 {
 	struct list_arg *la = arg;
 
-	json_object_array_add(la->arr, vf_json_agent(a, vf_sched_late(la->vf, a->id)));
+	json_object_array_add(la->arr, vf_json_status(la->vf, a));
 	return 0;
 }
 
@@ -159,7 +160,7 @@ static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, co
 	} else if (r < 0) {
 		ret = http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
 	} else if (rt->ep == VG_API_AGENT && strcmp(method, "GET") == 0) {
-		ret = http_reply_json(c, MHD_HTTP_OK, auth_mark(vf, vf_json_agent(a, vf_sched_late(vf, a->id))));
+		ret = http_reply_json(c, MHD_HTTP_OK, auth_mark(vf, vf_json_status(vf, a)));
 	} else if (rt->ep == VG_API_AGENT_HISTORY) {
 		json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
@@ -276,6 +277,37 @@ static enum MHD_Result h_evidence(struct verifier *vf, struct MHD_Connection *c,
 	return http_reply_json(c, MHD_HTTP_OK, o);
 }
 
+static int credential(struct verifier *vf, struct MHD_Connection *c, char id[VG_AUTH_ID_LEN + 1],
+		      char *cred, size_t cap);
+
+/* POST /v1/push/ID/...: a pushing agent (push.c), its credential named for the binding */
+static enum MHD_Result h_push(struct verifier *vf, struct MHD_Connection *c,
+			      const struct vg_api_route *rt, const char *body, size_t len)
+{
+	char cred[VF_PUSH_CRED_MAX] = "", id[VG_AUTH_ID_LEN + 1];
+	struct vf_answer ans = { 0 };
+
+	if (!vf->no_auth && credential(vf, c, id, cred, sizeof(cred)) != VG_AUTH_AGENT)
+		return http_reply_error(c, MHD_HTTP_FORBIDDEN, "not an agent's credential");
+	if (vf->no_auth)
+		snprintf(cred, sizeof(cred), "none");
+	switch (rt->ep) {
+	case VG_API_PUSH_REGISTER:
+		vf_push_register(vf, cred, rt->id, body, len, &ans);
+		break;
+	case VG_API_PUSH_ACTIVATE:
+		vf_push_activate(vf, cred, rt->id, body, len, &ans);
+		break;
+	case VG_API_PUSH_NONCE:
+		vf_push_nonce(vf, cred, rt->id, &ans);
+		break;
+	default:
+		vf_push_evidence(vf, cred, rt->id, body, len, &ans);
+		break;
+	}
+	return http_reply_json(c, ans.code, ans.body);
+}
+
 /* GET /metrics: the counters as Prometheus text (metrics.c) */
 static enum MHD_Result h_metrics(struct verifier *vf, struct MHD_Connection *c)
 {
@@ -298,6 +330,45 @@ static enum MHD_Result h_web(struct MHD_Connection *c, enum vg_api_endpoint ep)
 	if (vf_web_file(ep, &f) < 0)
 		return http_reply_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
 	return http_reply_static(c, f.type, f.data, f.len, VF_WEB_CSP);
+}
+
+/*
+ * The role of the request's credential: a client certificate (admin,
+ * read or agent by its CA), else a bearer token; @cred (may be NULL) says
+ * which credential for a pushing agent ("cert:SUBJECT", "token:ID").
+ * Return: the role, or as http_auth_role.
+ */
+static int credential(struct verifier *vf, struct MHD_Connection *c, char id[VG_AUTH_ID_LEN + 1],
+		      char *cred, size_t cap)
+{
+	int role = 0;
+
+	id[0] = 0;
+	if (vf->api_client_ca && http_client_cert_ok(c)) {
+		/* the handshake trusted every CA: which one says the role */
+		if (http_client_cert_from(c, vf->admin_ca))
+			role = VG_AUTH_ADMIN;
+		else if (http_client_cert_from(c, vf->read_ca))
+			role = VG_AUTH_READ;
+		else if (http_client_cert_from(c, vf->push_ca) && cred) {
+			char dn[VF_PUSH_CRED_MAX - 8];
+
+			if (http_client_cert_dn(c, dn, sizeof(dn)) == 0) {
+				snprintf(cred, cap, "cert:%s", dn);
+				role = VG_AUTH_AGENT;
+			}
+		} else if (http_client_cert_from(c, vf->push_ca)) {
+			role = VG_AUTH_AGENT;
+		}
+	}
+	if (!role) {
+		pthread_rwlock_rdlock(&vf->auth_lock);
+		role = http_auth_role(c, vf->auth, id);
+		pthread_rwlock_unlock(&vf->auth_lock);
+		if (role == VG_AUTH_AGENT && cred)
+			snprintf(cred, cap, "token:%s", id);
+	}
+	return role;
 }
 
 /*
@@ -328,19 +399,7 @@ static enum MHD_Result authorize(struct verifier *vf, struct MHD_Connection *c,
 		*ok = true;
 		return MHD_YES;
 	}
-	role = 0;
-	if (vf->api_client_ca && http_client_cert_ok(c)) {
-		/* the handshake trusted both CAs: which one says the role */
-		if (http_client_cert_from(c, vf->admin_ca))
-			role = VG_AUTH_ADMIN;
-		else if (http_client_cert_from(c, vf->read_ca))
-			role = VG_AUTH_READ;
-	}
-	if (!role) {
-		pthread_rwlock_rdlock(&vf->auth_lock);
-		role = http_auth_role(c, vf->auth, id);
-		pthread_rwlock_unlock(&vf->auth_lock);
-	}
+	role = credential(vf, c, id, NULL, 0);
 	if (role == -ENOKEY)
 		return http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-verifier",
 					"a credential is required: Authorization: Bearer TOKEN "
@@ -351,6 +410,12 @@ static enum MHD_Result authorize(struct verifier *vf, struct MHD_Connection *c,
 		return http_auth_refuse(c, MHD_HTTP_UNAUTHORIZED, "vigil-verifier",
 					"the bearer token is not valid here");
 	}
+	/* an agent pushes, and does nothing else; nobody else pushes */
+	if ((need == VG_AUTH_AGENT) != (role == VG_AUTH_AGENT))
+		return http_auth_refuse(c, MHD_HTTP_FORBIDDEN, "vigil-verifier",
+					need == VG_AUTH_AGENT ?
+					"only a pushing agent's credential (role agent) may push" :
+					"an agent's credential may only push its own evidence");
 	/* admin implies read */
 	if (need == VG_AUTH_ADMIN && role != VG_AUTH_ADMIN)
 		return http_auth_refuse(c, MHD_HTTP_FORBIDDEN, "vigil-verifier",
@@ -388,6 +453,8 @@ static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, con
 		return h_metrics(vf, c);
 	if (rt.ep >= VG_API_UI_PAGE)
 		return h_web(c, rt.ep);
+	if (rt.ep >= VG_API_PUSH_REGISTER && rt.ep <= VG_API_PUSH_EVIDENCE)
+		return h_push(vf, c, &rt, body, u->len);
 	return h_agent(vf, c, method, &rt, body, u->len);
 }
 

@@ -8,6 +8,10 @@
  * (vg_attest_evidence_judge commits the state only on success). The
  * verdict goes to the store, if the agent did not change meanwhile, and
  * to the failure actions. It does not schedule rounds (scheduler.c).
+ * Where the evidence comes from is the only thing a round does not
+ * decide: a struct vf_source gives the nonce and the agent's answers,
+ * fetched from its URL (pull, here) or taken from what it pushed
+ * (push.c); everything after is one code path.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,13 +52,13 @@ static int quote_refused(long code, const struct vf_buf *qb, const char *err,
  * judged, when a boot log appeared for a quote that did not cover PCRs 0-9.
  * Return: 0 trusted, 1 not, -1 communication failure (@v msg).
  */
-static int round_once(struct verifier *vf, const struct vg_store_agent *a,
+static int round_once(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
 		      const struct vg_refpolicy *pol, struct vg_attest_state *st, bool *reboot,
 		      struct vg_attest_verdict *v, bool *requote)
 {
 	struct vg_api_quote_req req = { .nonce_len = 20, .bank = a->bank, .mask = a->mask };
 	struct vg_attest_request areq = { req.nonce, req.nonce_len, a->bank, a->mask };
-	char url[1024], q[256], err[512], said[161];
+	char path[320], q[256], err[512], said[161];
 	struct vg_attest_evidence ev = { 0 };
 	struct vg_attest_ak *ak = NULL;
 	struct vg_api_quote *quote = malloc(sizeof(*quote));
@@ -65,25 +69,25 @@ static int round_once(struct verifier *vf, const struct vg_store_agent *a,
 	long code;
 	int r = 1;
 
-	if (!quote || !qd || !bc || RAND_bytes(req.nonce, (int)req.nonce_len) != 1) {
+	if (!quote || !qd || !bc || src->nonce(src, req.nonce, req.nonce_len) < 0) {
 		vg_attest_fail(v, VG_AF_COMM, "verifier error: no memory or randomness");
 		r = -1;
 		goto out;
 	}
 	/* a boot log or pinned boot PCRs: quote PCRs 0-9 (or the pinned ones) as well */
-	if (!bc->fetched && vf_bootc_fetch(vf, a, bc, v) < 0) {
+	if (!bc->fetched && vf_bootc_fetch(vf, src, a, bc, v) < 0) {
 		r = -1;
 		goto out;
 	}
 	req.mask |= vg_refpolicy_boot_mask(pol) | (bc->have ? VG_ATTEST_BOOT_MASK : 0);
 	areq.mask = req.mask;
-	if (vg_api_quote_query_build(&req, q, sizeof(q)) < 0 ||
-	    (size_t)snprintf(url, sizeof(url), "%s/v1/quote?%s", a->url, q) >= sizeof(url)) {
-		vg_attest_fail(v, VG_AF_COMM, "verifier error: agent URL too long");
+	if (vg_api_quote_query_build(&req, q, sizeof(q)) < 0) {
+		vg_attest_fail(v, VG_AF_COMM, "verifier error: quote query");
 		r = -1;
 		goto out;
 	}
-	code = vf->fetch(vf, url, NULL, true, 0, &qb, err, sizeof(err));
+	snprintf(path, sizeof(path), "/v1/quote?%s", q);
+	code = src->get(src, vf, a, path, 0, &qb, err, sizeof(err));
 	if (code != 200) {
 		r = quote_refused(code, &qb, err, v);
 		goto out;
@@ -105,7 +109,7 @@ static int round_once(struct verifier *vf, const struct vg_store_agent *a,
 	r = vg_attest_evidence_quote(ak, &areq, &ev, st, qd, v);
 	if (r)
 		goto judged;
-	if (vf_bootc_boot(vf, a, bc, &qd->quote, v) < 0) {
+	if (vf_bootc_boot(vf, src, a, bc, &qd->quote, v) < 0) {
 		r = -1;
 		goto out;
 	}
@@ -124,8 +128,8 @@ static int round_once(struct verifier *vf, const struct vg_store_agent *a,
 		ev.boot = &bc->boot;
 	ev.log_offset = qd->log_offset;
 	if (a->mask & (1u << VG_ATTEST_PCR_IMA)) {
-		snprintf(url, sizeof(url), "%s/v1/log?offset=%" PRIu64, a->url, ev.log_offset);
-		code = vf->fetch(vf, url, NULL, true, vf->max_log, &lb, err, sizeof(err));
+		snprintf(path, sizeof(path), "/v1/log?offset=%" PRIu64, ev.log_offset);
+		code = src->get(src, vf, a, path, vf->max_log, &lb, err, sizeof(err));
 		if (code != 200) {
 			if (code > 0)
 				vf_peer_said(&lb, said, sizeof(said));
@@ -157,16 +161,38 @@ out:
 	return r;
 }
 
-static int round_evidence(struct verifier *vf, const struct vg_store_agent *a,
-			  const struct vg_refpolicy *pol, struct vg_attest_state *st, bool *reboot,
-			  struct vg_attest_verdict *v)
+static int round_evidence(struct verifier *vf, struct vf_source *src,
+			  const struct vg_store_agent *a, const struct vg_refpolicy *pol,
+			  struct vg_attest_state *st, bool *reboot, struct vg_attest_verdict *v)
 {
 	bool requote = false;
-	int r = round_once(vf, a, pol, st, reboot, v, &requote);
+	int r = round_once(vf, src, a, pol, st, reboot, v, &requote);
 
-	if (requote)
-		r = round_once(vf, a, pol, st, reboot, v, NULL);
+	if (requote && !src->retry)
+		r = round_once(vf, src, a, pol, st, reboot, v, NULL);
 	return r;
+}
+
+/* ---- pull: the evidence fetched from the agent's URL ---- */
+
+static int pull_nonce(struct vf_source *src, uint8_t *nonce, size_t len)
+{
+	(void)src;
+	return RAND_bytes(nonce, (int)len) == 1 ? 0 : -1;
+}
+
+static long pull_get(struct vf_source *src, struct verifier *vf, const struct vg_store_agent *a,
+		     const char *path, size_t max, struct vf_buf *out, char *err, size_t errlen)
+{
+	char url[1024];
+
+	(void)src;
+	if ((size_t)snprintf(url, sizeof(url), "%s%s", a->url, path) >= sizeof(url)) {
+		memset(out, 0, sizeof(*out));
+		snprintf(err, errlen, "verifier error: agent URL too long");
+		return -1;
+	}
+	return vf->fetch(vf, url, NULL, true, max, out, err, errlen);
 }
 
 /* Append " (...)" to the string in @buf of @size bytes, as much as fits. */
@@ -278,7 +304,7 @@ static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 	vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
 }
 
-void vf_round(struct verifier *vf, const char *id)
+int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
 {
 	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = NULL;
 	struct vg_refpolicy *pol = NULL;
@@ -292,7 +318,7 @@ void vf_round(struct verifier *vf, const char *id)
 	int r;
 
 	if (!a)
-		return;
+		return -2;
 	vg_attest_verdict_init(&v);
 	pthread_mutex_lock(&vf->lock);
 	r = vg_store_agent_get(vf->store, id, a, &d);
@@ -308,14 +334,17 @@ void vf_round(struct verifier *vf, const char *id)
 	if (r < 0 || a->state == VG_AGENT_FAILED) {
 		if (r == -ENOENT && err[0])
 			vlog_warn("%s: %s", id, err);
+		r = -2;
 		goto release;
 	}
 	/* the policy object stays valid while it is held */
 	st = a->st;
 	t0 = vf_metrics_clock();
-	r = round_evidence(vf, a, pol, &st, &reboot, &v);
-	if (vf->stop)
-		goto release;		/* cut short by the shutdown: judged by nobody */
+	r = round_evidence(vf, src, a, pol, &st, &reboot, &v);
+	if (vf->stop || src->retry) {
+		r = -2;			/* cut short by the shutdown, or evidence asked again: judged by nobody */
+		goto release;
+	}
 	vf_metrics_round(&vf->metrics, r, v.fail, vf_metrics_clock() - t0);
 	pthread_mutex_lock(&vf->lock);
 	/* the agent may have been removed or changed meanwhile (operator, another verifier) */
@@ -327,4 +356,12 @@ release:
 	vg_attest_verdict_release(&v);
 	vf_policy_put(vf, pc);
 	free(a);
+	return r;
+}
+
+void vf_round(struct verifier *vf, const char *id)
+{
+	struct vf_source pull = { .get = pull_get, .nonce = pull_nonce };
+
+	(void)vf_round_from(vf, id, &pull);
 }

@@ -169,7 +169,8 @@ static void auth_reload(struct verifier *vf)
 	vf->reload = 0;
 	if (vf->no_auth || !vf->auth_path)
 		return;
-	if (http_auth_load(vf->auth_path, VG_AUTH_ADMIN | VG_AUTH_READ, &n, err, sizeof(err)) < 0) {
+	if (http_auth_load(vf->auth_path, VG_AUTH_ADMIN | VG_AUTH_READ | VG_AUTH_AGENT, &n, err,
+			   sizeof(err)) < 0) {
 		vlog_warn("SIGHUP: %s; the tokens listed before stay valid",
 			err);
 		return;
@@ -500,8 +501,8 @@ static int collect(void *arg, const struct vg_store_agent *a)
 {
 	struct listed *l = arg;
 
-	if (a->state == VG_AGENT_FAILED)
-		return 0;
+	if (a->state == VG_AGENT_FAILED || vf_push_agent(a))
+		return 0;		/* push agents come to us (push.c) */
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 16;
 		void *n = realloc(l->a, cap * sizeof(*l->a));
@@ -698,6 +699,7 @@ void vf_schedule(struct verifier *vf)
 			listed = true;
 		}
 		tick(vf, listed);
+		vf_push_watch(vf);
 		if (vf->reload)
 			auth_reload(vf);
 		usleep(50000);

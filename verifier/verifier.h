@@ -10,6 +10,7 @@
  *   api_json.c        the JSON bodies the API answers with
  *   scheduler.c       which agent is attested when, rounds on their threads
  *   round.c           one attestation round of one agent
+ *   push.c            push mode: agents that register and send their evidence
  *   agent_client.c    HTTP(S) to agents and webhooks (the only user of libcurl)
  *   actions.c         what a failure does: history, webhook, command
  *   bootlog_cache.c   agents' boot event logs, fetched and replayed once per boot
@@ -76,6 +77,26 @@ typedef long vf_fetch_fn(struct verifier *vf, const char *url, const char *body,
 			 size_t max, struct vf_buf *out, char *err, size_t errlen);
 
 struct vf_pcache;			/* policy_cache.c */
+struct vf_push;				/* push.c */
+struct vg_store_agent;
+
+/*
+ * Where a round's evidence comes from (round.c): the agent's URL (pull),
+ * or what the agent pushed (push.c). Everything else of a round is the
+ * same code.
+ */
+struct vf_source {
+	/*
+	 * @path of agent @a ("/v1/quote?QUERY", "/v1/log?offset=N",
+	 * "/v1/bootlog"), as vf_fetch answers it.
+	 */
+	long (*get)(struct vf_source *src, struct verifier *vf, const struct vg_store_agent *a,
+		    const char *path, size_t max, struct vf_buf *out, char *err, size_t errlen);
+	/* The nonce the quote must sign, @len bytes. Return: 0, -1. */
+	int (*nonce)(struct vf_source *src, uint8_t *nonce, size_t len);
+	/* set by get: what was asked was not sent (push): nothing is judged, nothing stored */
+	bool retry;
+};
 struct vf_bootc;			/* bootlog_cache.c */
 struct vf_ent;				/* scheduler.c */
 
@@ -106,6 +127,8 @@ struct verifier {
 	size_t max_log;			/* bytes of one measurement-list answer */
 	size_t max_body;		/* bytes of an API request body */
 	vf_fetch_fn *fetch;		/* vf_fetch; a test's stand-in */
+	struct http_ca *push_ca;	/* --push-client-ca: a certificate from it is an agent's */
+	struct vf_push *push;		/* push.c: challenges, registrations, stale agents */
 
 	/* the store and the policy cache, under lock */
 	pthread_mutex_t lock;
@@ -256,22 +279,28 @@ struct vf_bootc {
 
 /* Return: the entry of @a (made if new), NULL on no memory. */
 struct vf_bootc *vf_bootc_get(struct verifier *vf, const struct vg_store_agent *a);
-/* GET /v1/bootlog into @c. Return: 0, -1 (communication: @v). */
-int vf_bootc_fetch(struct verifier *vf, const struct vg_store_agent *a, struct vf_bootc *c,
-		   struct vg_attest_verdict *v);
+/* GET /v1/bootlog (from @src) into @c. Return: 0, -1 (communication: @v). */
+int vf_bootc_fetch(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
+		   struct vf_bootc *c, struct vg_attest_verdict *v);
 /*
  * The quote @q (verified) names the boot: a boot other than the one the
  * entry holds has its log fetched again.
  * Return: 0, -1 (communication: @v).
  */
-int vf_bootc_boot(struct verifier *vf, const struct vg_store_agent *a, struct vf_bootc *c,
-		  const struct vg_tpms_attest *q, struct vg_attest_verdict *v);
+int vf_bootc_boot(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
+		  struct vf_bootc *c, const struct vg_tpms_attest *q, struct vg_attest_verdict *v);
 void vf_bootc_free(struct verifier *vf);
 
 /* ---- round.c ---- */
 
-/* One round for agent @id: evidence judged, the store updated. */
+/* One round for agent @id: evidence fetched from its URL, judged, the store updated. */
 void vf_round(struct verifier *vf, const char *id);
+/*
+ * The same round with its evidence from @src (push.c).
+ * Return: 0 trusted, 1 failed, -1 no answer (agent.comm), -2 not judged
+ * (no such agent, failed already, shutdown, or @src->retry).
+ */
+int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src);
 
 /* ---- scheduler.c ---- */
 
@@ -345,5 +374,53 @@ void vf_api_stop(struct vf_api *api);
  */
 unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 			 struct vf_answer *ans);
+/*
+ * vf_register_challenge - the checks of a registration of @id with the
+ * identity @idn (a known id keeps its EK; the EK certificate against
+ * --ek-ca; the AK a restricted signing key), then MakeCredential into
+ * @act and the proof the agent must give, HMAC(secret, @id), into @mac.
+ * Return: 0 (go on), or the HTTP status of the refusal in @ans.
+ */
+unsigned int vf_register_challenge(struct verifier *vf, const char *id,
+				   const struct vg_api_identity *idn, struct vg_api_activate *act,
+				   uint8_t mac[32], struct vf_answer *ans);
+/* The proof was right: @id stored as registered. Return: 201, 500 (@ans). */
+unsigned int vf_register_proven(struct verifier *vf, const char *id, const char *url,
+				const char *policy, const struct vg_api_identity *idn,
+				struct vf_answer *ans);
+
+/* ---- push.c ---- */
+
+/* A push agent's url in the store: "push:" and the credential it registered with. */
+#define VF_PUSH_URL "push:"
+/* a push agent not heard from for --interval + this is stale */
+#define VF_STALE_SLACK_MS 2000
+/* a challenge (nonce) is good for one push within this long */
+#define VF_PUSH_NONCE_MS 30000
+/* "token:ID" or "cert:SUBJECT", with the NUL: it fits the store's url after "push:" */
+#define VF_PUSH_CRED_MAX 248
+
+int vf_push_init(struct verifier *vf);
+void vf_push_free(struct verifier *vf);
+/* @a pushes its evidence (its url is VF_PUSH_URL...). */
+bool vf_push_agent(const struct vg_store_agent *a);
+/*
+ * The four push routes, for the credential @cred ("token:ID" or
+ * "cert:SUBJECT", rest.c) on agent @id. Return: the HTTP status (@ans).
+ */
+unsigned int vf_push_register(struct verifier *vf, const char *cred, const char *id,
+			      const char *body, size_t len, struct vf_answer *ans);
+unsigned int vf_push_activate(struct verifier *vf, const char *cred, const char *id,
+			      const char *body, size_t len, struct vf_answer *ans);
+unsigned int vf_push_nonce(struct verifier *vf, const char *cred, const char *id,
+			   struct vf_answer *ans);
+unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char *id,
+			      const char *body, size_t len, struct vf_answer *ans);
+/* The status of @a as the API shows it: vf_json_agent, late, and for push agents stale. */
+json_object *vf_json_status(struct verifier *vf, const struct vg_store_agent *a);
+/* From the scheduler's loop: push agents silent past their interval become stale (once each). */
+void vf_push_watch(struct verifier *vf);
+/* Push agents stale now (metrics). */
+unsigned int vf_push_stale_count(struct verifier *vf);
 
 #endif

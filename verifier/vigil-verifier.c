@@ -107,10 +107,14 @@ static const char help[] =
 	"      --api-key FILE      and its key\n"
 	"      --api-client-ca FILE  a client certificate chaining to it is an admin credential\n"
 	"      --api-read-client-ca FILE  one chaining to this CA is a read credential\n"
+	"      --push-client-ca FILE  one chaining to this CA is a pushing agent's credential\n"
+	"                          (role agent, bound to the agent it registers; push mode:\n"
+	"                          docs/attest-push.md)\n"
 	"Credentials (docs/api-auth.md): every API route needs one\n"
-	"      --auth-tokens FILE  bearer tokens as ROLE ID SHA256 lines, role admin or read\n"
+	"      --auth-tokens FILE  bearer tokens as ROLE ID SHA256 lines, role admin, read\n"
+	"                          or agent (a pushing agent)\n"
 	"                          (default /etc/vigil/verifier-tokens); mode 600\n"
-	"      --create-token ROLE OUT  make a token (admin or read; verifier: for agents'\n"
+	"      --create-token ROLE OUT  make a token (admin, read or agent; verifier: for agents'\n"
 	"                          lists, with an explicit --auth-tokens), write it to OUT\n"
 	"                          (a new file, 0600), list its hash in --auth-tokens; exit\n"
 	"      --agent-token-file FILE  the token we present to agents (role verifier there)\n"
@@ -129,7 +133,7 @@ static const char help[] =
 
 /* What the options name besides the verifier's own settings. */
 struct args {
-	const char *listen, *db, *api_cert, *api_key, *api_ca, *read_ca;
+	const char *listen, *db, *api_cert, *api_key, *api_ca, *read_ca, *push_ca;
 	const char *tokens, *create_role, *agent_token_file, *trust_db, *trust_key;
 	const char *verifier_id;
 	unsigned int api_timeout, api_max_conn, db_timeout, lease;
@@ -190,7 +194,7 @@ static int parse_limit(struct verifier *vf, struct args *a, int c, const char *a
 		vf->agent_timeout = (unsigned int)n;
 	else if (c == 'D')
 		a->db_timeout = (unsigned int)n;
-	else if (c == 'W')
+	else if (c == 'O')
 		a->lease = (unsigned int)n;
 	else if (c == 'M')
 		vf->max_body = (size_t)n;
@@ -246,7 +250,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		{ "interval", required_argument, NULL, 'i' },
 		{ "max-rounds", required_argument, NULL, 'm' },
 		{ "verifier-id", required_argument, NULL, 'j' },
-		{ "lease", required_argument, NULL, 'W' },
+		{ "lease", required_argument, NULL, 'O' },
 		{ "ek-ca", required_argument, NULL, 'c' },
 		{ "webhook", required_argument, NULL, 'w' },
 		{ "on-fail", required_argument, NULL, 'x' },
@@ -259,6 +263,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		{ "api-key", required_argument, NULL, 'Q' },
 		{ "api-client-ca", required_argument, NULL, 'R' },
 		{ "api-read-client-ca", required_argument, NULL, 'r' },
+		{ "push-client-ca", required_argument, NULL, 'W' },
 		{ "api-timeout", required_argument, NULL, 'T' },
 		{ "api-max-conn", required_argument, NULL, 'N' },
 		{ "max-body", required_argument, NULL, 'M' },
@@ -311,13 +316,14 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		case 'Q': a->api_key = optarg; break;
 		case 'R': a->api_ca = optarg; break;
 		case 'r': a->read_ca = optarg; break;
+		case 'W': a->push_ca = optarg; break;
 		case 'T':
 		case 'N':
 		case 'U':
 		case 'D':
 		case 'M':
 		case 'G':
-		case 'W':
+		case 'O':
 			if (parse_limit(vf, a, c, optarg) < 0)
 				return 2;
 			break;
@@ -388,7 +394,7 @@ static int setup_auth(struct verifier *vf, const struct args *a)
 	}
 	if (!vf->no_auth) {
 		char err[512];
-		int ar = http_auth_load(list, VG_AUTH_ADMIN | VG_AUTH_READ, &vf->auth, err,
+		int ar = http_auth_load(list, VG_AUTH_ADMIN | VG_AUTH_READ | VG_AUTH_AGENT, &vf->auth, err,
 					sizeof(err));
 
 		if (ar < 0 && (ar != -ENOENT || a->tokens || !(a->api_ca || a->read_ca))) {
@@ -494,6 +500,7 @@ static int check_settings(struct verifier *vf, const struct args *a, struct sock
 	} certs[] = {
 		{ "--ek-ca", vf->ek_ca }, { "--agent-ca", vf->agent_ca },
 		{ "--api-client-ca", a->api_ca }, { "--api-read-client-ca", a->read_ca },
+		{ "--push-client-ca", a->push_ca },
 		{ "--client-cert", vf->client_cert }, { "--api-cert", a->api_cert },
 	};
 	const char *kopt = NULL, *kpath = NULL;
@@ -574,6 +581,39 @@ static int setup_tls(struct verifier *vf, struct args *a)
 }
 
 /*
+ * --push-client-ca: the handshake trusts it too; a certificate that
+ * chains to it (and to neither admin nor read CA) is an agent's.
+ * Return: 0, -1 (said).
+ */
+static int setup_push_ca(struct verifier *vf, struct args *a)
+{
+	char *pp, *both;
+
+	if (!a->push_ca)
+		return 0;
+	if (!a->api_cert) {
+		vlog_err("--push-client-ca needs --api-cert (mutual TLS)");
+		return -1;
+	}
+	pp = http_slurp(a->push_ca);
+	if (!pp || http_ca_new(pp, &vf->push_ca) < 0) {
+		free(pp);
+		vlog_err("%s: cannot read a PEM CA certificate from it", a->push_ca);
+		return -1;
+	}
+	both = malloc((a->ca_pem ? strlen(a->ca_pem) : 0) + strlen(pp) + 2);
+	if (both)
+		sprintf(both, "%s\n%s", a->ca_pem ? a->ca_pem : "", pp);
+	free(pp);
+	free(a->ca_pem);
+	a->ca_pem = both;
+	if (!both)
+		return -1;
+	vf->api_client_ca = true;
+	return 0;
+}
+
+/*
  * The processes (privsep.h), before any thread: the key process (the
  * API's TLS key), the store process (--db), the hook process (--on-fail),
  * then this process confined. Return: 0, -1 (said).
@@ -615,6 +655,8 @@ static void say_listening(const struct verifier *vf, const struct args *a)
 			vg_auth_count(vf->auth), vf->admin_ca ?
 			", client certificates from --api-client-ca (admin)" : "",
 			vf->read_ca ? ", from --api-read-client-ca (read)" : "");
+	if (vf->push_ca)
+		vlog_info("pushing agents: client certificates from --push-client-ca (agent)");
 }
 
 /*
@@ -649,7 +691,7 @@ int main(int argc, char **argv)
 	int r;
 
 	vlog_init("vigil-verifier");
-	if (vf_init(&vf) < 0)
+	if (vf_init(&vf) < 0 || vf_push_init(&vf) < 0)
 		return 2;
 	r = parse_args(&vf, &a, argc, argv);
 	if (r >= 0)
@@ -666,7 +708,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		return http_auth_create_token("vigil-verifier", a.create_role,
-					      VG_AUTH_ADMIN | VG_AUTH_READ | VG_AUTH_VERIFIER,
+					      VG_AUTH_ADMIN | VG_AUTH_READ | VG_AUTH_VERIFIER |
+					      VG_AUTH_AGENT,
 					      argv[optind], a.tokens ? a.tokens : VERIFIER_TOKENS);
 	}
 	if (optind != argc) {
@@ -674,7 +717,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (setup_auth(&vf, &a) < 0 || check_settings(&vf, &a, &sa) < 0 || setup_tls(&vf, &a) < 0 ||
-	    load_archive(&vf, &a) < 0)
+	    setup_push_ca(&vf, &a) < 0 || load_archive(&vf, &a) < 0)
 		return 2;
 	if (!vf.mask) {
 		vlog_err("--pcrs: no PCR");
@@ -726,6 +769,8 @@ int main(int argc, char **argv)
 	vg_auth_free(vf.auth);
 	http_ca_free(vf.admin_ca);
 	http_ca_free(vf.read_ca);
+	http_ca_free(vf.push_ca);
+	vf_push_free(&vf);
 	vf_sched_free(&vf);
 	vf_bootc_free(&vf);
 	OPENSSL_cleanse(vf.agent_token, sizeof(vf.agent_token));

@@ -58,9 +58,9 @@ static const char *const fail_ids[VG_AF__COUNT] = {
 	[VG_AF_BOOT_VALUE] = "boot.pcr_value",
 	[VG_AF_BOOT_AGG] = "boot.aggregate",
 	[VG_AF_LATE] = "state.late",
-	[VG_AF_STALE] = "state.stale",
 	[VG_AF_DIGEST_UNSUPPORTED] = "policy.digest_unsupported",
 	[VG_AF_PACKAGE_NEWER] = "policy.package_newer",
+	[VG_AF_STALE] = "state.stale",
 };
 
 const char *vg_attest_fail_id(unsigned int f)

@@ -46,13 +46,15 @@ const char *vg_auth_role_name(unsigned int role)
 	case VG_AUTH_READ: return "read";
 	case VG_AUTH_ADMIN: return "admin";
 	case VG_AUTH_VERIFIER: return "verifier";
+	case VG_AUTH_AGENT: return "agent";
 	default: return "?";
 	}
 }
 
 static unsigned int role_by_name(const char *s, size_t n)
 {
-	static const unsigned int roles[] = { VG_AUTH_READ, VG_AUTH_ADMIN, VG_AUTH_VERIFIER };
+	static const unsigned int roles[] = { VG_AUTH_READ, VG_AUTH_ADMIN, VG_AUTH_VERIFIER,
+					      VG_AUTH_AGENT };
 
 	for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
 		const char *name = vg_auth_role_name(roles[i]);
@@ -188,10 +190,11 @@ int vg_auth_load(const uint8_t *buf, size_t len, unsigned int roles, struct vg_a
 		role = role_by_name(w[0], wl[0]);
 		if (!role || !(role & roles)) {
 			r = vg_diag_set(diag, -EBADMSG, "line %zu: role '%.*s' is not one of this "
-					"daemon's (%s%s%s)", lineno, (int)(wl[0] > 16 ? 16 : wl[0]), w[0],
+					"daemon's (%s%s%s%s)", lineno, (int)(wl[0] > 16 ? 16 : wl[0]), w[0],
 					roles & VG_AUTH_ADMIN ? "admin " : "",
 					roles & VG_AUTH_READ ? "read " : "",
-					roles & VG_AUTH_VERIFIER ? "verifier" : "");
+					roles & VG_AUTH_VERIFIER ? "verifier " : "",
+					roles & VG_AUTH_AGENT ? "agent" : "");
 			goto fail;
 		}
 		if (wl[1] != VG_AUTH_ID_LEN || !lower_hex(w[1], wl[1])) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * api_routes.c - prints the verifier's route table (vg_api_routes), one
- * "METHOD PATH ROLE" line per route, ROLE one of none, read, admin: the
+ * "METHOD PATH ROLE" line per route, ROLE one of none, read, admin, agent: the
  * verifier's own word on what it serves, which t0515 compares with
  * docs/openapi.json (and then probes on a live verifier).
  */

@@ -4,7 +4,7 @@
 docs/openapi.json against the verifier (t0515):
 
   lint OPENAPI                 every $ref resolves, every operation has
-                               x-vigil-role none|read|admin, responses,
+                               x-vigil-role none|read|admin|agent, responses,
                                its path parameters declared; role none
                                and only it has "security": []
   routes OPENAPI ROUTES        the routes (METHOD PATH ROLE lines, as
@@ -12,7 +12,7 @@ docs/openapi.json against the verifier (t0515):
                                table) equal the description's, both ways
   probe OPENAPI BASE READ ADMIN  every documented operation on the live
                                verifier: no credential 401 (none: 200),
-                               read 403 where admin is needed and not
+                               read 403 where admin or agent is needed and not
                                401/403 where read is; a method the
                                description does not list 405; paths it
                                does not describe 404
@@ -82,15 +82,15 @@ def lint(doc_path):
     for p, m, op, item in operations(doc):
         what = '%s %s' % (m.upper(), p)
         role = op.get('x-vigil-role')
-        if role not in ('none', 'read', 'admin'):
+        if role not in ('none', 'read', 'admin', 'agent'):
             errs.append('%s: x-vigil-role is %r' % (what, role))
         if (role == 'none') != (op.get('security') == []):
             errs.append('%s: role %s, security %r' % (what, role, op.get('security')))
         if not op.get('responses'):
             errs.append('%s: no responses' % what)
-        if role in ('read', 'admin') and '401' not in op.get('responses', {}):
+        if role in ('read', 'admin', 'agent') and '401' not in op.get('responses', {}):
             errs.append('%s: no 401 answer documented' % what)
-        if role == 'admin' and '403' not in op.get('responses', {}):
+        if role in ('admin', 'agent') and '403' not in op.get('responses', {}):
             errs.append('%s: no 403 answer documented' % what)
         params = [pointer(doc, q['$ref']) if '$ref' in q else q
                   for q in item.get('parameters', []) + op.get('parameters', [])]
@@ -154,7 +154,7 @@ def probe(doc_path, base, read, admin, agent='h-ok', policy='p'):
             errs.append('%s with an unknown token: %d, not 401' % (what, st))
         # the read token: refused on admin routes; never read routes (which change nothing)
         st, _ = request(base, m.upper(), path, read)
-        if role == 'admin' and st != 403:
+        if role in ('admin', 'agent') and st != 403:
             errs.append('%s with the read token: %d, not 403' % (what, st))
         if role in ('read', 'none') and st in (401, 403):
             errs.append('%s with the read token: %d' % (what, st))

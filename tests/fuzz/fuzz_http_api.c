@@ -3,7 +3,7 @@
  * fuzz_http_api.c - every REST message a hostile peer sends (attest_api.h),
  * and the measurement-list chunk of a round (vg_attest_log_check).
  *
- * The first byte picks the parser (mod 11), the rest is its input:
+ * The first byte picks the parser (mod 13), the rest is its input:
  *  0 vg_api_route (a method byte, then the URL)   accepted ⇒ the URL is
  *    rebuilt from (endpoint, id) exactly; ids always vg_api_id_ok; and
  *    vg_api_path_decode of the same URL: accepted ⇒ no control byte, as
@@ -25,6 +25,11 @@
  *    again with the same value
  * 10 vg_api_evidence_parse       accepted ⇒ sizes in range, a policy or
  *    a policy name (one), a nonce; released without a leak
+ * 11 vg_api_challenge_parse (push mode, the agent's side)
+ *    parse(build(x)) == x
+ * 12 vg_api_push_parse (push mode, the verifier's side)   accepted ⇒
+ *    nonce and quote sizes in range; parse(build(x)) == x; released
+ *    without a leak
  * Every refusal is -EBADMSG (-ENOMEM) with a message.
  */
 #include <errno.h>
@@ -63,7 +68,11 @@ static void t_route(const uint8_t *d, size_t n)
 	static const char *const methods[] = { "GET", "POST", "PUT", "DELETE", "PATCH" };
 	static const char *const subs[] = { [VG_API_AGENT_HISTORY] = "/history",
 					    [VG_API_AGENT_REACTIVATE] = "/reactivate",
-					    [VG_API_AGENT_POLICY] = "/policy" };
+					    [VG_API_AGENT_POLICY] = "/policy",
+					    [VG_API_PUSH_REGISTER] = "/register",
+					    [VG_API_PUSH_ACTIVATE] = "/activate",
+					    [VG_API_PUSH_NONCE] = "/nonce",
+					    [VG_API_PUSH_EVIDENCE] = "/evidence" };
 	struct vg_api_route rt;
 	struct vg_diag dg = { 0 };
 	char *url, back[512];
@@ -75,10 +84,10 @@ static void t_route(const uint8_t *d, size_t n)
 	r = vg_api_route(methods[d[0] % 5], url, &rt, &dg);
 	FUZZ_CHECK(r == 0 || r == -ENOENT || r == -EBADMSG || r == -EOPNOTSUPP);
 	if (r == 0 || r == -EOPNOTSUPP) {
-		FUZZ_CHECK(rt.ep >= VG_API_AGENTS && rt.ep <= VG_API_UI_STYLE);
+		FUZZ_CHECK(rt.ep >= VG_API_AGENTS && rt.ep <= VG_API_PUSH_EVIDENCE);
 		if (r == 0)	/* the role is the table's (vg_api_routes) */
 			FUZZ_CHECK(rt.role == 0 || rt.role == VG_AUTH_READ ||
-				   rt.role == VG_AUTH_ADMIN);
+				   rt.role == VG_AUTH_ADMIN || rt.role == VG_AUTH_AGENT);
 		if (rt.ep == VG_API_VERIFY_EVIDENCE) {
 			FUZZ_CHECK(strcmp(url, "/v1/verify/evidence") == 0);
 		} else if (rt.ep == VG_API_METRICS) {
@@ -91,6 +100,8 @@ static void t_route(const uint8_t *d, size_t n)
 			FUZZ_CHECK(vg_api_id_ok(rt.id, strlen(rt.id)));
 			if (rt.ep == VG_API_POLICY)
 				snprintf(back, sizeof(back), "/v1/policies/%s", rt.id);
+			else if (rt.ep >= VG_API_PUSH_REGISTER)
+				snprintf(back, sizeof(back), "/v1/push/%s%s", rt.id, subs[rt.ep]);
 			else
 				snprintf(back, sizeof(back), "/v1/agents/%s%s", rt.id,
 					 rt.ep == VG_API_AGENT ? "" : subs[rt.ep]);
@@ -382,11 +393,61 @@ static void t_evidence(const uint8_t *d, size_t n)
 	free(e);
 }
 
+static void t_challenge(const uint8_t *d, size_t n)
+{
+	struct vg_api_challenge a, b;
+	struct vg_diag dg = { 0 };
+	char *s = NULL;
+	int r = vg_api_challenge_parse(d, n, &a, &dg);
+
+	if (r < 0) {
+		refused(r, &dg);
+		return;
+	}
+	FUZZ_CHECK(a.q.nonce_len >= VG_API_NONCE_MIN && a.q.nonce_len <= VG_ATTEST_NONCE_MAX);
+	FUZZ_CHECK(a.q.mask && a.q.mask < (1u << 24));
+	FUZZ_CHECK(vg_api_challenge_build(&a, &s) > 0);
+	FUZZ_CHECK(vg_api_challenge_parse((const uint8_t *)s, strlen(s), &b, NULL) == 0);
+	FUZZ_CHECK(a.q.nonce_len == b.q.nonce_len &&
+		   memcmp(a.q.nonce, b.q.nonce, a.q.nonce_len) == 0 && a.q.bank == b.q.bank &&
+		   a.q.mask == b.q.mask && a.log_offset == b.log_offset &&
+		   a.boot_log == b.boot_log && a.interval_ms == b.interval_ms);
+	free(s);
+}
+
+static void t_push(const uint8_t *d, size_t n)
+{
+	struct vg_api_push a, b;
+	struct vg_diag dg = { 0 };
+	char *s = NULL;
+	int r = vg_api_push_parse(d, n, VG_API_MSG_MAX, &a, &dg);
+
+	if (r < 0) {
+		refused(r, &dg);
+		return;
+	}
+	FUZZ_CHECK(a.nonce_len >= VG_API_NONCE_MIN && a.nonce_len <= VG_ATTEST_NONCE_MAX);
+	FUZZ_CHECK(a.quote && strlen(a.quote) == a.quote_len);
+	FUZZ_CHECK(a.have_log || !a.log);
+	FUZZ_CHECK(a.have_boot || !a.boot_log);
+	FUZZ_CHECK(vg_api_push_build(&a, &s) > 0);
+	FUZZ_CHECK(vg_api_push_parse((const uint8_t *)s, strlen(s), (size_t)-1, &b, NULL) == 0);
+	FUZZ_CHECK(a.nonce_len == b.nonce_len && memcmp(a.nonce, b.nonce, a.nonce_len) == 0);
+	FUZZ_CHECK(a.quote_len == b.quote_len && memcmp(a.quote, b.quote, a.quote_len) == 0);
+	FUZZ_CHECK(a.log_offset == b.log_offset && a.have_log == b.have_log &&
+		   a.have_boot == b.have_boot && a.log_len == b.log_len && a.boot_len == b.boot_len);
+	FUZZ_CHECK(!a.log_len || memcmp(a.log, b.log, a.log_len) == 0);
+	FUZZ_CHECK(!a.boot_len || memcmp(a.boot_log, b.boot_log, a.boot_len) == 0);
+	vg_api_push_release(&a);
+	vg_api_push_release(&b);
+	free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	switch (data[0] % 11) {
+	switch (data[0] % 13) {
 	case 0: t_route(data + 1, size - 1); break;
 	case 1: t_register(data + 1, size - 1); break;
 	case 2: t_assign(data + 1, size - 1); break;
@@ -397,7 +458,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 7: t_proof(data + 1, size - 1); break;
 	case 8: t_quote(data + 1, size - 1); break;
 	case 9: t_log(data + 1, size - 1); break;
-	default: t_evidence(data + 1, size - 1); break;
+	case 10: t_evidence(data + 1, size - 1); break;
+	case 11: t_challenge(data + 1, size - 1); break;
+	default: t_push(data + 1, size - 1); break;
 	}
 	return 0;
 }

@@ -175,6 +175,9 @@ static void load_names_the_bad_line(void **state)
 		  "line 2: id 01234567 is listed twice", 0, -EBADMSG },
 		{ "admin 01234567 0000000000000000000000000000000000000000000000000000000000000000\n",
 		  NULL, VG_AUTH_VERIFIER, -EBADMSG },
+		/* a pushing agent's token: the verifier's list only when it takes role agent */
+		{ "agent 01234567 0000000000000000000000000000000000000000000000000000000000000000\n",
+		  "line 1: role 'agent'", 0, -EBADMSG },
 	};
 
 	(void)state;
@@ -274,10 +277,10 @@ static void route_table_gives_methods_and_roles(void **state)
 {
 	size_t n;
 	const struct vg_api_route_def *t = vg_api_routes(&n);
-	bool seen[VG_API_UI_STYLE + 1] = { false };
+	bool seen[VG_API_PUSH_EVIDENCE + 1] = { false };
 
 	(void)state;
-	assert_true(n >= 14);
+	assert_true(n >= 19);
 	for (size_t i = 0; i < n; i++) {
 		char path[256], *p;
 		struct vg_api_route rt;
@@ -297,13 +300,18 @@ static void route_table_gives_methods_and_roles(void **state)
 		seen[t[i].ep] = true;
 		assert_int_equal(vg_api_route("PATCH", path, &rt, &d), -EOPNOTSUPP);
 		assert_non_null(strstr(d.msg, t[i].method));
-		/* no data without a credential; nothing changes state with read */
+		/*
+		 * no data without a credential; nothing changes state with read;
+		 * the push routes, and they only, are an agent's
+		 */
 		if (t[i].role == 0)
 			assert_true(strncmp(t[i].path, "/ui/", 4) == 0 && strcmp(t[i].method, "GET") == 0);
-		if (strcmp(t[i].method, "GET") && strcmp(t[i].path, "/v1/verify/evidence"))
+		assert_int_equal(t[i].role == VG_AUTH_AGENT, strncmp(t[i].path, "/v1/push/", 9) == 0);
+		if (strcmp(t[i].method, "GET") && strcmp(t[i].path, "/v1/verify/evidence") &&
+		    t[i].role != VG_AUTH_AGENT)
 			assert_int_equal(t[i].role, VG_AUTH_ADMIN);
 	}
-	for (int ep = VG_API_AGENTS; ep <= VG_API_UI_STYLE; ep++)
+	for (int ep = VG_API_AGENTS; ep <= VG_API_PUSH_EVIDENCE; ep++)
 		assert_true(seen[ep]);
 	{
 		struct vg_api_route rt;
@@ -344,10 +352,30 @@ static void load_allocation_failures(void **state)
 	assert_true(failures > 0);
 }
 
+static void agent_role_is_its_own(void **state)
+{
+	char tok[VG_AUTH_TOKEN_LEN + 1], line[128], hdr[VG_AUTH_TOKEN_LEN + 16];
+	struct vg_auth *a = NULL;
+	int n;
+
+	(void)state;
+	assert_string_equal(vg_auth_role_name(VG_AUTH_AGENT), "agent");
+	assert_int_equal(vg_auth_token_new(tok, NULL), 0);
+	n = vg_auth_token_line(tok, VG_AUTH_AGENT, line, sizeof(line));
+	assert_true(n > 0 && strncmp(line, "agent ", 6) == 0);
+	assert_int_equal(vg_auth_load((const uint8_t *)line, (size_t)n,
+				      VROLES | VG_AUTH_AGENT, &a, NULL), 0);
+	snprintf(hdr, sizeof(hdr), "Bearer %s", tok);
+	/* an agent's token is an agent's, never admin or read */
+	assert_int_equal(vg_auth_check(a, hdr, NULL), VG_AUTH_AGENT);
+	vg_auth_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(token_new_is_well_formed_and_fresh),
+		cmocka_unit_test(agent_role_is_its_own),
 		cmocka_unit_test(token_parse_rejects_malformed),
 		cmocka_unit_test(token_line_is_sha256_of_the_token),
 		cmocka_unit_test(check_roles_and_refusals),
@@ -363,3 +391,4 @@ int main(void)
 	cmocka_set_message_output(CM_OUTPUT_TAP);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
+

@@ -127,7 +127,8 @@ struct vg_store_ops {
 			    struct vg_diag *diag);
 	/*
 	 * lease_claim - at most @max agents due at @now (wall ms), not failed,
-	 * not leased (their lease_until <= @now), earliest due first (then by
+	 * not pushing their evidence (url "push:..."), not leased (their
+	 * lease_until <= @now), earliest due first (then by
 	 * id), leased to @owner until @now + @lease_ms: one statement, so that
 	 * of verifiers claiming at once each agent goes to one (PostgreSQL:
 	 * FOR UPDATE SKIP LOCKED, no verifier waits for another's claim).

@@ -199,6 +199,7 @@ static int build_sql(struct pg *q)
 	snprintf(q->sql[S_LEASE_CLAIM], sizeof(q->sql[0]),
 		 "UPDATE agents SET lease_owner = $1, lease_until = $2 + $3 WHERE id IN"
 		 " (SELECT id FROM agents WHERE state <> 2 AND next_due <= $2 AND lease_until <= $2"
+		 " AND substring(url from 1 for 5) <> 'push:'::bytea"
 		 " ORDER BY next_due, id COLLATE \"C\" LIMIT $4 FOR UPDATE SKIP LOCKED)"
 		 " RETURNING id, next_due");
 	snprintf(q->sql[S_LEASE_RELEASE], sizeof(q->sql[0]),

@@ -423,7 +423,8 @@ static int sq_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lea
 	/* one statement: claimed and returned in one write transaction */
 	r = prep(q, "UPDATE agents SET lease_owner = ?1, lease_until = ?2 + ?3 WHERE id IN"
 		 " (SELECT id FROM agents WHERE state <> 2 AND next_due <= ?2 AND lease_until <= ?2"
-		 " ORDER BY next_due, id LIMIT ?4) RETURNING id, next_due", &st, diag);
+		 " AND substr(url, 1, 5) <> 'push:' ORDER BY next_due, id LIMIT ?4)"
+		 " RETURNING id, next_due", &st, diag);
 	if (r < 0)
 		return r;
 	sqlite3_bind_text(st, 1, owner, -1, SQLITE_STATIC);

@@ -95,7 +95,8 @@ enum vg_attest_fail {
 				   of a Debian package than the one the policy allows (named by the
 				   verifier's own trust database, vg_refpolicy_set_archive) */
 	VG_AF_STALE,		/* state.stale: no round of the agent for longer than its interval
-				   and a lease: no verifier attested it, or it went silent (an event) */
+				   (and a lease): no verifier attested it, or a pushing agent
+				   went silent (an event) */
 	VG_AF__COUNT
 };
 

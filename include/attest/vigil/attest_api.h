@@ -16,6 +16,11 @@
  *   agent -> verifier      {id, ek_pub, ek_cert, ak_pub}      (identity)
  *                          {proof}                            (activate)
  *                          {attest, sig, bank, pcrs: {"N": hex}}  (quote)
+ *   push mode: the agent opens every connection (docs/attest-push.md)
+ *                          POST /v1/push/ID/register (identity) -> activate request
+ *                          POST /v1/push/ID/activate {proof}
+ *                          POST /v1/push/ID/nonce -> challenge
+ *                          POST /v1/push/ID/evidence (push)
  *
  * Every parser is strict: the whole buffer is one JSON object (trailing
  * whitespace allowed), strings are of the right type and size, numbers
@@ -65,13 +70,18 @@ enum vg_api_endpoint {
 	VG_API_UI_PAGE,			/* GET: the operators' page (docs/web.md) */
 	VG_API_UI_SCRIPT,		/* GET: its script */
 	VG_API_UI_STYLE,		/* GET: its style sheet */
+	VG_API_PUSH_REGISTER,		/* POST /v1/push/ID/register: identity, answered with MakeCredential */
+	VG_API_PUSH_ACTIVATE,		/* POST /v1/push/ID/activate: the proof */
+	VG_API_PUSH_NONCE,		/* POST /v1/push/ID/nonce: a challenge for one quote */
+	VG_API_PUSH_EVIDENCE,		/* POST /v1/push/ID/evidence: quote, list, boot log */
 };
 
 /*
  * One route the verifier serves: @method on @path, where "{id}" (an agent
  * id) and "{name}" (a policy name) stand for one vg_api_id_ok segment;
  * @role is what the request must prove: VG_AUTH_READ or VG_AUTH_ADMIN
- * (vigil/auth.h; admin implies read), or 0 for none (the page's static
+ * (vigil/auth.h; admin implies read), VG_AUTH_AGENT (a pushing agent's
+ * credential, good for nothing else), or 0 for none (the page's static
  * files, which carry no data).
  */
 struct vg_api_route_def {
@@ -270,5 +280,59 @@ long vg_api_quote_build(const struct vg_api_quote *q, char **ret);
 
 /* The PCR values of @q into @pv (the form vg_attest_evidence_check takes). */
 void vg_api_quote_pcrs(const struct vg_api_quote *q, struct vg_pcr_values *pv);
+
+/* ---- push mode: the agent asks, the verifier answers ---- */
+
+/*
+ * The verifier's answer to POST /v1/push/ID/nonce: what to quote (nonce,
+ * bank, mask as GET /v1/quote's query would say), the byte offset of the
+ * measurement list the verifier has judged (send the list from there),
+ * and whether to send the boot event log:
+ *   {"nonce": HEX, "bank": ALGO, "mask": HEX, "log_offset": "N", "boot_log": BOOL,
+ *    "interval_ms": N}
+ */
+struct vg_api_challenge {
+	struct vg_api_quote_req q;
+	uint64_t log_offset;
+	bool boot_log;
+	uint32_t interval_ms;		/* push again this long after this push (0: not said) */
+};
+
+/* Return: 0, -EBADMSG (diag names the field), -ENOMEM. */
+int vg_api_challenge_parse(const uint8_t *buf, size_t len, struct vg_api_challenge *ret,
+			   struct vg_diag *diag);
+/* Return: length of the malloc'd NUL-terminated JSON in *@ret, -ENOMEM, -ENOSPC. */
+long vg_api_challenge_build(const struct vg_api_challenge *c, char **ret);
+
+/*
+ * POST /v1/push/ID/evidence: the answers the agent would have served in
+ * pull mode, as it would have served them:
+ *   {"nonce": HEX, "quote": STR, "log_offset": "N", "log": B64, "boot_log": B64}
+ * quote is the text of GET /v1/quote's answer (parsed later by
+ * vg_api_quote_parse, as a pulled one), log the binary list from
+ * log_offset (absent: none sent), boot_log the TCG log (absent: none
+ * sent; "" the host has none).
+ */
+struct vg_api_push {
+	uint8_t nonce[VG_ATTEST_NONCE_MAX];
+	size_t nonce_len;		/* VG_API_NONCE_MIN..VG_ATTEST_NONCE_MAX */
+	char *quote;			/* NUL-terminated, malloc'd */
+	size_t quote_len;
+	uint64_t log_offset;
+	uint8_t *log;			/* malloc'd when have_log (may be NULL if empty) */
+	size_t log_len;
+	bool have_log;
+	uint8_t *boot_log;		/* malloc'd when have_boot (may be NULL if empty) */
+	size_t boot_len;
+	bool have_boot;
+};
+
+/* Return: 0, -EBADMSG (diag names the field), -ENOMEM. @max: bytes of the body. */
+int vg_api_push_parse(const uint8_t *buf, size_t len, size_t max, struct vg_api_push *ret,
+		      struct vg_diag *diag);
+/* Return: length of the malloc'd NUL-terminated JSON in *@ret, -ENOMEM. */
+long vg_api_push_build(const struct vg_api_push *p, char **ret);
+/* Free what @p holds (not @p). NULL-safe. */
+void vg_api_push_release(struct vg_api_push *p);
 
 #endif

@@ -11,7 +11,9 @@
  *              sha256 of the whole token text; '#' starts a comment line;
  *              the daemons never hold a token, only its hash
  *   roles      admin (every route; implies read), read (GET routes of the
- *              verifier), verifier (the token a verifier presents to agents)
+ *              verifier), verifier (the token a verifier presents to agents),
+ *              agent (a pushing agent's token: its own push routes on the
+ *              verifier, nothing else)
  *
  * Functions over bytes, and the one reader of these files with their mode
  * checks (vg_auth_read_file); HTTP headers are the daemons' business
@@ -37,11 +39,12 @@ enum vg_auth_role {
 	VG_AUTH_READ = 1,
 	VG_AUTH_ADMIN = 2,
 	VG_AUTH_VERIFIER = 4,
+	VG_AUTH_AGENT = 8,	/* a pushing agent: its own push routes only (verifier) */
 };
 
 struct vg_auth;
 
-/* "admin", "read", "verifier"; "?" for anything else. */
+/* "admin", "read", "verifier", "agent"; "?" for anything else. */
 const char *vg_auth_role_name(unsigned int role);
 
 /*
