@@ -451,7 +451,7 @@ static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, con
 		return h_verifiers(vf, c);
 	if (rt.ep == VG_API_METRICS)
 		return h_metrics(vf, c);
-	if (rt.ep >= VG_API_UI_PAGE)
+	if (rt.ep >= VG_API_UI_PAGE && rt.ep <= VG_API_UI_STYLE)
 		return h_web(c, rt.ep);
 	if (rt.ep >= VG_API_PUSH_REGISTER && rt.ep <= VG_API_PUSH_EVIDENCE)
 		return h_push(vf, c, &rt, body, u->len);

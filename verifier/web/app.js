@@ -45,9 +45,10 @@
 		return new Date(t * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 	}
 
-	// an agent's place in the lists: its state, or "late" beside it
+	// an agent's place in the lists: its state, or "late" beside it (a
+	// silent push agent, "stale", with them: neither is plainly trusted)
 	function rank(a) {
-		const i = ORDER.indexOf(a.late && a.state === 'trusted' ? 'late' : a.state);
+		const i = ORDER.indexOf((a.late || a.stale) && a.state === 'trusted' ? 'late' : a.state);
 		return i < 0 ? ORDER.length : i;
 	}
 
@@ -185,6 +186,7 @@
 		tr.dataset.id = a.id;
 		tr.dataset.state = a.state;
 		tr.dataset.late = String(!!a.late);
+		tr.dataset.stale = String(!!a.stale);
 		tr.dataset.policy = a.policy;
 		const idc = el('td', 'id');
 		const b = el('button', 'expand', a.id);
@@ -198,6 +200,8 @@
 		st.append(el('span', 'state state-' + (known ? a.state : 'other'), a.state));
 		if (a.late)
 			st.append(el('span', 'late', 'late ' + Math.round(a.late_ms / 1000) + ' s'));
+		if (a.stale)
+			st.append(el('span', 'late', 'stale ' + Math.round(a.silent_ms / 1000) + ' s'));
 		tr.append(idc, st, el('td', 'policy', a.policy || '(none)'),
 			  el('td', 'failure', a.last_failure), el('td', 'msg', a.last_message),
 			  el('td', 'seen', when(a.last_seen)), el('td', 'rounds', a.rounds));
