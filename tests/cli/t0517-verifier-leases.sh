@@ -31,7 +31,9 @@ SW="$SRCDIR/scripts/swtpm.sh"
 N=6
 PIDS=
 TPMS=
-trap '_rc=$?; vg_pg_cleanup; for p in $PIDS; do kill -9 $p 2>/dev/null; done;
+# TERM first: timeout passes it on to the daemon it runs (a KILL would orphan it)
+trap '_rc=$?; vg_pg_cleanup; for p in $PIDS; do kill $p 2>/dev/null; done; sleep 0.5;
+      for p in $PIDS; do kill -9 $p 2>/dev/null; done;
       for p in $PIDS; do wait $p 2>/dev/null; done;
       for d in $TPMS; do bash "$SW" stop "$d" >/dev/null 2>&1; done; (exit $_rc); vg_cleanup' EXIT
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1

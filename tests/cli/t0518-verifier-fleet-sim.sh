@@ -24,7 +24,9 @@ SIM=${VIGIL_FLEET_SIM_BIN:?}
 N=200
 INTERVAL=4000 LEASE=4
 PIDS=
-trap '_rc=$?; vg_pg_cleanup; for p in $PIDS; do kill -9 $p 2>/dev/null; done;
+# TERM first: timeout passes it on to the daemon it runs (a KILL would orphan it)
+trap '_rc=$?; vg_pg_cleanup; for p in $PIDS; do kill $p 2>/dev/null; done; sleep 0.5;
+      for p in $PIDS; do kill -9 $p 2>/dev/null; done;
       for p in $PIDS; do wait $p 2>/dev/null; done; (exit $_rc); vg_cleanup' EXIT
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 up() { for i in $(seq 300); do curl -s "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
