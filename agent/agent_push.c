@@ -105,7 +105,7 @@ static long post(const struct agent_push *pc, const char *id, const char *what, 
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
 	r = curl_easy_perform(c);
 	if (r != CURLE_OK)
-		snprintf(err, errlen, "%s: %s", url, curl_easy_strerror(r));
+		snprintf(err, errlen, "%.300s: %s", url, curl_easy_strerror(r));
 	else
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	curl_slist_free_all(h);
