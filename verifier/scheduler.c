@@ -493,7 +493,6 @@ struct listed {
 		bool elsewhere;		/* leased by another verifier now */
 	} *a;
 	size_t n, cap;
-	const char *me;
 	int64_t now;
 };
 
@@ -517,7 +516,7 @@ static int collect(void *arg, const struct vg_store_agent *a)
 	l->a[l->n].ok_ms = (int64_t)a->last_ok * 1000;
 	/* a new agent is due since it registered (never 0: late would not know since when) */
 	l->a[l->n].due = a->next_due ? a->next_due : a->registered_at * 1000;
-	/* a lease of our own id we do not hold (before a restart) is not ours to run either */
+	/* leased now: running elsewhere, or under our own id from before a restart */
 	l->a[l->n].elsewhere = a->lease_until > l->now;
 	l->n++;
 	return 0;
@@ -529,7 +528,7 @@ static int collect(void *arg, const struct vg_store_agent *a)
  */
 static void relist(struct verifier *vf)
 {
-	struct listed l = { .me = vf->id, .now = vf_wall_ms() };
+	struct listed l = { .now = vf_wall_ms() };
 	struct vg_diag sd = { 0 };
 	int64_t now = l.now;
 	uint64_t gen;
