@@ -15,13 +15,13 @@
 
 #include "monitor.h"
 
-void vd_audit(struct vd *d, const struct ev *e, const char *action, const char *reason,
+void vd_audit(struct vd *d, struct ev *e, const char *action, const char *reason,
 		  long rule)
 {
 	vd_audit_package(d, e, action, reason, rule, NULL);
 }
 
-void vd_audit_package(struct vd *d, const struct ev *e, const char *action, const char *reason,
+void vd_audit_package(struct vd *d, struct ev *e, const char *action, const char *reason,
 		      long rule, const char *package)
 {
 	json_object *o;
@@ -42,7 +42,7 @@ void vd_audit_package(struct vd *d, const struct ev *e, const char *action, cons
 	json_object_object_add(o, "pid", json_object_new_int(e->pid));
 	json_object_object_add(o, "exe", json_object_new_string(exe ? exe : "?"));
 	json_object_object_add(o, "uid", json_object_new_int64(e->acc.uid));
-	json_object_object_add(o, "path", json_object_new_string(e->path ? e->path : "?"));
+	json_object_object_add(o, "path", json_object_new_string(vd_ev_path(e)));
 	json_object_object_add(o, "dev", json_object_new_int64((int64_t)e->key.dev));
 	json_object_object_add(o, "ino", json_object_new_int64((int64_t)e->key.ino));
 	json_object_object_add(o, "event", json_object_new_string(

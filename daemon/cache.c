@@ -7,8 +7,30 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "monitor.h"
+
+void *vd_table_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile char *c = p;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)madvise(p, len, MADV_DONTFORK);
+	/* huge pages where the kernel has them: a hashed lookup misses the TLB less */
+	(void)madvise(p, len, MADV_HUGEPAGE);
+	for (size_t i = 0; i < len; i += 4096)
+		c[i] = 0;
+	return p;
+}
+
+void vd_table_free(void *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
 
 void vd_cache_clear(struct vd *d)
 {

@@ -44,6 +44,17 @@ char *vd_readlink(const char *link)
 	return strdup(buf);
 }
 
+const char *vd_ev_path(struct ev *e)
+{
+	if (!e->path && e->fd >= 0) {
+		char link[64];
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", e->fd);
+		e->path = vd_readlink(link);
+	}
+	return e->path ? e->path : "?";
+}
+
 /* Credentials of @pid from /proc (procfs is never marked). */
 static void task_creds(pid_t pid, struct vg_access *a)
 {
@@ -76,7 +87,7 @@ static int find_leader(struct vd *d, const struct ev *e)
 {
 	uint32_t sig = e->dec.flags & VG_POLF_DIGSIG_REQUIRED;
 
-	for (int i = 0; i < MAX_PENDING; i++) {
+	for (int i = 0; i < d->ev_hi; i++) {
 		const struct ev *l = &d->ev[i];
 
 		if (l->used && l->leader < 0 && (l->worker >= 0 || l->queued) && vd_key_eq(&l->key, &e->key) &&
@@ -141,19 +152,17 @@ static int count_opener(struct vd *d, struct ev *e, pid_t pid)
 	return 0;
 }
 
+/*
+ * The lowest free slot: the table's live part stays as small as the
+ * number of events in flight (one or two, mostly), so that its walks
+ * (leaders, deadlines) and its memory stay in the CPU's cache.
+ */
 static int ev_alloc(struct vd *d)
 {
-	static int hint;
-
-	for (int n = 0; n < MAX_PENDING; n++) {
-		int i = (hint + n) % MAX_PENDING;
-
-		if (!d->ev[i].used) {
-			hint = i + 1;
+	for (int i = 0; i < d->ev_hi; i++)
+		if (!d->ev[i].used)
 			return i;
-		}
-	}
-	return -1;
+	return d->ev_hi < MAX_PENDING ? d->ev_hi++ : -1;
 }
 
 static bool is_own(struct vd *d, pid_t pid)
@@ -218,17 +227,15 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
 				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec };
 	d->npending++;
-	{
-		char link[64];
-
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		e->path = vd_readlink(link);
+	/* read here only for a path= rule; otherwise when a record needs it (vd_ev_path) */
+	if (d->policy_uses_path) {
+		(void)vd_ev_path(e);
+		e->acc.path = e->path;
 	}
 	e->acc.func = mask & VD_EV_EXEC ? VG_FUNC_BPRM_CHECK : VG_FUNC_FILE_CHECK;
 	e->acc.mask = mask & VD_EV_EXEC ? VG_MAY_EXEC : VG_MAY_READ;
 	vd_loader_access(&d->loaders, pid, mask & VD_EV_EXEC, &e->acc);
 	vd_fsinfo_access(&d->fsinfo, fd, st.st_dev, &e->acc);
-	e->acc.path = e->path;
 	e->acc.fsmagic = fsmagic_of(d, fd, st.st_dev);
 	e->acc.fowner = st.st_uid;
 	e->acc.fgroup = st.st_gid;

@@ -128,7 +128,7 @@ void vd_lease_setup(struct vd *d)
 {
 	struct rlimit rl;
 
-	d->lease = calloc(LEASE_CAP, sizeof(*d->lease));
+	d->lease = vd_table_alloc(LEASE_CAP * sizeof(*d->lease));
 	if (!d->lease)
 		return;
 	/* one descriptor per leased inode: take what the hard limit allows */

@@ -114,7 +114,7 @@ static void drain(struct vd *d)
 				if (p[i].revents)
 					vd_pool_reply(d, (int)i);
 	}
-	for (int i = 0; i < MAX_PENDING; i++)
+	for (int i = 0; i < d->ev_hi; i++)
 		if (d->ev[i].used && d->ev[i].leader < 0)
 			vd_fail_group(d, i, "shutdown");
 }
@@ -218,8 +218,9 @@ static void teardown(struct vd *d)
 	vd_trust_free(d->trust);
 	if (d->cache)
 		vd_cache_clear(d);
-	free(d->cache);
-	free(d->measured);
+	vd_table_free(d->cache, CACHE_CAP * sizeof(*d->cache));
+	vd_table_free(d->measured, CACHE_CAP * sizeof(*d->measured));
+	vd_table_free(d->lease, LEASE_CAP * sizeof(*d->lease));
 	free(d->worker_args);
 	vg_config_release(&d->cfg);
 	vd_lock_release(d);
@@ -278,8 +279,8 @@ int main(int argc, char **argv)
 	vd_loaders_init(&d->loaders, d->loader_paths, d->nloader_paths);	/* --loader checked above */
 	vd_policy_facts(d, d->policy);
 	vd_policy_digest(d->policy, d->policy_digest);
-	d->cache = calloc(CACHE_CAP, sizeof(*d->cache));
-	d->measured = calloc(CACHE_CAP, sizeof(*d->measured));
+	d->cache = vd_table_alloc(CACHE_CAP * sizeof(*d->cache));
+	d->measured = vd_table_alloc(CACHE_CAP * sizeof(*d->measured));
 	for (size_t i = 0; i < UQ_CAP; i++)
 		d->uq[i].head = d->uq[i].tail = -1;
 	vd_lease_setup(d);

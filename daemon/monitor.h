@@ -193,6 +193,7 @@ struct vd {
 	struct vg_policy *policy;
 	struct vd_trust *trust;	/* NULL: the policy has no trust=archive */
 	bool policy_uses_subject, policy_uses_uid, policy_access;
+	bool policy_uses_path;	/* a rule has path=: the path is read at the event, not when first needed */
 	bool ignore_ok;		/* verdicts depend on the inode alone: kernel ignore marks may cache them */
 	bool ignore_open_ok;	/* ... for opens too: no rule can match an exec (loader.c) */
 	struct vd_loaders loaders;
@@ -211,6 +212,7 @@ struct vd {
 	struct worker w[MAX_WORKERS];
 	struct ev ev[MAX_PENDING];
 	unsigned int npending;
+	int ev_hi;		/* one past the highest slot in use: every walk of ev[] stops here */
 	struct result *cache;
 	struct measured *measured;
 	struct lease *lease;
@@ -289,6 +291,18 @@ static inline struct result *vd_cache_get(struct vd *d, const struct vkey *k, ui
 struct result *vd_cache_put(struct vd *d, const struct vkey *k, uint32_t lease_gen);
 /* Forget every verdict (policy or mode changed). */
 void vd_cache_clear(struct vd *d);
+/*
+ * vd_table_alloc - @len zeroed bytes for one of the monitor's tables,
+ * backed by memory now (huge pages where the kernel gives them, one
+ * write per page) and left out of fork()
+ * (MADV_DONTFORK: an appraiser's fork would otherwise make every page
+ * copy-on-write again), so that no access pays a page fault: the tables
+ * are hashed, and each cold file would touch a page of its own. An
+ * appraiser is exec'd right after its fork and never sees them.
+ * Return: the table, NULL (out of memory). vd_table_free() gives it back.
+ */
+void *vd_table_alloc(size_t len);
+void vd_table_free(void *p, size_t len);
 
 /* ---- lease.c ---- */
 
@@ -381,6 +395,13 @@ void vd_fan_flush_ignores(struct vd *d);
 void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask);
 /* Return: the target of the symbolic link @link (malloc'ed), or NULL. */
 char *vd_readlink(const char *link);
+/*
+ * vd_ev_path - @e's path, read from its descriptor at the first need (a
+ * path= rule reads it at the event; otherwise a measurement, an audit
+ * record or a log line does, and a plain allow never pays for it).
+ * Return: the path, or "?" when it cannot be had (e->path stays NULL).
+ */
+const char *vd_ev_path(struct ev *e);
 
 /* ---- verdict.c ---- */
 
@@ -416,9 +437,9 @@ void vd_fail_group(struct vd *d, int leader, const char *why);
 /* ---- audit.c ---- */
 
 /* One audit line for @e (@rule: the policy rule's index, or -1). */
-void vd_audit(struct vd *d, const struct ev *e, const char *action, const char *reason, long rule);
+void vd_audit(struct vd *d, struct ev *e, const char *action, const char *reason, long rule);
 /* vd_audit with "package": @package (an allow by the trust database) */
-void vd_audit_package(struct vd *d, const struct ev *e, const char *action, const char *reason,
+void vd_audit_package(struct vd *d, struct ev *e, const char *action, const char *reason,
 		      long rule, const char *package);
 
 /* ---- dispatch.c ---- */

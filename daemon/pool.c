@@ -212,7 +212,7 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 	kill(d->w[w].pid, SIGKILL);
 	if (!d->w[w].started)
 		d->start_failures++;
-	for (int i = 0; i < MAX_PENDING; i++)
+	for (int i = 0; i < d->ev_hi; i++)
 		if (d->ev[i].used && d->ev[i].worker == w && d->ev[i].leader < 0) {
 			if (requeue) {
 				vd_req_done(d, &d->ev[i]);
@@ -332,7 +332,7 @@ void vd_pool_reply(struct vd *d, int w)
 		}
 	}
 	if (p.err) {
-		vd_log("%s: %s", e->path ? e->path : "?", p.detail);
+		vd_log("%s: %s", vd_ev_path(e), p.detail);
 		snprintf(r->cause, sizeof(r->cause), "appraisal-error");
 	}
 	vd_finish_group(d, (int)idx, r);
@@ -363,7 +363,7 @@ void vd_pool_timeouts(struct vd *d)
 {
 	double now = vd_now();
 
-	for (int i = 0; i < MAX_PENDING; i++) {
+	for (int i = 0; i < d->ev_hi; i++) {
 		struct ev *e = &d->ev[i];
 		int w = e->worker;
 

@@ -33,6 +33,7 @@ void vd_policy_facts(struct vd *d, struct vg_policy *p)
 
 	d->policy_uses_subject = uses & (VG_POLICY_USES_SUBJ_EXE | VG_POLICY_USES_SUBJ_APPRAISAL);
 	d->policy_access = uses & VG_POLICY_USES_ACCESS_RULES;
+	d->policy_uses_path = uses & VG_POLICY_USES_PATH;
 	d->policy_uses_uid = false;
 	for (size_t i = 0; i < vg_policy_count(p); i++)
 		if (vg_policy_rule(p, i)->flags & (VG_POLF_UID | VG_POLF_EUID | VG_POLF_GID | VG_POLF_EGID))

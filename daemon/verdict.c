@@ -29,6 +29,8 @@ void vd_ev_release(struct vd *d, int i)
 	e->path = NULL;
 	e->subj_exe = NULL;
 	d->npending--;
+	while (d->ev_hi > 0 && !d->ev[d->ev_hi - 1].used)
+		d->ev_hi--;
 }
 
 void vd_answer(struct vd *d, struct ev *e, bool allow)
@@ -68,12 +70,12 @@ static bool measure(struct vd *d, struct ev *e, struct result *r)
 	if (!d->mlog || (m->pcrs & (1u << pcr)))
 		return true;
 	was_failed = vg_mlog_failed(d->mlog);
-	if (!r->digest.len || vg_mlog_append_file(d->mlog, pcr, &r->digest, e->path ? e->path : "?",
+	if (!r->digest.len || vg_mlog_append_file(d->mlog, pcr, &r->digest, vd_ev_path(e),
 						  sig ? r->sig : NULL, sig ? r->siglen : 0, &dg) < 0 ||
 	    vg_mlog_commit(d->mlog, &dg) < 0) {
 		d->st.errors++;
 		d->st.measure_failures++;
-		vd_log("measurement of %s failed: %s", e->path ? e->path : "?",
+		vd_log("measurement of %s failed: %s", vd_ev_path(e),
 		       dg.msg[0] ? dg.msg : "no digest");
 		return false;
 	}
@@ -171,7 +173,7 @@ void vd_finish(struct vd *d, int i, struct result *r)
 			reason = "appraisal-error";
 			rule = e->dec.rule[VG_CLASS_APPRAISE];
 		} else if (r->status != VG_ST_PASS && r->status != VG_ST_PASS_IMMUTABLE &&
-			   vd_trust_judge(d, e, r, &package) > 0) {
+			   e->dec.trust_archive && vd_ev_path(e) && e->path && vd_trust_judge(d, e, r, &package) > 0) {
 			archive = true;	/* no label, and the archive's digest for this path */
 		} else if (r->status != VG_ST_PASS && r->status != VG_ST_PASS_IMMUTABLE) {
 			deny = true;

@@ -246,7 +246,12 @@ static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct v
 		p->digest_len = dg.len;
 		memcpy(p->digest, dg.bytes, dg.len);
 	}
-	n = fgetxattr(fd, VG_XATTR_IMA, ima, sizeof(ima));
+	/*
+	 * The signature, for an ima-sig measurement: read when there is one
+	 * (an appraisal saw its type) or when nothing was appraised. A hash
+	 * label needs no second read.
+	 */
+	n = p->appraised && res.ima_type != 3 ? 0 : fgetxattr(fd, VG_XATTR_IMA, ima, sizeof(ima));
 	if (n > 0 && ima[0] == 3 && (size_t)n <= sizeof(p->sig)) {
 		p->siglen = (uint16_t)n;
 		memcpy(p->sig, ima, (size_t)n);
