@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -119,30 +120,84 @@ static void drain(struct vd *d)
 			vd_fail_group(d, i, "shutdown");
 }
 
+/* what the loop's epoll set tells apart (epoll_event.data.u32) */
+enum { LOOP_FAN, LOOP_SIG, LOOP_CTL, LOOP_RELOAD, LOOP_NOTIF, LOOP_WORKER };
+
+int vd_loop_add_worker(struct vd *d, int w)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = LOOP_WORKER + (uint32_t)w };
+
+	if (d->ep < 0)
+		return 0;	/* the loop has not started: it adds the living ones itself */
+	return epoll_ctl(d->ep, EPOLL_CTL_ADD, d->w[w].sock, &ev) == 0 ? 0 : -errno;
+}
+
+void vd_loop_del_worker(struct vd *d, int w)
+{
+	if (d->ep >= 0)
+		(void)epoll_ctl(d->ep, EPOLL_CTL_DEL, d->w[w].sock, NULL);
+}
+
+/* The loop's epoll set: one registration per descriptor for the daemon's life. Return: 0, -1. */
+static int loop_setup(struct vd *d)
+{
+	const struct {
+		int fd;
+		uint32_t tag;
+	} fixed[] = { { d->fan, LOOP_FAN }, { d->sigfd, LOOP_SIG }, { d->ctl, LOOP_CTL },
+		      { d->reload_pipe[0], LOOP_RELOAD }, { d->notif, LOOP_NOTIF } };
+
+	d->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (d->ep < 0) {
+		vd_log("epoll_create1: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = fixed[i].tag };
+
+		if (fixed[i].fd >= 0 && epoll_ctl(d->ep, EPOLL_CTL_ADD, fixed[i].fd, &ev) < 0) {
+			vd_log("epoll_ctl: %s", strerror(errno));
+			return -1;
+		}
+	}
+	for (unsigned int w = 0; w < d->nworkers; w++)
+		if (!d->w[w].dead && vd_loop_add_worker(d, (int)w) < 0) {
+			vd_log("epoll_ctl: %s", strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
 static int run(struct vd *d)
 {
+	if (loop_setup(d) < 0)
+		return -1;
 	for (;;) {
-		struct pollfd p[5 + MAX_WORKERS];
-		int n = 0, timeout = d->npending ? 50 : 1000;
+		struct epoll_event evs[8 + MAX_WORKERS];
+		bool ready[LOOP_WORKER] = { false };
+		uint32_t workers = 0;
+		int n, timeout = d->npending ? 50 : 1000;
 
 		vd_metrics_tick(d);
 
-		p[n++] = (struct pollfd){ .fd = d->fan, .events = POLLIN };
-		p[n++] = (struct pollfd){ .fd = d->sigfd, .events = POLLIN };
-		p[n++] = (struct pollfd){ .fd = d->ctl, .events = POLLIN };
-		p[n++] = (struct pollfd){ .fd = d->reload_pipe[0], .events = POLLIN };
-		for (unsigned int i = 0; i < d->nworkers; i++)
-			p[n++] = (struct pollfd){ .fd = d->w[i].dead ? -1 : d->w[i].sock, .events = POLLIN };
-		p[n++] = (struct pollfd){ .fd = d->notif, .events = POLLIN };
-		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR) {
-			vd_log("poll: %s", strerror(errno));
+		n = epoll_wait(d->ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
+		if (n < 0 && errno != EINTR) {
+			vd_log("epoll_wait: %s", strerror(errno));
 			return -1;
 		}
+		for (int i = 0; i < n; i++) {
+			uint32_t tag = evs[i].data.u32;
+
+			if (tag >= LOOP_WORKER)
+				workers |= 1u << (tag - LOOP_WORKER);
+			else
+				ready[tag] = true;
+		}
 		/* attribute changes first: no event may be skipped on a stale mark */
-		if (p[n - 1].revents & POLLIN)
+		if (ready[LOOP_NOTIF])
 			vd_fan_flush_ignores(d);
 		/* lease breaks before events: a writer waits on each */
-		if (p[1].revents & POLLIN) {
+		if (ready[LOOP_SIG]) {
 			struct signalfd_siginfo si;
 
 			while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -167,14 +222,14 @@ static int run(struct vd *d)
 				}
 			}
 		}
-		if (p[0].revents & POLLIN)
+		if (ready[LOOP_FAN])
 			vd_fan_read(d);
 		for (unsigned int i = 0; i < d->nworkers; i++)
-			if (p[4 + i].revents)
+			if ((workers & (1u << i)) && !d->w[i].dead)
 				vd_pool_reply(d, (int)i);
-		if (p[2].revents & POLLIN)
+		if (ready[LOOP_CTL])
 			vd_control(d);
-		if (p[3].revents & POLLIN)
+		if (ready[LOOP_RELOAD])
 			vd_reload_done(d);
 		if (d->npending)
 			vd_pool_timeouts(d);
@@ -209,6 +264,8 @@ static void teardown(struct vd *d)
 		close(d->ctl);
 	if (d->audit >= 0)
 		close(d->audit);
+	if (d->ep >= 0)
+		close(d->ep);
 	vg_hmac_key_wipe(&d->key);
 	vg_hmac_key_wipe(&d->trust_key);
 	vg_mlog_free(d->mlog);
@@ -242,7 +299,7 @@ int main(int argc, char **argv)
 
 		return vd_worker_main(sock, argc - 2, argv + 2);
 	}
-	d->fan = d->sigfd = d->ctl = d->audit = d->notif = d->lock_fd = -1;
+	d->fan = d->sigfd = d->ctl = d->audit = d->notif = d->lock_fd = d->ep = -1;
 	d->self = getpid();
 	vg_config_init(&d->cfg);
 	if (vd_args_parse(d, argc, argv) < 0 || vd_args_appraiser_user(d) < 0)

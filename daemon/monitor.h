@@ -201,6 +201,7 @@ struct vd {
 	int notif;		/* FAN_ATTRIB notifications: chmod, chown, setxattr drop ignore marks */
 	char policy_digest[65];
 	int fan, sigfd, ctl, audit;
+	int ep;			/* the loop's epoll set (main.c), -1 before the loop */
 	int reload_pipe[2];
 	pthread_t reload_tid;
 	bool reloading;
@@ -253,6 +254,15 @@ static inline double vd_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+/*
+ * vd_loop_add_worker / vd_loop_del_worker - appraiser @w's socket into or
+ * out of the loop's epoll set: at its spawn, and before its socket is
+ * closed (a closed descriptor's number may be the next appraiser's).
+ * Before the loop starts they do nothing. Return: 0, -errno.
+ */
+int vd_loop_add_worker(struct vd *d, int w);
+void vd_loop_del_worker(struct vd *d, int w);
 
 /* "vigild: MESSAGE" on stderr (the journal under systemd). */
 void vd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -131,6 +131,12 @@ int vd_pool_spawn(struct vd *d, int w)
 	}
 	OPENSSL_cleanse(&init, sizeof(init));
 	d->w[w] = (struct worker){ .pid = pid, .sock = sv[0] };
+	if (vd_loop_add_worker(d, w) < 0) {
+		close(sv[0]);
+		kill(pid, SIGKILL);
+		d->w[w].dead = true;
+		return -EIO;
+	}
 	return 0;
 }
 
@@ -208,6 +214,7 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 	       requeue ? "its other events go to another appraiser"
 		       : "answering its events with the fail action");
 	d->w[w].dead = true;
+	vd_loop_del_worker(d, w);
 	close(d->w[w].sock);
 	kill(d->w[w].pid, SIGKILL);
 	if (!d->w[w].started)
