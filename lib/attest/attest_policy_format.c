@@ -339,7 +339,10 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 				return r == -EINVAL ? -EBADMSG : r;
 		}
 	}
-	/* vigil: "ima_buf"; Keylime: "ima-buf" and "keyrings" (sha256 of the buffer) */
+	/*
+	 * vigil: "ima_buf"; Keylime: "ima-buf"; both: "keyrings" (digest of a
+	 * keyring entry's buffer: the keys that may be learned, attest_keys.c)
+	 */
 	if (json_object_object_get_ex(root, "ima_buf", &o) &&
 	    (r = add_digest_map(p, &p->bufs, o, "ima_buf", diag)) < 0)
 		return r;
@@ -347,7 +350,7 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 	    (r = add_digest_map(p, &p->bufs, o, "ima-buf", diag)) < 0)
 		return r;
 	if (json_object_object_get_ex(root, "keyrings", &o) &&
-	    (r = add_digest_map(p, &p->bufs, o, "keyrings", diag)) < 0)
+	    (r = add_digest_map(p, &p->keyrings, o, "keyrings", diag)) < 0)
 		return r;
 	if (json_object_object_get_ex(root, "keys", &o)) {
 		if (!json_object_is_type(o, json_type_array))
@@ -559,6 +562,8 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret)
 		json_object_array_add(ex, json_object_new_string(p->ex_src[i]));
 	json_object_object_add(root, "excludes", ex);
 	json_object_object_add(root, "ima_buf", table_json(p, &p->bufs, false));
+	if (p->keyrings.count)
+		json_object_object_add(root, "keyrings", table_json(p, &p->keyrings, false));
 	{
 		json_object *ik = table_json(p, &p->ignored, false), *arr = json_object_new_array();
 
