@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "attest_sig.h"
 #include "cli.h"
 #include "cmd_attest.h"
 #include "cmd_trust.h"
@@ -662,22 +663,60 @@ out:
 	return rc;
 }
 
+/*
+ * --allowlist-sig SIG --allowlist-sig-key KEY: @b (the policy file @path as
+ * read, the bytes that are then loaded) must carry a good detached
+ * signature. Return: 0; 1 not a good signature; -1 other errors (reported).
+ */
+static int check_detached(const char *path, const uint8_t *b, size_t n, const char *sigf,
+			  const char *keyf)
+{
+	uint8_t *sig = NULL, *key = NULL;
+	size_t sl, kl;
+	char why[512];
+	int r;
+
+	if (cli_attest_read(sigf, &sig, &sl) < 0 || cli_attest_read(keyf, &key, &kl) < 0) {
+		free(sig);
+		return -1;
+	}
+	r = attest_sig_verify(key, kl, sig, sl, b, n, why, sizeof(why));
+	free(sig);
+	free(key);
+	if (r == -EKEYREJECTED) {
+		cli_err("%s: signature %s does not verify with key %s: %s", path, sigf, keyf, why);
+		return 1;
+	}
+	if (r < 0) {
+		cli_err("%s: cannot check signature %s with key %s: %s", path, sigf, keyf, why);
+		return -1;
+	}
+	return 0;
+}
+
 int cli_attest_policy_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "policy-key", required_argument, NULL, 'K' },
+		{ "allowlist-sig", required_argument, NULL, 'S' },
+		{ "allowlist-sig-key", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *out = NULL;
+	const char *out = NULL, *sigf = NULL, *keyf = NULL;
 	struct vg_dsse_keys *keys = NULL;
 	struct vg_refpolicy *p = NULL;
+	struct vg_diag d = { 0 };
+	uint8_t *b = NULL;
+	size_t n;
 	int c, r, rc = EXIT_ERROR;
 
 	while ((c = getopt_long(argc, argv, "o:K:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
+		case 'S': sigf = optarg; break;
+		case 'k': keyf = optarg; break;
 		case 'K':
 			if (add_policy_key(&keys, optarg) < 0)
 				goto done;
@@ -690,12 +729,30 @@ int cli_attest_policy_import(int argc, char **argv)
 		cli_err("policy import needs one FILE");
 		goto done;
 	}
-	r = load_policy_file(argv[optind], keys, &p);
-	if (r > 0)
-		rc = EXIT_NOTVERIFIED;
-	if (r == 0 && emit_policy(p, out) == 0)
+	if (!sigf != !keyf) {
+		cli_err("--allowlist-sig and --allowlist-sig-key go together");
+		goto done;
+	}
+	if (cli_attest_read(argv[optind], &b, &n) < 0)
+		goto done;
+	if (sigf) {
+		r = check_detached(argv[optind], b, n, sigf, keyf);
+		if (r > 0)
+			rc = EXIT_NOTVERIFIED;
+		if (r != 0)
+			goto done;
+	}
+	r = keys ? vg_refpolicy_load_dsse(keys, b, n, &p, &d) : vg_refpolicy_load(b, n, &p, &d);
+	if (r < 0) {
+		cli_file_err(argv[optind], "%s", d.msg);
+		if (r == -EKEYREJECTED)
+			rc = EXIT_NOTVERIFIED;
+		goto done;
+	}
+	if (emit_policy(p, out) == 0)
 		rc = EXIT_OK;
 done:
+	free(b);
 	vg_refpolicy_free(p);
 	vg_dsse_keys_free(keys);
 	return rc;
