@@ -512,6 +512,12 @@ static int keyring_entry(const struct vg_refpolicy *p, const char *path, uint64_
 	const struct pent *pe = vg__reftab_find(&p->keyrings, path);
 	bool allowed = pe && vg__reftab_match(&p->keyrings, pe, algo, dig, dlen);
 
+	if (p->keyrings_legacy) {
+		/* as before keys were learned: judged as any ima-buf entry */
+		if (vg__reftab_find(&p->ignored, path) || vg__reftab_find(&p->ignored, "*"))
+			return 0;
+		return -1;
+	}
 	if (!p->sig_keylime) {
 		if (allowed && learn && !vg__reftab_find(&p->ignored, path) &&
 		    !vg__reftab_find(&p->ignored, "*")) {

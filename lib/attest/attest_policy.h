@@ -79,6 +79,9 @@ struct vg_refpolicy {
 	bool sig_keylime;		/* ima-sig read as Keylime does: a signature that verifies
 					   passes whatever the digest list says, one that does not
 					   falls back to it (Keylime-format policies; "ima_sig") */
+	bool keyrings_legacy;		/* vigil JSON exported before "keyrings" was its own
+					   section (a Keylime policy's keyrings are in "ima_buf"):
+					   keyring entries judged by those digests, no key learned */
 };
 
 /* The name of the algorithm of @d ("sha256", an unknown one's name), NULL for a wildcard. */

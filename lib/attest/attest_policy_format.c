@@ -311,6 +311,9 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 						   "\"keylime\"");
 			p->sig_keylime = strcmp(m, "keylime") == 0;
 		}
+		/* an export from before "keyrings": a Keylime policy's keyrings are in "ima_buf" */
+		p->keyrings_legacy = p->sig_keylime &&
+				     !json_object_object_get_ex(root, "keyrings", &o);
 	} else {
 		p->sig_keylime = true;
 	}
@@ -562,7 +565,8 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret)
 		json_object_array_add(ex, json_object_new_string(p->ex_src[i]));
 	json_object_object_add(root, "excludes", ex);
 	json_object_object_add(root, "ima_buf", table_json(p, &p->bufs, false));
-	if (p->keyrings.count)
+	/* a Keylime reading exports its keyrings even empty: absent means legacy */
+	if (p->keyrings.count || (p->sig_keylime && !p->keyrings_legacy))
 		json_object_object_add(root, "keyrings", table_json(p, &p->keyrings, false));
 	{
 		json_object *ik = table_json(p, &p->ignored, false), *arr = json_object_new_array();

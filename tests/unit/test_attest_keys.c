@@ -280,6 +280,32 @@ static void strict_policies_learn_only_from_listed_digests(void **state)
 		assert_int_equal(f, 2);
 	}
 	vg_refpolicy_free(q);
+	/*
+	 * an export from before "keyrings" (a Keylime policy's keyrings were
+	 * in "ima_buf"): its keyring entries pass as before, no key learned
+	 */
+	q = policy_text("{\"vigil_refpolicy\": 1, \"ima_sig\": \"keylime\", \"digests\": {},"
+			"\"ima_buf\": {\".ima\": [\"6901c997acde2d1aa1e3f7ec61d8f403e2f6403d5c4ac7febde8"
+			"cef2c34dc137\"]}}");
+	{
+		struct vg_attest_verdict v;
+		uint64_t f;
+		char *again;
+
+		vg_attest_logstate_init(&st, VG_HASH_SHA256);
+		assert_int_equal(judge(q, l.buf, l.len, l.algo, NULL, &st, &f), VG_AF_NOT_IN_POLICY);
+		assert_int_equal(f, 2);
+		vg_attest_verdict_init(&v);
+		assert_int_equal(vg_attest_log_check(q, l.buf, l.len, l.algo, VG_ATTEST_PCR_IMA, NULL,
+						     &st, &v), 1);
+		assert_int_equal(v.entry, 1);	/* the keyring entry passed */
+		vg_attest_verdict_release(&v);
+		/* and its export stays what it was */
+		assert_true(vg_refpolicy_to_json(q, &again) > 0);
+		assert_null(strstr(again, "\"keyrings\""));
+		free(again);
+	}
+	vg_refpolicy_free(q);
 	free(strict);
 	free(json);
 	list_free(&l);
