@@ -169,6 +169,10 @@ static void keylime_policy_keyrings_teach_keys(void **state)
 	assert_int_equal(judge_all("learned-keys-policy-excluded.json", "learned-keys.ima", &n, &k),
 			 VG_AF_NONE);
 	assert_int_equal(k, 1);
+	/* a key that cannot verify signatures (Ed25519): Keylime's invalid_key */
+	assert_int_equal(judge_all("learned-keys-ed25519-policy.json", "learned-keys-ed25519.ima", &n,
+				   NULL), VG_AF_KEYRING_KEY);
+	assert_int_equal(n, 1);
 	/* a key verifies only the entries after it */
 	assert_int_equal(judge_all("learned-keys-policy.json", "learned-keys-sig-first.ima", &n,
 				   NULL), VG_AF_NOT_IN_POLICY);

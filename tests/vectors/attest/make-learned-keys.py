@@ -24,6 +24,14 @@ from cryptography.hazmat.primitives.asymmetric import ec, utils
 from cryptography.x509.oid import NameOID
 
 out = sys.argv[1]
+
+
+def once(fn):
+    """Files already made are kept (the recorded verdicts name their digests)."""
+    import os
+    return not os.path.exists(f"{out}/{fn}")
+
+
 key = ec.generate_private_key(ec.SECP256R1())
 name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "vigil learned-keys test")])
 ski = x509.SubjectKeyIdentifier.from_public_key(key.public_key())
@@ -57,6 +65,24 @@ def sig_entry(path, content):
     return line("ima-sig", d, path, blob)
 
 
+# a keyring entry whose key cannot verify file signatures (Ed25519): Keylime's invalid_key
+if once("learned-keys-ed25519.ima"):
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+    ek = ed25519.Ed25519PrivateKey.generate()
+    ec_ = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+           .public_key(ek.public_key()).serial_number(2)
+           .not_valid_before(now).not_valid_after(now + datetime.timedelta(days=3650))
+           .sign(ek, None))
+    edder = ec_.public_bytes(serialization.Encoding.DER)
+    open(f"{out}/learned-keys-ed25519.ima", "w").write(
+        line("ima-buf", hashlib.sha256(edder).digest(), ".ima", edder))
+    json.dump({"meta": {"version": 1, "generator": 0}, "release": 0, "digests": {},
+               "excludes": [], "keyrings": {".ima": [hashlib.sha256(edder).hexdigest()]},
+               "ima": {"ignored_keyrings": [], "log_hash_alg": "sha1", "dm_policy": None},
+               "ima-buf": {}, "verification-keys": ""},
+              open(f"{out}/learned-keys-ed25519-policy.json", "w"), indent=1)
+if not once("learned-keys.ima"):
+    sys.exit(0)
 buf = line("ima-buf", hashlib.sha256(der).digest(), ".ima", der)
 sigs = [sig_entry("/usr/bin/signed-one", b"one\n"), sig_entry("/usr/bin/signed-two", b"two\n")]
 open(f"{out}/learned-keys.ima", "w").write(buf + "".join(sigs))

@@ -172,6 +172,8 @@ case("keyrings-test-with-keys", T + "(KEYRINGS, RUNTIME_POLICY_TEST with keys)",
 for p in ("policy", "policy-nokeyring", "policy-wrongdigest", "policy-ignored", "policy-excluded"):
     case(f"learned-keys-{p}", "ima.py _validate_ima_buf + _validate_ima_sig (vectors made by "
          "make-learned-keys.py)", "learned-keys.ima", f"learned-keys-{p}.json")
+case("learned-keys-ed25519", "ima.py _validate_ima_buf: a key of an unsupported type (invalid_key)",
+     "learned-keys-ed25519.ima", "learned-keys-ed25519-policy.json")
 case("learned-keys-sig-first", "ima.py: a key learned verifies only later entries",
      "learned-keys-sig-first.ima", "learned-keys-policy.json")
 
