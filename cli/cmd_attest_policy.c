@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "attest_sig.h"
 #include "cli.h"
 #include "cmd_attest.h"
 #include "cmd_trust.h"
@@ -552,6 +553,60 @@ static void put_check_json(const char *result, uint64_t entries,
 	json_object_put(j);
 }
 
+/*
+ * An ascii list converted line by line into @out, as far as its lines
+ * convert: Keylime judges a line that does not parse as a failing entry,
+ * so this is a verdict (log.malformed at that entry, ending the
+ * judgement as an altered entry does), not a bad file. Empty lines are
+ * skipped, as Keylime does. Return: 0 all of it; 1 stopped at entry
+ * *@bad (@d says why); -ENOMEM.
+ */
+static int ascii_prefix(const uint8_t *raw, size_t rl, struct vg_imalog_buf *out,
+			unsigned int *algo, uint64_t *bad, struct vg_diag *d)
+{
+	uint64_t n = 0;
+	size_t line = 0;
+	bool have_algo = false;
+
+	*algo = VG_HASH_SHA1;
+	while (rl) {
+		const uint8_t *nl = memchr(raw, '\n', rl);
+		size_t ll = nl ? (size_t)(nl - raw) + 1 : rl;
+		unsigned int a;
+		long r;
+
+		line++;
+		if (ll > 1 || (ll == 1 && raw[0] != '\n')) {
+			r = vg_imalog_from_ascii((const char *)raw, ll, out, &a, d);
+			if (r == -ENOMEM)
+				return -ENOMEM;
+			if (r >= 0 && have_algo && a != *algo) {
+				vg_diag_set(d, -EBADMSG, "its template digest is not of the bank of the "
+					    "lines before");
+				r = -EBADMSG;
+			}
+			if (r < 0) {
+				char m[sizeof(d->msg)];
+
+				/* the converter counts the one line it was given */
+				snprintf(m, sizeof(m), "%s",
+					 strncmp(d->msg, "line 1: ", 8) == 0 ? d->msg + 8 : d->msg);
+				vg_diag_set(d, -EBADMSG, "line %zu: %s", line, m);
+				*bad = n;
+				return 1;
+			}
+			if (r > 0 && !have_algo) {
+				*algo = a;
+				have_algo = true;
+			}
+			n += (uint64_t)r;
+		}
+		raw += ll;
+		rl -= ll;
+	}
+	return 0;
+}
+
 int cli_attest_policy_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -579,6 +634,8 @@ int cli_attest_policy_check(int argc, char **argv)
 	uint8_t *raw = NULL;
 	size_t rl, len;
 	unsigned int algo;
+	uint64_t bad = 0;
+	bool stopped = false;
 	int c, r, rc = EXIT_ERROR;
 
 	vg_attest_verdict_init(&v);
@@ -625,7 +682,16 @@ int cli_attest_policy_check(int argc, char **argv)
 	}
 	if (r != 0 || cli_attest_read(argv[optind], &raw, &rl) < 0)
 		goto out;
-	if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
+	if (vg_imalog_is_ascii(raw, rl)) {
+		r = ascii_prefix(raw, rl, &scratch, &algo, &bad, &d);
+		if (r < 0) {
+			cli_err("out of memory");
+			goto out;
+		}
+		stopped = r == 1;
+		buf = scratch.data ? scratch.data : (const uint8_t *)"";
+		len = scratch.len;
+	} else if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
 		cli_file_err(argv[optind], "%s", d.msg);
 		goto out;
 	}
@@ -636,6 +702,21 @@ int cli_attest_policy_check(int argc, char **argv)
 	if (r < 0) {
 		cli_err("%s", strerror(-r));
 		goto out;
+	}
+	if (stopped && (r == 0 || v.fail < VG_AF_LOG_MALFORMED || v.fail > VG_AF_LOG_ENTRY ||
+			vg_attest_verdict_count(&v) == 0)) {
+		/* the line that does not parse: a failing entry that ends the judgement */
+		struct vg_attest_verdict f;
+
+		vg_attest_verdict_init(&f);
+		vg_attest_fail(&f, VG_AF_LOG_MALFORMED, "entry %" PRIu64 " does not parse: %s", bad,
+			       d.msg);
+		f.entry = (int64_t)bad;
+		if (vg_attest_verdict_add(&v, &f) < 0) {
+			cli_err("out of memory");
+			goto out;
+		}
+		r = 1;
 	}
 	if (r == 1) {
 		if (json)
@@ -662,22 +743,60 @@ out:
 	return rc;
 }
 
+/*
+ * --allowlist-sig SIG --allowlist-sig-key KEY: @b (the policy file @path as
+ * read, the bytes that are then loaded) must carry a good detached
+ * signature. Return: 0; 1 not a good signature; -1 other errors (reported).
+ */
+static int check_detached(const char *path, const uint8_t *b, size_t n, const char *sigf,
+			  const char *keyf)
+{
+	uint8_t *sig = NULL, *key = NULL;
+	size_t sl, kl;
+	char why[512];
+	int r;
+
+	if (cli_attest_read(sigf, &sig, &sl) < 0 || cli_attest_read(keyf, &key, &kl) < 0) {
+		free(sig);
+		return -1;
+	}
+	r = attest_sig_verify(key, kl, sig, sl, b, n, why, sizeof(why));
+	free(sig);
+	free(key);
+	if (r == -EKEYREJECTED) {
+		cli_err("%s: signature %s does not verify with key %s: %s", path, sigf, keyf, why);
+		return 1;
+	}
+	if (r < 0) {
+		cli_err("%s: cannot check signature %s with key %s: %s", path, sigf, keyf, why);
+		return -1;
+	}
+	return 0;
+}
+
 int cli_attest_policy_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "policy-key", required_argument, NULL, 'K' },
+		{ "allowlist-sig", required_argument, NULL, 'S' },
+		{ "allowlist-sig-key", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *out = NULL;
+	const char *out = NULL, *sigf = NULL, *keyf = NULL;
 	struct vg_dsse_keys *keys = NULL;
 	struct vg_refpolicy *p = NULL;
+	struct vg_diag d = { 0 };
+	uint8_t *b = NULL;
+	size_t n;
 	int c, r, rc = EXIT_ERROR;
 
 	while ((c = getopt_long(argc, argv, "o:K:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
+		case 'S': sigf = optarg; break;
+		case 'k': keyf = optarg; break;
 		case 'K':
 			if (add_policy_key(&keys, optarg) < 0)
 				goto done;
@@ -690,12 +809,30 @@ int cli_attest_policy_import(int argc, char **argv)
 		cli_err("policy import needs one FILE");
 		goto done;
 	}
-	r = load_policy_file(argv[optind], keys, &p);
-	if (r > 0)
-		rc = EXIT_NOTVERIFIED;
-	if (r == 0 && emit_policy(p, out) == 0)
+	if (!sigf != !keyf) {
+		cli_err("--allowlist-sig and --allowlist-sig-key go together");
+		goto done;
+	}
+	if (cli_attest_read(argv[optind], &b, &n) < 0)
+		goto done;
+	if (sigf) {
+		r = check_detached(argv[optind], b, n, sigf, keyf);
+		if (r > 0)
+			rc = EXIT_NOTVERIFIED;
+		if (r != 0)
+			goto done;
+	}
+	r = keys ? vg_refpolicy_load_dsse(keys, b, n, &p, &d) : vg_refpolicy_load(b, n, &p, &d);
+	if (r < 0) {
+		cli_file_err(argv[optind], "%s", d.msg);
+		if (r == -EKEYREJECTED)
+			rc = EXIT_NOTVERIFIED;
+		goto done;
+	}
+	if (emit_policy(p, out) == 0)
 		rc = EXIT_OK;
 done:
+	free(b);
 	vg_refpolicy_free(p);
 	vg_dsse_keys_free(keys);
 	return rc;

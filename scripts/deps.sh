@@ -12,6 +12,7 @@ pkgs=(
 	libcurl4-openssl-dev	# headers; `vigil attest` dlopen()s libcurl.so.4 (libcurl4)
 	libgnutls28-dev		# TLS of the two HTTP daemons (libmicrohttpd)
 	libarchive-dev		# lib/trust: .debs (ar, tar) and apt's compressed Packages lists
+	libgpgme-dev		# vigil attest policy import --allowlist-sig: OpenPGP detached signatures
 	scdoc			# man/*.scd to roff (man pages; skipped without it)
 	# test and demo: the real tools vigil is checked against
 	openssl attr ima-evm-utils tpm2-tools swtpm swtpm-tools

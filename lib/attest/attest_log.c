@@ -21,8 +21,12 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include <stdlib.h>
+
+#include "attest_policy.h"
 #include "vigil/attest.h"
 #include "vigil/attest_boot.h"
+#include "vigil/keyring.h"
 
 void vg_attest_logstate_init(struct vg_attest_logstate *st, unsigned int bank)
 {
@@ -59,6 +63,11 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 	struct vg_attest_verdict f;
 	uint64_t n = 0, m_n = 0, m_off = 0;
 	bool matched, failed = false;
+	/* keys learned: the state's, then this round's (a copy made on the first new one) */
+	struct vg_keyring *kr = NULL;
+	struct vg_attest_learned *nk = NULL;
+	uint32_t m_klen = st->keys.len;
+	struct vg__learn learn;
 	int r;
 
 	if (pcr >= VG_PCR_COUNT || !vg_hash_size(bank))
@@ -72,6 +81,11 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 	r = vg_imalog_replay_set(rp, pcr, &st->pcr);
 	if (r < 0)
 		goto out;
+	if (pol && st->keys.len) {
+		r = vg__attest_learned_keyring(&st->keys, &kr);
+		if (r < 0)
+			goto out;
+	}
 	f.fail = VG_AF_NONE;
 	f.failures = 0;
 	f.nmore = 0;
@@ -108,13 +122,30 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 		if (r < 0)
 			goto out;
 		/* every entry is judged: a round reports all its failing entries */
-		if (pol && vg_refpolicy_check_entry(pol, &e, idx, v ? &f : NULL)) {
+		if (pol && vg__refpolicy_judge(pol, &e, idx, kr, &learn, v ? &f : NULL)) {
 			failed = true;
 			r = add_fail(v, &f);
 			if (r < 0)
 				goto out;
 			f.fail = VG_AF_NONE;
 			f.failures = 0;
+		} else if (pol && learn.len) {
+			/* a key for the entries after this one (Keylime's order) */
+			if (!nk) {
+				nk = malloc(sizeof(*nk));
+				if (!nk) {
+					r = -ENOMEM;
+					goto out;
+				}
+				*nk = st->keys;
+			}
+			if (!kr && vg_keyring_new(&kr) < 0) {
+				r = -ENOMEM;
+				goto out;
+			}
+			if (vg__attest_learned_add(nk, learn.buf, learn.len) == 1)
+				(void)vg_keyring_add_mem(kr, learn.buf, learn.len, "learned from the log",
+							 NULL);
 		}
 		n++;
 		if (e.pcr != pcr)
@@ -128,6 +159,7 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 				m_n = n;
 				m_off = ps.off;
 				m_pcr = cur;
+				m_klen = nk ? nk->len : st->keys.len;
 			}
 		}
 	}
@@ -150,6 +182,7 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 	if (!quoted) {
 		m_n = n;
 		m_off = ps.off;
+		m_klen = nk ? nk->len : st->keys.len;
 		r = vg_imalog_replay_get(rp, pcr, bank, &m_pcr);
 		if (r < 0)
 			m_pcr = st->pcr;
@@ -170,8 +203,14 @@ int vg_attest_log_check(const struct vg_refpolicy *pol, const uint8_t *log, size
 	st->offset += m_off;
 	st->pcr = m_pcr;
 	st->lag = n - m_n;
+	if (nk && m_klen > st->keys.len) {
+		memcpy(st->keys.buf + st->keys.len, nk->buf + st->keys.len, m_klen - st->keys.len);
+		st->keys.len = m_klen;
+	}
 	r = 0;
 out:
+	free(nk);
+	vg_keyring_free(kr);
 	if (r < 0 && failed && v)
 		vg_attest_verdict_release(v);	/* an operational error, not a judgement */
 	vg_imalog_replay_free(rp);

@@ -51,6 +51,7 @@ int vg_refpolicy_new(struct vg_refpolicy **ret)
 	}
 	memcpy(p->bufs.key, p->files.key, sizeof(p->bufs.key));
 	memcpy(p->ignored.key, p->files.key, sizeof(p->ignored.key));
+	memcpy(p->keyrings.key, p->files.key, sizeof(p->keyrings.key));
 	*ret = p;
 	return 0;
 }
@@ -62,6 +63,7 @@ void vg_refpolicy_free(struct vg_refpolicy *p)
 	vg__reftab_free(&p->files);
 	vg__reftab_free(&p->bufs);
 	vg__reftab_free(&p->ignored);
+	vg__reftab_free(&p->keyrings);
 	for (size_t i = 0; i < p->nex; i++) {
 		regfree(&p->ex[i]);
 		free(p->ex_src[i]);
@@ -488,15 +490,77 @@ static int archive_fail(const struct vg_refpolicy *p, const struct pent *pe, uin
 int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalog_entry *e,
 			     uint64_t index, struct vg_attest_verdict *v)
 {
-	const struct vg_imalog_field *fn, *fd, *fs;
+	return vg__refpolicy_judge(p, e, index, NULL, NULL, v);
+}
+
+/*
+ * An ima-buf entry whose buffer is a key, read as Keylime does
+ * (_validate_ima_buf): a keyring in "ignored_keyrings" (or "*") passes and
+ * teaches nothing; else the entry passes, and its key is learned, when the
+ * keyring name is excluded or the policy's "keyrings" allow the buffer's
+ * digest for it. vigil's own (strict) policies learn only from a digest
+ * their "keyrings" list, never through an exclude or an ignored keyring,
+ * and judge the entry as any ima-buf entry (below).
+ * Return: 0 (*@learn set when the key may be learned), 1 (@v), -1 (not
+ * judged here: a strict policy's entry, judged as any ima-buf entry).
+ */
+static int keyring_entry(const struct vg_refpolicy *p, const char *path, uint64_t index,
+			 unsigned int algo, const uint8_t *dig, size_t dlen,
+			 const struct vg_imalog_field *fb, struct vg__learn *learn,
+			 struct vg_attest_verdict *v)
+{
+	const struct pent *pe = vg__reftab_find(&p->keyrings, path);
+	bool allowed = pe && vg__reftab_match(&p->keyrings, pe, algo, dig, dlen);
+
+	if (p->keyrings_legacy) {
+		/* as before keys were learned: judged as any ima-buf entry */
+		if (vg__reftab_find(&p->ignored, path) || vg__reftab_find(&p->ignored, "*"))
+			return 0;
+		return -1;
+	}
+	if (!p->sig_keylime) {
+		if (allowed && learn && !vg__reftab_find(&p->ignored, path) &&
+		    !vg__reftab_find(&p->ignored, "*")) {
+			learn->buf = fb->data;
+			learn->len = fb->len;
+		}
+		return -1;
+	}
+	if (vg__reftab_find(&p->ignored, path) || vg__reftab_find(&p->ignored, "*"))
+		return 0;
+	if (!allowed && !excluded(p, path)) {
+		if (!pe)
+			return vg_attest_fail(v, VG_AF_NOT_IN_POLICY, "entry %llu: keyring %s is not in "
+					      "the policy's keyrings (its key is not learned)",
+					      (unsigned long long)index, path);
+		return unsupported(p, pe, index, path, v) ? 1 :
+		       vg_attest_fail(v, VG_AF_DIGEST, "entry %llu: keyring %s key digest %s is not "
+				      "allowed (its key is not learned)", (unsigned long long)index,
+				      path, v ? v->digest : "");
+	}
+	if (learn) {
+		learn->buf = fb->data;
+		learn->len = fb->len;
+	}
+	return 0;
+}
+
+int vg__refpolicy_judge(const struct vg_refpolicy *p, const struct vg_imalog_entry *e,
+			uint64_t index, const struct vg_keyring *learned, struct vg__learn *learn,
+			struct vg_attest_verdict *v)
+{
+	const struct vg_imalog_field *fn, *fd, *fs, *fb;
 	const struct pent *pe;
 	struct vg_diag d = { 0 };
 	const uint8_t *dig;
 	unsigned int algo;
 	size_t dlen, plen;
 	char path[4097];
-	bool is_buf = false;
 
+	if (learn) {
+		learn->buf = NULL;
+		learn->len = 0;
+	}
 	fn = field(e, VG_IMAF_N_NG);
 	if (!fn)
 		fn = field(e, VG_IMAF_N);
@@ -506,8 +570,7 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 	if (!fd)
 		fd = field(e, VG_IMAF_D);
 	fs = field(e, VG_IMAF_SIG);
-	if (field(e, VG_IMAF_BUF))
-		is_buf = true;
+	fb = field(e, VG_IMAF_BUF);
 	if (v) {
 		v->entry = (int64_t)index;
 		v->path[0] = v->digest[0] = 0;
@@ -545,10 +608,35 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 		return vg_attest_fail(v, VG_AF_VIOLATION, "entry %llu: measurement violation "
 				      "(ToMToU or open writers) on %s", (unsigned long long)index, path);
 	}
-	if (is_buf) {
-		if (vg__reftab_find(&p->ignored, path) || vg__reftab_find(&p->ignored, "*"))
+	if (fb) {
+		int k = vg__attest_buf_key(fb->data, fb->len);
+
+		if (k < 0 && p->sig_keylime)
+			return vg_attest_fail(v, VG_AF_KEYRING_KEY, "entry %llu: ima-buf %s carries a key "
+					      "of a type that cannot verify file signatures (not RSA "
+					      "or EC)", (unsigned long long)index, path);
+		if (k > 0) {
+			k = keyring_entry(p, path, index, algo, dig, dlen, fb, learn, v);
+			if (k >= 0)
+				return k;
+		}
+		if (p->sig_keylime) {
+			/* Keylime: a buffer that is no key is judged by "ima-buf", excludes apply */
+			if (excluded(p, path))
+				return 0;
+		} else if (vg__reftab_find(&p->ignored, path) || vg__reftab_find(&p->ignored, "*")) {
 			return 0;
+		}
 		pe = vg__reftab_find(&p->bufs, path);
+		if (!p->sig_keylime && (!pe || !vg__reftab_match(&p->bufs, pe, algo, dig, dlen))) {
+			/* vigil's own policies: a keyring's digests allow its entries too */
+			const struct pent *kp = vg__reftab_find(&p->keyrings, path);
+
+			if (kp && vg__reftab_match(&p->keyrings, kp, algo, dig, dlen))
+				return 0;
+			if (!pe)
+				pe = kp;
+		}
 		if (!pe)
 			return vg_attest_fail(v, VG_AF_NOT_IN_POLICY, "entry %llu: ima-buf event %s is "
 					      "not in the policy", (unsigned long long)index, path);
@@ -562,11 +650,19 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 	if (excluded(p, path))
 		return 0;
 	pe = vg__reftab_find(&p->files, path);
-	if (fs && fs->len > 0 && p->nkeys > 0) {
+	if (learned && !vg_keyring_count(learned))
+		learned = NULL;
+	if (fs && fs->len > 0 && (p->nkeys > 0 || learned)) {
 		struct vg_digest fdg = { .algo = (uint8_t)algo, .len = (uint8_t)dlen };
+		int sr = -ENOKEY;
 
 		memcpy(fdg.bytes, dig, dlen);
-		if (vg_sig_verify(p->keys, fs->data, fs->len, &fdg, &d) == 0) {
+		if (p->nkeys > 0)
+			sr = vg_sig_verify(p->keys, fs->data, fs->len, &fdg, &d);
+		/* a key learned from the log: only the ones learned before this entry */
+		if (sr != 0 && learned)
+			sr = vg_sig_verify(learned, fs->data, fs->len, &fdg, &d);
+		if (sr == 0) {
 			/*
 			 * a good signature is enough unless the policy also names
 			 * the file; read as Keylime does, it is enough

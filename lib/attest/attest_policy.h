@@ -59,7 +59,9 @@ struct bootpin {
 
 struct vg_refpolicy {
 	struct table files;		/* path → digests (incl. "boot_aggregate") */
-	struct table bufs;		/* ima-buf event name → digests */
+	struct table bufs;		/* ima-buf event name → digests ("ima-buf", "ima_buf") */
+	struct table keyrings;		/* keyring name → digests of key buffers ("keyrings"): the
+					   keys that may be learned from the log (attest_keys.c) */
 	struct table ignored;		/* keyrings whose ima-buf entries pass ("*": all) */
 	regex_t *ex;
 	char **ex_src;
@@ -77,6 +79,9 @@ struct vg_refpolicy {
 	bool sig_keylime;		/* ima-sig read as Keylime does: a signature that verifies
 					   passes whatever the digest list says, one that does not
 					   falls back to it (Keylime-format policies; "ima_sig") */
+	bool keyrings_legacy;		/* vigil JSON exported before "keyrings" was its own
+					   section (a Keylime policy's keyrings are in "ima_buf"):
+					   keyring entries judged by those digests, no key learned */
 };
 
 /* The name of the algorithm of @d ("sha256", an unknown one's name), NULL for a wildcard. */
@@ -96,6 +101,28 @@ void vg__reftab_free(struct table *t);
 /* @e allows @len bytes @b of algorithm @algo. */
 bool vg__reftab_match(const struct table *t, const struct pent *e, unsigned int algo,
 		      const uint8_t *b, size_t len);
+
+/*
+ * vg__refpolicy_judge - vg_refpolicy_check_entry with the keys learned so
+ * far (@learned, may be NULL) also trusted for ima-sig; when @learn is
+ * given and the entry passes as a keyring entry whose key may be learned,
+ * *@learn gets the key's buffer (into the entry), else {NULL, 0}.
+ * Return: 0, 1 (@v).
+ */
+struct vg__learn {
+	const uint8_t *buf;
+	size_t len;
+};
+int vg__refpolicy_judge(const struct vg_refpolicy *p, const struct vg_imalog_entry *e,
+			uint64_t index, const struct vg_keyring *learned, struct vg__learn *learn,
+			struct vg_attest_verdict *v);
+
+/* attest_keys.c. Return: 1 an RSA or EC key (certificate or public key, DER or PEM), 0 no key, -EOPNOTSUPP a key of another type. */
+int vg__attest_buf_key(const uint8_t *buf, size_t len);
+/* Return: 1 added, 0 already there, -ENOSPC (no room: not learned). */
+int vg__attest_learned_add(struct vg_attest_learned *k, const uint8_t *buf, size_t len);
+/* A keyring of the keys of @k. Return: 0, -EBADMSG, -ENOMEM. */
+int vg__attest_learned_keyring(const struct vg_attest_learned *k, struct vg_keyring **ret);
 
 /* Allow @d for boot PCR @pcr (attest_policy.c). Return: 0 or -ENOMEM. */
 int vg__refpolicy_pin_add(struct vg_refpolicy *p, unsigned int pcr, const struct pdig *d);

@@ -311,6 +311,9 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 						   "\"keylime\"");
 			p->sig_keylime = strcmp(m, "keylime") == 0;
 		}
+		/* an export from before "keyrings": a Keylime policy's keyrings are in "ima_buf" */
+		p->keyrings_legacy = p->sig_keylime &&
+				     !json_object_object_get_ex(root, "keyrings", &o);
 	} else {
 		p->sig_keylime = true;
 	}
@@ -339,7 +342,10 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 				return r == -EINVAL ? -EBADMSG : r;
 		}
 	}
-	/* vigil: "ima_buf"; Keylime: "ima-buf" and "keyrings" (sha256 of the buffer) */
+	/*
+	 * vigil: "ima_buf"; Keylime: "ima-buf"; both: "keyrings" (digest of a
+	 * keyring entry's buffer: the keys that may be learned, attest_keys.c)
+	 */
 	if (json_object_object_get_ex(root, "ima_buf", &o) &&
 	    (r = add_digest_map(p, &p->bufs, o, "ima_buf", diag)) < 0)
 		return r;
@@ -347,7 +353,7 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 	    (r = add_digest_map(p, &p->bufs, o, "ima-buf", diag)) < 0)
 		return r;
 	if (json_object_object_get_ex(root, "keyrings", &o) &&
-	    (r = add_digest_map(p, &p->bufs, o, "keyrings", diag)) < 0)
+	    (r = add_digest_map(p, &p->keyrings, o, "keyrings", diag)) < 0)
 		return r;
 	if (json_object_object_get_ex(root, "keys", &o)) {
 		if (!json_object_is_type(o, json_type_array))
@@ -559,6 +565,9 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret)
 		json_object_array_add(ex, json_object_new_string(p->ex_src[i]));
 	json_object_object_add(root, "excludes", ex);
 	json_object_object_add(root, "ima_buf", table_json(p, &p->bufs, false));
+	/* a Keylime reading exports its keyrings even empty: absent means legacy */
+	if (p->keyrings.count || (p->sig_keylime && !p->keyrings_legacy))
+		json_object_object_add(root, "keyrings", table_json(p, &p->keyrings, false));
 	{
 		json_object *ik = table_json(p, &p->ignored, false), *arr = json_object_new_array();
 

@@ -145,6 +145,8 @@ static void sample_agent(struct vg_store_agent *a, const char *id)
 	a->st.log.entries = 42;
 	a->st.log.offset = 4242;
 	a->st.log.pcr.bytes[31] = 0x99;
+	/* a key learned from the log: one record, u16 length + bytes */
+	assert_int_equal(vg_attest_learned_set(&a->st.log.keys, (const uint8_t *)"\0\3abc", 5), 0);
 	a->rounds = 9;
 	a->last_fail = VG_AF_NONCE;
 	strcpy(a->last_msg, "hello");
@@ -215,6 +217,8 @@ static void store_roundtrips_agents_policies_verdicts(void **state)
 	s = open_or_skip(*state);
 	assert_int_equal(vg_store_agent_get(s, "agent-2", &b, &d), 0);
 	assert_int_equal(b.st.log.entries, 42);
+	assert_int_equal(b.st.log.keys.len, 5);
+	assert_memory_equal(b.st.log.keys.buf, "\0\3abc", 5);
 	assert_int_equal(b.rounds, 10);
 	assert_int_equal(vg_store_agent_del(s, "agent-2", &d), 0);
 	assert_int_equal(vg_store_agent_del(s, "agent-2", &d), -ENOENT);

@@ -32,7 +32,7 @@ static const char schema[] =
 	" registered_at INTEGER NOT NULL, last_ok INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
 	" last_fail TEXT NOT NULL, last_msg TEXT NOT NULL,"
 	" next_due INTEGER NOT NULL DEFAULT 0, lease_owner TEXT NOT NULL DEFAULT '',"
-	" lease_until INTEGER NOT NULL DEFAULT 0);"
+	" lease_until INTEGER NOT NULL DEFAULT 0, log_keys BLOB);"
 	"CREATE TABLE IF NOT EXISTS policies (name TEXT PRIMARY KEY, doc TEXT NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS verdicts (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
 	" agent TEXT NOT NULL, time INTEGER NOT NULL, fail TEXT NOT NULL, entry INTEGER NOT NULL,"
@@ -48,6 +48,9 @@ static const char migrate_sched[] =
 	"ALTER TABLE agents ADD COLUMN next_due INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE agents ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';"
 	"ALTER TABLE agents ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;";
+
+/* a store made before keys were learned from the log (attest.h: struct vg_attest_learned) */
+static const char migrate_keys[] = "ALTER TABLE agents ADD COLUMN log_keys BLOB;";
 
 /* after the columns exist: the lease claim's order without a scan and a sort of every row */
 static const char sched_index[] = "CREATE INDEX IF NOT EXISTS agents_due ON agents(next_due);";
@@ -554,6 +557,20 @@ static const struct vg_store_ops sqlite_ops = {
 };
 
 /* Return: the agents table has the scheduling columns (a store made before them has not). */
+static bool has_col(struct sq *q, const char *col)
+{
+	sqlite3_stmt *st;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(q->db, "SELECT 1 FROM pragma_table_info('agents')"
+			       " WHERE name = ?", -1, &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, col, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
 static bool has_sched(struct sq *q)
 {
 	sqlite3_stmt *st;
@@ -596,6 +613,8 @@ int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag
 		return -EIO;
 	}
 	if ((!has_sched(q) && sqlite3_exec(q->db, migrate_sched, NULL, NULL, &err) != SQLITE_OK) ||
+	    (!has_col(q, "log_keys") &&
+	     sqlite3_exec(q->db, migrate_keys, NULL, NULL, &err) != SQLITE_OK) ||
 	    sqlite3_exec(q->db, sched_index, NULL, NULL, &err) != SQLITE_OK) {
 		vg_diag_set(diag, -EIO, "store: %s: adding the scheduling columns: %s", path,
 			    err ? err : "?");

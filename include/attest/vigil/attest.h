@@ -32,11 +32,17 @@
  * Boot event logs (replay against the quoted PCRs 0-9, pinned boot PCR
  * values, boot_aggregate against the log): attest_boot.h.
  *
+ * Keys learned from the log (Keylime's keyring learning): an ima-buf entry
+ * whose buffer is a certificate or public key that the policy's
+ * "keyrings" section allows (vg_refpolicy_load) makes the key trusted for
+ * the ima-sig entries AFTER it in the same boot's list; the keys learned
+ * by the attested part of the list are part of the log state
+ * (struct vg_attest_learned), so they persist across rounds, and a new
+ * boot starts with none.
+ *
  * Not here: measured-boot policies on events (only on PCR values), the
  * DSSE signature checks of Keylime policies (the envelope is unwrapped,
- * not verified: dsse.h checks it), and
- * Keylime's keyring learning from ima-buf entries (ima-buf entries are
- * judged against the policy's "ima-buf" digests only).
+ * not verified: dsse.h checks it).
  */
 #ifndef VIGIL_ATTEST_H
 #define VIGIL_ATTEST_H
@@ -97,6 +103,9 @@ enum vg_attest_fail {
 	VG_AF_STALE,		/* state.stale: no round of the agent for longer than its interval
 				   (and a lease): no verifier attested it, or a pushing agent
 				   went silent (an event) */
+	VG_AF_KEYRING_KEY,	/* policy.keyring_key: an ima-buf keyring entry carries a key of a
+				   type that cannot verify file signatures (not RSA or EC; Keylime's
+				   invalid_key), judged as Keylime does for Keylime-format policies */
 	VG_AF__COUNT
 };
 
@@ -306,6 +315,7 @@ void vg_refpolicy_free(struct vg_refpolicy *p);
  *   vigil's JSON  {"vigil_refpolicy": 1, "digests": {"/path": ["sha256:hex", ...]},
  *                  "excludes": ["^/tmp/"], "keys": ["<PEM>", ...],
  *                  "boot_aggregate": ["sha256:hex"], "ima_buf": {"name": [...]},
+ *                  "keyrings": {"name": [...]}, "ignored_keyrings": [".ima"],
  *                  "ignore_violations": false,
  *                  "boot_pcrs": {"0": "sha256:hex", "7": ["hex", ...]}}
  *   ("boot_pcrs", optional: allowed values of boot PCRs 0-23 but 10, one
@@ -313,7 +323,8 @@ void vg_refpolicy_free(struct vg_refpolicy *p);
  *   every pinned PCR with an allowed value in its bank: boot.pcr_value,
  *   attest_boot.h),
  *   Keylime runtime policy v1 (digests without prefix, "excludes" as
- *   regexes, "verification-keys", "ima-buf", "digests.boot_aggregate"),
+ *   regexes, "verification-keys", "ima-buf", "keyrings",
+ *   "ima.ignored_keyrings", "digests.boot_aggregate"),
  *   also inside a DSSE envelope (payload unwrapped, NOT verified),
  *   Keylime's legacy flat allowlist ("<hex digest> <path>" lines).
  * Excludes are POSIX extended regexes anchored at the start of the path
@@ -376,6 +387,9 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret);
  * (VG_AF_NOT_IN_POLICY, VG_AF_DIGEST; VG_AF_BOOT_AGGREGATE for the
  * boot_aggregate entry; VG_AF_DIGEST_UNSUPPORTED when the policy's
  * digests for the path are all of algorithms vigil does not know). Violations fail unless ignore_violations.
+ * ima-buf entries: a keyring entry (a key in the buffer) is judged as
+ * docs/attest-states.md "Keys learned from the log" says; this function
+ * learns nothing (vg_attest_log_check does).
  * Return: 0, 1 (@v; @index goes into v->entry).
  */
 int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalog_entry *e,
@@ -383,11 +397,37 @@ int vg_refpolicy_check_entry(const struct vg_refpolicy *p, const struct vg_imalo
 
 /* ---- incremental log verification ---- */
 
+/*
+ * Keys learned from the list's keyring entries (ima-buf entries whose
+ * buffer is a DER or PEM certificate or public key, RSA or EC), as the
+ * buffers themselves: records of a big-endian u16 length and the bytes,
+ * each buffer once, in the order learned. Bounded: a key whose record does
+ * not fit in what is left is not learned (its signatures are then judged
+ * as if it were unknown: never more trust than with it, the bound is
+ * documented in docs/attest-keylime.md). Unused bytes are zero, so that
+ * two states compare with memcmp.
+ */
+#define VG_ATTEST_LEARNED_MAX 4096	/* a store column (SIPC_COL_MAX) */
+
+struct vg_attest_learned {
+	uint32_t len;			/* bytes of @buf in use */
+	uint8_t buf[VG_ATTEST_LEARNED_MAX];
+};
+
+/* Return: the number of keys in @k (records that decode). */
+size_t vg_attest_learned_count(const struct vg_attest_learned *k);
+/*
+ * vg_attest_learned_set - @len bytes from the store into @k: records must
+ * decode exactly. Return: 0, -EBADMSG (@k emptied).
+ */
+int vg_attest_learned_set(struct vg_attest_learned *k, const uint8_t *buf, size_t len);
+
 struct vg_attest_logstate {
 	uint64_t entries;		/* entries verified and attested so far */
 	uint64_t offset;		/* byte offset of the next entry in the binary list */
 	struct vg_digest pcr;		/* PCR value they replay to (bank of the quote) */
 	uint64_t lag;			/* entries beyond the quote at the last check */
+	struct vg_attest_learned keys;	/* keys learned by the attested entries */
 };
 
 /* The state of a fresh boot: nothing verified, PCR zero in @bank. */
@@ -405,6 +445,11 @@ void vg_attest_logstate_init(struct vg_attest_logstate *st, unsigned int bank);
  * VG_AF_LOG_PCR. A lag that does not shrink below the previous one while
  * new entries keep coming: VG_AF_LOG_PROGRESS. @quoted NULL: every entry
  * counts as attested (offline policy check).
+ * Keys learned (struct vg_attest_learned): st->keys verify ima-sig
+ * entries from the start; an allowed keyring entry adds its key for the
+ * entries after it; on success st->keys becomes the keys learned up to
+ * the end of the attested part (a key in the unattested tail is learned
+ * again when that entry is judged next round).
  * A policy failure does not stop the judgement: every entry is judged and
  * each failure goes into @v's list (the first in @v's fields, up to
  * VG_ATTEST_FAILURES_MAX listed, all counted); an entry that does not
