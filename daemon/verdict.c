@@ -205,9 +205,6 @@ void vd_finish(struct vd *d, int i, struct result *r)
 	}
 	if (!deny && e->dec.audit)
 		vd_audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);
-	/* an allow by the archive depends on the path: no ignore mark (a hard link elsewhere) */
-	if (!deny && !archive && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX)
-		ignore_inode(d, e, r);
 	/*
 	 * The record is written before the answer: once the access goes on (or
 	 * fails), its audit line is there, and the subject is still alive to
@@ -225,6 +222,14 @@ void vd_finish(struct vd *d, int i, struct result *r)
 		}
 		vd_answer(d, e, true);
 	}
+	/*
+	 * An allow kept as a kernel ignore mark, after the answer (the opener
+	 * goes on meanwhile; an open before the mark is a cache hit here).
+	 * An allow by the archive depends on the path: no mark (a hard link
+	 * elsewhere).
+	 */
+	if (!deny && !archive && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX)
+		ignore_inode(d, e, r);
 	vd_ev_release(d, i);
 }
 
