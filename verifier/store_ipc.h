@@ -41,7 +41,7 @@
  *   KEY_INFO flags, KEY_SIGN_DATA / KEY_SIGN_HASH algo flags bytes
  *     (network -> key process, keyproc.c) -> KEY_ANSWER
  * DONE is: int32 result (0 or negative errno), uint32 diag set (0/1), the
- * diag's message. An agent is its 26 row columns (store_row.h) in order,
+ * diag's message. An agent is its 27 row columns (store_row.h) in order,
  * then its 3 scheduling columns, TEXT/BLOB as length + bytes, INT as
  * int64; a verdict its 6 columns, a verifier its 9.
  */

@@ -28,6 +28,7 @@ const struct store_col store_agent_cols[STORE_AGENT_NCOLS] = {
 	{ "comm_errors", STORE_INT },	{ "registered_at", STORE_INT },
 	{ "last_ok", STORE_INT },	{ "last_seen", STORE_INT },
 	{ "last_fail", STORE_TEXT },	{ "last_msg", STORE_TEXT },
+	{ "failure_count", STORE_INT },
 };
 
 /* policy, ak_pub, state, clock_valid .. log_lag, rounds */
@@ -111,6 +112,7 @@ void store_agent_encode(const struct vg_store_agent *a, struct store_val v[STORE
 	v[i++].i = a->last_seen;
 	enc_text(&v[i++], store_fail_id(a->last_fail), 64);
 	enc_text(&v[i++], a->last_msg, sizeof(a->last_msg));
+	v[i++].i = (int64_t)a->failure_count;
 }
 
 /* up to the first NUL, truncated to @cap - 1: what snprintf("%s") did */
@@ -172,6 +174,7 @@ int store_agent_decode(const struct store_val v[STORE_AGENT_NCOLS], struct vg_st
 	a->last_fail = store_fail_parse(v[i].p, v[i].len);
 	i++;
 	dec_text(&v[i++], a->last_msg, sizeof(a->last_msg));
+	a->failure_count = v[i].i > 0 ? (uint64_t)v[i].i : 0;
 	return 0;
 }
 
