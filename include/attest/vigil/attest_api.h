@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "vigil/attest.h"
+#include "vigil/attest_ear.h"
 #include "vigil/diag.h"
 #include "vigil/pcrbank.h"
 
@@ -74,6 +75,7 @@ enum vg_api_endpoint {
 	VG_API_PUSH_ACTIVATE,		/* POST /v1/push/ID/activate: the proof */
 	VG_API_PUSH_NONCE,		/* POST /v1/push/ID/nonce: a challenge for one quote */
 	VG_API_PUSH_EVIDENCE,		/* POST /v1/push/ID/evidence: quote, list, boot log */
+	VG_API_AGENT_EAR,		/* GET: its latest verdict as a signed EAR (attest_ear.h) */
 };
 
 /*
@@ -157,7 +159,9 @@ int vg_api_policy_assign_parse(const uint8_t *body, size_t len, char name[VG_API
  * quote's extraData (Keylime sends text). DOC is any policy form
  * vg_refpolicy_load reads, as a string or as JSON. What vigil would not
  * enforce is refused: PCR values pinned in tpm_policy, an mb_policy.
- * "" is absent, as Keylime reads it.
+ * "" is absent, as Keylime reads it. Beside "type" and "data", vigil's
+ * own: "ear": true asks for the verdict as a signed EAR, "eat_nonce": a
+ * nonce for it (8..64 of [A-Za-z0-9._~-]).
  */
 #define VG_API_EVIDENCE_MAX (64u << 20)	/* bytes of one request */
 
@@ -180,6 +184,8 @@ struct vg_api_evidence {
 	size_t log_len;
 	uint8_t *mb_log;		/* NULL: none */
 	size_t mb_len;
+	bool ear;			/* "ear": true: the answer is a signed EAR (attest_ear.h) */
+	char eat_nonce[VG_EAR_NONCE_MAX + 1];	/* "eat_nonce" (vg_ear_nonce_ok), "" none */
 };
 
 /* Return: 0, -EBADMSG (diag names the parameter: a 400), -ENOMEM. */
