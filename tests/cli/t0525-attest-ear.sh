@@ -100,6 +100,17 @@ check_eq "status: failure_count 0 while trusted" "$(pj st.json 'j["failure_count
 check "... the status validates against its schema" valid attest-status st.json
 check "restarted with an EC P-256 --ear-key" verifier --ear-key ec.key
 check "... the key process signs: the key named in its log" grep -q "EARs signed ES256" verifier.err
+# the verifier (under timeout) and its children: a key process, with no --api-key
+key_proc() {
+	local v p
+	for v in $(cat /proc/$VPID/task/*/children 2>/dev/null); do
+		for p in $(cat /proc/$v/task/*/children 2>/dev/null); do
+			[ "$(cat /proc/$p/comm 2>/dev/null)" = vigil-key ] && return 0
+		done
+	done
+	return 1
+}
+check "... a key process (vigil-key) holds it, with no --api-key" key_proc
 check_eq "GET /v1/agents/host1/ear: 200" "$(ear host1 t-ec.jwt)" 200
 check "... an ES256 JWT that jwcrypto verifies, claims as the status says (affirming)" \
 	sh -c "$EC verify ec.pub ES256 t-ec.jwt st.json >t-ec.claims"
@@ -204,6 +215,8 @@ check_eq "without either: the JSON answer, as before" \
 agent_evidence ev3.json '{"ear": true, "eat_nonce": "bad nonce"}'
 check_eq "an eat_nonce that is not one: 400" "$(post ev3)" 400
 check "restarted without a key" verifier
+no_key_proc() { ! key_proc; }
+check "... no key process then" no_key_proc
 agent_evidence ev.json '{"ear": true}'
 check_eq "no --ear-key: an EAR from the stateless endpoint is 501" "$(post ev)" 501
 check "the verifier survived" kill -0 "$VPID"
