@@ -64,6 +64,7 @@ enum vg_api_endpoint {
 	VG_API_AGENT_HISTORY,		/* GET */
 	VG_API_AGENT_REACTIVATE,	/* POST */
 	VG_API_AGENT_POLICY,		/* PUT */
+	VG_API_AGENT_EAR,		/* GET: its latest verdict as a signed EAR (attest_ear.h) */
 	VG_API_POLICY,			/* GET, PUT */
 	VG_API_VERIFY_EVIDENCE,		/* POST: one round, no registered agent */
 	VG_API_VERIFIERS,		/* GET: the verifiers sharing the store, their heartbeats */
@@ -75,7 +76,6 @@ enum vg_api_endpoint {
 	VG_API_PUSH_ACTIVATE,		/* POST /v1/push/ID/activate: the proof */
 	VG_API_PUSH_NONCE,		/* POST /v1/push/ID/nonce: a challenge for one quote */
 	VG_API_PUSH_EVIDENCE,		/* POST /v1/push/ID/evidence: quote, list, boot log */
-	VG_API_AGENT_EAR,		/* GET: its latest verdict as a signed EAR (attest_ear.h) */
 };
 
 /*
