@@ -304,6 +304,13 @@ static enum MHD_Result h_evidence(struct verifier *vf, struct MHD_Connection *c,
 	}
 	if (wants_ear(c))
 		e->ear = true;
+	if (e->ear && !vg_privsep_ear_alg()) {
+		/* refused before the judging is paid for */
+		vg_api_evidence_release(e);
+		free(e);
+		return http_reply_error(c, 501, "no EAR signing key: start vigil-verifier with "
+					"--ear-key FILE");
+	}
 	status = vf_evidence_judge(vf, e, &o, &ear, &ear_len, err, sizeof(err));
 	is_ear = e->ear;
 	vg_api_evidence_release(e);
