@@ -9,6 +9,7 @@
  *   policy set|get NAME          upload / fetch a named policy on the verifier
  *   add [ID] --agent URL [--policy NAME] register an agent (credential activation)
  *   status [ID] [--history] [--json]     agent state and verdicts
+ *   status ID --ear [--nonce N]          its latest verdict as a signed EAR
  *   status --verifiers [--json]          the verifiers sharing the store
  *   policy assign ID NAME        give an agent another policy (re-verifies from entry 0)
  *   reactivate ID                poll a failed agent again
@@ -57,6 +58,7 @@ const char cli_attest_help[] =
 	"       vigil attest add [ID] --agent URL [--policy NAME]\n"
 	"       vigil attest status [ID] [--history] [--json] [--wait SECONDS]\n"
 	"       vigil attest status --verifiers [--json]\n"
+	"       vigil attest status ID --ear [--nonce NONCE]\n"
 	"       vigil attest reactivate ID | remove ID\n"
 	"       (those talking to the verifier take [--verifier URL] [--token-file FILE]\n"
 	"        before the subcommand)\n"
@@ -92,7 +94,10 @@ const char cli_attest_help[] =
 	"status         an agent's state, rounds and last failure (exit 1 unless trusted);\n"
 	"               --wait: until its first round has judged it, up to SECONDS;\n"
 	"               --verifiers: the verifiers sharing the store, alive or dead,\n"
-	"               and their load (from their heartbeats)\n"
+	"               and their load (from their heartbeats); --ear: its latest\n"
+	"               verdict as an EAR (a JWT signed by the verifier's --ear-key, the\n"
+	"               AR4SI trustworthiness vector and every failure listed;\n"
+	"               docs/attest-ear.md), --nonce NONCE its eat_nonce\n"
 	"add            register the agent at URL under the id it says (its --id); an\n"
 	"               ID given that differs from the agent's is refused naming both\n"
 	"--policy-key   the policy must be a DSSE envelope (as Keylime signs them)\n"

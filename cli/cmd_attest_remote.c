@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "cmd_attest.h"
+#include "vigil/attest_ear.h"
 #include "vigil/auth.h"
 
 /*
@@ -143,9 +144,12 @@ static int token_open(const char *opt)
 	return 0;
 }
 
-/* Return: HTTP status, or -1 (reported). *@ret_json: parsed body, or NULL. */
-static long http(const char *method, const char *path, const char *body, size_t blen,
-		 json_object **ret_json)
+/*
+ * Return: HTTP status, or -1 (reported). *@ret_json: parsed body, or NULL.
+ * *@ret_text (may be NULL): the body as sent (malloc'd), or NULL.
+ */
+static long http_req(const char *method, const char *path, const char *body, size_t blen,
+		     const char *accept, json_object **ret_json, char **ret_text)
 {
 	CURL *c = curl.easy_init();
 	struct curl_slist *hdr = NULL;
@@ -175,6 +179,8 @@ static long http(const char *method, const char *path, const char *body, size_t 
 	}
 	if (body)
 		hdr = curl.slist_append(hdr, "Content-Type: application/json");
+	if (accept)
+		hdr = curl.slist_append(hdr, accept);
 	if (bearer[0])
 		hdr = curl.slist_append(hdr, bearer);
 	if (hdr)
@@ -204,9 +210,20 @@ static long http(const char *method, const char *path, const char *body, size_t 
 	}
 	curl.slist_free_all(hdr);
 	curl.easy_cleanup(c);
+	if (ret_text && code >= 0) {
+		*ret_text = r.body;
+		r.body = NULL;
+	}
 	free(r.body);
 	return code;
 }
+
+static long http(const char *method, const char *path, const char *body, size_t blen,
+		 json_object **ret_json)
+{
+	return http_req(method, path, body, blen, NULL, ret_json, NULL);
+}
+
 
 static const char *jstr(json_object *o, const char *key)
 {
@@ -340,6 +357,36 @@ static void print_verifiers(json_object *res)
 	}
 }
 
+/*
+ * status ID --ear [--nonce N]: the agent's latest verdict as a signed EAR
+ * (docs/attest-ear.md), printed as the compact JWS on one line.
+ * Return: EXIT_OK, or as report_error.
+ */
+static int print_ear(const char *id, const char *nonce)
+{
+	json_object *res = NULL;
+	char path[512], *text = NULL;
+	long code;
+	int rc = EXIT_OK;
+
+	snprintf(path, sizeof(path), "/v1/agents/%s/ear%s%s", id, nonce ? "?nonce=" : "",
+		 nonce ? nonce : "");
+	code = http_req("GET", path, NULL, 0, "Accept: application/eat+jwt", &res, &text);
+	if (code < 0)
+		return EXIT_ERROR;
+	if (code == 200 && text) {
+		printf("%s\n", text);
+	} else if (code == 501 || code == 400) {
+		cli_err("verifier %s: %s (%ld)", verifier_url, jstr(res, "error"), code);
+		rc = EXIT_ERROR;
+	} else {
+		rc = report_error(code, res);
+	}
+	json_object_put(res);
+	free(text);
+	return rc;
+}
+
 static int attest_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -347,10 +394,13 @@ static int attest_status(int argc, char **argv)
 		{ "history", no_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "ear", no_argument, NULL, 'E' },
+		{ "nonce", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	bool history = false, json = false, verifiers = false;
+	bool history = false, json = false, verifiers = false, ear = false;
+	const char *nonce = NULL;
 	json_object *res = NULL;
 	char path[512], *end;
 	long code, wait_s = 0;
@@ -361,6 +411,8 @@ static int attest_status(int argc, char **argv)
 		case 'V': verifiers = true; break;
 		case 'H': history = true; break;
 		case 'j': json = true; break;
+		case 'E': ear = true; break;
+		case 'n': nonce = optarg; break;
 		case 'w':
 			wait_s = strtol(optarg, &end, 10);
 			if (*optarg < '0' || *optarg > '9' || *end || wait_s > 86400) {
@@ -380,6 +432,18 @@ static int attest_status(int argc, char **argv)
 		cli_err("status --verifiers takes no agent ID, --history or --wait");
 		return EXIT_ERROR;
 	}
+	if ((ear && (optind != argc - 1 || history || json || verifiers || wait_s)) ||
+	    (nonce && !ear)) {
+		cli_err("status --ear takes one agent ID and no --history, --json, --verifiers or "
+			"--wait; --nonce goes with --ear");
+		return EXIT_ERROR;
+	}
+	if (nonce && !vg_ear_nonce_ok(nonce)) {
+		cli_err("--nonce '%s': 8 to 64 characters of [A-Za-z0-9._~-]", nonce);
+		return EXIT_ERROR;
+	}
+	if (ear)
+		return print_ear(argv[optind], nonce);
 	if (verifiers)
 		snprintf(path, sizeof(path), "/v1/verifiers");
 	else if (optind == argc - 1)

@@ -21,6 +21,8 @@ pkgs=(
 	python3-jsonschema	# t0097: every --json output against its docs/schemas/ schema;
 				# t0515: live API answers against docs/openapi.json
 	chromium	# t0515: the verifier's operators' page in headless Chromium
+	python3-jwcrypto	# t0525: the verifier's EARs verified with an independent JOSE library;
+				# tests/vectors/jws made with it
 	aide		# t0044: vigil scan beside AIDE on the same changes (and bench/tree's peer)
 	# vigil trust (t0110, t0111, bench/trust): the archive chain and its peers
 	gpgv debian-archive-keyring lz4 debsums

@@ -43,6 +43,8 @@ json_object *vf_json_agent(const struct vg_store_agent *a, int64_t due)
 	json_object_object_add(o, "last_failure",
 			       json_object_new_string(vg_attest_fail_id(a->last_fail)));
 	json_object_object_add(o, "last_message", json_object_new_string(a->last_msg));
+	/* the latest round's failures, those past the history's bound included */
+	json_object_object_add(o, "failure_count", json_object_new_int64((int64_t)a->failure_count));
 	return o;
 }
 

@@ -6,6 +6,7 @@
  * from a fresh state: the quote with the AK sent, its nonce and PCRs, the
  * boot log if sent, the list from entry 0 replayed to the quoted PCR 10,
  * every entry judged by the policy sent or named. Nothing is stored.
+ * With "ear": true, the verdict is answered as a signed EAR (ear.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -65,7 +66,7 @@ static json_object *result_json(const struct vg_attest_verdict *v, bool valid,
 }
 
 int vf_evidence_judge(struct verifier *vf, const struct vg_api_evidence *e, json_object **ret,
-		      char *err, size_t errlen)
+		      char **ret_ear, size_t *ear_len, char *err, size_t errlen)
 {
 	struct vg_attest_ak *ak = NULL;
 	struct vg_refpolicy *own = NULL, *pol = NULL;
@@ -160,10 +161,16 @@ int vf_evidence_judge(struct verifier *vf, const struct vg_api_evidence *e, json
 		snprintf(err, errlen, "judging: %s", strerror(-r));
 		goto out;
 	}
-	*ret = result_json(&v, r == 0, &st);
-	goto out;
+	if (r == 0)
+		vg_attest_verdict_release(&v);	/* passed: no failure to tell */
+	goto answer;
 judged:
-	*ret = result_json(&v, false, &st);
+	r = 1;
+answer:
+	if (e->ear)
+		status = vf_ear_evidence(vf, e, pol, &v, ret_ear, ear_len, err, errlen);
+	else
+		*ret = result_json(&v, r == 0, &st);
 out:
 	vf_policy_put(vf, held);	/* takes the lock */
 	vg_refpolicy_free(own);
@@ -171,7 +178,7 @@ out:
 	vg_imalog_buf_release(&bin);
 	free(boot);
 	vg_attest_verdict_release(&v);
-	if (status == 200 && !*ret) {
+	if (status == 200 && !e->ear && !*ret) {
 		snprintf(err, errlen, "out of memory");
 		status = 500;
 	}

@@ -11,6 +11,11 @@
  * network process taken over can have handshake data signed, but cannot
  * carry the key away.
  *
+ * The EAR signing key (--ear-key) lives here too: EAR_SIGN asks for the
+ * JWS signature of an EAR's signing input (attest_ear.h), answered by
+ * KEY_ANSWER. The key process is started when either key is given; each
+ * request for a key it does not hold ends it (a protocol violation).
+ *
  * Forked before the store process, so that the store process never has
  * the key in its memory (the network process wipes its copy right after
  * the fork); it forgets the --db URL's passwords itself (privsep.h).
@@ -28,6 +33,9 @@
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
 #include <openssl/crypto.h>
+#include <openssl/pem.h>
+
+#include "vigil/attest_ear.h"
 
 #include "log.h"
 #include "privsep.h"
@@ -41,6 +49,7 @@ static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 static gnutls_pcert_st pcerts[PCERTS_MAX];
 static unsigned int npcerts;
 static gnutls_privkey_t ext_key;
+static unsigned int ear_alg;		/* the --ear-key's JWS algorithm, 0: none */
 
 static int info(gnutls_privkey_t key, unsigned int flags)
 {
@@ -70,7 +79,23 @@ static void answer(int fd, int r, const gnutls_datum_t *sig)
 		_exit(0);
 }
 
-static _Noreturn void key_main(int fd, gnutls_privkey_t key)
+/* EAR_SIGN: the JWS signature of the signing input */
+static void ear_sign(int fd, struct sipc_in *in, EVP_PKEY *ear)
+{
+	uint8_t sig[VG_JWS_SIG_MAX];
+	gnutls_datum_t sd = { sig, 0 };
+	const uint8_t *p;
+	size_t len, sl = 0;
+	int r;
+
+	p = sipc_get_bytes(in, SIPC_EAR_IN_MAX, &len);
+	sipc_end(in, WHO);
+	r = vg_jws_sign_pkey(ear, ear_alg, p, len, sig, &sl, NULL);
+	sd.size = (unsigned int)sl;
+	answer(fd, r, &sd);
+}
+
+static _Noreturn void key_main(int fd, gnutls_privkey_t key, EVP_PKEY *ear)
 {
 	prctl(PR_SET_NAME, "vigil-key");
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -89,6 +114,15 @@ static _Noreturn void key_main(int fd, gnutls_privkey_t key)
 
 		if (sipc_recv(fd, &in, WHO) < 0)
 			break;
+		if (in.type == SIPC_EAR_SIGN) {
+			if (!ear)
+				sipc_die(WHO, "an EAR to sign, and no --ear-key");
+			ear_sign(fd, &in, ear);
+			sipc_in_free(&in);
+			continue;
+		}
+		if (!key)
+			sipc_die(WHO, "a TLS request, and no --api-key");
 		if (in.type == SIPC_KEY_INFO) {
 			flags = sipc_get_u32(&in);
 			sipc_end(&in, WHO);
@@ -111,7 +145,9 @@ static _Noreturn void key_main(int fd, gnutls_privkey_t key)
 		gnutls_free(sig.data);
 		sipc_in_free(&in);
 	}
-	gnutls_privkey_deinit(key);
+	if (key)
+		gnutls_privkey_deinit(key);
+	EVP_PKEY_free(ear);
 	_exit(0);
 }
 
@@ -194,29 +230,107 @@ int vg_privsep_key_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_d
 	return 0;
 }
 
-int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *db, struct vg_diag *diag)
+int vg_privsep_ear_sign(void *arg, const uint8_t *in, size_t len, uint8_t *sig, size_t *siglen)
 {
-	gnutls_datum_t kd = { (unsigned char *)key_pem, (unsigned int)strlen(key_pem) };
-	gnutls_datum_t cd = { (unsigned char *)cert_pem, (unsigned int)strlen(cert_pem) };
-	gnutls_privkey_t key;
+	struct sipc_out o = { 0 };
+	struct sipc_in ans;
+	const uint8_t *p;
+	size_t n;
+	int r;
+
+	(void)arg;
+	if (!ear_alg)
+		return -ENOKEY;
+	if (len > SIPC_EAR_IN_MAX)
+		return -E2BIG;
+	sipc_put_bytes(&o, in, len);
+	pthread_mutex_lock(&key_lock);
+	if (sipc_send(key_fd, SIPC_EAR_SIGN, &o) < 0 ||
+	    sipc_recv(key_fd, &ans, "the key process's answer") < 0) {
+		vlog_err("the key process is gone");
+		_exit(2);
+	}
+	pthread_mutex_unlock(&key_lock);
+	if (ans.type != SIPC_KEY_ANSWER)
+		sipc_die("the key process's answer", "not a KEY_ANSWER");
+	r = (int)sipc_get_u32(&ans);
+	p = sipc_get_bytes(&ans, SIPC_SIG_MAX, &n);
+	sipc_end(&ans, "the key process's answer");
+	if (r == 0 && n > VG_JWS_SIG_MAX)
+		sipc_die("the key process's answer", "a signature too long");
+	if (r == 0) {
+		memcpy(sig, p, n);
+		*siglen = n;
+	}
+	sipc_in_free(&ans);
+	return r < 0 ? r : 0;
+}
+
+unsigned int vg_privsep_ear_alg(void)
+{
+	return ear_alg;
+}
+
+/* @pem's private key, and its JWS algorithm in *@alg; @pem wiped. Return: the key, NULL (diag). */
+static EVP_PKEY *ear_load(char *pem, unsigned int *alg, struct vg_diag *diag)
+{
+	BIO *b = BIO_new_mem_buf(pem, -1);
+	EVP_PKEY *k = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+	int r;
+
+	BIO_free(b);
+	OPENSSL_cleanse(pem, strlen(pem));
+	if (!k) {
+		vg_diag_ssl(diag, -EBADMSG, "--ear-key: not a PEM private key");
+		return NULL;
+	}
+	r = vg_jws_alg_for_key(k, false, diag);
+	if (r < 0) {
+		EVP_PKEY_free(k);
+		return NULL;
+	}
+	*alg = (unsigned int)r;
+	return k;
+}
+
+int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *ear_pem, char *db,
+			 struct vg_diag *diag)
+{
+	gnutls_privkey_t key = NULL;
+	EVP_PKEY *ear = NULL;
+	unsigned int alg = 0;
 	int sv[2], r;
 	pid_t pid;
 
-	npcerts = PCERTS_MAX;
-	r = gnutls_pcert_list_import_x509_raw(pcerts, &npcerts, &cd, GNUTLS_X509_FMT_PEM, 0);
-	if (r < 0)
-		return vg_diag_set(diag, -EBADMSG, "--api-cert: %s", gnutls_strerror(r));
-	if (gnutls_privkey_init(&key) < 0)
-		return vg_diag_set(diag, -ENOMEM, "key process");
-	r = gnutls_privkey_import_x509_raw(key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0);
-	OPENSSL_cleanse(key_pem, kd.size);	/* from here on, only the key process has it */
-	if (r < 0) {
-		gnutls_privkey_deinit(key);
-		return vg_diag_set(diag, -EBADMSG, "--api-key: %s", gnutls_strerror(r));
+	if (ear_pem && !(ear = ear_load(ear_pem, &alg, diag)))
+		return diag ? diag->err : -EBADMSG;
+	if (key_pem) {
+		gnutls_datum_t kd = { (unsigned char *)key_pem, (unsigned int)strlen(key_pem) };
+		gnutls_datum_t cd = { (unsigned char *)cert_pem, (unsigned int)strlen(cert_pem) };
+
+		npcerts = PCERTS_MAX;
+		r = gnutls_pcert_list_import_x509_raw(pcerts, &npcerts, &cd, GNUTLS_X509_FMT_PEM, 0);
+		if (r < 0) {
+			EVP_PKEY_free(ear);
+			return vg_diag_set(diag, -EBADMSG, "--api-cert: %s", gnutls_strerror(r));
+		}
+		if (gnutls_privkey_init(&key) < 0) {
+			EVP_PKEY_free(ear);
+			return vg_diag_set(diag, -ENOMEM, "key process");
+		}
+		r = gnutls_privkey_import_x509_raw(key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0);
+		OPENSSL_cleanse(key_pem, kd.size);	/* from here on, only the key process has it */
+		if (r < 0) {
+			gnutls_privkey_deinit(key);
+			EVP_PKEY_free(ear);
+			return vg_diag_set(diag, -EBADMSG, "--api-key: %s", gnutls_strerror(r));
+		}
 	}
 	r = sipc_socketpair(sv);
 	if (r < 0) {
-		gnutls_privkey_deinit(key);
+		if (key)
+			gnutls_privkey_deinit(key);
+		EVP_PKEY_free(ear);
 		return vg_diag_set(diag, r, "key process: socketpair: %s", strerror(-r));
 	}
 	fflush(NULL);
@@ -224,19 +338,24 @@ int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *db, struct v
 	if (pid == 0) {
 		close(sv[0]);
 		vg_privsep_forget_url(db);
-		key_main(sv[1], key);
+		ear_alg = alg;
+		key_main(sv[1], key, ear);
 	}
 	r = -errno;
 	close(sv[1]);
-	gnutls_privkey_deinit(key);	/* our copy */
+	if (key)
+		gnutls_privkey_deinit(key);	/* our copies */
+	EVP_PKEY_free(ear);
 	if (pid < 0) {
 		close(sv[0]);
 		return vg_diag_set(diag, r, "key process: fork: %s", strerror(-r));
 	}
 	key_fd = sv[0];
-	if (gnutls_privkey_init(&ext_key) < 0 ||
-	    gnutls_privkey_import_ext4(ext_key, NULL, ext_sign_data, ext_sign_hash, NULL, NULL,
-				       ext_info, 0) < 0)
+	ear_alg = alg;
+	if (key_pem &&
+	    (gnutls_privkey_init(&ext_key) < 0 ||
+	     gnutls_privkey_import_ext4(ext_key, NULL, ext_sign_data, ext_sign_hash, NULL, NULL,
+					ext_info, 0) < 0))
 		return vg_diag_set(diag, -EIO, "key process: the external key");
 	return 0;
 }

@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "verifier.h"
+#include "vigil/hash.h"
 
 struct vf_pcache {
 	struct vf_pcache *next;
@@ -20,6 +23,7 @@ struct vf_pcache {
 	struct vg_refpolicy *p;
 	unsigned int refs;		/* rounds using it right now */
 	bool retired;			/* replaced: freed when refs drops to 0 */
+	char digest[2 * 32 + 1];	/* sha256 of the stored document, hex (an EAR's policy id) */
 };
 
 int vf_policy_load(const struct verifier *vf, const uint8_t *doc, size_t len,
@@ -70,6 +74,13 @@ again:
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
+	if (c) {
+		uint8_t md[32];
+
+		/* once per parse, which costs far more: an EAR names the document it judged by */
+		if (EVP_Digest(doc, len, md, NULL, EVP_sha256(), NULL) == 1)
+			vg_hex_encode(md, sizeof(md), c->digest);
+	}
 	pthread_mutex_unlock(&vf->lock);
 	r = c ? vf_policy_load(vf, (const uint8_t *)doc, len, &c->p, &d) : -ENOMEM;
 	free(doc);
@@ -119,6 +130,13 @@ static struct vf_pcache *pcache_of(struct verifier *vf, const struct vg_refpolic
 		if (c->p == p)
 			return c;
 	return NULL;
+}
+
+const char *vf_policy_digest(struct verifier *vf, const struct vg_refpolicy *p)
+{
+	struct vf_pcache *c = p ? pcache_of(vf, p) : NULL;
+
+	return c ? c->digest : "";
 }
 
 struct vf_pcache *vf_policy_hold(struct verifier *vf, const struct vg_refpolicy *p)

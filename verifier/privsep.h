@@ -17,12 +17,14 @@
  *   key process (keyproc.c, "vigil-key"): with --api-key, forked before
  *     the store process; holds the API's TLS private key and signs the
  *     handshakes of the network process (KEY_* messages), parsing nothing
- *     else. A result-signing key, when there is one, gets one like it.
+ *     else; with --ear-key (with or without --api-key) it holds the EAR
+ *     signing key too and signs EARs (EAR_SIGN), the key never leaving it.
  */
 #ifndef VIGIL_VERIFIER_PRIVSEP_H
 #define VIGIL_VERIFIER_PRIVSEP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
@@ -48,7 +50,9 @@ int vg_privsep_store_open(char *url, struct vg_store **ret, struct vg_diag *diag
 void vg_privsep_forget_url(char *url);
 
 /*
- * vg_privsep_key_start - fork the key process, which imports @key_pem and
+ * vg_privsep_key_start - fork the key process, which imports @key_pem (the
+ * API's TLS key, may be NULL) and @ear_pem (the EAR signing key, may be
+ * NULL; its JWS algorithm is known here after: vg_privsep_ear_alg) and
  * signs for us; @key_pem is wiped here (only the key process has the key
  * after), @db's passwords in the key process. Call it before
  * vg_privsep_store_open and before any thread starts. Then give
@@ -56,7 +60,19 @@ void vg_privsep_forget_url(char *url);
  * Return: 0, -EBADMSG (a certificate or key that does not import: the
  * diag says which), -errno.
  */
-int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *db, struct vg_diag *diag);
+int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *ear_pem, char *db,
+			 struct vg_diag *diag);
+
+/*
+ * vg_privsep_ear_sign - a vg_jws_sign_fn (attest_ear.h): the key process
+ * signs @in with the --ear-key. Thread-safe.
+ * Return: 0, -ENOKEY (no --ear-key), -E2BIG (@in over SIPC_EAR_IN_MAX),
+ * the signer's error.
+ */
+int vg_privsep_ear_sign(void *arg, const uint8_t *in, size_t len, uint8_t *sig, size_t *siglen);
+
+/* Return: the --ear-key's JWS algorithm (enum vg_jws_alg), 0 without one. */
+unsigned int vg_privsep_ear_alg(void);
 
 /* a gnutls_certificate_retrieve_function2: @cert_pem's chain and the external key */
 int vg_privsep_key_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,

@@ -8,12 +8,15 @@
  *   GET    /v1/agents                        {agents: [...]}
  *   GET    /v1/agents/ID                     status
  *   GET    /v1/agents/ID/history             {history: [...]} newest first
+ *   GET    /v1/agents/ID/ear[?nonce=N]       its latest verdict as a signed EAR (ear.c)
  *   DELETE /v1/agents/ID
  *   POST   /v1/agents/ID/reactivate          poll a failed agent again
  *   PUT    /v1/agents/ID/policy {policy}     assign a policy, re-verify from entry 0
  *   PUT    /v1/policies/NAME  (document)     vigil JSON, Keylime runtime policy, allowlist
  *   GET    /v1/policies/NAME                 as vigil JSON
- *   POST   /v1/verify/evidence               one round's evidence judged, no agent (evidence.c)
+ *   POST   /v1/verify/evidence               one round's evidence judged, no agent (evidence.c);
+ *                                            a signed EAR with "ear": true or Accept:
+ *                                            application/eat+jwt
  *   GET    /v1/verifiers                     {verifiers: [...]} sharing the store, heartbeats
  *   GET    /metrics                          Prometheus text (metrics.c)
  *   GET    /ui/, /ui/app.js, /ui/app.css     the operators' page (web.c, docs/web.md)
@@ -252,6 +255,34 @@ static enum MHD_Result h_policy(struct verifier *vf, struct MHD_Connection *c, c
 	return http_reply_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or PUT");
 }
 
+/* Accept: application/eat+jwt asks for a signed EAR (ear.c) */
+static bool wants_ear(struct MHD_Connection *c)
+{
+	const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+
+	return a && strstr(a, VG_EAR_MEDIA_TYPE);
+}
+
+/*
+ * GET /v1/agents/ID/ear[?nonce=N]: the agent's latest verdict as a signed
+ * EAR (ear.c), 501 without --ear-key, 400 for a nonce that is not one.
+ */
+static enum MHD_Result h_ear(struct verifier *vf, struct MHD_Connection *c, const char *id)
+{
+	const char *nonce = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "nonce");
+	char err[600] = "", *ear = NULL;
+	size_t len = 0;
+	int status;
+
+	if (nonce && !vg_ear_nonce_ok(nonce))
+		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, "nonce: 8 to 64 characters of "
+					"[A-Za-z0-9._~-]");
+	status = vf_ear_agent(vf, id, nonce, &ear, &len, err, sizeof(err));
+	if (status != MHD_HTTP_OK)
+		return http_reply_error(c, (unsigned int)status, err);
+	return http_reply_typed(c, MHD_HTTP_OK, VG_EAR_MEDIA_TYPE, ear, len);
+}
+
 /* POST /v1/verify/evidence: parsed here, judged by evidence.c */
 static enum MHD_Result h_evidence(struct verifier *vf, struct MHD_Connection *c, const char *body,
 				  size_t len)
@@ -259,7 +290,9 @@ static enum MHD_Result h_evidence(struct verifier *vf, struct MHD_Connection *c,
 	struct vg_api_evidence *e = malloc(sizeof(*e));
 	struct vg_diag d = { 0 };
 	json_object *o = NULL;
-	char err[600] = "";
+	char err[600] = "", *ear = NULL;
+	size_t ear_len = 0;
+	bool is_ear;
 	int status;
 
 	if (!e)
@@ -269,11 +302,23 @@ static enum MHD_Result h_evidence(struct verifier *vf, struct MHD_Connection *c,
 		return http_reply_error(c, d.err == -ENOMEM ? MHD_HTTP_INTERNAL_SERVER_ERROR :
 					MHD_HTTP_BAD_REQUEST, d.msg);
 	}
-	status = vf_evidence_judge(vf, e, &o, err, sizeof(err));
+	if (wants_ear(c))
+		e->ear = true;
+	if (e->ear && !vg_privsep_ear_alg()) {
+		/* refused before the judging is paid for */
+		vg_api_evidence_release(e);
+		free(e);
+		return http_reply_error(c, 501, "no EAR signing key: start vigil-verifier with "
+					"--ear-key FILE");
+	}
+	status = vf_evidence_judge(vf, e, &o, &ear, &ear_len, err, sizeof(err));
+	is_ear = e->ear;
 	vg_api_evidence_release(e);
 	free(e);
 	if (status != MHD_HTTP_OK)
 		return http_reply_error(c, (unsigned int)status, err);
+	if (is_ear)
+		return http_reply_typed(c, MHD_HTTP_OK, VG_EAR_MEDIA_TYPE, ear, ear_len);
 	return http_reply_json(c, MHD_HTTP_OK, o);
 }
 
@@ -455,6 +500,8 @@ static enum MHD_Result answer(struct verifier *vf, struct MHD_Connection *c, con
 		return h_web(c, rt.ep);
 	if (rt.ep >= VG_API_PUSH_REGISTER && rt.ep <= VG_API_PUSH_EVIDENCE)
 		return h_push(vf, c, &rt, body, u->len);
+	if (rt.ep == VG_API_AGENT_EAR)
+		return h_ear(vf, c, rt.id);
 	return h_agent(vf, c, method, &rt, body, u->len);
 }
 

@@ -273,6 +273,7 @@ static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 		a->last_ok = a->last_seen;
 		a->last_fail = VG_AF_NONE;
 		a->last_msg[0] = 0;
+		a->failure_count = 0;
 		if (reboot) {
 			struct vg_attest_verdict rv;
 
@@ -287,6 +288,7 @@ static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 	} else if (r == 1) {
 		a->state = VG_AGENT_FAILED;
 		a->last_fail = v->fail;
+		a->failure_count = vg_attest_verdict_count(v);
 		if (record_failures(vf, a, v) < 0)
 			return;			/* judged again next round, recorded then */
 	} else {
@@ -294,6 +296,7 @@ static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 			vf_record(vf, a, v);
 		a->state = VG_AGENT_UNREACHABLE;
 		a->last_fail = VG_AF_COMM;
+		a->failure_count = 1;
 		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v->msg);
 	}
 	/*

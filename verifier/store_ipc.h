@@ -40,8 +40,10 @@
  *   HOOK_RUN agent failure message path (network -> hook) -> HOOK_DONE
  *   KEY_INFO flags, KEY_SIGN_DATA / KEY_SIGN_HASH algo flags bytes
  *     (network -> key process, keyproc.c) -> KEY_ANSWER
+ *   EAR_SIGN bytes (network -> key process: a JWS signing input, signed
+ *     with the --ear-key) -> KEY_ANSWER (the JWS-form signature)
  * DONE is: int32 result (0 or negative errno), uint32 diag set (0/1), the
- * diag's message. An agent is its 26 row columns (store_row.h) in order,
+ * diag's message. An agent is its 27 row columns (store_row.h) in order,
  * then its 3 scheduling columns, TEXT/BLOB as length + bytes, INT as
  * int64; a verdict its 6 columns, a verifier its 9.
  */
@@ -82,6 +84,7 @@ enum sipc_type {
 	SIPC_VERIFIER_LIST,
 	SIPC_LEASE,		/* reply: one claimed agent: id, int64 due */
 	SIPC_VERIFIER,		/* reply: one verifier row */
+	SIPC_EAR_SIGN,		/* network -> key process: a JWS signing input (an EAR) -> KEY_ANSWER */
 	SIPC__COUNT
 };
 
@@ -93,6 +96,7 @@ enum sipc_type {
 #define SIPC_HOOK_FIELD_MAX 1024	/* one field of HOOK_RUN */
 #define SIPC_SIGN_IN_MAX 16384		/* what a TLS handshake has signed (data or hash) */
 #define SIPC_SIG_MAX 2048		/* a signature (RSA 16384 bits) */
+#define SIPC_EAR_IN_MAX (1u << 20)	/* an EAR's JWS signing input (64 failures: ~150 KiB) */
 
 /* Return: the bounds of a payload of type @t; false for an unknown type. */
 bool sipc_bounds(uint32_t t, size_t *min, size_t *max);

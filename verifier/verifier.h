@@ -222,6 +222,8 @@ struct vg_refpolicy *vf_policy_lookup(struct verifier *vf, const char *name, cha
 void vf_policy_forget(struct verifier *vf, const char *name);
 /* Under vf->lock: @p (cached) stays valid until vf_policy_put. Return: the hold, NULL if none. */
 struct vf_pcache *vf_policy_hold(struct verifier *vf, const struct vg_refpolicy *p);
+/* Under vf->lock: the sha256 (hex) of the document @p (cached) was parsed from, "" if unknown. */
+const char *vf_policy_digest(struct verifier *vf, const struct vg_refpolicy *p);
 /* Takes vf->lock: a round is done with its policy. NULL-safe. */
 void vf_policy_put(struct verifier *vf, struct vf_pcache *c);
 /* At exit: every cached policy freed. */
@@ -230,13 +232,42 @@ void vf_policy_cache_free(struct verifier *vf);
 /*
  * vf_evidence_judge - POST /v1/verify/evidence (evidence.c): @e judged as
  * a round from a fresh state, nothing stored. *@ret: {"valid", "claims",
- * "failures": [{"type", "context"}], "failure_count"[, "entries"]}.
- * Return: the HTTP status: 200 (judged, *@ret set), 400 (the AK or the
+ * "failures": [{"type", "context"}], "failure_count"[, "entries"]}; with
+ * @e->ear, *@ret_ear (its length *@ear_len) the verdict as a signed EAR
+ * instead (vf_ear_evidence). Return: the HTTP status: 200 (judged, *@ret
+ * or *@ret_ear set), 501 (an EAR, and no --ear-key), 400 (the AK or the
  * policy sent does not load), 404 (no such policy name), 503, 500; @err
  * says why when not 200.
  */
 int vf_evidence_judge(struct verifier *vf, const struct vg_api_evidence *e, json_object **ret,
-		      char *err, size_t errlen);
+		      char **ret_ear, size_t *ear_len, char *err, size_t errlen);
+
+/* ---- ear.c: verdicts as signed EARs (docs/attest-ear.md) ---- */
+
+/* an EAR's appraisal policy id: "NAME@sha256:HEX" of the stored document, "sha256:HEX" sent */
+#define VF_EAR_POLICY_ID_MAX (VG_API_ID_MAX + 80)
+
+/*
+ * vf_ear_sign - @e's claims as a JWS signed by the key process
+ * (--ear-key). *@ret malloc'd, its length in *@len.
+ * Return: the HTTP status: 200, 501 (no --ear-key), 400 (the nonce), 500;
+ * @err says why when not 200.
+ */
+int vf_ear_sign(const struct vg_ear *e, char **ret, size_t *len, char *err, size_t errlen);
+
+/*
+ * vf_ear_agent - agent @id's latest verdict as a signed EAR: its state,
+ * its latest round's failures (the history's newest lines: the listed
+ * ones) and their count (failure_count), its policy, @nonce (NULL none).
+ * Return: as vf_ear_sign, and 404 (no such agent).
+ */
+int vf_ear_agent(struct verifier *vf, const char *id, const char *nonce, char **ret, size_t *len,
+		 char *err, size_t errlen);
+
+/* @e's verdict @v as a signed EAR (evidence.c). Return: as vf_ear_sign. */
+int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e,
+		    const struct vg_refpolicy *pol, const struct vg_attest_verdict *v, char **ret,
+		    size_t *len, char *err, size_t errlen);
 
 /* ---- actions.c ---- */
 

@@ -105,6 +105,9 @@ static const char help[] =
 	"      --client-key FILE   and its key\n"
 	"      --api-cert FILE     serve the REST API over HTTPS with this PEM certificate\n"
 	"      --api-key FILE      and its key\n"
+	"      --ear-key FILE      sign EARs (attestation results: GET /v1/agents/ID/ear) with\n"
+	"                          this PEM private key (EC P-256/384/521, RSA, Ed25519); held\n"
+	"                          by the key process only (docs/attest-ear.md)\n"
 	"      --api-client-ca FILE  a client certificate chaining to it is an admin credential\n"
 	"      --api-read-client-ca FILE  one chaining to this CA is a read credential\n"
 	"      --push-client-ca FILE  one chaining to this CA is a pushing agent's credential\n"
@@ -135,9 +138,10 @@ static const char help[] =
 struct args {
 	const char *listen, *db, *api_cert, *api_key, *api_ca, *read_ca, *push_ca;
 	const char *tokens, *create_role, *agent_token_file, *trust_db, *trust_key;
-	const char *verifier_id;
+	const char *verifier_id, *ear_key;
 	unsigned int api_timeout, api_max_conn, db_timeout, lease;
 	char *cert_pem, *key_pem, *ca_pem;	/* read from api_cert, api_key, the CAs */
+	char *ear_pem;				/* read from ear_key */
 	bool background;
 };
 
@@ -261,6 +265,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		{ "client-key", required_argument, NULL, 'K' },
 		{ "api-cert", required_argument, NULL, 'P' },
 		{ "api-key", required_argument, NULL, 'Q' },
+		{ "ear-key", required_argument, NULL, 'e' },
 		{ "api-client-ca", required_argument, NULL, 'R' },
 		{ "api-read-client-ca", required_argument, NULL, 'r' },
 		{ "push-client-ca", required_argument, NULL, 'W' },
@@ -314,6 +319,7 @@ static int parse_args(struct verifier *vf, struct args *a, int argc, char **argv
 		case 'K': vf->client_key = optarg; break;
 		case 'P': a->api_cert = optarg; break;
 		case 'Q': a->api_key = optarg; break;
+		case 'e': a->ear_key = optarg; break;
 		case 'R': a->api_ca = optarg; break;
 		case 'r': a->read_ca = optarg; break;
 		case 'W': a->push_ca = optarg; break;
@@ -547,6 +553,10 @@ static int setup_tls(struct verifier *vf, struct args *a)
 		vlog_err("cannot read the API certificate, key or CA");
 		return -1;
 	}
+	if (a->ear_key && !(a->ear_pem = http_slurp(a->ear_key))) {
+		vlog_err("--ear-key: cannot read %s", a->ear_key);
+		return -1;
+	}
 	if (a->read_ca) {
 		/* the handshake trusts both CAs; http_client_cert_from tells them apart */
 		char *rp = http_slurp(a->read_ca), *both;
@@ -622,10 +632,14 @@ static int start_processes(struct verifier *vf, const struct args *a)
 {
 	struct vg_diag dg = { 0 };
 
-	if (a->key_pem && vg_privsep_key_start(a->key_pem, a->cert_pem, (char *)a->db, &dg) < 0) {
+	if ((a->key_pem || a->ear_pem) &&
+	    vg_privsep_key_start(a->key_pem, a->cert_pem, a->ear_pem, (char *)a->db, &dg) < 0) {
 		vlog_err("%s", dg.msg);
 		return -1;
 	}
+	if (a->ear_pem)
+		vlog_info("EARs signed %s with %s (key process)",
+			  vg_jws_alg_name(vg_privsep_ear_alg()), a->ear_key);
 	if (vg_privsep_store_open((char *)a->db, &vf->store, &dg) < 0) {	/* privsep.h */
 		vlog_err("%s", dg.msg);
 		return -1;
@@ -779,6 +793,7 @@ int main(int argc, char **argv)
 		OPENSSL_cleanse(a.key_pem, strlen(a.key_pem));
 	free(a.cert_pem);
 	free(a.key_pem);
+	free(a.ear_pem);
 	free(a.ca_pem);
 	return 0;
 }

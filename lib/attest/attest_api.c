@@ -253,6 +253,7 @@ static const struct vg_api_route_def routes[] = {
 	{ "GET", "/v1/agents/{id}", VG_API_AGENT, VG_AUTH_READ },
 	{ "DELETE", "/v1/agents/{id}", VG_API_AGENT, VG_AUTH_ADMIN },
 	{ "GET", "/v1/agents/{id}/history", VG_API_AGENT_HISTORY, VG_AUTH_READ },
+	{ "GET", "/v1/agents/{id}/ear", VG_API_AGENT_EAR, VG_AUTH_READ },
 	{ "POST", "/v1/agents/{id}/reactivate", VG_API_AGENT_REACTIVATE, VG_AUTH_ADMIN },
 	{ "PUT", "/v1/agents/{id}/policy", VG_API_AGENT_POLICY, VG_AUTH_ADMIN },
 	{ "GET", "/v1/policies/{name}", VG_API_POLICY, VG_AUTH_READ },
@@ -373,6 +374,8 @@ int vg_api_route(const char *method, const char *url, struct vg_api_route *rt,
 		rt->ep = VG_API_AGENT;
 	} else if (strcmp(sub, "history") == 0) {
 		rt->ep = VG_API_AGENT_HISTORY;
+	} else if (strcmp(sub, "ear") == 0) {
+		rt->ep = VG_API_AGENT_EAR;
 	} else if (strcmp(sub, "reactivate") == 0) {
 		rt->ep = VG_API_AGENT_REACTIVATE;
 	} else if (strcmp(sub, "policy") == 0) {
@@ -950,6 +953,22 @@ int vg_api_evidence_parse(const uint8_t *body, size_t len, struct vg_api_evidenc
 		r = vg_diag_set(diag, -EBADMSG, "evidence: \"data\" (an object) is required");
 		goto out;
 	}
+	/* vigil's own: the verdict as a signed EAR, with the caller's nonce */
+	if (json_object_object_get_ex(o, "ear", &q)) {
+		if (!json_object_is_type(q, json_type_boolean)) {
+			r = vg_diag_set(diag, -EBADMSG, "evidence: \"ear\" is not a boolean");
+			goto out;
+		}
+		e->ear = json_object_get_boolean(q);
+	}
+	r = get_str(o, what, "eat_nonce", e->eat_nonce, sizeof(e->eat_nonce), diag);
+	if (r >= 0 && !vg_ear_nonce_ok(e->eat_nonce))
+		r = vg_diag_set(diag, -EBADMSG, "evidence: \"eat_nonce\" must be %d to %d characters "
+				"of [A-Za-z0-9._~-]", VG_EAR_NONCE_MIN, VG_EAR_NONCE_MAX);
+	if (r == -ENOENT)
+		e->eat_nonce[0] = 0;
+	else if (r < 0)
+		goto out;
 	/* hash_alg: the bank of the quote's PCRs */
 	r = get_str(data, what, "hash_alg", hash, sizeof(hash), diag);
 	if (r == -ENOENT)

@@ -69,6 +69,7 @@ static void t_route(const uint8_t *d, size_t n)
 	static const char *const subs[] = { [VG_API_AGENT_HISTORY] = "/history",
 					    [VG_API_AGENT_REACTIVATE] = "/reactivate",
 					    [VG_API_AGENT_POLICY] = "/policy",
+					    [VG_API_AGENT_EAR] = "/ear",
 					    [VG_API_PUSH_REGISTER] = "/register",
 					    [VG_API_PUSH_ACTIVATE] = "/activate",
 					    [VG_API_PUSH_NONCE] = "/nonce",

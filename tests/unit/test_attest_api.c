@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "vigil/attest_api.h"
+#include "vigil/auth.h"
 #include "vigil/hash.h"
 
 #define NONCE "00112233445566778899aabbccddeeff00112233"
@@ -177,6 +178,47 @@ static void route_finds_push_endpoints(void **state)
 	assert_int_equal(vg_api_route("POST", "/v1/push/h!1/nonce", &rt, NULL), -EBADMSG);
 }
 
+static void route_finds_agent_ear(void **state)
+{
+	struct vg_api_route rt;
+	struct vg_diag d = { 0 };
+
+	(void)state;
+	assert_int_equal(vg_api_route("GET", "/v1/agents/h1/ear", &rt, NULL), 0);
+	assert_int_equal(rt.ep, VG_API_AGENT_EAR);
+	assert_int_equal(rt.role, VG_AUTH_READ);
+	assert_string_equal(rt.id, "h1");
+	assert_int_equal(vg_api_route("POST", "/v1/agents/h1/ear", &rt, &d), -EOPNOTSUPP);
+	assert_int_equal(vg_api_route("GET", "/v1/agents/h1/ears", &rt, NULL), -ENOENT);
+}
+
+/* "ear" and "eat_nonce" beside "type" and "data": checked before the evidence itself */
+static void evidence_parse_checks_ear_fields(void **state)
+{
+	static const struct { const char *body, *diag; } cases[] = {
+		{ "{\"type\":\"tpm\",\"data\":{},\"ear\":\"yes\"}", "\"ear\"" },
+		{ "{\"type\":\"tpm\",\"data\":{},\"ear\":true,\"eat_nonce\":\"short\"}", "eat_nonce" },
+		{ "{\"type\":\"tpm\",\"data\":{},\"eat_nonce\":\"has a space\"}", "eat_nonce" },
+		{ "{\"type\":\"tpm\",\"data\":{},\"eat_nonce\":7}", "eat_nonce" },
+		/* good ones: the parse goes on to the evidence (no hash_alg here) */
+		{ "{\"type\":\"tpm\",\"data\":{},\"ear\":true,\"eat_nonce\":\"n0nce-ok\"}", "hash_alg" },
+		{ "{\"type\":\"tpm\",\"data\":{},\"ear\":false}", "hash_alg" },
+	};
+	struct vg_api_evidence *e = malloc(sizeof(*e));
+
+	(void)state;
+	assert_non_null(e);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vg_diag d = { 0 };
+
+		assert_int_equal(vg_api_evidence_parse((const uint8_t *)cases[i].body,
+						       strlen(cases[i].body), e, &d), -EBADMSG);
+		assert_non_null(strstr(d.msg, cases[i].diag));
+		vg_api_evidence_release(e);
+	}
+	free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +228,8 @@ int main(void)
 		cmocka_unit_test(push_parse_rejects_bad_fields),
 		cmocka_unit_test(push_parse_bounds_the_body),
 		cmocka_unit_test(route_finds_push_endpoints),
+		cmocka_unit_test(route_finds_agent_ear),
+		cmocka_unit_test(evidence_parse_checks_ear_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

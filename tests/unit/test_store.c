@@ -257,6 +257,7 @@ static void store_keeps_bytes_and_limits(void **state)
 	a.last_seen = INT64_MAX;
 	a.comm_errors = UINT32_MAX;
 	a.last_fail = VG_AF_COMM;
+	a.failure_count = INT64_MAX;
 	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
 	assert_int_equal(vg_store_agent_get(s, a.id, &b, &d), 0);
 	assert_memory_equal(&a, &b, sizeof(a));
@@ -753,10 +754,13 @@ static void pg_concurrent_claims_take_each_agent_once(void **state)
 		assert_int_equal(seen[i], 1);
 }
 
-/* A store made before leases (no scheduling columns, no verifiers table) gains them. */
-static void store_old_schema_gains_the_schedule(void **state)
+/*
+ * A store made before leases (no scheduling columns, no verifiers table,
+ * no failure_count) gains them; with @sched, one made after leases and
+ * before failure_count. An agent stored before reads failure_count 0.
+ */
+static void old_schema(struct backend *b, bool sched)
 {
-	struct backend *b = *state;
 	struct vg_store *s;
 	struct vg_store_agent a;
 	struct vg_diag d = { 0 };
@@ -772,8 +776,23 @@ static void store_old_schema_gains_the_schedule(void **state)
 		" registered_at INTEGER NOT NULL, last_ok INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
 		" last_fail TEXT NOT NULL, last_msg TEXT NOT NULL);";
 
-	if (!b->url[0])
-		skip();
+	static const char sq_sched[] =
+		"ALTER TABLE agents ADD COLUMN next_due INTEGER NOT NULL DEFAULT 0;"
+		"ALTER TABLE agents ADD COLUMN lease_owner TEXT NOT NULL DEFAULT '';"
+		"ALTER TABLE agents ADD COLUMN lease_until INTEGER NOT NULL DEFAULT 0;";
+	static const char pg_sched[] =
+		"ALTER TABLE agents ADD COLUMN next_due BIGINT NOT NULL DEFAULT 0;"
+		"ALTER TABLE agents ADD COLUMN lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '';"
+		"ALTER TABLE agents ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;";
+	/* one agent written as the old verifier did */
+	static const char row[] =
+		"INSERT INTO agents (id, url, policy, state, bank, mask, clock_valid, clock,"
+		" reset_count, restart_count, log_entries, log_offset, log_pcr_algo, log_pcr, log_lag,"
+		" rounds, reboots, comm_errors, registered_at, last_ok, last_seen, last_fail, last_msg)"
+		" VALUES ('before', 'http://x', '', 2, 0, 0, 0, 0, 0, 0, 0, 0, 4, zeroblob(32), 0, 0, 0,"
+		" 0, 0, 0, 0, 'policy.digest', 'm');";
+	struct vg_store_agent up;
+
 	if (b->pg) {
 		/* the agents table as store_pg.c made it before leases */
 		static const char pgold[] =
@@ -791,11 +810,20 @@ static void store_old_schema_gains_the_schedule(void **state)
 
 		assert_int_equal(PQstatus(pc), CONNECTION_OK);
 		admin_exec(pc, pgold);
+		if (sched)
+			admin_exec(pc, pg_sched);
+		admin_exec(pc, "INSERT INTO agents (id, url, policy, state, bank, mask, clock_valid,"
+			   " clock, reset_count, restart_count, log_entries, log_offset, log_pcr_algo,"
+			   " log_pcr, log_lag, rounds, reboots, comm_errors, registered_at, last_ok,"
+			   " last_seen, last_fail, last_msg) VALUES ('before', 'http://x', '', 2, 0, 0,"
+			   " 0, 0, 0, 0, 0, 0, 4, decode(repeat('00', 32), 'hex'), 0, 0, 0, 0, 0, 0, 0,"
+			   " 'policy.digest', 'm')");
 		PQfinish(pc);
 	} else {
-		char cmd[sizeof(old) + sizeof(b->url) + 32];
+		char cmd[sizeof(old) + sizeof(sq_sched) + sizeof(row) + sizeof(b->url) + 32];
 
-		snprintf(cmd, sizeof(cmd), "sqlite3 '%s' '%s'", b->url, old);
+		snprintf(cmd, sizeof(cmd), "sqlite3 '%s' \"%s%s%s\"", b->url, old,
+			 sched ? sq_sched : "", row);
 		assert_int_equal(system(cmd), 0);
 	}
 	s = open_or_skip(b);
@@ -803,7 +831,35 @@ static void store_old_schema_gains_the_schedule(void **state)
 	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
 	assert_int_equal(vg_store_lease_claim(s, "v1", 5, 10, 4, claim_cb, &c, &d), 1);
 	assert_string_equal(agent_at(s, "old1")->lease_owner, "v1");
+	assert_int_equal(agent_at(s, "before")->failure_count, 0);
+	assert_int_equal(agent_at(s, "before")->last_fail, VG_AF_DIGEST);
+	/* the new column is written and read, by put and by update */
+	a.failure_count = 3;
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	assert_int_equal(agent_at(s, "old1")->failure_count, 3);
+	up = a;
+	up.failure_count = 70;
+	assert_int_equal(vg_store_agent_update(s, &a, &up, &d), 0);
+	assert_int_equal(agent_at(s, "old1")->failure_count, 70);
 	vg_store_close(s);
+}
+
+static void store_old_schema_gains_the_schedule(void **state)
+{
+	struct backend *b = *state;
+
+	if (!b->url[0])
+		skip();
+	old_schema(b, false);
+}
+
+static void store_schema_with_leases_gains_failure_count(void **state)
+{
+	struct backend *b = *state;
+
+	if (!b->url[0])
+		skip();
+	old_schema(b, true);
 }
 
 /* the same random operations on both backends give the same results */
@@ -884,6 +940,7 @@ static void store_backends_agree_on_random_operations(void **state)
 				a.ek_cert[i] = (uint8_t)rnd(256);
 			a.state = rnd(4);
 			a.last_fail = rnd(VG_AF__COUNT + 2);
+			a.failure_count = rnd(200);
 			a.rounds = ((uint64_t)rnd(UINT32_MAX) << 32) | rnd(UINT32_MAX);
 			a.st.clock.clock = ((uint64_t)rnd(UINT32_MAX) << 32) | rnd(UINT32_MAX);
 		} else if (kind == 5 || kind == 6) {
@@ -1153,6 +1210,7 @@ int main(void)
 		BOTH(store_leases_claim_release_expire),
 		BOTH(store_verifier_heartbeats),
 		BOTH(store_old_schema_gains_the_schedule),
+		BOTH(store_schema_with_leases_gains_failure_count),
 		PG(pg_concurrent_claims_take_each_agent_once),
 		cmocka_unit_test(url_scrub_hides_every_password),
 		cmocka_unit_test(open_refused_names_url_without_password),

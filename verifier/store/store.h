@@ -61,6 +61,8 @@ struct vg_store_agent {
 	int64_t registered_at, last_ok, last_seen;	/* unix seconds */
 	unsigned int last_fail;		/* enum vg_attest_fail of the last failure */
 	char last_msg[512];
+	uint64_t failure_count;		/* failures of the latest round, those past the list's bound
+					 * included (0: passed or none yet; agent.comm: 1) */
 	/*
 	 * Scheduling, shared by the verifiers of one store: read by agent_get
 	 * and agent_list, written only by lease_claim and lease_release

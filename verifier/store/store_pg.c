@@ -92,12 +92,13 @@ static const char schema[] =
 	" registered_at BIGINT NOT NULL, last_ok BIGINT NOT NULL, last_seen BIGINT NOT NULL,"
 	" last_fail TEXT NOT NULL, last_msg BYTEA NOT NULL,"
 	" next_due BIGINT NOT NULL DEFAULT 0, lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '',"
-	" lease_until BIGINT NOT NULL DEFAULT 0, log_keys BYTEA);"
-	/* a store made before the scheduling columns, before the keys learned */
+	" lease_until BIGINT NOT NULL DEFAULT 0, log_keys BYTEA, failure_count BIGINT NOT NULL DEFAULT 0);"
+	/* a store made before the scheduling columns, before the keys learned, before failure_count */
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS next_due BIGINT NOT NULL DEFAULT 0;"
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '';"
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_until BIGINT NOT NULL DEFAULT 0;"
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS log_keys BYTEA;"
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS failure_count BIGINT NOT NULL DEFAULT 0;"
 	"CREATE INDEX IF NOT EXISTS agents_due ON agents (next_due);"
 	"CREATE TABLE IF NOT EXISTS policies (name TEXT COLLATE \"C\" PRIMARY KEY, doc BYTEA NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS verdicts ("

@@ -29,6 +29,7 @@ const struct store_col store_agent_cols[STORE_AGENT_NCOLS] = {
 	{ "last_ok", STORE_INT },	{ "last_seen", STORE_INT },
 	{ "last_fail", STORE_TEXT },	{ "last_msg", STORE_TEXT },
 	{ "log_keys", STORE_BLOB },
+	{ "failure_count", STORE_INT },
 };
 
 /* policy, ak_pub, state, clock_valid .. log_lag, rounds */
@@ -113,6 +114,7 @@ void store_agent_encode(const struct vg_store_agent *a, struct store_val v[STORE
 	enc_text(&v[i++], store_fail_id(a->last_fail), 64);
 	enc_text(&v[i++], a->last_msg, sizeof(a->last_msg));
 	enc_blob(&v[i++], a->st.log.keys.buf, a->st.log.keys.len);
+	v[i++].i = (int64_t)a->failure_count;
 }
 
 /* up to the first NUL, truncated to @cap - 1: what snprintf("%s") did */
@@ -177,6 +179,7 @@ int store_agent_decode(const struct store_val v[STORE_AGENT_NCOLS], struct vg_st
 	if (vg_attest_learned_set(&a->st.log.keys, v[i].p, v[i].len) < 0)
 		return -EBADMSG;
 	i++;
+	a->failure_count = v[i].i > 0 ? (uint64_t)v[i].i : 0;
 	return 0;
 }
 

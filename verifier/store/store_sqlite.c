@@ -32,7 +32,7 @@ static const char schema[] =
 	" registered_at INTEGER NOT NULL, last_ok INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
 	" last_fail TEXT NOT NULL, last_msg TEXT NOT NULL,"
 	" next_due INTEGER NOT NULL DEFAULT 0, lease_owner TEXT NOT NULL DEFAULT '',"
-	" lease_until INTEGER NOT NULL DEFAULT 0, log_keys BLOB);"
+	" lease_until INTEGER NOT NULL DEFAULT 0, log_keys BLOB, failure_count INTEGER NOT NULL DEFAULT 0);"
 	"CREATE TABLE IF NOT EXISTS policies (name TEXT PRIMARY KEY, doc TEXT NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS verdicts (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
 	" agent TEXT NOT NULL, time INTEGER NOT NULL, fail TEXT NOT NULL, entry INTEGER NOT NULL,"
@@ -51,6 +51,9 @@ static const char migrate_sched[] =
 
 /* a store made before keys were learned from the log (attest.h: struct vg_attest_learned) */
 static const char migrate_keys[] = "ALTER TABLE agents ADD COLUMN log_keys BLOB;";
+/* a store made before failure_count: added, 0 for every agent until its next round */
+static const char migrate_fc[] =
+	"ALTER TABLE agents ADD COLUMN failure_count INTEGER NOT NULL DEFAULT 0;";
 
 /* after the columns exist: the lease claim's order without a scan and a sort of every row */
 static const char sched_index[] = "CREATE INDEX IF NOT EXISTS agents_due ON agents(next_due);";
@@ -556,29 +559,16 @@ static const struct vg_store_ops sqlite_ops = {
 	.set_timeout = sq_set_timeout,
 };
 
-/* Return: the agents table has the scheduling columns (a store made before them has not). */
-static bool has_col(struct sq *q, const char *col)
+/* Return: the agents table has column @name (a store made before it has not). */
+static bool has_col(struct sq *q, const char *name)
 {
 	sqlite3_stmt *st;
 	bool found = false;
 
-	if (sqlite3_prepare_v2(q->db, "SELECT 1 FROM pragma_table_info('agents')"
-			       " WHERE name = ?", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(q->db, "SELECT 1 FROM pragma_table_info('agents') WHERE name = ?1",
+			       -1, &st, NULL) != SQLITE_OK)
 		return false;
-	sqlite3_bind_text(st, 1, col, -1, SQLITE_STATIC);
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
-}
-
-static bool has_sched(struct sq *q)
-{
-	sqlite3_stmt *st;
-	bool found = false;
-
-	if (sqlite3_prepare_v2(q->db, "SELECT 1 FROM pragma_table_info('agents')"
-			       " WHERE name = 'lease_until'", -1, &st, NULL) != SQLITE_OK)
-		return false;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	found = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return found;
@@ -612,11 +602,14 @@ int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag
 		free(s);
 		return -EIO;
 	}
-	if ((!has_sched(q) && sqlite3_exec(q->db, migrate_sched, NULL, NULL, &err) != SQLITE_OK) ||
+	if ((!has_col(q, "lease_until") &&
+	     sqlite3_exec(q->db, migrate_sched, NULL, NULL, &err) != SQLITE_OK) ||
 	    (!has_col(q, "log_keys") &&
 	     sqlite3_exec(q->db, migrate_keys, NULL, NULL, &err) != SQLITE_OK) ||
+	    (!has_col(q, "failure_count") &&
+	     sqlite3_exec(q->db, migrate_fc, NULL, NULL, &err) != SQLITE_OK) ||
 	    sqlite3_exec(q->db, sched_index, NULL, NULL, &err) != SQLITE_OK) {
-		vg_diag_set(diag, -EIO, "store: %s: adding the scheduling columns: %s", path,
+		vg_diag_set(diag, -EIO, "store: %s: adding the new columns: %s", path,
 			    err ? err : "?");
 		sqlite3_free(err);
 		sqlite3_close(q->db);

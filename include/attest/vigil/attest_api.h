@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "vigil/attest.h"
+#include "vigil/attest_ear.h"
 #include "vigil/diag.h"
 #include "vigil/pcrbank.h"
 
@@ -63,6 +64,7 @@ enum vg_api_endpoint {
 	VG_API_AGENT_HISTORY,		/* GET */
 	VG_API_AGENT_REACTIVATE,	/* POST */
 	VG_API_AGENT_POLICY,		/* PUT */
+	VG_API_AGENT_EAR,		/* GET: its latest verdict as a signed EAR (attest_ear.h) */
 	VG_API_POLICY,			/* GET, PUT */
 	VG_API_VERIFY_EVIDENCE,		/* POST: one round, no registered agent */
 	VG_API_VERIFIERS,		/* GET: the verifiers sharing the store, their heartbeats */
@@ -157,7 +159,9 @@ int vg_api_policy_assign_parse(const uint8_t *body, size_t len, char name[VG_API
  * quote's extraData (Keylime sends text). DOC is any policy form
  * vg_refpolicy_load reads, as a string or as JSON. What vigil would not
  * enforce is refused: PCR values pinned in tpm_policy, an mb_policy.
- * "" is absent, as Keylime reads it.
+ * "" is absent, as Keylime reads it. Beside "type" and "data", vigil's
+ * own: "ear": true asks for the verdict as a signed EAR, "eat_nonce": a
+ * nonce for it (8..64 of [A-Za-z0-9._~-]).
  */
 #define VG_API_EVIDENCE_MAX (64u << 20)	/* bytes of one request */
 
@@ -180,6 +184,8 @@ struct vg_api_evidence {
 	size_t log_len;
 	uint8_t *mb_log;		/* NULL: none */
 	size_t mb_len;
+	bool ear;			/* "ear": true: the answer is a signed EAR (attest_ear.h) */
+	char eat_nonce[VG_EAR_NONCE_MAX + 1];	/* "eat_nonce" (vg_ear_nonce_ok), "" none */
 };
 
 /* Return: 0, -EBADMSG (diag names the parameter: a 400), -ENOMEM. */
