@@ -229,9 +229,21 @@ int vg_attest_evidence_judge(const struct vg_refpolicy *pol, const struct vg_att
 		}
 		r = vg_attest_log_check(pol, ev->log, ev->log_len, ev->log_algo, VG_ATTEST_PCR_IMA,
 					&ev->pcrs.v[req->bank][VG_ATTEST_PCR_IMA], &ls, v);
-		if (r)
+		if (r < 0)
 			return r;
 	}
+	/* the boot log's events, proven by the PCRs just compared */
+	if (ev->boot && ev->boot_events && ev->boot_events->fail != VG_AF_NONE) {
+		for (size_t i = 0; i < vg_attest_verdict_listed(ev->boot_events); i++) {
+			int a = vg_attest_verdict_add(v, vg_attest_verdict_nth(ev->boot_events, i));
+
+			if (a < 0)
+				return a;
+		}
+		r = 1;
+	}
+	if (r)
+		return r;
 	st->clock = q->clock;
 	st->log = ls;
 	return 0;

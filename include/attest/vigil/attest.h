@@ -32,7 +32,9 @@
  * Boot event logs (replay against the quoted PCRs 0-9, pinned boot PCR
  * values, boot_aggregate against the log): attest_boot.h.
  *
- * Not here: measured-boot policies on events (only on PCR values), the
+ * Measured-boot policies on the events themselves: attest_mbpolicy.h.
+ *
+ * Not here: the
  * DSSE signature checks of Keylime policies (the envelope is unwrapped,
  * not verified: dsse.h checks it), and
  * Keylime's keyring learning from ima-buf entries (ima-buf entries are
@@ -97,6 +99,8 @@ enum vg_attest_fail {
 	VG_AF_STALE,		/* state.stale: no round of the agent for longer than its interval
 				   (and a lease): no verifier attested it, or a pushing agent
 				   went silent (an event) */
+	VG_AF_BOOT_EVENT,	/* boot.event: an event of the boot log is not one the measured-boot
+				   policy allows (attest_mbpolicy.h; names the event) */
 	VG_AF__COUNT
 };
 
@@ -435,6 +439,9 @@ struct vg_attest_evidence {
 	unsigned int log_algo;		/* template digest bank of the list (sha1) */
 	const struct vg_attest_boot *boot;	/* the agent's boot log, replayed (attest_boot.h);
 						   NULL: none */
+	const struct vg_attest_verdict *boot_events;	/* the failures of that log's events
+							   (vg_mbpolicy_check, judged once per
+							   boot log); NULL or none: all passed */
 };
 
 struct vg_attest_state {
@@ -450,7 +457,9 @@ struct vg_attest_state {
  * where the state expects the next entry (VG_AF_LOG_PCR otherwise). Boot
  * PCRs (vg_attest_boot_check, attest_boot.h): against ev->boot when the
  * agent has a boot log, against the values @pol pins; a list starting at
- * entry 0 must then begin with the boot log's boot_aggregate. Other PCRs
+ * entry 0 must then begin with the boot log's boot_aggregate. Once the
+ * boot PCRs match the log, the failures of its events (ev->boot_events)
+ * are the round's too, added after those of the list. Other PCRs
  * are only checked against pcrDigest.
  * On 0 the state is advanced; on 1 it is unchanged. *@reboot is set when
  * a reboot was recognised.
