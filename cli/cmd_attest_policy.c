@@ -23,6 +23,7 @@
 #include "cmd_attest.h"
 #include "cmd_trust.h"
 #include "vigil/attest.h"
+#include "vigil/attest_mbpolicy.h"
 #include "vigil/attest_boot.h"
 #include "vigil/dsse.h"
 #include "vigil/eventlog.h"
@@ -260,9 +261,15 @@ static int emit_policy(const struct vg_refpolicy *p, const char *out)
 	return r;
 }
 
-/* --boot-log: pin PCRs 0-7 to the replay of a known-good boot log. Return: 0, -1 (reported). */
-static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned int bank)
+/*
+ * --boot-log: the event-level measured-boot policy a known-good boot log
+ * allows ("measured_boot") and, unless @no_pins, PCRs 0-7 pinned to its
+ * replay. Return: 0, -1 (reported).
+ */
+static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned int bank,
+			    bool no_pins)
 {
+	struct vg_mbpolicy *mb = NULL;
 	struct vg_eventlog *log = NULL;
 	struct vg_eventlog_pcrs pcrs;
 	struct vg_diag d = { 0 };
@@ -275,8 +282,12 @@ static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned i
 	r = vg_eventlog_parse(b, n, &log, &d);
 	free(b);
 	if (r == 0)
+		r = vg_mbpolicy_from_log(log, &mb, &d);
+	if (r == 0)
+		vg_refpolicy_set_mbpolicy(p, mb);
+	if (r == 0 && !no_pins)
 		r = vg_eventlog_replay(log, bank, &pcrs, &d);
-	for (unsigned int i = 0; r == 0 && i < 8; i++)
+	for (unsigned int i = 0; r == 0 && !no_pins && i < 8; i++)
 		r = vg_refpolicy_boot_pin(p, i, &pcrs.pcr[i]);
 	vg_eventlog_free(log);
 	if (r < 0) {
@@ -298,6 +309,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "boot-log", required_argument, NULL, 'B' },
 		{ "boot-bank", required_argument, NULL, 'K' },
+		{ "no-boot-pins", no_argument, NULL, 'P' },
 		{ "trusted", required_argument, NULL, 'T' },
 		{ "hmac-key", required_argument, NULL, 'H' },
 		{ "trusted-superseded", no_argument, NULL, 'S' },
@@ -308,7 +320,7 @@ int cli_attest_policy_create(int argc, char **argv)
 	const char *log = NULL, *tree = NULL, *root = "/", *out = NULL, *boot = NULL;
 	const char *trusted[8];
 	size_t ntrusted = 0;
-	bool superseded = false, merged_usr = false;
+	bool superseded = false, merged_usr = false, no_pins = false;
 	struct cli_keyargs ka = { 0 };
 	struct vg_hmac_key hk = { 0 };
 	int boot_bank = VG_HASH_SHA256;
@@ -351,6 +363,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		}
 		case 'o': out = optarg; break;
 		case 'B': boot = optarg; break;
+		case 'P': no_pins = true; break;
 		case 'K':
 			boot_bank = cli_parse_algo(optarg);
 			if (boot_bank < 0)
@@ -396,7 +409,11 @@ int cli_attest_policy_create(int argc, char **argv)
 	}
 	if (log && policy_from_log(p, log) < 0)
 		goto out;
-	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank) < 0)
+	if (no_pins && !boot) {
+		cli_err("--no-boot-pins needs --boot-log FILE");
+		goto out;
+	}
+	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank, no_pins) < 0)
 		goto out;
 	if (tree) {
 		tc.p = p;

@@ -162,8 +162,8 @@ static int sha256(const void *b, size_t n, uint8_t out[SHA256_LEN])
 	struct vg_digest d;
 	int r = vg_hash_buf(VG_HASH_SHA256, b, n, &d, NULL);
 
-	if (r < 0)
-		return r;
+	if (r < 0)	/* OpenSSL has sha256: it failed for want of memory */
+		return -ENOMEM;
 	memcpy(out, d.bytes, SHA256_LEN);
 	return 0;
 }
@@ -651,28 +651,34 @@ static int uvar_decode(const uint8_t *b, size_t n, struct uvar *u)
 	return 0;
 }
 
-/* Do @e's digests of every bank vigil knows hash one of the two inputs? */
-static bool data_matches(const struct vg_eventlog *log, const struct vg_eventlog_event *e,
-			 const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+/*
+ * Do @e's digests of every bank vigil knows hash one of the two inputs?
+ * Return: 1 yes, 0 no, -ENOMEM (a hash could not be computed).
+ */
+static int data_matches(const struct vg_eventlog *log, const struct vg_eventlog_event *e,
+			const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
 	bool any = false;
 
 	for (uint32_t i = 0; i < e->ndigests; i++) {
 		const struct vg_eventlog_digest *dg = &log->digests[e->first_digest + i];
 		int algo = vg_eventlog_tpm_algo(dg->tpm_alg);
-		struct vg_digest h;
+		const uint8_t *in[2] = { a, b };
+		size_t inl[2] = { al, bl };
 		bool ok = false;
 
 		if (algo < 0)
 			continue;
-		if (vg_hash_buf((unsigned int)algo, a, al, &h, NULL) == 0 && h.len == dg->len &&
-		    memcmp(h.bytes, log->buf + dg->off, h.len) == 0)
-			ok = true;
-		if (!ok && b && vg_hash_buf((unsigned int)algo, b, bl, &h, NULL) == 0 &&
-		    h.len == dg->len && memcmp(h.bytes, log->buf + dg->off, h.len) == 0)
-			ok = true;
+		for (int k = 0; k < 2 && !ok && in[k]; k++) {
+			struct vg_digest h;
+			int r = vg_hash_buf((unsigned int)algo, in[k], inl[k], &h, NULL);
+
+			if (r < 0)	/* vigil's algorithms are OpenSSL's: no memory */
+				return -ENOMEM;
+			ok = h.len == dg->len && memcmp(h.bytes, log->buf + dg->off, h.len) == 0;
+		}
 		if (!ok)
-			return false;
+			return 0;
 		any = true;
 	}
 	return any;
@@ -814,7 +820,7 @@ static void judge_var(struct judge *j, long idx, const struct vg_eventlog_event 
 	const uint8_t *b = j->log->buf + e->data_off;
 	const struct vg_mbpolicy *p = j->p;
 	struct uvar u;
-	int set = -1;
+	int set = -1, r;
 
 	if (uvar_decode(b, e->data_len, &u) < 0) {
 		jfail(j, idx, e, NULL, "the UEFI_VARIABLE_DATA does not decode");
@@ -835,9 +841,13 @@ static void judge_var(struct judge *j, long idx, const struct vg_eventlog_event 
 	}
 	if (set == -1 || (set >= 0 && !p->set[set].judged) || (set == -2 && p->secure_boot < 0))
 		return;
-	if (!data_matches(j->log, e, b, e->data_len, u.data, u.len)) {
-		jfail(j, idx, e, NULL, "%s: the event data is not what its digests measure",
-		      u.name);
+	r = data_matches(j->log, e, b, e->data_len, u.data, u.len);
+	if (r <= 0) {
+		if (r < 0)
+			j->err = r;
+		else
+			jfail(j, idx, e, NULL, "%s: the event data is not what its digests "
+			      "measure", u.name);
 		return;
 	}
 	if (set == -2) {
@@ -871,6 +881,7 @@ static void judge_authority(struct judge *j, long idx, const struct vg_eventlog_
 	uint8_t d[SHA256_LEN];
 	struct uvar u;
 	char h[80];
+	int r;
 
 	if (!j->p->set[MB_AUTH].judged)
 		return;
@@ -881,8 +892,13 @@ static void judge_authority(struct judge *j, long idx, const struct vg_eventlog_
 	if (strcmp(u.name, "db") && strcmp(u.name, "vendor_db") && strcmp(u.name, "Shim") &&
 	    strcmp(u.name, "MokList") && strcmp(u.name, "MokListRT"))
 		return;		/* SbatLevel, MokListTrusted: not keys */
-	if (!data_matches(j->log, e, b, e->data_len, u.data, u.len)) {
-		jfail(j, idx, e, NULL, "%s: the event data is not what its digests measure", u.name);
+	r = data_matches(j->log, e, b, e->data_len, u.data, u.len);
+	if (r <= 0) {
+		if (r < 0)
+			j->err = r;
+		else
+			jfail(j, idx, e, NULL, "%s: the event data is not what its digests "
+			      "measure", u.name);
 		return;
 	}
 	if (u.len <= 16) {
@@ -931,6 +947,7 @@ static void judge_ipl(struct judge *j, long idx, const struct vg_eventlog_event 
 	const struct vg_mbpolicy *p = j->p;
 	char s[MB_CMDLINE_MAX + 64];
 	size_t l = ev_string(b, e->data_len, s, sizeof(s));
+	int r;
 
 	if (e->pcr == 8 && strncmp(s, "kernel_cmdline: ", 16) == 0) {
 		const char *c = s + 16;
@@ -939,8 +956,14 @@ static void judge_ipl(struct judge *j, long idx, const struct vg_eventlog_event 
 		if (!p->cmdline.judged && !p->cmdre.judged)
 			return;
 		j->seen_cmdline = true;
-		if (!data_matches(j->log, e, b, l, b, e->data_len)) {
-			jfail(j, idx, e, NULL, "the command line is not what its digests measure");
+		/* GRUB measures the line without its "kernel_cmdline: " prefix */
+		r = data_matches(j->log, e, b + 16, l - 16, b, l);
+		if (r <= 0) {
+			if (r < 0)
+				j->err = r;
+			else
+				jfail(j, idx, e, NULL, "the command line is not what its digests "
+				      "measure");
 			return;
 		}
 		for (size_t i = 0; !ok && i < p->cmdline.n; i++)
@@ -1089,7 +1112,7 @@ static int learn_event(struct vg_mbpolicy *p, const struct vg_eventlog *log, siz
 	char s[MB_CMDLINE_MAX + 64];
 	struct uvar u;
 	size_t l;
-	int set = -1;
+	int set = -1, r;
 
 	d = vg_eventlog_event_digest(log, e, TPM_ALG_SHA256, &l);
 	if (d && l != SHA256_LEN)
@@ -1102,12 +1125,14 @@ static int learn_event(struct vg_mbpolicy *p, const struct vg_eventlog *log, siz
 		if (uvar_decode(b, e->data_len, &u) < 0)
 			return vg_diag_set(diag, -EBADMSG, "event %zu: UEFI_VARIABLE_DATA does not "
 					   "decode", i);
-		if (!data_matches(log, e, b, e->data_len, u.data, u.len))
+		r = data_matches(log, e, b, e->data_len, u.data, u.len);
+		if (r < 0)
+			return r;
+		if (r == 0)
 			return vg_diag_set(diag, -EBADMSG, "event %zu (%s): the data is not what "
 					   "its digests measure", i, u.name);
 		if (e->type == VG_EV_EFI_VARIABLE_AUTHORITY) {
 			uint8_t h[SHA256_LEN];
-			int r;
 
 			if (strcmp(u.name, "db") && strcmp(u.name, "vendor_db") &&
 			    strcmp(u.name, "Shim") && strcmp(u.name, "MokList") &&
@@ -1129,10 +1154,11 @@ static int learn_event(struct vg_mbpolicy *p, const struct vg_eventlog *log, siz
 		}
 		if (set < 0)
 			return 0;
-		if (learn_siglists(&p->set[set], &u) < 0)
+		r = learn_siglists(&p->set[set], &u);
+		if (r == -EBADMSG)
 			return vg_diag_set(diag, -EBADMSG, "event %zu: %s: EFI_SIGNATURE_LIST "
 					   "malformed", i, u.name);
-		return 0;
+		return r;
 	case VG_EV_EFI_BOOT_SERVICES_APPLICATION: {
 		static const enum mb_set role[3] = { MB_SHIM, MB_GRUB, MB_KERNEL };
 
@@ -1145,7 +1171,10 @@ static int learn_event(struct vg_mbpolicy *p, const struct vg_eventlog *log, siz
 	case VG_EV_IPL:
 		l = ev_string(b, e->data_len, s, sizeof(s));
 		if (e->pcr == 8 && strncmp(s, "kernel_cmdline: ", 16) == 0) {
-			if (!data_matches(log, e, b, l, b, e->data_len))
+			r = data_matches(log, e, b + 16, l - 16, b, l);
+			if (r < 0)
+				return r;
+			if (r == 0)
 				return vg_diag_set(diag, -EBADMSG, "event %zu: the command line is "
 						   "not what its digests measure", i);
 			return strs_add(&p->cmdline, s + 16);

@@ -38,7 +38,8 @@
  * Event data is trusted only when its digests are its hash: a variable
  * event (PCR 7) must hash to its sha1/sha256/sha384/sha512 digests (over
  * the whole UEFI_VARIABLE_DATA, or the VariableData alone as some firmware
- * measures it), a GRUB string to its digests (with or without the NUL);
+ * measures it), a GRUB command line to its digests (the line without its
+ * "kernel_cmdline: " prefix, as GRUB measures it, or the whole string);
  * else the event fails. Digests of files and images are what the TPM
  * holds (the replay proves them), their names only classify them. PCR 14
  * is not among the PCRs the verifier proves by replay (0-9): MOK events are
