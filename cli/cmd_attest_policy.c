@@ -577,11 +577,12 @@ int cli_attest_policy_check(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "trusted", required_argument, NULL, 'T' },
 		{ "hmac-key", required_argument, NULL, 'H' },
+		{ "boot-log", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	bool json = false;
-	const char *pf = NULL, *trusted = NULL;
+	const char *pf = NULL, *trusted = NULL, *boot = NULL, *lf;
 	struct cli_keyargs ka = { 0 };
 	struct vg_hmac_key hk = { 0 };
 	struct vg_trust_db *tdb = NULL;
@@ -604,6 +605,7 @@ int cli_attest_policy_check(int argc, char **argv)
 		case 'p': pf = optarg; break;
 		case 'j': json = true; break;
 		case 'T': trusted = optarg; break;
+		case 'B': boot = optarg; break;
 		case 'H': ka.hmac_key = optarg; break;
 		case 'K':
 			if (add_policy_key(&keys, optarg) < 0)
@@ -613,10 +615,11 @@ int cli_attest_policy_check(int argc, char **argv)
 		default: goto out;
 		}
 	}
-	if (!pf || optind != argc - 1) {
-		cli_err("policy check needs --policy FILE and one LOG");
+	if (!pf || optind < argc - 1 || (optind == argc && !boot)) {
+		cli_err("policy check needs --policy FILE and one LOG, --boot-log FILE or both");
 		goto out;
 	}
+	lf = optind < argc ? argv[optind] : NULL;
 	if (!trusted && ka.hmac_key) {
 		cli_err("--hmac-key needs --trusted DB");
 		goto out;
@@ -640,16 +643,37 @@ int cli_attest_policy_check(int argc, char **argv)
 			put_check_json("policy-rejected", 0, NULL,
 				       "the policy's signature does not verify with --policy-key");
 	}
-	if (r != 0 || cli_attest_read(argv[optind], &raw, &rl) < 0)
+	if (r != 0)
 		goto out;
-	if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
-		cli_file_err(argv[optind], "%s", d.msg);
+	if (boot && !vg_refpolicy_mbpolicy(p)) {
+		cli_file_err(pf, "--boot-log: the policy has no measured_boot section");
 		goto out;
 	}
 	vg_refpolicy_set_archive(p, idx);
 	vg_attest_logstate_init(&st, VG_HASH_SHA256);
 	vg_attest_verdict_init(&v);
-	r = vg_attest_log_check(p, buf, len, algo, VG_ATTEST_PCR_IMA, NULL, &st, &v);
+	r = 0;
+	if (lf) {
+		if (cli_attest_read(lf, &raw, &rl) < 0)
+			goto out;
+		if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
+			cli_file_err(lf, "%s", d.msg);
+			goto out;
+		}
+		r = vg_attest_log_check(p, buf, len, algo, VG_ATTEST_PCR_IMA, NULL, &st, &v);
+	}
+	if (r >= 0 && boot) {
+		/* the boot log's events, after the list's failures (as a verifier's round) */
+		uint8_t *bb;
+		size_t bl;
+		int rb;
+
+		if (cli_attest_read(boot, &bb, &bl) < 0)
+			goto out;
+		rb = vg_mbpolicy_check_buf(vg_refpolicy_mbpolicy(p), bb, bl, &v);
+		free(bb);
+		r = rb < 0 ? rb : (r || rb);
+	}
 	if (r < 0) {
 		cli_err("%s", strerror(-r));
 		goto out;
@@ -664,8 +688,10 @@ int cli_attest_policy_check(int argc, char **argv)
 	}
 	if (json)
 		put_check_json("ok", st.entries, NULL, NULL);
+	else if (lf)
+		printf("OK %" PRIu64 " entries%s\n", st.entries, boot ? ", boot log" : "");
 	else
-		printf("OK %" PRIu64 " entries\n", st.entries);
+		printf("OK boot log\n");
 	rc = EXIT_OK;
 out:
 	vg_attest_verdict_release(&v);
