@@ -73,6 +73,8 @@ while read -r name log tamper ref kv ev; do
 	error) check_eq "$name: Keylime cannot parse the log, vigil refuses it" "$rc" 1
 	       check "$name: ... as boot.malformed" grep -q "^FAIL boot.malformed" out ;;
 	esac
-	[ "$tamper" != none ] && check "$name: the only failure is the tampered event's" \
-		test "$(grep -c '^FAIL' out)" -eq 1
+	if [ "$tamper" != none ]; then
+		check "$name: the only failure is the tampered event's" \
+			test "$(grep -c '^FAIL' out)" -eq 1
+	fi
 done <cases
