@@ -234,12 +234,16 @@ int vg_attest_evidence_judge(const struct vg_refpolicy *pol, const struct vg_att
 	}
 	/* the boot log's events, proven by the PCRs just compared */
 	if (ev->boot && ev->boot_events && ev->boot_events->fail != VG_AF_NONE) {
-		for (size_t i = 0; i < vg_attest_verdict_listed(ev->boot_events); i++) {
+		size_t listed = vg_attest_verdict_listed(ev->boot_events);
+
+		for (size_t i = 0; i < listed; i++) {
 			int a = vg_attest_verdict_add(v, vg_attest_verdict_nth(ev->boot_events, i));
 
 			if (a < 0)
 				return a;
 		}
+		if (v)	/* those past the bound: counted, as the judge counted them */
+			v->failures += vg_attest_verdict_count(ev->boot_events) - listed;
 		r = 1;
 	}
 	if (r)

@@ -75,11 +75,9 @@ static const uint8_t guid_imgsec[16] = { 0xcb, 0xb2, 0x19, 0xd7, 0x3a, 0x3d, 0x9
 
 /* ---- sets ---- */
 
+/* Appended; sorted and made unique by dset_sort before any lookup. */
 static int dset_add(struct dset *s, const uint8_t d[SHA256_LEN])
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (memcmp(s->d[i], d, SHA256_LEN) == 0)
-			return 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 8;
 		void *n = realloc(s->d, cap * sizeof(*s->d));
@@ -93,12 +91,36 @@ static int dset_add(struct dset *s, const uint8_t d[SHA256_LEN])
 	return 0;
 }
 
+static int dig_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, SHA256_LEN);
+}
+
+static void dset_sort(struct dset *s)
+{
+	size_t o = 0;
+
+	if (!s->n)
+		return;
+	qsort(s->d, s->n, sizeof(*s->d), dig_cmp);
+	for (size_t i = 1; i < s->n; i++)
+		if (memcmp(s->d[i], s->d[o], SHA256_LEN) != 0)
+			memmove(s->d[++o], s->d[i], SHA256_LEN);
+	s->n = o + 1;
+}
+
+/* Return: the index of @d in the sorted @s, or -1. */
+static long dset_find(const struct dset *s, const uint8_t *d)
+{
+	const uint8_t (*hit)[SHA256_LEN] = s->n ? bsearch(d, s->d, s->n, sizeof(*s->d), dig_cmp)
+						 : NULL;
+
+	return hit ? (long)(hit - s->d) : -1;
+}
+
 static bool dset_has(const struct dset *s, const uint8_t *d)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (memcmp(s->d[i], d, SHA256_LEN) == 0)
-			return true;
-	return false;
+	return dset_find(s, d) >= 0;
 }
 
 static int strs_add(struct strs *s, const char *v)
@@ -223,6 +245,8 @@ static int mb_finish(struct vg_mbpolicy *p, struct vg_diag *diag)
 	const char *s;
 	int r;
 
+	for (int k = 0; k < MB__SETS; k++)
+		dset_sort(&p->set[k]);
 	if (p->cmdre.n) {
 		p->re = calloc(p->cmdre.n, sizeof(*p->re));
 		if (!p->re)
@@ -770,9 +794,12 @@ static const char *hexs(const uint8_t *d, char *buf)
 	return buf;
 }
 
-/* Each EFI_SIGNATURE_DATA of @u's EFI_SIGNATURE_LISTs: allowed by @s (or, dbx, collected). */
+/*
+ * Each EFI_SIGNATURE_DATA of @u's EFI_SIGNATURE_LISTs: allowed by the set
+ * @set, or (@found, dbx) marked found among the set's entries.
+ */
 static void judge_siglists(struct judge *j, long idx, const struct vg_eventlog_event *e,
-			   const struct uvar *u, enum mb_set set, struct dset *found)
+			   const struct uvar *u, enum mb_set set, bool *found)
 {
 	const struct dset *s = &j->p->set[set];
 	size_t off = 0, k = 0;
@@ -803,8 +830,10 @@ static void judge_siglists(struct judge *j, long idx, const struct vg_eventlog_e
 				return;
 			}
 			if (found) {
-				if (dset_add(found, d) < 0)
-					j->err = -ENOMEM;
+				long hit = dset_find(s, d);
+
+				if (hit >= 0)
+					found[hit] = true;
 				continue;
 			}
 			if (!dset_has(s, d))
@@ -860,16 +889,20 @@ static void judge_var(struct judge *j, long idx, const struct vg_eventlog_event 
 		return;
 	}
 	if (set == MB_DBX) {
-		struct dset found = { 0 };
+		bool *found = calloc(p->set[MB_DBX].n + 1, sizeof(*found));
 		char h[80];
 
+		if (!found) {
+			j->err = -ENOMEM;
+			return;
+		}
 		j->seen_dbx = true;
-		judge_siglists(j, idx, e, &u, MB_DBX, &found);
-		for (size_t i = 0; i < p->set[MB_DBX].n; i++)
-			if (!dset_has(&found, p->set[MB_DBX].d[i]))
+		judge_siglists(j, idx, e, &u, MB_DBX, found);
+		for (size_t i = 0; i < p->set[MB_DBX].n && !j->err; i++)
+			if (!found[i])
 				jfail(j, idx, e, p->set[MB_DBX].d[i], "dbx lacks the revocation %s the "
 				      "policy requires", hexs(p->set[MB_DBX].d[i], h));
-		free(found.d);
+		free(found);
 		return;
 	}
 	judge_siglists(j, idx, e, &u, (enum mb_set)set, NULL);
