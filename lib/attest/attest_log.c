@@ -23,6 +23,7 @@
 
 #include "vigil/attest.h"
 #include "vigil/attest_boot.h"
+#include "vigil/attest_mbpolicy.h"
 
 void vg_attest_logstate_init(struct vg_attest_logstate *st, unsigned int bank)
 {
@@ -216,6 +217,10 @@ int vg_attest_evidence_judge(const struct vg_refpolicy *pol, const struct vg_att
 	r = vg_attest_boot_check(ev->boot, pol, req, &ev->pcrs, v);
 	if (r)
 		return r;
+	/* events to judge and no log to judge them in: hiding the log must not pass */
+	if (!ev->boot && vg_refpolicy_mbpolicy(pol))
+		return vg_attest_fail(v, VG_AF_BOOT_EVENT, "no boot event log: the policy's "
+				      "measured_boot section judges its events");
 	if (req->mask & (1u << VG_ATTEST_PCR_IMA)) {
 		if (ev->log_offset != ls.offset)
 			return vg_attest_fail(v, VG_AF_LOG_PCR, "the list sent starts at byte %" PRIu64

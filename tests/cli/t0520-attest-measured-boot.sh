@@ -148,6 +148,19 @@ for c in secureboot-off kernel-unsigned cmdline; do
 done
 check_eq "three tampered boots judged" "$n" 3
 
+# a boot whose agent serves no boot log cannot pass a policy that judges its events
+kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
+rm -f "$T/log"
+bash "$SRCDIR/scripts/swtpm.sh" reset "$TPMDIR"
+measure "$T/tree/a"
+start_agent "$T/no-such-boot-log"
+check "no boot log under a measured_boot policy: failed boot.event" wait_for failed boot.event
+check "... saying so" grep -q "no boot event log: the policy's measured_boot section judges its events" \
+	<("$VIGIL" attest status host1 --history)
+check "booted the Secure Boot log again" boot "$L"
+"$VIGIL" attest reactivate host1 >/dev/null
+check "the log served again: trusted" wait_for trusted
+
 # a policy change is judged on the boot log the verifier already has (fetched again)
 python3 - mb.json cmd.json <<'EOF'
 import json, sys

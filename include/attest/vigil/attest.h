@@ -459,7 +459,8 @@ struct vg_attest_state {
  * agent has a boot log, against the values @pol pins; a list starting at
  * entry 0 must then begin with the boot log's boot_aggregate. Once the
  * boot PCRs match the log, the failures of its events (ev->boot_events)
- * are the round's too, added after those of the list. Other PCRs
+ * are the round's too, added after those of the list; a policy with a
+ * measured_boot section and no boot log (ev->boot NULL) fails boot.event. Other PCRs
  * are only checked against pcrDigest.
  * On 0 the state is advanced; on 1 it is unchanged. *@reboot is set when
  * a reboot was recognised.
