@@ -24,6 +24,7 @@
 #include "cmd_attest.h"
 #include "cmd_trust.h"
 #include "vigil/attest.h"
+#include "vigil/attest_mbpolicy.h"
 #include "vigil/attest_boot.h"
 #include "vigil/dsse.h"
 #include "vigil/eventlog.h"
@@ -261,9 +262,15 @@ static int emit_policy(const struct vg_refpolicy *p, const char *out)
 	return r;
 }
 
-/* --boot-log: pin PCRs 0-7 to the replay of a known-good boot log. Return: 0, -1 (reported). */
-static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned int bank)
+/*
+ * --boot-log: the event-level measured-boot policy a known-good boot log
+ * allows ("measured_boot") and, unless @no_pins, PCRs 0-7 pinned to its
+ * replay. Return: 0, -1 (reported).
+ */
+static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned int bank,
+			    bool no_pins)
 {
+	struct vg_mbpolicy *mb = NULL;
 	struct vg_eventlog *log = NULL;
 	struct vg_eventlog_pcrs pcrs;
 	struct vg_diag d = { 0 };
@@ -276,8 +283,12 @@ static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned i
 	r = vg_eventlog_parse(b, n, &log, &d);
 	free(b);
 	if (r == 0)
+		r = vg_mbpolicy_from_log(log, &mb, &d);
+	if (r == 0)
+		vg_refpolicy_set_mbpolicy(p, mb);
+	if (r == 0 && !no_pins)
 		r = vg_eventlog_replay(log, bank, &pcrs, &d);
-	for (unsigned int i = 0; r == 0 && i < 8; i++)
+	for (unsigned int i = 0; r == 0 && !no_pins && i < 8; i++)
 		r = vg_refpolicy_boot_pin(p, i, &pcrs.pcr[i]);
 	vg_eventlog_free(log);
 	if (r < 0) {
@@ -299,6 +310,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "boot-log", required_argument, NULL, 'B' },
 		{ "boot-bank", required_argument, NULL, 'K' },
+		{ "no-boot-pins", no_argument, NULL, 'P' },
 		{ "trusted", required_argument, NULL, 'T' },
 		{ "hmac-key", required_argument, NULL, 'H' },
 		{ "trusted-superseded", no_argument, NULL, 'S' },
@@ -309,7 +321,7 @@ int cli_attest_policy_create(int argc, char **argv)
 	const char *log = NULL, *tree = NULL, *root = "/", *out = NULL, *boot = NULL;
 	const char *trusted[8];
 	size_t ntrusted = 0;
-	bool superseded = false, merged_usr = false;
+	bool superseded = false, merged_usr = false, no_pins = false;
 	struct cli_keyargs ka = { 0 };
 	struct vg_hmac_key hk = { 0 };
 	int boot_bank = VG_HASH_SHA256;
@@ -352,6 +364,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		}
 		case 'o': out = optarg; break;
 		case 'B': boot = optarg; break;
+		case 'P': no_pins = true; break;
 		case 'K':
 			boot_bank = cli_parse_algo(optarg);
 			if (boot_bank < 0)
@@ -397,7 +410,11 @@ int cli_attest_policy_create(int argc, char **argv)
 	}
 	if (log && policy_from_log(p, log) < 0)
 		goto out;
-	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank) < 0)
+	if (no_pins && !boot) {
+		cli_err("--no-boot-pins needs --boot-log FILE");
+		goto out;
+	}
+	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank, no_pins) < 0)
 		goto out;
 	if (tree) {
 		tc.p = p;
@@ -615,11 +632,12 @@ int cli_attest_policy_check(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "trusted", required_argument, NULL, 'T' },
 		{ "hmac-key", required_argument, NULL, 'H' },
+		{ "boot-log", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	bool json = false;
-	const char *pf = NULL, *trusted = NULL;
+	const char *pf = NULL, *trusted = NULL, *boot = NULL, *lf;
 	struct cli_keyargs ka = { 0 };
 	struct vg_hmac_key hk = { 0 };
 	struct vg_trust_db *tdb = NULL;
@@ -644,6 +662,7 @@ int cli_attest_policy_check(int argc, char **argv)
 		case 'p': pf = optarg; break;
 		case 'j': json = true; break;
 		case 'T': trusted = optarg; break;
+		case 'B': boot = optarg; break;
 		case 'H': ka.hmac_key = optarg; break;
 		case 'K':
 			if (add_policy_key(&keys, optarg) < 0)
@@ -653,10 +672,11 @@ int cli_attest_policy_check(int argc, char **argv)
 		default: goto out;
 		}
 	}
-	if (!pf || optind != argc - 1) {
-		cli_err("policy check needs --policy FILE and one LOG");
+	if (!pf || optind < argc - 1 || (optind == argc && !boot)) {
+		cli_err("policy check needs --policy FILE and one LOG, --boot-log FILE or both");
 		goto out;
 	}
+	lf = optind < argc ? argv[optind] : NULL;
 	if (!trusted && ka.hmac_key) {
 		cli_err("--hmac-key needs --trusted DB");
 		goto out;
@@ -680,25 +700,46 @@ int cli_attest_policy_check(int argc, char **argv)
 			put_check_json("policy-rejected", 0, NULL,
 				       "the policy's signature does not verify with --policy-key");
 	}
-	if (r != 0 || cli_attest_read(argv[optind], &raw, &rl) < 0)
+	if (r != 0)
 		goto out;
-	if (vg_imalog_is_ascii(raw, rl)) {
-		r = ascii_prefix(raw, rl, &scratch, &algo, &bad, &d);
-		if (r < 0) {
-			cli_err("out of memory");
-			goto out;
-		}
-		stopped = r == 1;
-		buf = scratch.data ? scratch.data : (const uint8_t *)"";
-		len = scratch.len;
-	} else if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
-		cli_file_err(argv[optind], "%s", d.msg);
+	if (boot && !vg_refpolicy_mbpolicy(p)) {
+		cli_file_err(pf, "--boot-log: the policy has no measured_boot section");
 		goto out;
 	}
 	vg_refpolicy_set_archive(p, idx);
 	vg_attest_logstate_init(&st, VG_HASH_SHA256);
 	vg_attest_verdict_init(&v);
-	r = vg_attest_log_check(p, buf, len, algo, VG_ATTEST_PCR_IMA, NULL, &st, &v);
+	r = 0;
+	if (lf) {
+		if (cli_attest_read(lf, &raw, &rl) < 0)
+			goto out;
+		if (vg_imalog_is_ascii(raw, rl)) {
+			r = ascii_prefix(raw, rl, &scratch, &algo, &bad, &d);
+			if (r < 0) {
+				cli_err("out of memory");
+				goto out;
+			}
+			stopped = r == 1;
+			buf = scratch.data ? scratch.data : (const uint8_t *)"";
+			len = scratch.len;
+		} else if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
+			cli_file_err(lf, "%s", d.msg);
+			goto out;
+		}
+		r = vg_attest_log_check(p, buf, len, algo, VG_ATTEST_PCR_IMA, NULL, &st, &v);
+	}
+	if (r >= 0 && boot) {
+		/* the boot log's events, after the list's failures (as a verifier's round) */
+		uint8_t *bb;
+		size_t bl;
+		int rb;
+
+		if (cli_attest_read(boot, &bb, &bl) < 0)
+			goto out;
+		rb = vg_mbpolicy_check_buf(vg_refpolicy_mbpolicy(p), bb, bl, &v);
+		free(bb);
+		r = rb < 0 ? rb : (r || rb);
+	}
 	if (r < 0) {
 		cli_err("%s", strerror(-r));
 		goto out;
@@ -728,8 +769,10 @@ int cli_attest_policy_check(int argc, char **argv)
 	}
 	if (json)
 		put_check_json("ok", st.entries, NULL, NULL);
+	else if (lf)
+		printf("OK %" PRIu64 " entries%s\n", st.entries, boot ? ", boot log" : "");
 	else
-		printf("OK %" PRIu64 " entries\n", st.entries);
+		printf("OK boot log\n");
 	rc = EXIT_OK;
 out:
 	vg_attest_verdict_release(&v);

@@ -5,6 +5,10 @@
  * quote's resetCount/restartCount and the registered AK. A round costs a
  * comparison of ten digests; the log is fetched again on a new boot, or
  * after a boot.* failure (so that a reactivated agent is looked at anew).
+ * The events of the log are judged by the policy's measured_boot section
+ * (attest_mbpolicy.h) when it is fetched, and the failures kept: a round
+ * adds them to its verdict; another section (an updated policy) has the
+ * log fetched and judged again.
  * Not persisted: a restarted verifier fetches each log once more. The
  * table is locked; an entry is used only by its agent's round (one at a
  * time) and is freed only at exit, so it needs no lock of its own.
@@ -49,9 +53,55 @@ struct vf_bootc *vf_bootc_get(struct verifier *vf, const struct vg_store_agent *
 	return c;
 }
 
-int vf_bootc_fetch(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
-		   struct vf_bootc *c, struct vg_attest_verdict *v)
+bool vf_bootc_stale(const struct vf_bootc *c, const struct vg_refpolicy *pol)
 {
+	const struct vg_mbpolicy *mb = vg_refpolicy_mbpolicy(pol);
+
+	if (!mb)
+		return c->mb_on;
+	return !c->mb_on || memcmp(c->mbid, vg_mbpolicy_id(mb), sizeof(c->mbid)) != 0;
+}
+
+static void mb_drop(struct vf_bootc *c)
+{
+	if (c->mbv) {
+		vg_attest_verdict_release(c->mbv);
+		free(c->mbv);
+		c->mbv = NULL;
+	}
+	c->mb_on = false;
+}
+
+/* The events of the log @buf judged by @mb, the failures kept. Return: 0, -ENOMEM. */
+static int mb_judge(struct vf_bootc *c, const struct vg_mbpolicy *mb, const uint8_t *buf,
+		    size_t len)
+{
+	struct vg_attest_verdict *mv = malloc(sizeof(*mv));
+	int r;
+
+	if (!mv)
+		return -ENOMEM;
+	vg_attest_verdict_init(mv);
+	r = vg_mbpolicy_check_buf(mb, buf, len, mv);
+	if (r < 0) {
+		vg_attest_verdict_release(mv);
+		free(mv);
+		return r;
+	}
+	if (r == 0) {
+		free(mv);
+		mv = NULL;
+	}
+	c->mbv = mv;
+	c->mb_on = true;
+	memcpy(c->mbid, vg_mbpolicy_id(mb), sizeof(c->mbid));
+	return 0;
+}
+
+int vf_bootc_fetch(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
+		   const struct vg_refpolicy *pol, struct vf_bootc *c, struct vg_attest_verdict *v)
+{
+	const struct vg_mbpolicy *mb = vg_refpolicy_mbpolicy(pol);
 	struct vg_attest_verdict bv;
 	char err[512], said[161];
 	struct vf_buf b = { 0 };
@@ -85,16 +135,25 @@ int vf_bootc_fetch(struct verifier *vf, struct vf_source *src, const struct vg_s
 			snprintf(c->msg, sizeof(c->msg), "%s", bv.msg);
 		}
 	}
+	mb_drop(c);
+	if (c->have && !c->malformed && mb && mb_judge(c, mb, b.p ? b.p : (const uint8_t *)"",
+						      b.len) < 0) {
+		free(b.p);
+		c->fetched = false;
+		vg_attest_fail(v, VG_AF_COMM, "verifier error: %s", strerror(ENOMEM));
+		return -1;
+	}
 	free(b.p);
 	return 0;
 }
 
 int vf_bootc_boot(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
-		  struct vf_bootc *c, const struct vg_tpms_attest *q, struct vg_attest_verdict *v)
+		  const struct vg_refpolicy *pol, struct vf_bootc *c, const struct vg_tpms_attest *q,
+		  struct vg_attest_verdict *v)
 {
 	/* another boot (or resume): its log, replayed once */
 	if (c->keyed && (q->reset_count != c->reset || q->restart_count != c->restart) &&
-	    vf_bootc_fetch(vf, src, a, c, v) < 0)
+	    vf_bootc_fetch(vf, src, a, pol, c, v) < 0)
 		return -1;
 	if (!c->keyed) {
 		c->keyed = true;
@@ -110,6 +169,7 @@ void vf_bootc_free(struct verifier *vf)
 		while (vf->bootc_tab[i]) {
 			struct vf_bootc *n = vf->bootc_tab[i]->next;
 
+			mb_drop(vf->bootc_tab[i]);
 			free(vf->bootc_tab[i]);
 			vf->bootc_tab[i] = n;
 		}

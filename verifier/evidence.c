@@ -15,6 +15,7 @@
 
 #include "verifier.h"
 #include "vigil/attest_boot.h"
+#include "vigil/attest_mbpolicy.h"
 #include "vigil/imalog.h"
 
 /* The PCRs the quote says it covers in @bank (0: it does not decode, or none there). */
@@ -78,12 +79,13 @@ int vf_evidence_judge(struct verifier *vf, const struct vg_api_evidence *e, json
 	struct vg_attest_evidence ev = { .attest = e->attest, .attest_len = e->attest_len,
 					 .sig = e->sig, .sig_len = e->sig_len, .pcrs = e->pcrs };
 	struct vg_attest_state st;
-	struct vg_attest_verdict v;
+	struct vg_attest_verdict v, mbv;
 	struct vg_diag d = { 0 };
 	bool reboot = false;
 	int status = 400, r;
 
 	vg_attest_verdict_init(&v);
+	vg_attest_verdict_init(&mbv);
 	*ret = NULL;
 	if (vg_attest_ak_load(e->ak, e->ak_len, &ak, &d) < 0) {
 		snprintf(err, errlen, "evidence: tpm_ak: %s", d.msg);
@@ -154,6 +156,16 @@ int vf_evidence_judge(struct verifier *vf, const struct vg_api_evidence *e, json
 		if (r == 1)
 			goto judged;
 		ev.boot = boot;
+		if (vg_refpolicy_mbpolicy(pol)) {
+			r = vg_mbpolicy_check_buf(vg_refpolicy_mbpolicy(pol), e->mb_log, e->mb_len,
+						  &mbv);
+			if (r < 0) {
+				status = 500;
+				snprintf(err, errlen, "out of memory");
+				goto out;
+			}
+			ev.boot_events = &mbv;
+		}
 	}
 	r = vg_attest_evidence_check(ak, pol, &req, &ev, &st, &reboot, &v);
 	if (r < 0) {
@@ -178,6 +190,7 @@ out:
 	vg_imalog_buf_release(&bin);
 	free(boot);
 	vg_attest_verdict_release(&v);
+	vg_attest_verdict_release(&mbv);
 	if (status == 200 && !e->ear && !*ret) {
 		snprintf(err, errlen, "out of memory");
 		status = 500;

@@ -75,7 +75,9 @@ static int round_once(struct verifier *vf, struct vf_source *src, const struct v
 		goto out;
 	}
 	/* a boot log or pinned boot PCRs: quote PCRs 0-9 (or the pinned ones) as well */
-	if (!bc->fetched && vf_bootc_fetch(vf, src, a, bc, v) < 0) {
+	if (bc->fetched && bc->have && vf_bootc_stale(bc, pol))
+		bc->fetched = false;	/* another measured_boot section: judge the log anew */
+	if (!bc->fetched && vf_bootc_fetch(vf, src, a, pol, bc, v) < 0) {
 		r = -1;
 		goto out;
 	}
@@ -109,7 +111,7 @@ static int round_once(struct verifier *vf, struct vf_source *src, const struct v
 	r = vg_attest_evidence_quote(ak, &areq, &ev, st, qd, v);
 	if (r)
 		goto judged;
-	if (vf_bootc_boot(vf, src, a, bc, &qd->quote, v) < 0) {
+	if (vf_bootc_boot(vf, src, a, pol, bc, &qd->quote, v) < 0) {
 		r = -1;
 		goto out;
 	}
@@ -124,8 +126,10 @@ static int round_once(struct verifier *vf, struct vf_source *src, const struct v
 		r = 0;
 		goto out;
 	}
-	if (bc->have && (areq.mask & VG_ATTEST_BOOT_MASK) == VG_ATTEST_BOOT_MASK)
+	if (bc->have && (areq.mask & VG_ATTEST_BOOT_MASK) == VG_ATTEST_BOOT_MASK) {
 		ev.boot = &bc->boot;
+		ev.boot_events = bc->mbv;
+	}
 	ev.log_offset = qd->log_offset;
 	if (a->mask & (1u << VG_ATTEST_PCR_IMA)) {
 		snprintf(path, sizeof(path), "/v1/log?offset=%" PRIu64, ev.log_offset);
@@ -150,7 +154,8 @@ judged:
 		vg_attest_fail(v, VG_AF_COMM, "verifier error: %s", strerror(-r));
 		r = -1;
 	}
-	if (r == 1 && v->fail >= VG_AF_BOOT_MALFORMED && v->fail <= VG_AF_BOOT_AGG)
+	if (r == 1 && ((v->fail >= VG_AF_BOOT_MALFORMED && v->fail <= VG_AF_BOOT_AGG) ||
+		       v->fail == VG_AF_BOOT_EVENT))
 		bc->fetched = false;	/* look at the log again once reactivated */
 out:
 	vg_attest_ak_free(ak);

@@ -37,6 +37,7 @@
 #include "vigil/attest.h"
 #include "vigil/attest_api.h"
 #include "vigil/attest_boot.h"
+#include "vigil/attest_mbpolicy.h"
 #include "metrics.h"
 #include "vigil/auth.h"
 #include "vigil/dsse.h"
@@ -306,20 +307,30 @@ struct vf_bootc {
 	uint32_t reset, restart;
 	struct vg_attest_boot boot;
 	char msg[512];
+	/* the log's events judged by the policy's measured_boot section, once per log */
+	bool mb_on;			/* ... judged with a section whose id is mbid */
+	uint8_t mbid[32];
+	struct vg_attest_verdict *mbv;	/* its failures; NULL: passed or not judged */
 };
 
 /* Return: the entry of @a (made if new), NULL on no memory. */
 struct vf_bootc *vf_bootc_get(struct verifier *vf, const struct vg_store_agent *a);
-/* GET /v1/bootlog (from @src) into @c. Return: 0, -1 (communication: @v). */
+/*
+ * GET /v1/bootlog (from @src) into @c: replayed, and its events judged by
+ * @pol's measured_boot section (if any). Return: 0, -1 (communication: @v).
+ */
 int vf_bootc_fetch(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
-		   struct vf_bootc *c, struct vg_attest_verdict *v);
+		   const struct vg_refpolicy *pol, struct vf_bootc *c, struct vg_attest_verdict *v);
+/* @c's events were judged by another measured_boot section than @pol's (or none). */
+bool vf_bootc_stale(const struct vf_bootc *c, const struct vg_refpolicy *pol);
 /*
  * The quote @q (verified) names the boot: a boot other than the one the
  * entry holds has its log fetched again.
  * Return: 0, -1 (communication: @v).
  */
 int vf_bootc_boot(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
-		  struct vf_bootc *c, const struct vg_tpms_attest *q, struct vg_attest_verdict *v);
+		  const struct vg_refpolicy *pol, struct vf_bootc *c, const struct vg_tpms_attest *q,
+		  struct vg_attest_verdict *v);
 void vf_bootc_free(struct verifier *vf);
 
 /* ---- round.c ---- */

@@ -62,6 +62,7 @@ static const char *const fail_ids[VG_AF__COUNT] = {
 	[VG_AF_PACKAGE_NEWER] = "policy.package_newer",
 	[VG_AF_STALE] = "state.stale",
 	[VG_AF_KEYRING_KEY] = "policy.keyring_key",
+	[VG_AF_BOOT_EVENT] = "boot.event",
 };
 
 const char *vg_attest_fail_id(unsigned int f)

@@ -438,6 +438,7 @@ bool vg_ear_claim(unsigned int fail, unsigned int *claim, int *value)
 		c = VG_EAR_INSTANCE_IDENTITY, v = 97;
 		break;
 	case VG_AF_PCR_SELECTION:
+	case VG_AF_BOOT_EVENT:
 		c = VG_EAR_CONFIGURATION, v = 96;
 		break;
 	case VG_AF_UNSAFE:
@@ -464,7 +465,8 @@ bool vg_ear_claim(unsigned int fail, unsigned int *claim, int *value)
 		break;
 	default:
 		/* policy.digest, policy.signature, policy.boot_aggregate, log.progress,
-		 * boot.pcr_value, and any failure added later: a contraindicated runtime */
+		 * boot.pcr_value, policy.keyring_key, and any failure added later: a
+		 * contraindicated runtime */
 		break;
 	}
 	*claim = c;

@@ -27,6 +27,7 @@
 #include "vigil/attest.h"
 #include "vigil/attest_boot.h"
 #include "vigil/keyring.h"
+#include "vigil/attest_mbpolicy.h"
 
 void vg_attest_logstate_init(struct vg_attest_logstate *st, unsigned int bank)
 {
@@ -255,6 +256,10 @@ int vg_attest_evidence_judge(const struct vg_refpolicy *pol, const struct vg_att
 	r = vg_attest_boot_check(ev->boot, pol, req, &ev->pcrs, v);
 	if (r)
 		return r;
+	/* events to judge and no log to judge them in: hiding the log must not pass */
+	if (!ev->boot && vg_refpolicy_mbpolicy(pol))
+		return vg_attest_fail(v, VG_AF_BOOT_EVENT, "no boot event log: the policy's "
+				      "measured_boot section judges its events");
 	if (req->mask & (1u << VG_ATTEST_PCR_IMA)) {
 		if (ev->log_offset != ls.offset)
 			return vg_attest_fail(v, VG_AF_LOG_PCR, "the list sent starts at byte %" PRIu64
@@ -268,9 +273,25 @@ int vg_attest_evidence_judge(const struct vg_refpolicy *pol, const struct vg_att
 		}
 		r = vg_attest_log_check(pol, ev->log, ev->log_len, ev->log_algo, VG_ATTEST_PCR_IMA,
 					&ev->pcrs.v[req->bank][VG_ATTEST_PCR_IMA], &ls, v);
-		if (r)
+		if (r < 0)
 			return r;
 	}
+	/* the boot log's events, proven by the PCRs just compared */
+	if (ev->boot && ev->boot_events && ev->boot_events->fail != VG_AF_NONE) {
+		size_t listed = vg_attest_verdict_listed(ev->boot_events);
+
+		for (size_t i = 0; i < listed; i++) {
+			int a = vg_attest_verdict_add(v, vg_attest_verdict_nth(ev->boot_events, i));
+
+			if (a < 0)
+				return a;
+		}
+		if (v)	/* those past the bound: counted, as the judge counted them */
+			v->failures += vg_attest_verdict_count(ev->boot_events) - listed;
+		r = 1;
+	}
+	if (r)
+		return r;
 	st->clock = q->clock;
 	st->log = ls;
 	return 0;

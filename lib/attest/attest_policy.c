@@ -30,6 +30,7 @@
 #include "attest_policy.h"
 #include "vigil/attest.h"
 #include "vigil/attest_boot.h"
+#include "vigil/attest_mbpolicy.h"
 #include "vigil/keyring.h"
 #include "vigil/sig.h"
 #include "vigil/trust.h"
@@ -76,7 +77,19 @@ void vg_refpolicy_free(struct vg_refpolicy *p)
 	free(p->key_pem);
 	free(p->pins);
 	free(p->ualgo);
+	vg_mbpolicy_free(p->mb);
 	free(p);
+}
+
+const struct vg_mbpolicy *vg_refpolicy_mbpolicy(const struct vg_refpolicy *p)
+{
+	return p ? p->mb : NULL;
+}
+
+void vg_refpolicy_set_mbpolicy(struct vg_refpolicy *p, struct vg_mbpolicy *mb)
+{
+	vg_mbpolicy_free(p->mb);
+	p->mb = mb;
 }
 
 const char *vg__refpolicy_algo_name(const struct vg_refpolicy *p, const struct pdig *d)

@@ -76,6 +76,7 @@ struct vg_refpolicy {
 	char (*ualgo)[PDIG_NAME_MAX];	/* names of the unknown algorithms of uncheckable digests */
 	size_t nualgo;
 	const struct vg_trust_index *archive;	/* vg_refpolicy_set_archive, or NULL */
+	struct vg_mbpolicy *mb;		/* "measured_boot" (attest_mbpolicy.c), or NULL */
 	bool sig_keylime;		/* ima-sig read as Keylime does: a signature that verifies
 					   passes whatever the digest list says, one that does not
 					   falls back to it (Keylime-format policies; "ima_sig") */
@@ -123,6 +124,14 @@ int vg__attest_buf_key(const uint8_t *buf, size_t len);
 int vg__attest_learned_add(struct vg_attest_learned *k, const uint8_t *buf, size_t len);
 /* A keyring of the keys of @k. Return: 0, -EBADMSG, -ENOMEM. */
 int vg__attest_learned_keyring(const struct vg_attest_learned *k, struct vg_keyring **ret);
+/* The measured-boot section from JSON (attest_mbpolicy.c). Return: 0, -EBADMSG, -ENOMEM. */
+struct json_object;
+struct vg_mbpolicy;
+int vg__mbpolicy_from_json(struct json_object *o, struct vg_mbpolicy **ret, struct vg_diag *diag);
+/* Return: a new JSON object of @p's section, NULL on no memory. */
+struct json_object *vg__mbpolicy_json(const struct vg_mbpolicy *p);
+/* @o is Keylime's measured-boot reference state (has_secureboot, scrtm_and_bios + kernels). */
+bool vg__mbpolicy_is_keylime(struct json_object *o);
 
 /* Allow @d for boot PCR @pcr (attest_policy.c). Return: 0 or -ENOMEM. */
 int vg__refpolicy_pin_add(struct vg_refpolicy *p, unsigned int pcr, const struct pdig *d);

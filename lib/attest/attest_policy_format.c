@@ -21,6 +21,7 @@
 #include "attest_policy.h"
 #include "vigil/attest.h"
 #include "vigil/attest_boot.h"
+#include "vigil/attest_mbpolicy.h"
 #include "vigil/keyring.h"
 #include "vigil/sig.h"
 
@@ -296,6 +297,16 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 		return vg_diag_set(diag, -EBADMSG, "policy: not a JSON object");
 	if (json_object_object_get_ex(root, "payloadType", &o))
 		return load_dsse(p, root, depth, diag);
+	/* Keylime's measured-boot reference state: a policy of boot events only */
+	if (vg__mbpolicy_is_keylime(root)) {
+		struct vg_mbpolicy *mb;
+
+		r = vg__mbpolicy_from_json(root, &mb, diag);
+		if (r < 0)
+			return r;
+		vg_refpolicy_set_mbpolicy(p, mb);
+		return 0;
+	}
 	/*
 	 * ima-sig: vigil's own policies read it strictly unless they say
 	 * "ima_sig": "keylime" (what an imported Keylime policy exports as);
@@ -397,6 +408,14 @@ static int load_json(struct vg_refpolicy *p, json_object *root, int depth, struc
 		p->ignore_violations = json_object_get_boolean(o);
 	if (json_object_object_get_ex(root, "boot_pcrs", &o) && (r = load_boot_pcrs(p, o, diag)) < 0)
 		return r;
+	if (json_object_object_get_ex(root, "measured_boot", &o)) {
+		struct vg_mbpolicy *mb;
+
+		r = vg__mbpolicy_from_json(o, &mb, diag);
+		if (r < 0)
+			return r;
+		vg_refpolicy_set_mbpolicy(p, mb);
+	}
 	return 0;
 }
 
@@ -616,6 +635,15 @@ long vg_refpolicy_to_json(const struct vg_refpolicy *p, char **ret)
 			json_object_object_add(bp, key, arr);
 		}
 		json_object_object_add(root, "boot_pcrs", bp);
+	}
+	if (p->mb) {
+		json_object *mb = vg__mbpolicy_json(p->mb);
+
+		if (!mb) {
+			json_object_put(root);
+			return -ENOMEM;
+		}
+		json_object_object_add(root, "measured_boot", mb);
 	}
 	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 					   JSON_C_TO_STRING_NOSLASHESCAPE);

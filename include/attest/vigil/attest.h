@@ -40,7 +40,9 @@
  * (struct vg_attest_learned), so they persist across rounds, and a new
  * boot starts with none.
  *
- * Not here: measured-boot policies on events (only on PCR values), the
+ * Measured-boot policies on the events themselves: attest_mbpolicy.h.
+ *
+ * Not here: the
  * DSSE signature checks of Keylime policies (the envelope is unwrapped,
  * not verified: dsse.h checks it).
  */
@@ -106,6 +108,8 @@ enum vg_attest_fail {
 	VG_AF_KEYRING_KEY,	/* policy.keyring_key: an ima-buf keyring entry carries a key of a
 				   type that cannot verify file signatures (not RSA or EC; Keylime's
 				   invalid_key), judged as Keylime does for Keylime-format policies */
+	VG_AF_BOOT_EVENT,	/* boot.event: an event of the boot log is not one the measured-boot
+				   policy allows (attest_mbpolicy.h; names the event) */
 	VG_AF__COUNT
 };
 
@@ -480,6 +484,9 @@ struct vg_attest_evidence {
 	unsigned int log_algo;		/* template digest bank of the list (sha1) */
 	const struct vg_attest_boot *boot;	/* the agent's boot log, replayed (attest_boot.h);
 						   NULL: none */
+	const struct vg_attest_verdict *boot_events;	/* the failures of that log's events
+							   (vg_mbpolicy_check, judged once per
+							   boot log); NULL or none: all passed */
 };
 
 struct vg_attest_state {
@@ -495,7 +502,10 @@ struct vg_attest_state {
  * where the state expects the next entry (VG_AF_LOG_PCR otherwise). Boot
  * PCRs (vg_attest_boot_check, attest_boot.h): against ev->boot when the
  * agent has a boot log, against the values @pol pins; a list starting at
- * entry 0 must then begin with the boot log's boot_aggregate. Other PCRs
+ * entry 0 must then begin with the boot log's boot_aggregate. Once the
+ * boot PCRs match the log, the failures of its events (ev->boot_events)
+ * are the round's too, added after those of the list; a policy with a
+ * measured_boot section and no boot log (ev->boot NULL) fails boot.event. Other PCRs
  * are only checked against pcrDigest.
  * On 0 the state is advanced; on 1 it is unchanged. *@reboot is set when
  * a reboot was recognised.

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# t0520: the event-level measured-boot policy ("measured_boot",
+# attest_mbpolicy.h) end to end with swtpm. Keylime's real Secure Boot log
+# (RHEL 9: shim, GRUB, kernel, PCR 0-9 and 14) is "booted" into the swtpm
+# (each record for PCRs 0-9 extended with tpm2_pcrextend), served by
+# vigil-agent --boot-log and judged by vigil-verifier under a policy that
+# `vigil attest policy create --boot-log --no-boot-pins` learnt from it:
+# trusted. Then three tampered boots, each log made self-consistent
+# (tests/cli/mb_tamper.py recomputes the changed event's digests) and the
+# swtpm's PCRs extended to match it, so the quote agrees with the log and
+# only the event is wrong: Secure Boot off (SecureBoot=0), a kernel no
+# allowed key signed (another authenticode digest), a changed kernel
+# command line. Each fails with boot.event naming the event, never
+# boot.pcr_mismatch; the untampered log, rebooted into, is trusted again.
+# POST /v1/verify/evidence, sent the same evidence (the boot log as mb_log),
+# gives the same verdicts.
+. "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-attest.sh"
+. "$SRCDIR/tests/lib-tpm.sh"
+vg_init
+att_auth
+vg_tpm_start
+
+AGENT=${VIGIL_AGENT_BIN:?}
+VERIFIER=${VIGIL_VERIFIER_BIN:?}
+L=$VECTORS/eventlog/keylime__binary_bios_measurements-secureboot
+AP=$(vg_port); VP=$(vg_port)
+export VIGIL_VERIFIER=http://127.0.0.1:$VP
+VPID=
+trap '_rc=$?; for p in ${VPID:-} ${AGENT_PID:-}; do kill $p 2>/dev/null; done; wait 2>/dev/null;
+      bash "$SRCDIR/scripts/swtpm.sh" stop "$TPMDIR" >/dev/null 2>&1; (exit $_rc); vg_cleanup' EXIT
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+
+# boot: extend every record of the log for PCRs 0-9 (the banks it has)
+boot_extend() {
+	"$VIGIL" log boot show --json "$1" | python3 -c '
+import json, sys
+for e in json.load(sys.stdin)["events"]:
+    if e["type"] != "EV_NO_ACTION" and e["pcr"] <= 9:
+        print("%d:%s" % (e["pcr"], ",".join("%s=%s" % kv for kv in sorted(e["digests"].items()))))
+' >extends || return 1
+	while read -r x; do tpm2_pcrextend "$x" || return 1; done <extends
+}
+measure() { "$VIGIL" measure --log "$T/log" --tpm >/dev/null 2>&1 "$@"; }
+start_agent() {	# BOOTLOG
+	"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
+		--boot-log "$1" 2>>agent.err &
+	AGENT_PID=$!
+	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+}
+# a new boot of LOG: the TPM reset, the log extended, a new measurement list
+boot() {
+	if [ -n "${AGENT_PID:-}" ]; then kill $AGENT_PID; wait $AGENT_PID 2>/dev/null; fi
+	rm -f "$T/log"
+	bash "$SRCDIR/scripts/swtpm.sh" reset "$TPMDIR" || return 1
+	boot_extend "$1" || return 1
+	measure "$T/tree/a" || return 1
+	start_agent "$1"
+}
+wait_for() { att_wait host1 "$@"; }
+pj() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# stateless OUT: the agent's evidence of now (quote of PCRs 0-10, the list, the boot log)
+# judged by POST /v1/verify/evidence under the policy "mb", no agent state used
+stateless() {
+	local n
+	n=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/quote?nonce=$n&bank=sha256&mask=7ff" >q.json
+	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/identity" >id.json
+	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/log?offset=0" -o cur.log
+	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/bootlog" -o cur.boot
+	"$VIGIL" log convert --to ascii -o cur.ascii cur.log >/dev/null
+	/usr/bin/python3 - "$n" "$1.json" <<'PY'
+import base64, json, sys
+data = {"quote": json.load(open("q.json")), "nonce_hex": sys.argv[1], "hash_alg": "sha256",
+        "tpm_ak": json.load(open("id.json"))["ak_pub"], "runtime_policy_name": "mb",
+        "ima_measurement_list": open("cur.ascii").read(),
+        "mb_log": base64.b64encode(open("cur.boot", "rb").read()).decode()}
+json.dump({"type": "tpm", "data": data}, open(sys.argv[2], "w"))
+PY
+	curl -s -o "$1.out" -X POST -H "$ATT_RHDR" -H 'Content-Type: application/json' \
+		--data-binary "@$1.json" "127.0.0.1:$VP/v1/verify/evidence"
+}
+
+mkdir -p tree st
+echo "file a" >tree/a
+check "booted the Secure Boot log" boot "$L"
+"$VIGIL" log boot replay --bank sha256 "$L" | grep -E '^PCR-0[0-9] ' >replayed
+tpm2_pcrread sha256:0,1,2,3,4,5,6,7,8,9 | python3 -c '
+import re, sys
+for l in sys.stdin:
+    m = re.match(r"\s+(\d+)\s*:\s*0x([0-9A-Fa-f]+)", l)
+    if m and m.group(2).strip("0"):
+        print("PCR-%02d sha256:%s" % (int(m.group(1)), m.group(2).lower()))' >tpm.pcrs
+check "the swtpm's PCRs 0-9 are the log's replay" cmp tpm.pcrs replayed
+
+"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
+	--ek-ca "$TPMDIR/ek-ca.pem" 2>>verifier.err &
+VPID=$!
+for i in $(seq 50); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
+
+# the policy: the list's files, every boot's boot_aggregate (each boot's is
+# checked against its boot log: boot.aggregate), the boot log's events, no PCR pins
+check "policy create --boot-log --no-boot-pins" "$VIGIL" attest policy create --log "$T/log" \
+	--boot-log "$L" --no-boot-pins --exclude '^boot_aggregate$' -o mb.json
+check_eq "... writes measured_boot and no boot_pcrs" "$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1])); m = p["measured_boot"]
+print("boot_pcrs" in p, m["secure_boot"], len(m["kernel"]), len(m["db"]), len(m["kernel_cmdline"]))' mb.json)" \
+	"False True 1 4 1"
+check_rc 2 "--no-boot-pins without --boot-log is a usage error" \
+	"$VIGIL" attest policy create --log "$T/log" --no-boot-pins -o /dev/null
+"$VIGIL" attest policy create --log "$T/log" --boot-log "$L" -o pinned.json
+check "by default the PCRs 0-7 stay pinned as well" python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1])); assert sorted(p["boot_pcrs"]) == list("01234567") and p["measured_boot"]' pinned.json
+check "policy uploaded" "$VIGIL" attest policy set mb mb.json
+check "the verifier keeps the section" grep -q '"measured_boot"' <("$VIGIL" attest policy get mb)
+check "registration" "$VIGIL" attest add host1 --agent http://127.0.0.1:$AP --policy mb
+check "the known-good boot: trusted" wait_for trusted
+stateless good
+check_eq "POST /v1/verify/evidence on the same boot: valid" "$(pj good.out 'j["valid"]')" True
+r0=$(att_field rounds)
+sleep 1.2
+check "... over more rounds" test "$(att_field rounds)" -gt "$r0"
+
+n=0
+for c in secureboot-off kernel-unsigned cmdline; do
+	ev=$(python3 "$SRCDIR/tests/cli/mb_tamper.py" "$c" "$L" "$c.bin") || { check "tamper $c" false; continue; }
+	case $c in
+	secureboot-off) what="event $ev EV_EFI_VARIABLE_DRIVER_CONFIG PCR 7: SecureBoot=0, the policy requires Secure Boot on" ;;
+	kernel-unsigned) what="event $ev EV_EFI_BOOT_SERVICES_APPLICATION PCR 4: kernel sha256:[0-9a-f]{64} is not one the policy allows" ;;
+	cmdline) what="event $ev EV_IPL PCR 8: kernel command line \".* init=/bin/sh\" is not one the policy allows" ;;
+	esac
+	check "$c: booted (PCRs extended to match the tampered log)" boot "$T/$c.bin"
+	check "$c: failed boot.event" wait_for failed boot.event
+	"$VIGIL" attest status host1 --history >hist
+	check "$c: ... naming the event: $what" grep -Eq "boot.event .*$what" hist
+	check "$c: ... and not boot.pcr_mismatch (the quote matches the tampered log)" \
+		sh -c "! grep -q 'boot.pcr_mismatch' hist"
+	stateless "st-$c"
+	check_eq "$c: POST /v1/verify/evidence on the same evidence: the same failure" \
+		"$(pj "st-$c.out" '[(f["type"], f["context"]["entry"]) for f in j["failures"]]')" \
+		"[('boot.event', $ev)]"
+	n=$((n + 1))
+	check "the untampered log, rebooted into" boot "$L"
+	"$VIGIL" attest reactivate host1 >/dev/null
+	check "$c: ... is trusted again" wait_for trusted
+done
+check_eq "three tampered boots judged" "$n" 3
+
+# a boot whose agent serves no boot log cannot pass a policy that judges its events
+kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
+rm -f "$T/log"
+bash "$SRCDIR/scripts/swtpm.sh" reset "$TPMDIR"
+measure "$T/tree/a"
+start_agent "$T/no-such-boot-log"
+check "no boot log under a measured_boot policy: failed boot.event" wait_for failed boot.event
+check "... saying so" grep -q "no boot event log: the policy's measured_boot section judges its events" \
+	<("$VIGIL" attest status host1 --history)
+check "booted the Secure Boot log again" boot "$L"
+"$VIGIL" attest reactivate host1 >/dev/null
+check "the log served again: trusted" wait_for trusted
+
+# a policy change is judged on the boot log the verifier already has (fetched again)
+python3 - mb.json cmd.json <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["measured_boot"]["kernel_cmdline"] = ["ro quiet"]
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+"$VIGIL" attest policy set cmd cmd.json >/dev/null
+"$VIGIL" attest policy assign host1 cmd >/dev/null
+check "another command line allowed by a new policy: failed boot.event" wait_for failed boot.event
+check "... naming GRUB's PCR 8 event" grep -Eq "boot.event .*EV_IPL PCR 8: kernel command line" \
+	<("$VIGIL" attest status host1 --history)
+"$VIGIL" attest policy assign host1 mb >/dev/null
+"$VIGIL" attest reactivate host1 >/dev/null
+check "back to the learnt policy: trusted" wait_for trusted
+check "the verifier survived" kill -0 $VPID
+check "the daemons logged nothing from the sanitizers" sh -c "! grep -q 'Sanitizer' '$T'/verifier.err '$T'/agent.err"
