@@ -100,6 +100,17 @@ def main():
         e["digests"] = [[a, hashlib.new(ALGS[a], b"vigil t0520: a kernel no allowed key signed").digest()]
                         for a, _ in e["digests"]]
         changed = i
+    elif case == "kernel-foreign-key":
+        # the certificate that verified GRUB and the kernel (shim's vendor_db authority) is
+        # another one: a kernel signed by a key the policy does not allow
+        for i, e in enumerate(evs):
+            if e["type"] == 0x800000E0 and e["pcr"] == 7 and var_name(e["data"]) == "vendor_db":
+                d = bytearray(e["data"])
+                d[-1] ^= 1
+                e["data"] = bytes(d)
+                rehash(e, e["data"])
+                changed = i
+                break
     elif case == "cmdline":
         for i, e in enumerate(evs):
             if e["type"] == 0xd and e["pcr"] == 8 and e["data"].startswith(b"kernel_cmdline: "):

@@ -5,12 +5,13 @@
 # (each record for PCRs 0-9 extended with tpm2_pcrextend), served by
 # vigil-agent --boot-log and judged by vigil-verifier under a policy that
 # `vigil attest policy create --boot-log --no-boot-pins` learnt from it:
-# trusted. Then three tampered boots, each log made self-consistent
+# trusted. Then four tampered boots, each log made self-consistent
 # (tests/cli/mb_tamper.py recomputes the changed event's digests) and the
 # swtpm's PCRs extended to match it, so the quote agrees with the log and
-# only the event is wrong: Secure Boot off (SecureBoot=0), a kernel no
-# allowed key signed (another authenticode digest), a changed kernel
-# command line. Each fails with boot.event naming the event, never
+# only the event is wrong: Secure Boot off (SecureBoot=0), a kernel the
+# policy does not list (another authenticode digest), a kernel signed by a
+# key the policy does not allow (the vendor_db certificate that verified
+# GRUB and the kernel is another one), a changed kernel command line. Each fails with boot.event naming the event, never
 # boot.pcr_mismatch; the untampered log, rebooted into, is trusted again.
 # POST /v1/verify/evidence, sent the same evidence (the boot log as mb_log),
 # gives the same verdicts.
@@ -124,11 +125,12 @@ sleep 1.2
 check "... over more rounds" test "$(att_field rounds)" -gt "$r0"
 
 n=0
-for c in secureboot-off kernel-unsigned cmdline; do
+for c in secureboot-off kernel-unsigned kernel-foreign-key cmdline; do
 	ev=$(python3 "$SRCDIR/tests/cli/mb_tamper.py" "$c" "$L" "$c.bin") || { check "tamper $c" false; continue; }
 	case $c in
 	secureboot-off) what="event $ev EV_EFI_VARIABLE_DRIVER_CONFIG PCR 7: SecureBoot=0, the policy requires Secure Boot on" ;;
 	kernel-unsigned) what="event $ev EV_EFI_BOOT_SERVICES_APPLICATION PCR 4: kernel sha256:[0-9a-f]{64} is not one the policy allows" ;;
+	kernel-foreign-key) what="event $ev EV_EFI_VARIABLE_AUTHORITY PCR 7: an image was verified by vendor_db certificate [0-9a-f:sha]+, not an authority the policy allows" ;;
 	cmdline) what="event $ev EV_IPL PCR 8: kernel command line \".* init=/bin/sh\" is not one the policy allows" ;;
 	esac
 	check "$c: booted (PCRs extended to match the tampered log)" boot "$T/$c.bin"
@@ -146,7 +148,7 @@ for c in secureboot-off kernel-unsigned cmdline; do
 	"$VIGIL" attest reactivate host1 >/dev/null
 	check "$c: ... is trusted again" wait_for trusted
 done
-check_eq "three tampered boots judged" "$n" 3
+check_eq "four tampered boots judged" "$n" 4
 
 # a boot whose agent serves no boot log cannot pass a policy that judges its events
 kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
