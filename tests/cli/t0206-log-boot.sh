@@ -27,7 +27,9 @@ go-attestation__short_no_action_eventlog"
 n_tools=0 n_oracle=0
 for f in "$V"/*; do
 	b=$(basename "$f")
-	case $b in *.pcrs|*.md|tpm2-tools__specid-vendordata.bin) continue ;; esac
+	# Keylime's empty and bogus logs are there as logs that must NOT parse (t0521)
+	case $b in *.pcrs|*.md|tpm2-tools__specid-vendordata.bin|keylime__binary_bios_measurements-bogus|\
+		keylime__binary_bios_measurements-empty) continue ;; esac
 	"$VIGIL" log boot replay "$f" 2>"$b.err" | sort >"$b.vigil"
 	check_eq "$b: replay exits 0" "${PIPESTATUS[0]}" 0
 	$O replay "$f" | sort >"$b.oracle"
