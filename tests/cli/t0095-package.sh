@@ -349,7 +349,8 @@ VPID=$(daemon_pid "$DPID")
 marks() {	# every superblock vigild's fanotify groups mark: major:minor
 	local f
 	for f in /proc/"$VPID"/fdinfo/*; do
-		grep -o 'sdev:[0-9a-f]*' "$f" 2>/dev/null
+		# fanotify's own lines only: an epoll descriptor's fdinfo names its targets' sdev too
+		grep '^fanotify ' "$f" 2>/dev/null | grep -o 'sdev:[0-9a-f]*' 
 	done | sort -u | while IFS=: read -r _ dev; do
 		echo "$((0x$dev >> 20)):$((0x$dev & 0xfffff))"
 	done | sort -u
