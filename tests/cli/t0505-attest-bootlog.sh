@@ -28,16 +28,6 @@ trap '_rc=$?; for p in ${VPID:-} ${AGENT_PID:-}; do kill $p 2>/dev/null; done; w
       bash "$SRCDIR/scripts/swtpm.sh" stop "$TPMDIR" >/dev/null 2>&1; (exit $_rc); vg_cleanup' EXIT
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 
-# boot: extend every record of the log for PCRs 0-9 into both banks
-boot_extend() {
-	"$VIGIL" log boot show --json "$1" | python3 -c '
-import json, sys
-for e in json.load(sys.stdin)["events"]:
-    if e["type"] != "EV_NO_ACTION" and e["pcr"] <= 9:
-        print("%d:%s" % (e["pcr"], ",".join("%s=%s" % kv for kv in sorted(e["digests"].items()))))
-' >extends || return 1
-	while read -r x; do tpm2_pcrextend "$x" || return 1; done <extends
-}
 reboot() {
 	kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
 	rm -f "$T/log"
@@ -60,7 +50,7 @@ field() { att_field "$1"; }
 wait_for() { att_wait host1 "$@"; }	# STATE [FAILURE]: up to 15 s
 rounds() { field rounds; }
 
-check "the log's records extended into PCRs 0-9" boot_extend "$L"
+check "the log's records extended into PCRs 0-9" vg_tpm_boot_extend "$L"
 "$VIGIL" log boot replay --bank sha256 "$L" | grep -E '^PCR-0[0-9] ' >replayed
 tpm2_pcrread sha256:0,1,2,3,4,5,6,7,8,9 | python3 -c '
 import re, sys
@@ -152,7 +142,7 @@ at = e["offset"] + 12 + 2 + 20 + 2 + 5        # sha1 then sha256 digest: byte 5 
 b[at] ^= 0x40
 open("altered.bin", "wb").write(b)' "$L"
 reboot
-check "reboot: the log's records extended again" boot_extend "$L"
+check "reboot: the log's records extended again" vg_tpm_boot_extend "$L"
 measure "$T/tree/a" "$T/tree/b"
 cp altered.bin boot.bin
 start_agent
@@ -187,7 +177,7 @@ check_eq "the reboot was recognised" "$(field reboots)" 2
 # were extended: its boot_aggregate (all-zero PCRs) is not the boot log's
 reboot
 measure "$T/tree/a"
-check "the log's records extended after the list began" boot_extend "$L"
+check "the log's records extended after the list began" vg_tpm_boot_extend "$L"
 start_agent
 check "boot_aggregate not the boot log's: failed boot.aggregate" wait_for failed boot.aggregate
 check "... naming both values" grep -Eq "boot.aggregate .*boot_aggregate sha256:$zero is not sha256:$agg" \

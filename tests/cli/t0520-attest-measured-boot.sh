@@ -32,16 +32,6 @@ trap '_rc=$?; for p in ${VPID:-} ${AGENT_PID:-}; do kill $p 2>/dev/null; done; w
       bash "$SRCDIR/scripts/swtpm.sh" stop "$TPMDIR" >/dev/null 2>&1; (exit $_rc); vg_cleanup' EXIT
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 
-# boot: extend every record of the log for PCRs 0-9 (the banks it has)
-boot_extend() {
-	"$VIGIL" log boot show --json "$1" | python3 -c '
-import json, sys
-for e in json.load(sys.stdin)["events"]:
-    if e["type"] != "EV_NO_ACTION" and e["pcr"] <= 9:
-        print("%d:%s" % (e["pcr"], ",".join("%s=%s" % kv for kv in sorted(e["digests"].items()))))
-' >extends || return 1
-	while read -r x; do tpm2_pcrextend "$x" || return 1; done <extends
-}
 measure() { "$VIGIL" measure --log "$T/log" --tpm >/dev/null 2>&1 "$@"; }
 start_agent() {	# BOOTLOG
 	"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
@@ -54,7 +44,7 @@ boot() {
 	if [ -n "${AGENT_PID:-}" ]; then kill $AGENT_PID; wait $AGENT_PID 2>/dev/null; fi
 	rm -f "$T/log"
 	bash "$SRCDIR/scripts/swtpm.sh" reset "$TPMDIR" || return 1
-	boot_extend "$1" || return 1
+	vg_tpm_boot_extend "$1" || return 1
 	measure "$T/tree/a" || return 1
 	start_agent "$1"
 }
