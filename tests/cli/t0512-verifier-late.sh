@@ -134,6 +134,11 @@ for i in 1 2; do
 done
 check "--max-rounds 1: both agents trusted" all_trusted 30 2
 check_eq "... and neither late" "$(agents | awk '$4 == "true"' | wc -l)" 0
+# A loaded machine (sanitizers, 2 CPUs) can make h02 wait for the one slot
+# before h01 is stopped: a real episode, reported once. The episode under
+# test starts with h02 not late; the hooks are counted from there.
+for i in $(seq 100); do [ "$(att_field late h02)" = False ] && break; sleep 0.1; done
+pre=$(grep -c '^h02 state.late$' hooks)
 kill -STOP "${APID[1]}"
 late=
 for i in $(seq 100); do
@@ -160,8 +165,8 @@ check "metrics valid" $PC m2.prom
 check "... vigil_verifier_agents_late counts it" test "$(value vigil_verifier_agents_late m2.prom)" -ge 1
 check "... vigil_verifier_late_rounds_total too" test "$(value vigil_verifier_late_rounds_total m2.prom)" -ge 1
 check "... one round running (--max-rounds 1)" test "$(value vigil_verifier_rounds_running m2.prom)" -eq 1
-for i in $(seq 50); do grep -q '^h02 state.late$' hooks && break; sleep 0.1; done
-check_eq "--on-fail ran for h02 with VIGIL_FAILURE=state.late" "$(grep -c '^h02 state.late$' hooks)" 1
+for i in $(seq 50); do [ "$(grep -c '^h02 state.late$' hooks)" -gt "$pre" ] && break; sleep 0.1; done
+check_eq "--on-fail ran for h02 with VIGIL_FAILURE=state.late" "$(grep -c '^h02 state.late$' hooks)" $((pre + 1))
 "$VIGIL" attest status --history h02 >hist2
 check "h02's history records state.late" grep -q ' state.late ' hist2
 r0=$(att_field rounds h02)
@@ -180,7 +185,7 @@ curl -s --max-time 10 -H "$ATT_RHDR" -o m3.prom "$VIGIL_VERIFIER/metrics"
 check_eq "... no agent late now (gauge 0)" "$(value vigil_verifier_agents_late m3.prom)" 0
 check "... the counter keeps what happened" test \
 	"$(value vigil_verifier_late_rounds_total m3.prom)" -ge "$(value vigil_verifier_late_rounds_total m2.prom)"
-check_eq "... and the hook ran once for h02, not again" "$(grep -c '^h02 state.late$' hooks)" 1
+check_eq "... and the hook ran once for h02, not again" "$(grep -c '^h02 state.late$' hooks)" $((pre + 1))
 check_eq "... the agent that waited was never called unreachable (the wait was the verifier's)" \
 	"$(grep -c '^h02 agent.comm$' hooks)" 0
 sed 's/^/# hook: /' hooks
