@@ -19,7 +19,7 @@ const char *const vd_ctl_counter_names[VD_CTL_NCOUNTERS] = {
 	"hashed_bytes", "timeouts", "worker_restarts", "overflows", "measured", "fixed", "errors",
 	"ignore_marks", "ignore_flushes", "measure_failures", "lease_breaks", "lease_writers",
 	"lease_errors", "too_large", "appraiser_kills", "worker_spawns", "appraisers", "leases",
-	"trusted_archive", "trust_files",
+	"trusted_archive", "trust_files", "appraiser_answers", "appraisals",
 };
 
 int vd_ctl_mode_parse(const char *s)

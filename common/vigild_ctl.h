@@ -74,6 +74,8 @@ enum vd_ctl_counter {
 	VD_CTL_WORKER_SPAWNS, VD_CTL_APPRAISERS, VD_CTL_LEASES,
 	VD_CTL_TRUSTED_ARCHIVE,	/* unlabeled files allowed by trust=archive */
 	VD_CTL_TRUST_FILES,	/* files in the trust database's table (gauge) */
+	VD_CTL_APPRAISER_ANSWERS,	/* allows an appraiser wrote to the group itself */
+	VD_CTL_APPRAISALS,	/* full appraisals (EVM and content) the appraisers made */
 	VD_CTL_NCOUNTERS
 };
 

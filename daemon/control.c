@@ -61,6 +61,8 @@ json_object *vd_control_status(struct vd *d)
 	c[VD_CTL_LEASES] = d->nleases;
 	c[VD_CTL_TRUSTED_ARCHIVE] = d->st.trusted_archive;
 	c[VD_CTL_TRUST_FILES] = d->trust ? vg_trust_index_count(d->trust->idx) : 0;
+	c[VD_CTL_APPRAISER_ANSWERS] = d->st.appraiser_answers;
+	c[VD_CTL_APPRAISALS] = d->st.appraisals;
 	s.trust_db = d->trust ? vd_trust_db_path(d) : NULL;
 	for (unsigned int i = 0; i < d->st.nreasons; i++) {
 		memcpy(s.reasons[i].reason, d->st.reasons[i].reason, sizeof(s.reasons[i].reason));

@@ -16,13 +16,20 @@
 
 #include "monitor.h"
 
-void vd_fan_respond(struct vd *d, int fd, bool allow)
+int vd_fan_answer(int group, int fd, bool allow)
 {
 	struct fanotify_response r = { .fd = fd, .response = allow ? FAN_ALLOW : FAN_DENY };
 
-	if (write(d->fan, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
+	return write(group, &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : -errno;
+}
+
+void vd_fan_respond(struct vd *d, int fd, bool allow)
+{
+	int r = vd_fan_answer(d->fan, fd, allow);
+
+	if (r < 0) {
 		d->st.errors++;
-		vd_log("fanotify response for fd %d failed: %s", fd, strerror(errno));
+		vd_log("fanotify response for fd %d failed: %s", fd, strerror(-r));
 	}
 }
 
@@ -100,17 +107,22 @@ void vd_fan_read(struct vd *d)
 	}
 }
 
-int vd_fan_setup(struct vd *d)
+int vd_fan_init(struct vd *d)
 {
-	/* the last file the monitor writes itself before marks are in place */
-	if (vd_metrics_write(d) < 0)
-		return -1;
 	d->fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
 			       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
 	if (d->fan < 0) {
 		vd_log("fanotify_init: %s", strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+int vd_fan_setup(struct vd *d)
+{
+	/* the last file the monitor writes itself before marks are in place */
+	if (vd_metrics_write(d) < 0)
+		return -1;
 	for (size_t i = 0; i < d->nwatch; i++)
 		if (fanotify_mark(d->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
 				  FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM, AT_FDCWD, d->watch[i]) < 0) {

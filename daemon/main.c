@@ -371,7 +371,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
-	if (vd_pool_start(d) < 0)
+	if (vd_fan_init(d) < 0 || vd_pool_start(d) < 0)
 		goto out;
 	/*
 	 * The monitor keeps the key (locked in memory, out of core dumps) for

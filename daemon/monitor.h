@@ -114,7 +114,24 @@ struct ev {
 	bool counted;		/* in its uid queue's pending count */
 	bool fixing;		/* fix mode wrote its labels: appraised again without VD_FIX */
 	uid_t uid;		/* the opener's, for fair dispatch */
+	/*
+	 * The appraiser that was allowed to answer this event itself
+	 * (VD_ANSWER), until its reply for it arrives; 0: none. While it may
+	 * still write, the event's descriptor stays open even after the event
+	 * is done (vd_ev_release parks it until that process is reaped), so
+	 * that its number, which is what names the event to the kernel, is
+	 * not given to a new event that a late allow would then answer.
+	 */
+	pid_t answer_pid;
+	bool answered;		/* the appraiser wrote the allow: the monitor writes none */
 };
+
+/* An event's descriptor kept open until @pid, which could still answer it, is reaped. */
+struct parked_fd {
+	int fd;
+	pid_t pid;
+};
+#define PARKED_CAP (MAX_WORKERS * WORKER_DEPTH * 4)
 
 /* The monitor's read lease on an inode: what keeps its cached verdicts true. */
 struct lease {
@@ -152,6 +169,8 @@ struct stats {
 	uint64_t ignore_marks, ignore_flushes, measure_failures;
 	uint64_t lease_breaks, lease_writers, lease_errors, too_large, appraiser_kills, worker_spawns;
 	uint64_t trusted_archive;	/* unlabeled files allowed by the trust database */
+	uint64_t appraiser_answers;	/* allows the appraiser wrote to the group itself (VD_ANSWER) */
+	uint64_t appraisals;		/* replies with a full appraisal (EVM, then content) */
 	uint64_t lat[32];	/* log2 buckets of microseconds */
 	struct {
 		char reason[40];
@@ -211,6 +230,8 @@ struct vd {
 	struct vg_pcrbank *bank;
 	struct vg_mlog *mlog;
 	struct worker w[MAX_WORKERS];
+	struct parked_fd parked[PARKED_CAP];
+	unsigned int nparked;
 	struct ev ev[MAX_PENDING];
 	unsigned int npending;
 	int ev_hi;		/* one past the highest slot in use: every walk of ev[] stops here */
@@ -380,9 +401,15 @@ void vd_metrics_tick(struct vd *d);
 /* ---- fanotify.c ---- */
 
 /*
- * vd_fan_setup - the permission group with its filesystem marks on every
- * --watch path, and the FAN_ATTRIB notification group (without which no
- * ignore marks are set: d->notif stays -1).
+ * vd_fan_init - the permission group, without marks (it raises no event
+ * yet): made before the appraisers start, which hold a copy to write
+ * their allows to (vigild.h). Return: 0, or -1 after logging why.
+ */
+int vd_fan_init(struct vd *d);
+/*
+ * vd_fan_setup - the group's filesystem marks on every --watch path, and
+ * the FAN_ATTRIB notification group (without which no ignore marks are
+ * set: d->notif stays -1).
  * Return: 0, or -1 after logging why.
  */
 int vd_fan_setup(struct vd *d);
@@ -435,6 +462,8 @@ static inline bool vd_result_satisfies(const struct result *r, bool need_sig, ui
 struct result *vd_result_uncached(struct vd *d, const struct vkey *k);
 /* Free event slot @i (its descriptor closed). */
 void vd_ev_release(struct vd *d, int i);
+/* Keep @fd open until @pid is reaped (struct parked_fd). */
+void vd_pool_park(struct vd *d, int fd, pid_t pid);
 /* Answer @e and count it. */
 void vd_answer(struct vd *d, struct ev *e, bool allow);
 /* Decide event @i with the appraisal/hash result @r (NULL: none needed), answer it, release it. */
@@ -476,7 +505,10 @@ int vd_pool_spawn(struct vd *d, int w);
  * Return: 0, or -1 after logging why (no appraiser is left running).
  */
 int vd_pool_start(struct vd *d);
-/* A child @pid was reaped with @status: if an appraiser, it died (vd_pool_died). */
+/*
+ * A child @pid was reaped with @status: if an appraiser, it died
+ * (vd_pool_died); the descriptors parked for it are closed.
+ */
 void vd_pool_reaped(struct vd *d, pid_t pid, int status);
 /* A wait status in words: "exited with status 2", "killed by signal 31 (...)". */
 void vd_pool_status_text(int status, char *buf, size_t cap);

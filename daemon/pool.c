@@ -13,6 +13,7 @@
  * a second, for ever).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,9 +28,24 @@
 
 #include "monitor.h"
 
+/*
+ * May the appraiser write the allow for @e itself? Only where the
+ * monitor's decision (vd_finish) is an allow exactly when the appraisal
+ * passes: nothing to measure before the answer, no audit record, no
+ * access rule that reads the verdict, no fix mode; and never for an
+ * event that an earlier, killed appraiser was allowed to answer (its
+ * descriptor must stay parked for that one: struct ev).
+ */
+static bool appraiser_may_answer(const struct vd *d, const struct ev *e)
+{
+	return e->need_appraise && !e->dec.measure && !e->dec.audit && !d->policy_access &&
+	       d->mode != MODE_FIX && !e->answer_pid;
+}
+
 int vd_pool_send(struct vd *d, int w, int i)
 {
 	struct ev *e = &d->ev[i];
+	bool answer = appraiser_may_answer(d, e);
 	struct vd_req q = {
 		.magic = VD_MAGIC_REQ,
 		.id = (uint32_t)e->gen << 16 | (uint32_t)i,
@@ -38,6 +54,7 @@ int vd_pool_send(struct vd *d, int w, int i)
 		/* a file without a label is hashed in this algorithm: trust=archive's, when it applies */
 		.algo = e->need_appraise && e->dec.trust_archive && d->trust ? d->trust->algo : d->algo,
 		.allowed_algos = e->dec.allowed_algos,
+		.answer_fd = answer ? e->fd : -1,
 	};
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { .iov_base = &q, .iov_len = sizeof(q) };
@@ -55,8 +72,12 @@ int vd_pool_send(struct vd *d, int w, int i)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &e->fd, sizeof(int));
+	if (answer)
+		q.flags |= VD_ANSWER;
 	if (sendmsg(d->w[w].sock, &m, MSG_NOSIGNAL) != (ssize_t)sizeof(q))
 		return -errno;
+	if (answer)
+		e->answer_pid = d->w[w].pid;
 	e->worker = w;
 	d->w[w].inflight++;
 	if (e->large) {
@@ -84,12 +105,13 @@ int vd_pool_spawn(struct vd *d, int w)
 		char fdarg[16];
 		/* vigild --appraiser FD, the options, [--fix], NULL */
 		char **argv = calloc(d->nworker_args + 5, sizeof(*argv));
-
+		/* above 4 first: either may be 3 or 4 here */
+		int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 10), group = fcntl(d->fan, F_DUPFD_CLOEXEC, 10);
 		sigset_t none;
 
-		if (!argv)
+		if (!argv || sock < 0 || group < 0)
 			_exit(2);
-		if (dup2(sv[1], 3) < 0)
+		if (dup2(sock, VD_APPRAISER_SOCK_FD) < 0 || dup2(group, VD_APPRAISER_GROUP_FD) < 0)
 			_exit(2);
 		/* the monitor's blocked signals are for its signalfd, not the appraiser's */
 		sigemptyset(&none);
@@ -109,7 +131,7 @@ int vd_pool_spawn(struct vd *d, int w)
 			snprintf(opt, sizeof(opt), "%s%ssymbolize=0", ubsan ? ubsan : "", ubsan ? ":" : "");
 			setenv("UBSAN_OPTIONS", opt, 1);
 		}
-		snprintf(fdarg, sizeof(fdarg), "%d", 3);
+		snprintf(fdarg, sizeof(fdarg), "%d", VD_APPRAISER_SOCK_FD);
 		argv[0] = (char *)"vigild";
 		argv[1] = (char *)"--appraiser";
 		argv[2] = fdarg;
@@ -244,6 +266,17 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 		vd_log("cannot restart appraiser %d", w);
 }
 
+static void unpark(struct vd *d, pid_t pid)
+{
+	for (unsigned int i = 0; i < d->nparked;)
+		if (d->parked[i].pid == pid) {
+			close(d->parked[i].fd);
+			d->parked[i] = d->parked[--d->nparked];
+		} else {
+			i++;
+		}
+}
+
 void vd_pool_reaped(struct vd *d, pid_t pid, int status)
 {
 	char why[96];
@@ -252,6 +285,26 @@ void vd_pool_reaped(struct vd *d, pid_t pid, int status)
 	for (unsigned int i = 0; i < d->nworkers; i++)
 		if (d->w[i].pid == pid && !d->w[i].dead)
 			vd_pool_died(d, (int)i, why, false);
+	unpark(d, pid);	/* it can answer nothing now: the numbers it was given may be reused */
+}
+
+void vd_pool_park(struct vd *d, int fd, pid_t pid)
+{
+	if (d->nparked == PARKED_CAP) {
+		/*
+		 * Full, which takes appraisers killed faster than they are
+		 * reaped: end the oldest one's process now, then reuse its room.
+		 */
+		pid_t old = d->parked[0].pid;
+		int st = 0;
+
+		kill(old, SIGKILL);
+		if (waitpid(old, &st, 0) == old)
+			vd_pool_reaped(d, old, st);
+		else
+			unpark(d, old);	/* reaped already: it is gone */
+	}
+	d->parked[d->nparked++] = (struct parked_fd){ .fd = fd, .pid = pid };
 }
 
 /*
@@ -305,10 +358,21 @@ void vd_pool_reply(struct vd *d, int w)
 	e = &d->ev[idx];
 	if (!e->used || e->gen != (uint16_t)(p.id >> 16) || e->worker != w)
 		return;	/* answered already */
+	if (p.answered && (e->answer_pid != d->w[w].pid || p.err || !p.appraised || p.fix_ima_len ||
+			   (p.status != VG_ST_PASS && p.status != VG_ST_PASS_IMMUTABLE))) {
+		/* an allow it was not asked for, or for a file that did not pass */
+		vd_pool_died(d, w, "answered an event it may not answer", false);
+		return;
+	}
+	if (e->answer_pid == d->w[w].pid)
+		e->answer_pid = 0;	/* it has replied: it writes nothing more for this event */
+	e->answered = p.answered;
 	vd_req_done(d, e);
 	p.cause[sizeof(p.cause) - 1] = 0;
 	p.detail[sizeof(p.detail) - 1] = 0;
 	d->st.hashed_bytes += p.size;
+	if (p.appraised)
+		d->st.appraisals++;
 	if (p.fix_ima_len && !p.err) {
 		if (write_fix(e->fd, &p) == 0) {
 			d->st.fixed++;

@@ -129,15 +129,23 @@ static int become(uid_t uid, gid_t gid)
  * hasher advises sequential reads (fadvise64).
  */
 static const char *const allowed[] = {
-	"read", "write", "readv", "writev", "pread64", "preadv", "lseek", "fadvise64", "close", "recvmsg",
+	"write", "writev", "lseek", "fadvise64", "close", "recvmsg",
 	"sendmsg", "fstat", "newfstatat", "statx", "fstatfs", "fgetxattr", "flistxattr", "ioctl",
-	"fcntl", "mmap", "munmap", "mremap", "mprotect", "brk", "madvise", "futex", "getrandom",
+	"mmap", "munmap", "mremap", "mprotect", "brk", "madvise", "futex", "getrandom",
 	"clock_gettime", "clock_getres", "gettimeofday", "nanosleep", "clock_nanosleep", "exit",
 	"exit_group", "rt_sigreturn", "rt_sigprocmask", "rt_sigaction", "sigaltstack", "getpid",
 	"gettid", "tgkill", "sched_yield", "sched_getaffinity", "prctl", "getrlimit", "prlimit64",
 	"readlink", "readlinkat", "uname", "restart_syscall", "rseq", "getuid", "geteuid",
 	"getgid", "getegid", "getppid", "poll", "ppoll", "statfs", "sysinfo", "getcpu",
 };
+
+/*
+ * Allowed on every descriptor but the fanotify group's copy: reading it
+ * would take events (and their descriptors, opened by root) from the
+ * monitor, and fcntl could give it a second number (F_DUPFD) that escapes
+ * this rule. The appraiser only writes its allows to it (vigild.h).
+ */
+static const char *const allowed_but_group[] = { "read", "readv", "pread64", "preadv", "fcntl" };
 
 static const char *const refused[] = { "open", "openat", "openat2", "access", "faccessat",
 				       "faccessat2" };
@@ -152,6 +160,13 @@ static int enter_seccomp(void)
 
 		if (nr != __NR_SCMP_ERROR)	/* not every architecture has every call */
 			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	}
+	for (size_t i = 0; r == 0 && i < sizeof(allowed_but_group) / sizeof(allowed_but_group[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(allowed_but_group[i]);
+
+		if (nr != __NR_SCMP_ERROR)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					     SCMP_A0(SCMP_CMP_NE, VD_APPRAISER_GROUP_FD));
 	}
 	for (size_t i = 0; r == 0 && i < sizeof(refused) / sizeof(refused[0]); i++) {
 		int nr = seccomp_syscall_resolve_name(refused[i]);

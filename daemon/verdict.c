@@ -20,8 +20,12 @@ void vd_ev_release(struct vd *d, int i)
 	if (e->counted && vd_uq_of(d, e->uid)->pending)
 		vd_uq_of(d, e->uid)->pending--;
 	e->counted = false;
-	if (e->fd >= 0)
+	if (e->fd >= 0 && e->answer_pid)
+		vd_pool_park(d, e->fd, e->answer_pid);	/* an appraiser could still answer it */
+	else if (e->fd >= 0)
 		close(e->fd);
+	e->answer_pid = 0;
+	e->answered = false;
 	free(e->path);
 	free(e->subj_exe);
 	e->used = false;
@@ -35,7 +39,23 @@ void vd_ev_release(struct vd *d, int i)
 
 void vd_answer(struct vd *d, struct ev *e, bool allow)
 {
-	vd_fan_respond(d, e->fd, allow);
+	if (e->answered) {
+		/*
+		 * The appraiser wrote the allow (VD_ANSWER). The monitor asks for
+		 * that only where its own decision is an allow exactly when the
+		 * appraisal passes (vd_pool_send), and checks that the reply is a
+		 * pass (vd_pool_reply). Should they still disagree, the allow is
+		 * out and cannot be taken back: say so.
+		 */
+		if (!allow) {
+			d->st.errors++;
+			vd_log("%s: the appraiser allowed an access the monitor denies", vd_ev_path(e));
+		}
+		d->st.appraiser_answers++;
+		allow = true;
+	} else {
+		vd_fan_respond(d, e->fd, allow);
+	}
 	if (allow)
 		d->st.allowed++;
 	else

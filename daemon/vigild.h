@@ -36,6 +36,17 @@
 #define VD_APPRAISE 0x1u	/* full appraisal (EVM, then content against security.ima) */
 #define VD_FIX 0x2u		/* fix mode: write a missing or wrong hash label, never over a signature */
 #define VD_REQUIRE_SIG 0x4u	/* appraise_type=imasig */
+#define VD_ANSWER 0x8u		/* a clean pass may be answered here (see vd_req.answer_fd) */
+
+/*
+ * The appraiser's descriptors: its socket to the monitor, and a copy of
+ * the fanotify permission group, only ever written to (an allow for the
+ * event a request names). Its seccomp filter kills it on any read or
+ * fcntl of VD_APPRAISER_GROUP_FD (sandbox.c); dup, dup2 and dup3 are not
+ * on its list at all, so no other number can reach the group.
+ */
+#define VD_APPRAISER_SOCK_FD 3
+#define VD_APPRAISER_GROUP_FD 4
 
 struct vd_init {
 	uint32_t magic;
@@ -60,6 +71,17 @@ struct vd_req {
 	uint32_t algo;			/* hash for a measurement without appraisal, and of a file
 					 * without security.ima (trust=archive: the trust index's) */
 	uint32_t allowed_algos;		/* appraise_algos=; 0: any */
+	/*
+	 * With VD_ANSWER: the event's descriptor number in the monitor, which
+	 * names the event to the kernel. The monitor sets VD_ANSWER only when
+	 * its own decision would be an allow exactly when the appraisal
+	 * passes (no measurement, audit, access rule or fix mode to come
+	 * first); the appraiser then writes that allow to the group itself,
+	 * saving the opener the wait for the monitor's wake-up, and says so in
+	 * vd_rep.answered. It answers nothing else: a failure, an error or a
+	 * request without VD_ANSWER is decided by the monitor as before.
+	 */
+	int32_t answer_fd;
 	/* the event's file descriptor travels as SCM_RIGHTS */
 };
 
@@ -70,6 +92,7 @@ struct vd_rep {
 	uint32_t status;		/* enum vg_status */
 	uint32_t appraised;		/* 1: full appraisal; 0: hashed only */
 	uint32_t fixed;			/* fix mode wrote a label */
+	uint32_t answered;		/* VD_ANSWER: the appraiser wrote the allow to the group */
 	uint64_t size;			/* bytes hashed */
 	uint8_t digest_algo, digest_len;
 	uint8_t digest[VG_HASH_MAX_DIGEST];
@@ -82,6 +105,14 @@ struct vd_rep {
 	uint8_t fix_ima[2 + VG_HASH_MAX_DIGEST];	/* security.ima, hash form */
 	uint8_t fix_evm[64];			/* security.evm over it (02 HMAC) */
 };
+
+/*
+ * vd_fan_answer - write the answer for the event whose descriptor number
+ * (in the process that read it) is @fd to the permission group @group
+ * (fanotify.c, the only user of <sys/fanotify.h>). Return: 0 or -errno
+ * (-ENOENT: no such event is waiting, it was answered already).
+ */
+int vd_fan_answer(int group, int fd, bool allow);
 
 /* The appraiser's main: @sock is its end of the socketpair. */
 int vd_worker_main(int sock, int argc, char **argv);

@@ -8,17 +8,21 @@
  * good (sandbox.c: the unprivileged appraiser user, no capability, no new
  * privileges, Landlock, seccomp) and answers requests until its socket
  * closes. Content and xattrs are read through the received descriptor
- * only. It never writes a file: in fix mode it returns the labels to
+ * only. Descriptor 4 is the monitor's fanotify group, to which it only
+ * writes the allow for a clean pass when the request says it may
+ * (VD_ANSWER). It never writes a file: in fix mode it returns the labels to
  * write, and the monitor writes them.
  *
  * Built with -DVIGILD_TEST_HOOKS (the test-only vigild-test, never
  * installed), a file beginning with "VIGILD-TEST-" followed by SOCKET,
- * EXECVE, UBSAN or ASAN makes the appraiser misbehave that way, so that
+ * GROUP (a read of the fanotify group), LIE (an allow for a file that
+ * fails), EXECVE, UBSAN or ASAN makes the appraiser misbehave that way, so that
  * the tests can show the sandbox and the sanitizer report at work; and
  * with $VIGILD_TEST_APPRAISER_FAIL naming a file that exists, the
  * appraiser exits at start (the crash-loop limit, t0720).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,15 +155,25 @@ static int fix_values(struct appraiser *a, int fd, const struct vg_appraise_opts
 }
 
 #ifdef VIGILD_TEST_HOOKS
-/* Test-only misbehaviour (see the top of this file); never in the shipped vigild. */
-static void test_hook(int fd)
+/*
+ * Test-only misbehaviour (see the top of this file); never in the shipped
+ * vigild. Return: true for LIE, an appraiser that writes an allow it was
+ * not given (what a compromised one could do, and the monitor must see).
+ */
+static bool test_hook(int fd)
 {
 	char magic[20] = { 0 };
 
 	if (pread(fd, magic, sizeof(magic) - 1, 0) < 12 || strncmp(magic, "VIGILD-TEST-", 12) != 0)
-		return;
+		return false;
+	if (strncmp(magic + 12, "LIE", 3) == 0)
+		return true;
 	if (strncmp(magic + 12, "SOCKET", 6) == 0) {
 		(void)socket(AF_INET, SOCK_STREAM, 0);
+	} else if (strncmp(magic + 12, "GROUP", 5) == 0) {
+		char ev[4096];
+
+		(void)read(VD_APPRAISER_GROUP_FD, ev, sizeof(ev));	/* take the monitor's events */
 	} else if (strncmp(magic + 12, "EXECVE", 6) == 0) {
 		char *argv[] = { (char *)"true", NULL };
 
@@ -175,10 +189,12 @@ static void test_hook(int fd)
 		fprintf(stderr, "vigild appraiser: test hook: %d\n", c);
 		free(heap);
 	}
+	return false;
 }
 #endif
 
-static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct vd_rep *p)
+/* Return: true when the test hook LIE asks for a false allow (never in the shipped vigild). */
+static bool handle(struct appraiser *a, const struct vd_req *q, int fd, struct vd_rep *p)
 {
 	struct vg_appraise_opts o = a->o;
 	struct vg_appraise_result res;
@@ -188,16 +204,18 @@ static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct v
 	ssize_t n;
 	int r;
 
+	bool lie = false;
+
 	memset(p, 0, sizeof(*p));
 	p->magic = VD_MAGIC_REP;
 	p->id = q->id;
 #ifdef VIGILD_TEST_HOOKS
-	test_hook(fd);
+	lie = test_hook(fd);
 #endif
 	if (fstat(fd, &st) < 0) {
 		p->err = -errno;
 		snprintf(p->detail, sizeof(p->detail), "fstat: %s", strerror(errno));
-		return;
+		return lie;
 	}
 	if (!a->uuid_given && a->cfg.fsuuid && uuid_for(a, fd, st.st_dev, o.uuid) == 0)
 		o.uuid_mode = VG_UUID_GIVEN;
@@ -208,12 +226,12 @@ static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct v
 		if (r == 0 && res.status != VG_ST_PASS && (q->flags & VD_FIX) && fixable(&res)) {
 			r = fix_values(a, fd, &o, p, &d);
 			if (r == 0)
-				return;	/* the monitor writes them and asks again */
+				return lie;	/* the monitor writes them and asks again */
 		}
 		if (r < 0) {
 			p->err = r;
 			snprintf(p->detail, sizeof(p->detail), "%s", d.msg);
-			return;
+			return lie;
 		}
 		p->appraised = 1;
 		p->status = res.status;
@@ -234,13 +252,13 @@ static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct v
 		if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
 			p->err = -errno;
 			snprintf(p->detail, sizeof(p->detail), "lseek: %s", strerror(errno));
-			return;
+			return lie;
 		}
 		r = vg_hasher_fd(a->h, fd, q->algo, &dg, &p->size, &d);
 		if (r < 0) {
 			p->err = r;
 			snprintf(p->detail, sizeof(p->detail), "%s", d.msg);
-			return;
+			return lie;
 		}
 		p->digest_algo = dg.algo;
 		p->digest_len = dg.len;
@@ -256,6 +274,7 @@ static void handle(struct appraiser *a, const struct vd_req *q, int fd, struct v
 		p->siglen = (uint16_t)n;
 		memcpy(p->sig, ima, (size_t)n);
 	}
+	return lie;
 }
 
 static int recv_req(int sock, struct vd_req *q, int *fd)
@@ -368,6 +387,8 @@ int vd_worker_main(int sock, int argc, char **argv)
 	}
 	if (!a->have_ids)
 		die("no --uid: the monitor names the appraiser user");
+	if (sock != VD_APPRAISER_SOCK_FD || fcntl(VD_APPRAISER_GROUP_FD, F_GETFD) < 0)
+		die("started without the monitor's descriptors (socket 3, group 4)");
 #ifdef VIGILD_TEST_HOOKS
 	{
 		const char *f = getenv("VIGILD_TEST_APPRAISER_FAIL");
@@ -395,7 +416,19 @@ int vd_worker_main(int sock, int argc, char **argv)
 				close(fd);
 			break;
 		}
-		handle(a, &q, fd, &p);
+		bool lie = handle(a, &q, fd, &p);
+
+		/*
+		 * A clean pass the monitor let this process answer: the allow
+		 * goes to the kernel now, and the opener goes on without waiting
+		 * for the monitor to wake up (vigild.h, VD_ANSWER).
+		 */
+		if ((q.flags & VD_ANSWER) && q.answer_fd >= 0 && !p.err && p.appraised && !p.fix_ima_len &&
+		    (p.status == VG_ST_PASS || p.status == VG_ST_PASS_IMMUTABLE) &&
+		    vd_fan_answer(VD_APPRAISER_GROUP_FD, q.answer_fd, true) == 0)
+			p.answered = 1;
+		else if (lie && q.answer_fd >= 0 && vd_fan_answer(VD_APPRAISER_GROUP_FD, q.answer_fd, true) == 0)
+			p.answered = 1;	/* test hook: an allow for a file that did not pass */
 		close(fd);
 		if (write(sock, &p, sizeof(p)) != (ssize_t)sizeof(p))
 			break;

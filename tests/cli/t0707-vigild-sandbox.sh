@@ -16,8 +16,8 @@ F=$T/fs
 trap '_rc=$?; vd_stop; (exit $_rc); vg_cleanup' EXIT
 
 for f in good1 good2 good3 tampered; do echo "content of $f" >"$F/$f"; done
-for m in SOCKET EXECVE UBSAN ASAN; do echo "VIGILD-TEST-$m" >"$F/$m"; done
-"$VIGIL" label -q --hmac-key hk "$F"/good* "$F/tampered" "$F"/SOCKET "$F"/EXECVE "$F"/UBSAN "$F"/ASAN
+for m in SOCKET GROUP EXECVE UBSAN ASAN; do echo "VIGILD-TEST-$m" >"$F/$m"; done
+"$VIGIL" label -q --hmac-key hk "$F"/good* "$F/tampered" "$F"/SOCKET "$F"/GROUP "$F"/EXECVE "$F"/UBSAN "$F"/ASAN
 echo more >>"$F/tampered"
 printf 'appraise func=FILE_CHECK mask=MAY_READ\n' >pol
 vuid=$(id -u vigil)
@@ -45,14 +45,18 @@ for p in $apps; do
 		00000000000000000000000000000000
 	check_eq "appraiser $p: no new privileges" "$(awk '/^NoNewPrivs:/ {print $2}' "/proc/$p/status")" 1
 	check_eq "appraiser $p: seccomp filter" "$(awk '/^Seccomp:/ {print $2}' "/proc/$p/status")" 2
+	check_eq "appraiser $p: its descriptors are stdio, the socket and the group" \
+		"$(ls "/proc/$p/fd" | sort -n | tr '\n' ' ')" "0 1 2 3 4 "
+	check "appraiser $p: descriptor 4 is the fanotify group" grep -q '^fanotify flags:' "/proc/$p/fdinfo/4"
 done
 check "a labeled file is read" cat "$F/good1"
 check_rc 1 "a tampered file is denied" cat "$F/tampered"
 check "the shipped vigild has no test hook: the magic file is just a labeled file" cat "$F/SOCKET"
 check "vigild stops cleanly" vd_stop
 
-# 2. forbidden system calls (test-only build)
-for m in SOCKET EXECVE; do
+# 2. forbidden system calls (test-only build); GROUP reads the fanotify
+# group the appraiser holds only to write its allows to (vigild.h)
+for m in SOCKET GROUP EXECVE; do
 	VIGILD=$VIGILD_TEST check "vigild-test starts" vd_start --policy pol --watch "$F" --hmac-key hk -j 1
 	before=$(ps -o pid= --ppid "$VD_PID" | tr -d ' ')
 	check_rc 1 "$m in an appraiser: the read gets the fail action (denied)" cat "$F/$m"
