@@ -82,7 +82,16 @@ static void task_creds(pid_t pid, struct vg_access *a)
 	fclose(f);
 }
 
-/* An appraisal in progress of the same version, under the same requirements as @e's. */
+/*
+ * An appraisal of the same version, under the same requirements as @e's,
+ * that @e may wait for: one still queued (its content is read after @e's
+ * open), or one in progress under a lease that still holds (the content
+ * cannot have changed since it was read: a writer waits for the lease's
+ * break). Without a lease (the file is open for writing) an appraisal in
+ * progress may have read the content before a write through a mapping
+ * that @e's open comes after, and may have been answered already (an
+ * appraiser answers a clean pass itself): @e is appraised afresh.
+ */
 static int find_leader(struct vd *d, const struct ev *e)
 {
 	uint32_t sig = e->dec.flags & VG_POLF_DIGSIG_REQUIRED;
@@ -90,7 +99,8 @@ static int find_leader(struct vd *d, const struct ev *e)
 	for (int i = 0; i < d->ev_hi; i++) {
 		const struct ev *l = &d->ev[i];
 
-		if (l->used && l->leader < 0 && (l->worker >= 0 || l->queued) && vd_key_eq(&l->key, &e->key) &&
+		if (l->used && l->leader < 0 && (l->queued || (l->worker >= 0 && vd_lease_valid_for(d, l))) &&
+		    vd_key_eq(&l->key, &e->key) &&
 		    (!e->need_appraise ||
 		     (l->need_appraise && (l->dec.flags & VG_POLF_DIGSIG_REQUIRED) == sig &&
 		      l->dec.allowed_algos == e->dec.allowed_algos &&
