@@ -7,6 +7,7 @@
  * The fail action for events whose appraisal could not be had is here
  * too (vd_fail_group).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,6 +54,21 @@ void vd_answer(struct vd *d, struct ev *e, bool allow)
 		}
 		d->st.appraiser_answers++;
 		allow = true;
+	} else if (e->answer_pid) {
+		/*
+		 * Its appraiser died or was killed before its reply: it may have
+		 * written the allow already, and then the kernel has no such
+		 * event any more (ENOENT).
+		 */
+		int r = vd_fan_answer(d->fan, e->fd, allow);
+
+		if (r == -ENOENT) {
+			d->st.appraiser_answers++;
+			allow = true;
+		} else if (r < 0) {
+			d->st.errors++;
+			vd_log("fanotify response for fd %d failed: %s", e->fd, strerror(-r));
+		}
 	} else {
 		vd_fan_respond(d, e->fd, allow);
 	}

@@ -24,9 +24,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -321,6 +323,7 @@ int vd_worker_main(int sock, int argc, char **argv)
 		{ 0 },
 	};
 	struct appraiser *a = calloc(1, sizeof(*a));
+	pid_t monitor = getppid();
 	struct vd_init init;
 	struct vg_diag d = { 0 };
 	int c;
@@ -404,6 +407,14 @@ int vd_worker_main(int sock, int argc, char **argv)
 
 		if (vd_sandbox_enter(a->uid, a->gid, msg, sizeof(msg)) < 0)
 			die(msg);
+		/*
+		 * Die with the monitor: this process holds a copy of the group,
+		 * and the kernel allows the pending accesses (rather than leave
+		 * every opener waiting) only once its last descriptor is closed.
+		 * Set after the change of user, which clears it.
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != monitor)
+			die("the monitor is gone");
 		if (write(sock, &hello, sizeof(hello)) != (ssize_t)sizeof(hello))
 			die("cannot greet the monitor");
 	}

@@ -7,7 +7,8 @@
 # measurement or an audit record must come first, the monitor answers,
 # after writing it. An appraiser that writes an allow it was not given
 # (the test-only LIE hook, what a compromised one could do) is seen,
-# killed and replaced. Its read of the group is in t0707.
+# killed and replaced; its read of the group is in t0707. Appraisers die
+# with the monitor (their copy of the group must not keep openers waiting).
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-vigild.sh"
 vg_init
@@ -89,3 +90,20 @@ check_rc 1 "... which denies the changed file" cat "$F/tampered"
 check_eq "... audited invalid-hash" "$(vd_audit_reason /tampered deny)" invalid-hash
 check "... and allows a labeled one" cat "$F/f1"
 check "vigild-test stops" vd_stop
+
+# 5. the appraisers hold a copy of the group: the monitor killed, they go
+# too, and the kernel allows what is pending (no opener is left waiting)
+check "vigild starts" vd_start --policy pol --watch "$F" --hmac-key hk -j 2 --no-tpm
+apps=$(ps -o pid= --ppid "$VD_PID" | tr -d ' ' | tr '\n' ' ')
+check_eq "two appraisers" "$(echo $apps | wc -w)" 2
+kill -KILL "$VD_PID"
+gone=no
+for _ in $(seq 50); do
+	alive=0
+	for p in $apps; do kill -0 "$p" 2>/dev/null && alive=1; done
+	[ $alive = 0 ] && { gone=yes; break; }
+	sleep 0.1
+done
+check_eq "SIGKILL to the monitor: its appraisers are gone within 5 s" "$gone" yes
+check "... and a file on the mount opens at once" timeout 5 cat "$F/f2"
+vd_stop 2>/dev/null || true	# it was killed: its status is 137
