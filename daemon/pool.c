@@ -34,12 +34,14 @@
  * passes: nothing to measure before the answer, no audit record, no
  * access rule that reads the verdict, no fix mode; and never for an
  * event that an earlier, killed appraiser was allowed to answer (its
- * descriptor must stay parked for that one: struct ev).
+ * descriptor must stay parked for that one: struct ev). Not an exec
+ * either: the monitor sets its ignore mark before the answer, which
+ * spares the open event the kernel raises next (verdict.c).
  */
 static bool appraiser_may_answer(const struct vd *d, const struct ev *e)
 {
 	return e->need_appraise && !e->dec.measure && !e->dec.audit && !d->policy_access &&
-	       d->mode != MODE_FIX && !e->answer_pid;
+	       d->mode != MODE_FIX && !e->answer_pid && !(e->mask & VD_EV_EXEC);
 }
 
 int vd_pool_send(struct vd *d, int w, int i)

@@ -174,11 +174,37 @@ static bool exec_needs_nothing(struct vd *d, const struct ev *e, const struct re
 	return !xd.appraise || vd_result_satisfies(r, xd.flags & VG_POLF_DIGSIG_REQUIRED, xd.allowed_algos);
 }
 
+/*
+ * The kernel follows an exec's permission event with an open's for the
+ * same file. That open needs nothing more when its own decision (a read
+ * of this inode) measures and audits nothing and its appraisal, if any,
+ * is one this exec's result has passed under requirements at least as
+ * strict; then the ignore mark covers opens too, and that second event is
+ * never raised.
+ */
+static bool open_needs_nothing(struct vd *d, const struct ev *e, const struct result *r)
+{
+	struct vg_access oa = e->acc;
+	struct vg_decision od;
+
+	if (d->policy_access)
+		return false;
+	oa.func = VG_FUNC_FILE_CHECK;
+	oa.mask = VG_MAY_READ;
+	oa.also_func = VG_FUNC_NONE;
+	oa.also_mask = 0;
+	if (vg_policy_match(d->policy, &oa, VG_CLASSES_IMA, &od) < 0 || od.measure || od.audit)
+		return false;
+	return !od.appraise || vd_result_satisfies(r, od.flags & VG_POLF_DIGSIG_REQUIRED, od.allowed_algos);
+}
+
 static void ignore_inode(struct vd *d, const struct ev *e, const struct result *r)
 {
 	uint32_t mask = (uint32_t)e->mask & (VD_EV_OPEN | VD_EV_EXEC);
 	struct lease *l = vd_lease_get(d, e->key.dev, e->key.ino);
 
+	if (mask == VD_EV_EXEC && open_needs_nothing(d, e, r))
+		mask |= VD_EV_OPEN;
 	/* the loader's open of this inode must still be seen, unless its exec needs nothing */
 	if (!d->ignore_open_ok && (mask & VD_EV_OPEN) && !exec_needs_nothing(d, e, r))
 		mask &= ~VD_EV_OPEN;
@@ -246,6 +272,20 @@ void vd_finish(struct vd *d, int i, struct result *r)
 	 * fails), its audit line is there, and the subject is still alive to
 	 * be named by /proc/PID/exe.
 	 */
+	/*
+	 * An allow kept as a kernel ignore mark (an allow by the archive
+	 * depends on the path: no mark, a hard link elsewhere). For an open,
+	 * after the answer: the opener goes on meanwhile, and an open before
+	 * the mark is a cache hit here. For an exec, before it: the mark then
+	 * also spares the open event the kernel raises right after the exec's
+	 * (open_needs_nothing), a whole round trip.
+	 */
+	bool mark = !deny && !archive && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX;
+
+	if (mark && (e->mask & VD_EV_EXEC)) {
+		ignore_inode(d, e, r);
+		mark = false;
+	}
 	if (deny && d->mode == MODE_ENFORCE) {
 		vd_stats_reason(d, reason);
 		vd_audit(d, e, "deny", reason, rule);
@@ -258,13 +298,7 @@ void vd_finish(struct vd *d, int i, struct result *r)
 		}
 		vd_answer(d, e, true);
 	}
-	/*
-	 * An allow kept as a kernel ignore mark, after the answer (the opener
-	 * goes on meanwhile; an open before the mark is a cache hit here).
-	 * An allow by the archive depends on the path: no mark (a hard link
-	 * elsewhere).
-	 */
-	if (!deny && !archive && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX)
+	if (mark)
 		ignore_inode(d, e, r);
 	vd_ev_release(d, i);
 }

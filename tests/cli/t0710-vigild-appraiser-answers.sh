@@ -9,6 +9,8 @@
 # (the test-only LIE hook, what a compromised one could do) is seen,
 # killed and replaced; its read of the group is in t0707. Appraisers die
 # with the monitor (their copy of the group must not keep openers waiting).
+# An exec is the monitor's to answer, after the ignore mark, which spares
+# the open event the kernel raises next (when that open needs nothing).
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-vigild.sh"
 vg_init
@@ -21,9 +23,12 @@ for i in $(seq 1 20); do echo "file $i" >"$F/f$i"; done
 for i in $(seq 1 5); do echo "measured $i" >"$F/m$i"; echo "audited $i" >"$F/a$i"; done
 echo "will change" >"$F/tampered"
 echo "VIGILD-TEST-LIE" >"$F/LIE"
+for i in 1 2 3 4 5 6; do cp /usr/bin/true "$F/x$i"; done
+cp /usr/bin/true "$F/xbad"
 "$VIGIL" label -r -q --hmac-key hk "$F"
 echo more >>"$F/tampered"
 echo more >>"$F/LIE"
+printf 'x' >>"$F/xbad"
 # KEY...: the counters named, space-separated
 counters() {
 	"$VIGIL" status --control "$T/ctl" --json | python3 -c '
@@ -91,8 +96,36 @@ check_eq "... audited invalid-hash" "$(vd_audit_reason /tampered deny)" invalid-
 check "... and allows a labeled one" cat "$F/f1"
 check "vigild-test stops" vd_stop
 
+# 6 (before 5, which kills vigild). An exec is answered by the monitor,
+# after the ignore mark: the open event the kernel raises right after an
+# exec's is then never raised, when that open would need nothing more
+printf 'appraise func=BPRM_CHECK\nappraise func=FILE_CHECK mask=MAY_READ\n' >pol
+check "vigild starts (appraise exec and open)" vd_start --policy pol --watch "$F" --hmac-key hk -j 1 --no-tpm
+before=$(counters events appraisals appraiser_answers ignore_marks)
+ran=0
+for i in 1 2 3 4 5; do "$F/x$i" && ran=$((ran + 1)); done
+check_eq "5 new labeled programs run" "$ran" 5
+read -r ev0 ap0 an0 im0 <<<"$before"
+read -r ev1 ap1 an1 im1 <<<"$(counters events appraisals appraiser_answers ignore_marks)"
+check_eq "... one event each (no open event after the exec's), one appraisal each, answered by the monitor, marked" \
+	"$((ev1 - ev0)) $((ap1 - ap0)) $((an1 - an0)) $((im1 - im0))" "5 5 0 5"
+for i in 1 2 3 4 5; do cat "$F/x$i" >/dev/null; done
+check_eq "... reading them raises no event" "$(counters events)" "$ev1"
+check_rc 126 "a changed program is denied" "$F/xbad"
+check_eq "... audited invalid-hash" "$(vd_audit_reason /xbad deny)" invalid-hash
+check "vigild stops" vd_stop
+printf 'appraise func=BPRM_CHECK\nappraise func=FILE_CHECK mask=MAY_READ\nmeasure func=FILE_CHECK mask=MAY_READ\n' >pol
+check "vigild starts (the open also measured)" vd_start --policy pol --watch "$F" --hmac-key hk -j 1 \
+	--no-tpm --log "$T/log2"
+ev0=$(counters events)
+check "a new labeled program runs" "$F/x6"
+check_eq "... its open after the exec is seen (it must be measured): two events" "$(( $(counters events) - ev0 ))" 2
+check "... and measured" sh -c "'$VIGIL' log show '$T/log2' | grep -q ' $F/x6\$'"
+check "vigild stops" vd_stop
+
 # 5. the appraisers hold a copy of the group: the monitor killed, they go
 # too, and the kernel allows what is pending (no opener is left waiting)
+printf 'appraise func=FILE_CHECK mask=MAY_READ\n' >pol
 check "vigild starts" vd_start --policy pol --watch "$F" --hmac-key hk -j 2 --no-tpm
 apps=$(ps -o pid= --ppid "$VD_PID" | tr -d ' ' | tr '\n' ' ')
 check_eq "two appraisers" "$(echo $apps | wc -w)" 2
