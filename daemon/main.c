@@ -301,6 +301,7 @@ int main(int argc, char **argv)
 	}
 	d->fan = d->sigfd = d->ctl = d->audit = d->notif = d->lock_fd = d->ep = -1;
 	d->self = getpid();
+	d->cpus_many = sched_getaffinity(0, sizeof(d->cpus), &d->cpus) == 0 && CPU_COUNT(&d->cpus) > 1;
 	vg_config_init(&d->cfg);
 	if (vd_args_parse(d, argc, argv) < 0 || vd_args_appraiser_user(d) < 0)
 		return 2;

@@ -24,6 +24,7 @@
 #define VIGILD_MONITOR_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -154,6 +155,7 @@ struct worker {
 	unsigned int inflight;
 	bool dead, large;	/* large: hashing a large file, takes nothing else */
 	bool started;		/* its hello arrived (vigild.h) */
+	int cpu;		/* the CPU it is held to (pool.c, place); -1: any of the monitor's */
 };
 
 /* trust=archive's table (trust.c): immutable once loaded, swapped whole on reload */
@@ -230,6 +232,8 @@ struct vd {
 	struct vg_pcrbank *bank;
 	struct vg_mlog *mlog;
 	struct worker w[MAX_WORKERS];
+	cpu_set_t cpus;		/* the monitor's own CPUs, at start */
+	bool cpus_many;		/* more than one: appraisers are placed (pool.c) */
 	struct parked_fd parked[PARKED_CAP];
 	unsigned int nparked;
 	struct ev ev[MAX_PENDING];

@@ -44,6 +44,41 @@ static bool appraiser_may_answer(const struct vd *d, const struct ev *e)
 	       d->mode != MODE_FIX && !e->answer_pid && !(e->mask & VD_EV_EXEC);
 }
 
+/*
+ * Where appraiser @w runs. Handing a request to a process asleep on
+ * another CPU costs that CPU's wake-up, which on a VM is most of the
+ * hand-off. So when at most one other appraisal is in flight, a small
+ * file's appraiser is held to the CPU the monitor is on: the monitor is
+ * about to sleep there, and the appraiser takes its place. Under more
+ * load, or for a large file, it may run on any of the monitor's CPUs, so
+ * that appraisals spread. One system call, only when the place changes.
+ * Scheduling only: nothing of what the appraiser may do changes.
+ */
+static void place(struct vd *d, int w, const struct ev *e)
+{
+	unsigned int busy = 0;
+	int want = -1, r;
+
+	if (!d->cpus_many)
+		return;
+	for (unsigned int k = 0; k < d->nworkers; k++)
+		busy += d->w[k].dead ? 0 : d->w[k].inflight;
+	if (!e->large && busy <= 1)
+		want = sched_getcpu();
+	if (want == d->w[w].cpu)
+		return;
+	if (want >= 0) {
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(want, &one);
+		r = sched_setaffinity(d->w[w].pid, sizeof(one), &one);
+	} else {
+		r = sched_setaffinity(d->w[w].pid, sizeof(d->cpus), &d->cpus);
+	}
+	d->w[w].cpu = r == 0 ? want : -2;	/* -2: not known, set again next time */
+}
+
 int vd_pool_send(struct vd *d, int w, int i)
 {
 	struct ev *e = &d->ev[i];
@@ -76,6 +111,7 @@ int vd_pool_send(struct vd *d, int w, int i)
 	memcpy(CMSG_DATA(c), &e->fd, sizeof(int));
 	if (answer)
 		q.flags |= VD_ANSWER;
+	place(d, w, e);
 	if (sendmsg(d->w[w].sock, &m, MSG_NOSIGNAL) != (ssize_t)sizeof(q))
 		return -errno;
 	if (answer)
@@ -154,7 +190,7 @@ int vd_pool_spawn(struct vd *d, int w)
 		return -EIO;
 	}
 	OPENSSL_cleanse(&init, sizeof(init));
-	d->w[w] = (struct worker){ .pid = pid, .sock = sv[0] };
+	d->w[w] = (struct worker){ .pid = pid, .sock = sv[0], .cpu = -1 };
 	if (vd_loop_add_worker(d, w) < 0) {
 		close(sv[0]);
 		kill(pid, SIGKILL);
