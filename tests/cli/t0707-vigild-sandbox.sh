@@ -2,7 +2,8 @@
 # vigild's appraisers are confined (issue 18): they run as the unprivileged
 # appraiser user with no capability, no new privileges and a seccomp
 # filter; a missing or root appraiser user stops vigild before it is
-# ready; an appraiser's forbidden system call (socket, execve) kills it,
+# ready; an appraiser's forbidden system call (socket, execve, a read of
+# its copy of the fanotify group) kills it,
 # the event gets the fail action and a replacement appraiser gives the
 # later events their verdicts; a sanitizer report from an appraiser still
 # reaches vigild's log. The misbehaviour is triggered through the
