@@ -286,6 +286,10 @@ static EVP_PKEY *ear_load(char *pem, unsigned int *alg, struct vg_diag *diag)
 	}
 	r = vg_jws_alg_for_key(k, false, diag);
 	if (r < 0) {
+		char why[sizeof(diag->msg)];
+
+		snprintf(why, sizeof(why), "%s", diag->msg);
+		vg_diag_set(diag, r, "--ear-key: %s, which cannot sign EARs", why);
 		EVP_PKEY_free(k);
 		return NULL;
 	}

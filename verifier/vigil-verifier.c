@@ -623,6 +623,18 @@ static int setup_push_ca(struct verifier *vf, struct args *a)
 	return 0;
 }
 
+/* What the settings read from files hold; a key wiped first. */
+static void args_free(struct args *a)
+{
+	if (a->key_pem)
+		OPENSSL_cleanse(a->key_pem, strlen(a->key_pem));
+	free(a->cert_pem);
+	free(a->key_pem);
+	free(a->ear_pem);
+	free(a->ca_pem);
+	a->cert_pem = a->key_pem = a->ear_pem = a->ca_pem = NULL;
+}
+
 /*
  * The processes (privsep.h), before any thread: the key process (the
  * API's TLS key), the store process (--db), the hook process (--on-fail),
@@ -634,7 +646,10 @@ static int start_processes(struct verifier *vf, const struct args *a)
 
 	if ((a->key_pem || a->ear_pem) &&
 	    vg_privsep_key_start(a->key_pem, a->cert_pem, a->ear_pem, (char *)a->db, &dg) < 0) {
-		vlog_err("%s", dg.msg);
+		if (a->ear_key && strncmp(dg.msg, "--ear-key: ", 11) == 0)	/* name the file */
+			vlog_err("--ear-key %s: %s", a->ear_key, dg.msg + 11);
+		else
+			vlog_err("%s", dg.msg);
 		return -1;
 	}
 	if (a->ear_pem)
@@ -745,8 +760,10 @@ int main(int argc, char **argv)
 	if (r < 0)
 		vlog_err("$NOTIFY_SOCKET %s: %s: readiness cannot be reported",
 			getenv("NOTIFY_SOCKET"), strerror(-r));
-	if (start_processes(&vf, &a) < 0)
+	if (start_processes(&vf, &a) < 0) {
+		args_free(&a);
 		return 2;
+	}
 	vf_client_init();
 	signalled = &vf;
 	sigaction(SIGTERM, &act, NULL);
@@ -789,11 +806,6 @@ int main(int argc, char **argv)
 	vf_bootc_free(&vf);
 	OPENSSL_cleanse(vf.agent_token, sizeof(vf.agent_token));
 	vf_client_cleanup();
-	if (a.key_pem)
-		OPENSSL_cleanse(a.key_pem, strlen(a.key_pem));
-	free(a.cert_pem);
-	free(a.key_pem);
-	free(a.ear_pem);
-	free(a.ca_pem);
+	args_free(&a);
 	return 0;
 }

@@ -220,3 +220,14 @@ check "... no key process then" no_key_proc
 agent_evidence ev.json '{"ear": true}'
 check_eq "no --ear-key: an EAR from the stateless endpoint is 501" "$(post ev)" 501
 check "the verifier survived" kill -0 "$VPID"
+
+# ---- an --ear-key that cannot sign: refused at start, naming the option, the file and why ----
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:1024 -out rsa1024.key 2>/dev/null
+echo "not a key" >notkey.pem
+for k in rsa1024.key:"an RSA key of 1024 bits" notkey.pem:"not a PEM private key"; do
+	f=${k%%:*} why=${k#*:}
+	check_rc 2 "--ear-key $f: the verifier refuses to start (exit 2)" timeout 20 "$VERIFIER" $ATT_VAUTH \
+		--listen 127.0.0.1:$(vg_port) --db "sqlite:$T/refused.db" --ear-key "$f"
+	cp "$T/.out" refused.err
+	check "... saying --ear-key $f: $why" grep -q -- "--ear-key $f: $why" refused.err
+done
