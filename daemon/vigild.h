@@ -5,7 +5,8 @@
  * audit file and the control socket; parses only kernel structures and
  * these messages) and the appraiser (receives one open file descriptor per
  * request, reads content and xattrs, which an attacker controls; holds
- * only the EVM HMAC key and the trusted keyring; runs as an unprivileged
+ * only the EVM HMAC key, the trusted keyring and a write-only copy of the
+ * group for the allows it is asked to write (VD_ANSWER); runs as an unprivileged
  * user (--appraiser-user) with no capability, under Landlock with no
  * filesystem or network access and a seccomp allow-list, sandbox.c). In
  * fix mode the appraiser computes the labels and the monitor writes them
