@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "notify.h"
 #include "verifier.h"
 #include "http_auth.h"
 
@@ -161,12 +162,11 @@ out:
  * SIGHUP: read the token list again (revocation without a restart). A
  * list that does not load (missing, mode, syntax) keeps the old one.
  */
-static void auth_reload(struct verifier *vf)
+static void auth_load_again(struct verifier *vf)
 {
 	struct vg_auth *n = NULL, *old;
 	char err[512];
 
-	vf->reload = 0;
 	if (vf->no_auth || !vf->auth_path)
 		return;
 	if (http_auth_load(vf->auth_path, VG_AUTH_ADMIN | VG_AUTH_READ | VG_AUTH_AGENT, &n, err,
@@ -182,6 +182,24 @@ static void auth_reload(struct verifier *vf)
 	vg_auth_free(old);
 	vlog_info("SIGHUP: %zu token(s) from %s", vg_auth_count(n),
 		vf->auth_path);
+}
+
+/*
+ * The reload, told to the service manager as systemd's protocol has it:
+ * RELOADING=1 with the monotonic time, then READY=1 when done (put after
+ * STATUS: a datagram that begins with READY=1 would also release a
+ * --background parent, which the main thread alone does, at start).
+ */
+static void auth_reload(struct verifier *vf)
+{
+	struct timespec ts;
+
+	vf->reload = 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	(void)notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading the token list",
+			  (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000u);
+	auth_load_again(vf);
+	(void)notify_send("STATUS=token list reloaded\nREADY=1");
 }
 
 /* Under the lock: @e's round starts now (its next one is due an interval later). */

@@ -70,6 +70,13 @@ VPID=$!
 for _ in $(seq 100); do nt_ready && break; sleep 0.1; done
 check "the verifier starts: READY=1 with a STATUS" grep -q "READY=1 | STATUS=listening on 127.0.0.1:$VP" "$NT_LOG"
 check "... and it does listen" curl -s -o /dev/null -H "$ATT_HDR" "http://127.0.0.1:$VP/v1/agents"
+nt_clear
+kill -HUP $VPID
+for _ in $(seq 50); do nt_ready && break; sleep 0.1; done
+check "SIGHUP: RELOADING=1, then READY=1" \
+	sh -c "head -1 '$NT_LOG' | grep -q 'RELOADING=1 | MONOTONIC_USEC=[0-9]' && tail -1 '$NT_LOG' | grep -q READY=1"
+check "... the token list was read again" grep -q "SIGHUP: [0-9]* token(s) from" verr
+check "... and it still answers" curl -sf -o /dev/null -H "$ATT_HDR" "http://127.0.0.1:$VP/v1/agents"
 v "port in use" "--listen 127.0.0.1:$VP: port $VP in use" --listen 127.0.0.1:$VP
 a "port in use" "--listen 127.0.0.1:$VP: port $VP in use" --listen 127.0.0.1:$VP --state "$T/st"
 nt_clear
