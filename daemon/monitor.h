@@ -449,7 +449,7 @@ const char *vd_ev_path(struct ev *e);
 /* @r passed its appraisal. */
 static inline bool vd_result_passes(const struct result *r)
 {
-	return r && r->appraised && !r->err && (r->status == VG_ST_PASS || r->status == VG_ST_PASS_IMMUTABLE);
+	return r && r->appraised && !r->err && vd_status_pass(r->status);
 }
 
 /*

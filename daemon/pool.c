@@ -397,7 +397,7 @@ void vd_pool_reply(struct vd *d, int w)
 	if (!e->used || e->gen != (uint16_t)(p.id >> 16) || e->worker != w)
 		return;	/* answered already */
 	if (p.answered && (e->answer_pid != d->w[w].pid || p.err || !p.appraised || p.fix_ima_len ||
-			   (p.status != VG_ST_PASS && p.status != VG_ST_PASS_IMMUTABLE))) {
+			   !vd_status_pass(p.status))) {
 		/* an allow it was not asked for, or for a file that did not pass */
 		vd_pool_died(d, w, "answered an event it may not answer", false);
 		return;

@@ -152,21 +152,26 @@ struct result *vd_result_uncached(struct vd *d, const struct vkey *k)
 }
 
 /*
- * A loader's open of this inode is an exec of it too (loader.c), and an
- * ignore mark for opens would hide that open. Such a mark is still right
- * when the exec would pass with nothing left to do: no measurement, no
- * audit, no access rule, and an appraisal it has passed already, under
- * requirements at least as strict (a signature, the algorithms).
+ * Would an access of this inode as @func/@mask pass with nothing left to
+ * do: no measurement, no audit, no access rule, and an appraisal that @r
+ * has passed already, under requirements at least as strict (a
+ * signature, the algorithms)? Then an ignore mark may hide that access.
+ *   - An exec: a loader's open of this inode is an exec of it too
+ *     (loader.c), and a mark for opens would hide that open.
+ *   - An open: the kernel follows an exec's permission event with an
+ *     open's for the same file; a mark for opens set at the exec spares
+ *     that second event.
  */
-static bool exec_needs_nothing(struct vd *d, const struct ev *e, const struct result *r)
+static bool needs_nothing_as(struct vd *d, const struct ev *e, const struct result *r,
+			     enum vg_func func, uint32_t mask)
 {
 	struct vg_access xa = e->acc;
 	struct vg_decision xd;
 
 	if (d->policy_access)
 		return false;
-	xa.func = VG_FUNC_BPRM_CHECK;
-	xa.mask = VG_MAY_EXEC;
+	xa.func = func;
+	xa.mask = mask;
 	xa.also_func = VG_FUNC_NONE;
 	xa.also_mask = 0;
 	if (vg_policy_match(d->policy, &xa, VG_CLASSES_IMA, &xd) < 0 || xd.measure || xd.audit)
@@ -174,39 +179,16 @@ static bool exec_needs_nothing(struct vd *d, const struct ev *e, const struct re
 	return !xd.appraise || vd_result_satisfies(r, xd.flags & VG_POLF_DIGSIG_REQUIRED, xd.allowed_algos);
 }
 
-/*
- * The kernel follows an exec's permission event with an open's for the
- * same file. That open needs nothing more when its own decision (a read
- * of this inode) measures and audits nothing and its appraisal, if any,
- * is one this exec's result has passed under requirements at least as
- * strict; then the ignore mark covers opens too, and that second event is
- * never raised.
- */
-static bool open_needs_nothing(struct vd *d, const struct ev *e, const struct result *r)
-{
-	struct vg_access oa = e->acc;
-	struct vg_decision od;
-
-	if (d->policy_access)
-		return false;
-	oa.func = VG_FUNC_FILE_CHECK;
-	oa.mask = VG_MAY_READ;
-	oa.also_func = VG_FUNC_NONE;
-	oa.also_mask = 0;
-	if (vg_policy_match(d->policy, &oa, VG_CLASSES_IMA, &od) < 0 || od.measure || od.audit)
-		return false;
-	return !od.appraise || vd_result_satisfies(r, od.flags & VG_POLF_DIGSIG_REQUIRED, od.allowed_algos);
-}
-
 static void ignore_inode(struct vd *d, const struct ev *e, const struct result *r)
 {
 	uint32_t mask = (uint32_t)e->mask & (VD_EV_OPEN | VD_EV_EXEC);
 	struct lease *l = vd_lease_get(d, e->key.dev, e->key.ino);
 
-	if (mask == VD_EV_EXEC && open_needs_nothing(d, e, r))
+	if (mask == VD_EV_EXEC && needs_nothing_as(d, e, r, VG_FUNC_FILE_CHECK, VG_MAY_READ))
 		mask |= VD_EV_OPEN;
 	/* the loader's open of this inode must still be seen, unless its exec needs nothing */
-	if (!d->ignore_open_ok && (mask & VD_EV_OPEN) && !exec_needs_nothing(d, e, r))
+	if (!d->ignore_open_ok && (mask & VD_EV_OPEN) &&
+	    !needs_nothing_as(d, e, r, VG_FUNC_BPRM_CHECK, VG_MAY_EXEC))
 		mask &= ~VD_EV_OPEN;
 	if (!mask || !e->leased || !l || l->gen != e->lease_gen)
 		return;
@@ -234,10 +216,9 @@ void vd_finish(struct vd *d, int i, struct result *r)
 			deny = true;
 			reason = "appraisal-error";
 			rule = e->dec.rule[VG_CLASS_APPRAISE];
-		} else if (r->status != VG_ST_PASS && r->status != VG_ST_PASS_IMMUTABLE &&
-			   e->dec.trust_archive && vd_ev_path(e) && e->path && vd_trust_judge(d, e, r, &package) > 0) {
+		} else if (!vd_status_pass(r->status) && e->dec.trust_archive && vd_ev_path(e) && e->path && vd_trust_judge(d, e, r, &package) > 0) {
 			archive = true;	/* no label, and the archive's digest for this path */
-		} else if (r->status != VG_ST_PASS && r->status != VG_ST_PASS_IMMUTABLE) {
+		} else if (!vd_status_pass(r->status)) {
 			deny = true;
 			reason = r->cause[0] ? r->cause : "unknown";
 			rule = e->dec.rule[VG_CLASS_APPRAISE];
@@ -268,17 +249,12 @@ void vd_finish(struct vd *d, int i, struct result *r)
 	if (!deny && e->dec.audit)
 		vd_audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);
 	/*
-	 * The record is written before the answer: once the access goes on (or
-	 * fails), its audit line is there, and the subject is still alive to
-	 * be named by /proc/PID/exe.
-	 */
-	/*
 	 * An allow kept as a kernel ignore mark (an allow by the archive
 	 * depends on the path: no mark, a hard link elsewhere). For an open,
 	 * after the answer: the opener goes on meanwhile, and an open before
 	 * the mark is a cache hit here. For an exec, before it: the mark then
 	 * also spares the open event the kernel raises right after the exec's
-	 * (open_needs_nothing), a whole round trip.
+	 * (needs_nothing_as), a whole round trip.
 	 */
 	bool mark = !deny && !archive && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX;
 
@@ -286,6 +262,11 @@ void vd_finish(struct vd *d, int i, struct result *r)
 		ignore_inode(d, e, r);
 		mark = false;
 	}
+	/*
+	 * The record is written before the answer: once the access goes on (or
+	 * fails), its audit line is there, and the subject is still alive to
+	 * be named by /proc/PID/exe.
+	 */
 	if (deny && d->mode == MODE_ENFORCE) {
 		vd_stats_reason(d, reason);
 		vd_audit(d, e, "deny", reason, rule);

@@ -25,6 +25,7 @@
 
 #include <json-c/json.h>
 
+#include "vigil/appraise.h"
 #include "vigil/hash.h"
 #include "vigil/policy.h"
 
@@ -106,6 +107,15 @@ struct vd_rep {
 	uint8_t fix_ima[2 + VG_HASH_MAX_DIGEST];	/* security.ima, hash form */
 	uint8_t fix_evm[64];			/* security.evm over it (02 HMAC) */
 };
+
+/*
+ * A status that lets the access go on: what the appraiser answers itself
+ * (VD_ANSWER) and what the monitor allows must be one predicate.
+ */
+static inline bool vd_status_pass(uint32_t status)
+{
+	return status == VG_ST_PASS || status == VG_ST_PASS_IMMUTABLE;
+}
 
 /*
  * vd_fan_answer - write the answer for the event whose descriptor number
