@@ -233,6 +233,7 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	e->leader = -1;
 	e->next_waiter = -1;
 	e->qnext = -1;
+	e->fmode = st.st_mode;
 	e->key = (struct vkey){ st.st_dev, st.st_ino, st.st_size,
 				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
 				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec };
@@ -244,7 +245,6 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	}
 	e->acc.func = mask & VD_EV_EXEC ? VG_FUNC_BPRM_CHECK : VG_FUNC_FILE_CHECK;
 	e->acc.mask = mask & VD_EV_EXEC ? VG_MAY_EXEC : VG_MAY_READ;
-	vd_loader_access(&d->loaders, pid, mask & VD_EV_EXEC, &e->acc);
 	vd_fsinfo_access(&d->fsinfo, fd, st.st_dev, &e->acc);
 	e->acc.fsmagic = fsmagic_of(d, fd, st.st_dev);
 	e->acc.fowner = st.st_uid;
@@ -258,7 +258,7 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 		e->subj_exe = vd_readlink(link);
 		e->acc.subj_exe = e->subj_exe;
 	}
-	vg_policy_match(d->policy, &e->acc, VG_CLASSES_IMA, &e->dec);
+	vd_loader_match(&d->loaders, d->policy, pid, mask & VD_EV_EXEC, d->policy_access, &e->acc, &e->dec);
 	e->need_appraise = e->dec.appraise;
 	if (!e->dec.appraise && !e->dec.measure && !e->dec.audit && !d->policy_access) {
 		vd_answer(d, e, true);

@@ -14,7 +14,8 @@
  * (vg_access.also_func). Every file such a process opens counts: the
  * program, the libraries the loader maps for it, and the files the
  * program itself opens once it runs (vigild cannot tell these apart), so
- * its data on a marked filesystem needs what an exec needs.
+ * its data on a marked filesystem needs what an exec needs. /proc is
+ * asked only when the answer changes the decision (vd_loader_match).
  *
  * The loaders, by inode, taken at start (before the marks): the PT_INTERP
  * of vigild's own executable (the system's loader for its own ABI), the
@@ -115,12 +116,43 @@ bool vd_loader_is(const struct vd_loaders *l, pid_t pid)
 	return false;
 }
 
-void vd_loader_access(const struct vd_loaders *l, pid_t pid, bool exec, struct vg_access *a)
+static bool decision_eq(const struct vg_decision *x, const struct vg_decision *y)
 {
-	if (exec || !l->policy_execs || !vd_loader_is(l, pid))
+	if (x->measure != y->measure || x->appraise != y->appraise || x->audit != y->audit ||
+	    x->hash != y->hash || x->flags != y->flags || x->pcr != y->pcr ||
+	    x->template_name != y->template_name || x->allowed_algos != y->allowed_algos ||
+	    x->trust_archive != y->trust_archive || x->verdict != y->verdict)
+		return false;
+	for (int c = 0; c < VG_CLASS__MAX; c++)
+		if (x->rule[c] != y->rule[c])
+			return false;
+	return true;
+}
+
+/*
+ * Who opens matters only when it changes the decision: when the open
+ * alone and the open merged with the exec decide the same (the same
+ * actions, by the same rules, with the same options), the loader's open
+ * gets exactly what anyone's gets, and /proc/PID/exe (a path lookup in
+ * procfs, a few microseconds on every first open) is not asked.
+ */
+void vd_loader_match(const struct vd_loaders *l, const struct vg_policy *p, pid_t pid, bool exec,
+		     bool always_ask, struct vg_access *a, struct vg_decision *dec)
+{
+	struct vg_access xa;
+	struct vg_decision xd;
+
+	vg_policy_match(p, a, VG_CLASSES_IMA, dec);
+	if (exec || !l->policy_execs)
 		return;
-	a->also_func = VG_FUNC_BPRM_CHECK;
-	a->also_mask = VG_MAY_EXEC;
+	xa = *a;
+	xa.also_func = VG_FUNC_BPRM_CHECK;
+	xa.also_mask = VG_MAY_EXEC;
+	vg_policy_match(p, &xa, VG_CLASSES_IMA, &xd);
+	if ((always_ask || !decision_eq(dec, &xd)) && vd_loader_is(l, pid)) {
+		*a = xa;
+		*dec = xd;
+	}
 }
 
 /*

@@ -84,6 +84,14 @@ struct vd_req {
 	 * request without VD_ANSWER is decided by the monitor as before.
 	 */
 	int32_t answer_fd;
+	/*
+	 * The file as the monitor's fstat() saw it at the event (what its
+	 * verdict is cached under): the appraiser does not ask again. The
+	 * EVM HMAC covers the inode number, owner, group and mode.
+	 */
+	uint32_t uid, gid, mode;
+	uint64_t dev, ino;
+	int64_t size;
 	/* the event's file descriptor travels as SCM_RIGHTS */
 };
 
@@ -162,10 +170,15 @@ int vd_loaders_init(struct vd_loaders *l, const char *const *extra, size_t nextr
 /* Is @pid's executable (/proc/PID/exe) one of them? */
 bool vd_loader_is(const struct vd_loaders *l, pid_t pid);
 /*
- * vd_loader_access - an open (not @exec) by a loader is also the exec of
- * the file: sets @a->also_func BPRM_CHECK, MAY_EXEC.
+ * vd_loader_match - @p's decision (VG_CLASSES_IMA) into @dec for access
+ * @a by @pid. An open (not @exec) by a loader is also the exec of the
+ * file: @a->also_func is then BPRM_CHECK, MAY_EXEC, and @dec both hooks'
+ * merged. Whether @pid runs a loader is looked up only when that changes
+ * @dec, or when @always_ask (a later match of other classes, such as
+ * access rules, sees @a's hooks).
  */
-void vd_loader_access(const struct vd_loaders *l, pid_t pid, bool exec, struct vg_access *a);
+void vd_loader_match(const struct vd_loaders *l, const struct vg_policy *p, pid_t pid, bool exec,
+		     bool always_ask, struct vg_access *a, struct vg_decision *dec);
 /*
  * vd_loader_policy - note whether a rule of @p can match an exec (when
  * none can, the loader's opens are plain opens and /proc is not asked).

@@ -133,6 +133,20 @@ for F in "$T/ext4" "$T/tmpfs"; do
 		nb /usr/bin/python3 -c 'import mmap,os,sys; f=os.open(sys.argv[1], os.O_RDONLY)' "$F/data"
 	check_rc 127 "$fs: loader: still denied with both rules" nb "$LD" "$F/unlabeled3"
 	check "$fs: vigild stops" vd_stop
+
+	# The open and the exec decide differently (the exec wants a signature):
+	# the loader's open needs what the exec needs. (Where both rules decide
+	# the same, vigild does not ask who opens: loader.c.)
+	printf 'appraise func=BPRM_CHECK appraise_type=imasig\nappraise func=FILE_CHECK mask=MAY_READ\n' >sig.pol
+	check "$fs: vigild starts (BPRM_CHECK appraise_type=imasig + FILE_CHECK)" vd_start --policy sig.pol \
+		--watch "$F" --hmac-key hk --no-tpm --keyring "$VECTORS/evmctl/keys/ecp256.cert.pem"
+	check_rc 127 "$fs: imasig: a hash-labeled program does not run through the loader" nb "$LD" "$F/labeled"
+	check_eq "$fs: imasig: ... a plain read of it is allowed (a hash is enough for an open)" \
+		"$(nb cat "$F/labeled" | cmp - "$F/labeled" && echo same)" same
+	check_rc 127 "$fs: imasig: ... and that open's verdict does not let the loader's open through" \
+		nb "$LD" "$F/labeled"
+	check_rc 126 "$fs: imasig: ... nor its exec" nb "$F/labeled"
+	check "$fs: vigild stops" vd_stop
 done
 
 # ---- enforced: fsname= and fsuuid= (vigild looks them up per filesystem) ----
