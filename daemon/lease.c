@@ -31,6 +31,15 @@
 
 #include "monitor.h"
 
+/* Is @fd the descriptor of an event still in flight? */
+static bool fd_in_flight(const struct vd *d, int fd)
+{
+	for (int i = 0; i < d->ev_hi; i++)
+		if (d->ev[i].used && d->ev[i].fd == fd)
+			return true;
+	return false;
+}
+
 /* Invalidate what depends on @l, then let the writer (if any) go on. */
 void vd_lease_drop(struct vd *d, struct lease *l)
 {
@@ -39,7 +48,9 @@ void vd_lease_drop(struct vd *d, struct lease *l)
 		vd_fan_unignore(d, l->fd);
 	/* explicitly: the appraiser may still hold the same open file */
 	(void)fcntl(l->fd, F_SETLEASE, F_UNLCK);
-	close(l->fd);
+	/* the event whose descriptor it is, if still in flight, closes it (vd_ev_release) */
+	if (!fd_in_flight(d, l->fd))
+		close(l->fd);
 	l->held = l->ignored = false;
 	l->fd = -1;
 	d->nleases--;
@@ -47,6 +58,9 @@ void vd_lease_drop(struct vd *d, struct lease *l)
 
 /*
  * A lease on the inode of @fd (an event's descriptor), held from now on.
+ * It is taken on that descriptor itself, which then outlives the event:
+ * the lease keeps it (vd_lease_owns), and closes it when it is dropped.
+ * No dup() on the first access's path, and no close() after its answer.
  * Return: 0 with *@ret_gen; -EAGAIN the file is open for writing (its
  * content may change under any verdict: do not cache); another -errno
  * when leases cannot be had (then nothing is cached either).
@@ -54,7 +68,7 @@ void vd_lease_drop(struct vd *d, struct lease *l)
 int vd_lease_take(struct vd *d, int fd, dev_t dev, ino_t ino, uint32_t *ret_gen)
 {
 	struct lease *set = &d->lease[vd_lease_set(dev, ino)], *l = vd_lease_get(d, dev, ino);
-	int nfd, r;
+	int r;
 
 	if (l) {
 		*ret_gen = l->gen;
@@ -71,12 +85,8 @@ int vd_lease_take(struct vd *d, int fd, dev_t dev, ino_t ino, uint32_t *ret_gen)
 	} else if (d->nleases >= d->lease_max) {
 		return -EMFILE;
 	}
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (nfd < 0)
-		return -errno;
-	if (fcntl(nfd, F_SETSIG, d->lease_sig) < 0 || fcntl(nfd, F_SETLEASE, F_RDLCK) < 0) {
+	if (fcntl(fd, F_SETSIG, d->lease_sig) < 0 || fcntl(fd, F_SETLEASE, F_RDLCK) < 0) {
 		r = -errno;
-		close(nfd);
 		if (r == -EAGAIN) {
 			d->st.lease_writers++;
 		} else {
@@ -92,7 +102,7 @@ int vd_lease_take(struct vd *d, int fd, dev_t dev, ino_t ino, uint32_t *ret_gen)
 	l->ignored = false;
 	l->dev = dev;
 	l->ino = ino;
-	l->fd = nfd;
+	l->fd = fd;
 	l->gen = ++d->lease_gens;
 	d->nleases++;
 	*ret_gen = l->gen;
@@ -142,6 +152,16 @@ void vd_lease_setup(struct vd *d)
 	if (!d->lease_sig)
 		vd_log_at(VLOG_WARNING, "too few descriptors for read leases (RLIMIT_NOFILE): "
 			  "nothing is cached");
+}
+
+bool vd_lease_owns(struct vd *d, const struct ev *e)
+{
+	struct lease *l;
+
+	if (e->fd < 0)
+		return false;
+	l = vd_lease_get(d, e->key.dev, e->key.ino);
+	return l && l->fd == e->fd;
 }
 
 /* The event's verdict may be kept: its lease is still the one it was made under. */

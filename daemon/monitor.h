@@ -99,6 +99,7 @@ struct ev {
 	pid_t pid;
 	uint64_t mask;
 	struct vkey key;
+	mode_t fmode;		/* the file's st_mode at the event */
 	double t0;
 	int worker;		/* appraiser working on it, -1: waiting for a leader */
 	int leader;		/* index of the event whose appraisal this one waits for */
@@ -139,7 +140,7 @@ struct lease {
 	bool held, ignored;	/* ignored: a kernel ignore mark depends on it */
 	dev_t dev;
 	ino_t ino;
-	int fd;
+	int fd;			/* the descriptor of the event it was taken on, which it keeps open */
 	uint32_t gen;		/* new on take and on drop: old verdicts never match */
 };
 
@@ -361,6 +362,8 @@ static inline struct lease *vd_lease_get(struct vd *d, dev_t dev, ino_t ino)
 
 /* Invalidate what depends on @l (its ignore mark, its verdicts), then release it. */
 void vd_lease_drop(struct vd *d, struct lease *l);
+/* Is @e's descriptor the one its inode's lease is held on (and keeps open)? */
+bool vd_lease_owns(struct vd *d, const struct ev *e);
 /*
  * vd_lease_take - a lease on the inode of @fd (an event's descriptor).
  * Return: 0 with *@ret_gen; -EAGAIN the file is open for writing (do not

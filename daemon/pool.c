@@ -92,6 +92,12 @@ int vd_pool_send(struct vd *d, int w, int i)
 		.algo = e->need_appraise && e->dec.trust_archive && d->trust ? d->trust->algo : d->algo,
 		.allowed_algos = e->dec.allowed_algos,
 		.answer_fd = answer ? e->fd : -1,
+		.uid = e->acc.fowner,
+		.gid = e->acc.fgroup,
+		.mode = e->fmode,
+		.dev = e->key.dev,
+		.ino = e->key.ino,
+		.size = e->key.size,
 	};
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { .iov_base = &q, .iov_len = sizeof(q) };

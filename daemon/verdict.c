@@ -21,6 +21,17 @@ void vd_ev_release(struct vd *d, int i)
 	if (e->counted && vd_uq_of(d, e->uid)->pending)
 		vd_uq_of(d, e->uid)->pending--;
 	e->counted = false;
+	if (vd_lease_owns(d, e)) {
+		/*
+		 * The lease keeps the descriptor, and closes it when it is
+		 * dropped. Not one that must stay parked: then the lease goes
+		 * now (its verdicts with it), and the number is parked.
+		 */
+		if (!e->answer_pid)
+			e->fd = -1;
+		else
+			vd_lease_drop(d, vd_lease_get(d, e->key.dev, e->key.ino));
+	}
 	if (e->fd >= 0 && e->answer_pid)
 		vd_pool_park(d, e->fd, e->answer_pid);	/* an appraiser could still answer it */
 	else if (e->fd >= 0)

@@ -202,7 +202,14 @@ static bool handle(struct appraiser *a, const struct vd_req *q, int fd, struct v
 	struct vg_appraise_opts o = a->o;
 	struct vg_appraise_result res;
 	struct vg_diag d = { 0 };
-	struct stat st;
+	struct stat st = {
+		.st_dev = (dev_t)q->dev,
+		.st_ino = (ino_t)q->ino,
+		.st_mode = (mode_t)q->mode,
+		.st_uid = (uid_t)q->uid,
+		.st_gid = (gid_t)q->gid,
+		.st_size = (off_t)q->size,
+	};
 	uint8_t ima[1100];
 	ssize_t n;
 	int r;
@@ -215,11 +222,6 @@ static bool handle(struct appraiser *a, const struct vd_req *q, int fd, struct v
 #ifdef VIGILD_TEST_HOOKS
 	lie = test_hook(fd);
 #endif
-	if (fstat(fd, &st) < 0) {
-		p->err = -errno;
-		snprintf(p->detail, sizeof(p->detail), "fstat: %s", strerror(errno));
-		return lie;
-	}
 	if (!a->uuid_given && a->cfg.fsuuid && uuid_for(a, fd, st.st_dev, o.uuid) == 0)
 		o.uuid_mode = VG_UUID_GIVEN;
 	if (q->flags & VD_APPRAISE) {
@@ -440,9 +442,11 @@ int vd_worker_main(int sock, int argc, char **argv)
 		if ((q.flags & VD_ANSWER) && q.answer_fd >= 0 && (pass || lie) &&
 		    vd_fan_answer(VD_APPRAISER_GROUP_FD, q.answer_fd, true) == 0)
 			p.answered = 1;
-		close(fd);
-		if (write(sock, &p, sizeof(p)) != (ssize_t)sizeof(p))
+		if (write(sock, &p, sizeof(p)) != (ssize_t)sizeof(p)) {
+			close(fd);
 			break;
+		}
+		close(fd);
 	}
 	OPENSSL_cleanse(a->key, sizeof(a->key));
 	vg_hasher_free(a->h);
