@@ -121,14 +121,17 @@ void vf_sched_free(struct verifier *vf)
 /*
  * Under no lock: a trusted agent whose round has not answered within
  * --interval (+ VF_SILENT_SLACK_MS) of its last verification is
- * unreachable now. The round goes on; if the agent answers after all, the
+ * unreachable now. The message says both when it was last verified
+ * (@since_ms) and when the round that waits began (@start_ms): a round
+ * that began late, the verifier's own delay, moves the deadline on. The round goes on; if the agent answers after all, the
  * round's verdict replaces this one.
  */
-static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms)
+static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms, int64_t start_ms)
 {
 	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = malloc(sizeof(*cur));
 	struct vg_attest_verdict v;
 	struct vg_diag d = { 0 };
+	int64_t now;
 	int r;
 
 	if (!a || !cur)
@@ -138,9 +141,10 @@ static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms)
 	if (r == 0 && cur->state == VG_AGENT_TRUSTED) {
 		*a = *cur;
 		vg_attest_verdict_init(&v);
+		now = vf_wall_ms();
 		vg_attest_fail(&v, VG_AF_COMM, "no answer within the interval: last verified %lld ms "
-			       "ago (--interval %u ms)", (long long)(vf_wall_ms() - since_ms),
-			       vf->interval_ms);
+			       "ago, this round waiting %lld ms (--interval %u ms)",
+			       (long long)(now - since_ms), (long long)(now - start_ms), vf->interval_ms);
 		a->state = VG_AGENT_UNREACHABLE;
 		a->last_fail = VG_AF_COMM;
 		a->last_seen = vf_now();
@@ -243,6 +247,7 @@ static int64_t round_end(struct verifier *vf, struct vf_ent *e, int64_t now)
 struct found {
 	char id[VG_API_ID_MAX];
 	int64_t ms;			/* silent: last verification; late, stale: the due time */
+	int64_t start_ms;		/* silent: the start of the round that waits */
 };
 
 struct found_list {
@@ -263,6 +268,7 @@ static bool found_add(struct found_list *l, const char *id, int64_t ms)
 		l->cap = c;
 	}
 	snprintf(l->f[l->n].id, sizeof(l->f[l->n].id), "%s", id);
+	l->f[l->n].start_ms = 0;
 	l->f[l->n++].ms = ms;
 	return true;
 }
@@ -663,8 +669,10 @@ static void tick(struct verifier *vf, bool listed)
 				continue;
 			due += !e->running && !e->elsewhere && e->due_ms <= now;
 			if (e->running && e->watch_ms && now > e->silent_ms) {
-				if (found_add(&silent, e->id, e->watch_ms))
+				if (found_add(&silent, e->id, e->watch_ms)) {
+					silent.f[silent.n - 1].start_ms = e->start_ms;
 					e->watch_ms = 0;	/* once per round */
+				}
 			}
 		}
 	vf->sched.due = due;
@@ -692,7 +700,7 @@ static void tick(struct verifier *vf, bool listed)
 		}
 	pthread_mutex_unlock(&vf->sched.lock);
 	for (size_t i = 0; i < silent.n; i++)
-		mark_silent(vf, silent.f[i].id, silent.f[i].ms);
+		mark_silent(vf, silent.f[i].id, silent.f[i].ms, silent.f[i].start_ms);
 	free(silent.f);
 	report(vf, &late, VG_AF_LATE);
 }

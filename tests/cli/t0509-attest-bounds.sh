@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # t0509: what one request or one silent agent may cost the verifier, on
 # loopback with swtpm. An agent that stops answering (SIGSTOP) is
-# unreachable within --interval + slack, not at --agent-timeout (30 s
-# here); it is trusted again once it answers. A policy of 400,000 digests
+# unreachable within --interval + slack of its last verification (or of
+# its round's start, when the verifier began that round late), not at
+# --agent-timeout (30 s here); it is trusted again once it answers. A policy of 400,000 digests
 # for one path (30 MB) and a realistic 27 MB one upload in seconds (the
 # duplicate check was quadratic: minutes); while uploads are parsed, status
 # is still answered at once. SIGTERM while a round waits on the stopped
@@ -57,8 +58,14 @@ att_field last_message >msg
 check "... saying so" grep -q "no answer within the interval" msg
 sed 's/^/# /' msg
 silent=$(sed -n 's/.*last verified \([0-9]*\) ms ago.*/\1/p' msg)
-check "... flagged by the verifier within --interval 1 s + 1 s of slack of its last verification (${silent:-?} ms)" \
-	test "${silent:-99999}" -lt 2300
+waited=$(sed -n 's/.*this round waiting \([0-9]*\) ms.*/\1/p' msg)
+# The deadline is --interval after the last verification, or the round's
+# start if the verifier began it later (its own delay, on a loaded
+# machine, is not the agent's silence); flagged 1 s of slack after it.
+late=$(( ${silent:-99999} - 1000 < ${waited:-99999} ? ${silent:-99999} - 1000 : ${waited:-99999} ))
+check "... flagged by the verifier 1 s of slack after its deadline (${late} ms: last verified ${silent:-?} ms ago, the round waiting ${waited:-?} ms)" \
+	test "$late" -lt 1300
+check "... well before --agent-timeout 30 s" test "${silent:-99999}" -lt 6000
 "$VIGIL" attest status host1 --history >hist
 check "... recorded once in the history" test "$(grep -c 'agent.comm' hist)" -eq 1
 kill -CONT $AGENT_PID
