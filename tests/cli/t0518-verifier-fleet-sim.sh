@@ -42,7 +42,7 @@ sql() { vg_pg_psql -d fleet -c "$1"; }
 
 SP=$(vg_port)
 timeout 600 "$SIM" --agents $N --port "$SP" --entries 5 --files 200 --ek-ca-out "$T/sim-ca.pem" \
-	--policy-log "$T/sim.log" --quote-log "$T/quotes" --tamper sim00007 --threads 4 2>sim.err &
+	--policy-log "$T/sim.log" --quote-log "$T/quotes" --tamper sim00007 --threads 4 >sim.out 2>sim.err &
 PIDS="$PIDS $!"
 check "the simulator serves $N agents" up "http://127.0.0.1:$SP/a/sim00000/v1/identity"
 "$VIGIL" attest policy create --log "$T/sim.log" -o p.json >/dev/null
