@@ -442,11 +442,11 @@ int vd_worker_main(int sock, int argc, char **argv)
 		if ((q.flags & VD_ANSWER) && q.answer_fd >= 0 && (pass || lie) &&
 		    vd_fan_answer(VD_APPRAISER_GROUP_FD, q.answer_fd, true) == 0)
 			p.answered = 1;
-		if (write(sock, &p, sizeof(p)) != (ssize_t)sizeof(p)) {
-			close(fd);
+		ssize_t sent = write(sock, &p, sizeof(p));
+
+		close(fd);	/* after the reply: the monitor hears first */
+		if (sent != (ssize_t)sizeof(p))
 			break;
-		}
-		close(fd);
 	}
 	OPENSSL_cleanse(a->key, sizeof(a->key));
 	vg_hasher_free(a->h);

@@ -123,8 +123,9 @@ void vf_sched_free(struct verifier *vf)
  * --interval (+ VF_SILENT_SLACK_MS) of its last verification is
  * unreachable now. The message says both when it was last verified
  * (@since_ms) and when the round that waits began (@start_ms): a round
- * that began late, the verifier's own delay, moves the deadline on. The round goes on; if the agent answers after all, the
- * round's verdict replaces this one.
+ * that began late, the verifier's own delay, moves the deadline on. The
+ * round goes on; if the agent answers after all, the round's verdict
+ * replaces this one.
  */
 static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms, int64_t start_ms)
 {
