@@ -66,7 +66,8 @@ int cli_write_out(const char *path, const void *data, size_t len, unsigned int m
 
 /* Print @path with control characters and backslashes escaped (\n, \xHH). */
 void cli_put_path(FILE *f, const char *path);
-/* @path as a JSON string (json-c); escaped as above only if it is not valid UTF-8. */
+/* @path (or any text from elsewhere) as a JSON string (json-c); escaped as above only if
+ * it is not valid UTF-8 (vigil/text.h). */
 struct json_object *cli_json_path(const char *path);
 
 /* @n bytes at @p as a JSON string of lowercase hex (vg_hex_encode). Return: it, or NULL. */

@@ -93,7 +93,7 @@ static json_object *result_json(const char *path, const struct vg_appraise_resul
 	if (r->hmac_unchecked)
 		json_object_object_add(o, "hmac_checked", json_object_new_boolean(0));
 	if (r->status != VG_ST_PASS && r->detail.msg[0])
-		json_object_object_add(o, "detail", json_object_new_string(r->detail.msg));
+		json_object_object_add(o, "detail", cli_json_path(r->detail.msg));
 	return o;
 }
 

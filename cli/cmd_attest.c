@@ -175,7 +175,7 @@ static void quote_json(const struct vg_attest_verdict *v, const struct vg_tpms_a
 	json_object_object_add(j, "result", json_object_new_string(v ? "fail" : "ok"));
 	if (v) {
 		json_object_object_add(j, "failure", json_object_new_string(vg_attest_fail_id(v->fail)));
-		json_object_object_add(j, "message", json_object_new_string(v->msg));
+		json_object_object_add(j, "message", cli_json_path(v->msg));
 	} else {
 		json_object_object_add(j, "clock", json_object_new_int64((int64_t)q->clock));
 		json_object_object_add(j, "reset_count", json_object_new_int64(q->reset_count));

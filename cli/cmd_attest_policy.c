@@ -525,7 +525,7 @@ static json_object *failure_json(const struct vg_attest_verdict *f)
 		json_object_object_add(j, "path", cli_json_path(f->path));
 	if (f->digest[0])
 		json_object_object_add(j, "digest", json_object_new_string(f->digest));
-	json_object_object_add(j, "message", json_object_new_string(f->msg));
+	json_object_object_add(j, "message", cli_json_path(f->msg));
 	return j;
 }
 
@@ -564,7 +564,7 @@ static void put_check_json(const char *result, uint64_t entries,
 		json_object_object_add(j, "failures", arr);
 	}
 	if (msg)
-		json_object_object_add(j, "message", json_object_new_string(msg));
+		json_object_object_add(j, "message", cli_json_path(msg));
 	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
 					       JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(j);

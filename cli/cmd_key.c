@@ -380,7 +380,7 @@ static int key_show(struct key_args *a, int argc, char **argv)
 			continue;
 		}
 		o = json_object_new_object();
-		json_object_object_add(o, "file", json_object_new_string(argv[i]));
+		json_object_object_add(o, "file", cli_json_path(argv[i]));
 		json_object_object_add(o, "kind", json_object_new_string(vg_key_kind_name(kf.kind)));
 		json_object_object_add(o, "key_bytes", json_object_new_int((int)kf.key_len));
 		if (kf.kind == VG_KEY_PASSPHRASE) {

@@ -147,6 +147,16 @@ static int write_out(const char *out, const uint8_t *data, size_t len)
 	return cli_write_out(out, data, len, 0644, VG_OUTFILE_STREAM) < 0 ? EXIT_ERROR : 0;
 }
 
+/* @n bytes of a log field (a file name, a template name: the log's) as JSON text (cli_json_path). */
+static json_object *json_field(const void *p, size_t n)
+{
+	char *s = strndup(p, n);
+	json_object *o = s ? cli_json_path(s) : NULL;
+
+	free(s);
+	return o;
+}
+
 static json_object *entry_json(const struct vg_imalog_entry *e, uint64_t index)
 {
 	json_object *o = json_object_new_object(), *fa = json_object_new_array(),
@@ -161,7 +171,7 @@ static json_object *entry_json(const struct vg_imalog_entry *e, uint64_t index)
 	json_object_object_add(o, "template_hash_algo",
 			       json_object_new_string(vg_hash_name(e->digest.algo)));
 	json_object_object_add(o, "template_hash", cli_json_hex(e->digest.bytes, e->digest.len));
-	json_object_object_add(o, "template_name", json_object_new_string_len(e->name, (int)e->name_len));
+	json_object_object_add(o, "template_name", json_field(e->name, e->name_len));
 	json_object_object_add(o, "violation", json_object_new_boolean(e->violation));
 	for (unsigned int i = 0; i < e->tmpl.nfields; i++) {
 		const struct vg_imalog_field *f = &e->f[i];
@@ -180,8 +190,8 @@ static json_object *entry_json(const struct vg_imalog_entry *e, uint64_t index)
 				json_object_object_add(fo, "algo", json_object_new_string(vg_hash_name(a)));
 				json_object_object_add(fo, "digest", cli_json_hex(d, l));
 				if (f->id == VG_IMAF_D_NGV2)
-					json_object_object_add(fo, "type", json_object_new_string_len(
-						(const char *)f->data, (int)strcspn((const char *)f->data, ":")));
+					json_object_object_add(fo, "type", json_field(f->data,
+						strcspn((const char *)f->data, ":")));
 			}
 			break;
 		case VG_IMAF_N:
@@ -189,8 +199,8 @@ static json_object *entry_json(const struct vg_imalog_entry *e, uint64_t index)
 		case VG_IMAF_XATTRNAMES: {
 			const uint8_t *nul = f->len ? memchr(f->data, '\0', f->len) : NULL;
 
-			json_object_object_add(fo, "value", json_object_new_string_len(
-				(const char *)f->data, (int)(nul ? (size_t)(nul - f->data) : f->len)));
+			json_object_object_add(fo, "value", json_field(f->data,
+				nul ? (size_t)(nul - f->data) : f->len));
 			break;
 		}
 		case VG_IMAF_IUID:

@@ -430,7 +430,7 @@ int cli_log_replay(int argc, char **argv)
 			rc = r == -EILSEQ ? EXIT_NOTVERIFIED : EXIT_ERROR;
 			json_result(j, path, n, have_pcrs, "invalid-entry");
 			if (j)
-				json_object_object_add(j, "error", json_object_new_string(d.msg));
+				json_object_object_add(j, "error", cli_json_path(d.msg));
 			goto out;
 		}
 		n++;

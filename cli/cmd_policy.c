@@ -108,7 +108,7 @@ static void json_diag(unsigned int line, unsigned int col, const char *kind, con
 		json_object_object_add(d, "col", json_object_new_int64(col));
 	}
 	json_object_object_add(d, "severity", json_object_new_string(*kind ? "warning" : "error"));
-	json_object_object_add(d, "message", json_object_new_string(msg));
+	json_object_object_add(d, "message", cli_json_path(msg));
 	json_object_array_add(json_diags, d);
 }
 

@@ -140,7 +140,7 @@ static int load_releases(struct build *b, int64_t now, unsigned int flags)
 						     &r->rel, &d) < 0) {
 			cli_file_err(r->file, "%s; its lists are not used", d.msg);
 			jadd(jr, "verified", json_object_new_boolean(0));
-			jadd(jr, "error", json_object_new_string(d.msg));
+			jadd(jr, "error", cli_json_path(d.msg));
 			json_object_array_add(b->jrels, jr);
 			continue;
 		}
@@ -170,10 +170,10 @@ static int load_releases(struct build *b, int64_t now, unsigned int flags)
 						   &d) < 0) {
 				cli_file_err(lp, "%s; not used", d.msg);
 				jadd(jl, "verified", json_object_new_boolean(0));
-				jadd(jl, "error", json_object_new_string(d.msg));
+				jadd(jl, "error", cli_json_path(d.msg));
 			} else {
 				jadd(jl, "verified", json_object_new_boolean(1));
-				jadd(jl, "listed_as", json_object_new_string(ent->path));
+				jadd(jl, "listed_as", cli_json_path(ent->path));
 				lists++;
 			}
 			json_object_array_add(b->jlists, jl);

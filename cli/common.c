@@ -19,6 +19,8 @@
 #include "vigil/fileio.h"
 #include "vigil/hash.h"
 #include "vigil/outfile.h"
+#include "json_text.h"
+#include "vigil/text.h"
 
 const char *cli_cmdname = "";
 
@@ -41,103 +43,26 @@ void cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* Return: the length of the valid UTF-8 sequence at @p (not ASCII), or 0. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
-/* Escape @path into @out (at least 4 * strlen + 1 bytes). */
-static void escape_path(const char *path, char *out)
-{
-	for (const unsigned char *p = (const unsigned char *)path; *p;) {
-		size_t n;
-
-		if (*p == '\n') {
-			out = stpcpy(out, "\\n");
-		} else if (*p == '\\') {
-			out = stpcpy(out, "\\\\");
-		} else if (*p < 0x20 || *p == 0x7f) {
-			out += sprintf(out, "\\x%02x", *p);
-		} else if (*p < 0x80) {
-			*out++ = (char)*p;
-		} else if ((n = utf8_len(p)) > 0) {
-			memcpy(out, p, n);
-			out += n;
-			p += n;
-			continue;
-		} else {
-			out += sprintf(out, "\\x%02x", *p);
-		}
-		p++;
-	}
-	*out = 0;
-}
-
 void cli_put_path(FILE *f, const char *path)
 {
-	size_t len = strlen(path);
-	char small[1024], *buf = len < sizeof(small) / 4 ? small : malloc(4 * len + 1);
+	size_t cap = VG_TEXT_ESCAPED_MAX(strlen(path));
+	char small[1024], *buf = cap <= sizeof(small) ? small : malloc(cap);
 
 	if (!buf) {
 		fputs("?", f);
 		return;
 	}
-	escape_path(path, buf);
+	vg_text_escape(path, buf, cap);
 	fputs(buf, f);
 	if (buf != small)
 		free(buf);
 }
 
-static bool valid_utf8(const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t n = *p < 0x80 ? 1 : utf8_len(p);
-
-		if (!n)
-			return false;
-		p += n;
-	}
-	return true;
-}
-
 struct json_object *cli_json_path(const char *path)
 {
-	size_t len = strlen(path);
-	char small[1024], *buf;
-	struct json_object *o;
-
 	/* JSON escapes control characters itself; only bytes that are not
 	 * UTF-8 need vigil's \xHH escaping to keep the output valid */
-	if (valid_utf8(path))
-		return json_object_new_string(path);
-	buf = len < sizeof(small) / 4 ? small : malloc(4 * len + 1);
-	if (!buf)
-		return json_object_new_string("?");
-	escape_path(path, buf);
-	o = json_object_new_string(buf);
-	if (buf != small)
-		free(buf);
-	return o;
+	return vg_prog_json_text(path);
 }
 
 struct json_object *cli_json_hex(const uint8_t *p, size_t n)

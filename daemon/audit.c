@@ -4,7 +4,8 @@
  * allow by the trust database (trust=archive, with the package) or
  * audited access, written before the access is answered (so the subject
  * is still there to be named by /proc/PID/exe). Nothing is written when
- * no --audit file was given.
+ * no --audit file was given. Paths go in as json_text.h says: a file name
+ * that is not UTF-8 must not make its denial a line a SIEM drops.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "json_text.h"
 #include "monitor.h"
 
 void vd_audit(struct vd *d, struct ev *e, const char *action, const char *reason,
@@ -40,9 +42,9 @@ void vd_audit_package(struct vd *d, struct ev *e, const char *action, const char
 	o = json_object_new_object();
 	json_object_object_add(o, "time", json_object_new_string(ts));
 	json_object_object_add(o, "pid", json_object_new_int(e->pid));
-	json_object_object_add(o, "exe", json_object_new_string(exe ? exe : "?"));
+	json_object_object_add(o, "exe", vg_prog_json_text(exe ? exe : "?"));
 	json_object_object_add(o, "uid", json_object_new_int64(e->acc.uid));
-	json_object_object_add(o, "path", json_object_new_string(vd_ev_path(e)));
+	json_object_object_add(o, "path", vg_prog_json_text(vd_ev_path(e)));
 	json_object_object_add(o, "dev", json_object_new_int64((int64_t)e->key.dev));
 	json_object_object_add(o, "ino", json_object_new_int64((int64_t)e->key.ino));
 	json_object_object_add(o, "event", json_object_new_string(
@@ -59,7 +61,7 @@ void vd_audit_package(struct vd *d, struct ev *e, const char *action, const char
 			json_object_object_add(o, "rule_line", json_object_new_int((int)r->line));
 		}
 	}
-	json_object_object_add(o, "reason", json_object_new_string(reason));
+	json_object_object_add(o, "reason", vg_prog_json_text(reason));
 	if (package)
 		json_object_object_add(o, "package", json_object_new_string(package));
 	dprintf(d->audit, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |

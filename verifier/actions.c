@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_text.h"
 #include "log.h"
 #include "verifier.h"
 #include "privsep.h"
@@ -24,10 +25,10 @@ static void webhook(struct verifier *vf, const char *id, const struct vg_store_v
 
 	json_object_object_add(o, "agent", json_object_new_string(id));
 	json_object_object_add(o, "failure", json_object_new_string(fid));
-	json_object_object_add(o, "message", json_object_new_string(v->msg));
+	json_object_object_add(o, "message", vg_prog_json_text(v->msg));
 	json_object_object_add(o, "entry", json_object_new_int64(v->entry));
-	json_object_object_add(o, "path", json_object_new_string(v->path));
-	json_object_object_add(o, "digest", json_object_new_string(v->digest));
+	json_object_object_add(o, "path", vg_prog_json_text(v->path));
+	json_object_object_add(o, "digest", vg_prog_json_text(v->digest));
 	json_object_object_add(o, "time", json_object_new_int64(v->time));
 	if (vf->fetch(vf, vf->webhook, json_object_to_json_string(o), false, 0, &b, err,
 		      sizeof(err)) < 0)

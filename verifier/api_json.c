@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 
+#include "json_text.h"
 #include "verifier.h"
 
 json_object *vf_json_agent(const struct vg_store_agent *a, int64_t due)
@@ -24,7 +25,7 @@ json_object *vf_json_agent(const struct vg_store_agent *a, int64_t due)
 		vg_attest_ak_free(ak);
 	}
 	json_object_object_add(o, "id", json_object_new_string(a->id));
-	json_object_object_add(o, "url", json_object_new_string(a->url));
+	json_object_object_add(o, "url", vg_prog_json_text(a->url));
 	json_object_object_add(o, "state", json_object_new_string(vg_agent_state_name(a->state)));
 	/* late: due + VF_LATE_SLACK_MS passed and its round has not started (scheduler.c) */
 	json_object_object_add(o, "late", json_object_new_boolean(due != 0));
@@ -42,7 +43,7 @@ json_object *vf_json_agent(const struct vg_store_agent *a, int64_t due)
 	json_object_object_add(o, "last_seen", json_object_new_int64(a->last_seen));
 	json_object_object_add(o, "last_failure",
 			       json_object_new_string(vg_attest_fail_id(a->last_fail)));
-	json_object_object_add(o, "last_message", json_object_new_string(a->last_msg));
+	json_object_object_add(o, "last_message", vg_prog_json_text(a->last_msg));
 	/* the latest round's failures, those past the history's bound included */
 	json_object_object_add(o, "failure_count", json_object_new_int64((int64_t)a->failure_count));
 	return o;
@@ -53,7 +54,7 @@ json_object *vf_json_verifier(const struct vg_store_verifier *v, int64_t now)
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "id", json_object_new_string(v->id));
-	json_object_object_add(o, "host", json_object_new_string(v->host));
+	json_object_object_add(o, "host", vg_prog_json_text(v->host));
 	json_object_object_add(o, "pid", json_object_new_int64(v->pid));
 	json_object_object_add(o, "started", json_object_new_int64(v->started / 1000));
 	json_object_object_add(o, "beat", json_object_new_int64(v->beat / 1000));
@@ -73,9 +74,9 @@ int vf_json_verdict_cb(void *arg, const struct vg_store_verdict *v)
 	json_object_object_add(o, "time", json_object_new_int64(v->time));
 	json_object_object_add(o, "failure", json_object_new_string(vg_attest_fail_id(v->fail)));
 	json_object_object_add(o, "entry", json_object_new_int64(v->entry));
-	json_object_object_add(o, "path", json_object_new_string(v->path));
-	json_object_object_add(o, "digest", json_object_new_string(v->digest));
-	json_object_object_add(o, "message", json_object_new_string(v->msg));
+	json_object_object_add(o, "path", vg_prog_json_text(v->path));
+	json_object_object_add(o, "digest", vg_prog_json_text(v->digest));
+	json_object_object_add(o, "message", vg_prog_json_text(v->msg));
 	json_object_array_add(arg, o);
 	return 0;
 }
@@ -84,7 +85,7 @@ unsigned int vf_answer_error(struct vf_answer *ans, unsigned int code, const cha
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "error", json_object_new_string(msg));
+	json_object_object_add(o, "error", vg_prog_json_text(msg));
 	ans->code = code;
 	ans->body = o;
 	return code;
@@ -96,7 +97,7 @@ unsigned int vf_answer_failure(struct vf_answer *ans, unsigned int code, unsigne
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "failure", json_object_new_string(vg_attest_fail_id(fail)));
-	json_object_object_add(o, "message", json_object_new_string(msg));
+	json_object_object_add(o, "message", vg_prog_json_text(msg));
 	ans->code = code;
 	ans->body = o;
 	return code;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_text.h"
 #include "verifier.h"
 #include "vigil/attest_boot.h"
 #include "vigil/attest_mbpolicy.h"
@@ -48,13 +49,13 @@ static json_object *result_json(const struct vg_attest_verdict *v, bool valid,
 		json_object *e = json_object_new_object(), *ctx = json_object_new_object();
 
 		json_object_object_add(e, "type", json_object_new_string(vg_attest_fail_id(f->fail)));
-		json_object_object_add(ctx, "message", json_object_new_string(f->msg));
+		json_object_object_add(ctx, "message", vg_prog_json_text(f->msg));
 		if (f->entry >= 0)
 			json_object_object_add(ctx, "entry", json_object_new_int64(f->entry));
 		if (f->path[0])
-			json_object_object_add(ctx, "path", json_object_new_string(f->path));
+			json_object_object_add(ctx, "path", vg_prog_json_text(f->path));
 		if (f->digest[0])
-			json_object_object_add(ctx, "digest", json_object_new_string(f->digest));
+			json_object_object_add(ctx, "digest", vg_prog_json_text(f->digest));
 		json_object_object_add(e, "context", ctx);
 		json_object_array_add(arr, e);
 	}

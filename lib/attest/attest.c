@@ -26,6 +26,7 @@
 #include "internal.h"
 #include "attest_tpm.h"
 #include "vigil/attest.h"
+#include "vigil/text.h"
 
 static const char *const fail_ids[VG_AF__COUNT] = {
 	[VG_AF_NONE] = "ok",
@@ -86,6 +87,7 @@ void vg_attest_verdict_init(struct vg_attest_verdict *v)
 
 int vg_attest_fail(struct vg_attest_verdict *v, unsigned int fail, const char *fmt, ...)
 {
+	char raw[sizeof(v->msg)];
 	va_list ap;
 
 	if (!v)
@@ -94,8 +96,13 @@ int vg_attest_fail(struct vg_attest_verdict *v, unsigned int fail, const char *f
 	if (!v->failures)
 		v->failures = 1;
 	va_start(ap, fmt);
-	vsnprintf(v->msg, sizeof(v->msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* a path in it is the attested host's bytes: escaped unless clean text */
+	if (vg_text_is_clean(raw))
+		memcpy(v->msg, raw, sizeof(raw));
+	else
+		vg_text_escape(raw, v->msg, sizeof(v->msg));
 	return 1;
 }
 

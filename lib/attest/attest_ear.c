@@ -17,6 +17,7 @@
 #include <openssl/rsa.h>
 
 #include "vigil/attest_ear.h"
+#include "vigil/text.h"
 
 static const char *const alg_names[] = {
 	[VG_JWS_ES256] = "ES256", [VG_JWS_ES384] = "ES384", [VG_JWS_ES512] = "ES512",
@@ -487,6 +488,17 @@ bool vg_ear_nonce_ok(const char *s)
 	return true;
 }
 
+/* Text from the attested host (a path, a message) as a JSON string: vigil/text.h. */
+static json_object *json_text(const char *s)
+{
+	const char *t = vg_text_show(s);
+	json_object *o = json_object_new_string(t ? t : "?");
+
+	if (t != s)
+		free((char *)t);
+	return o;
+}
+
 static json_object *failure_json(const struct vg_attest_verdict *f)
 {
 	json_object *o = json_object_new_object();
@@ -495,10 +507,10 @@ static json_object *failure_json(const struct vg_attest_verdict *f)
 	if (f->entry >= 0)
 		json_object_object_add(o, "entry", json_object_new_int64(f->entry));
 	if (f->path[0])
-		json_object_object_add(o, "path", json_object_new_string(f->path));
+		json_object_object_add(o, "path", json_text(f->path));
 	if (f->digest[0])
-		json_object_object_add(o, "digest", json_object_new_string(f->digest));
-	json_object_object_add(o, "message", json_object_new_string(f->msg));
+		json_object_object_add(o, "digest", json_text(f->digest));
+	json_object_object_add(o, "message", json_text(f->msg));
 	return o;
 }
 

@@ -58,6 +58,36 @@ check_eq "--json past the bound: 64 listed, 73 counted" \
 "$VIGIL" attest policy create --log list -o all.json >/dev/null
 check "no failure: ok, no list" sh -c "'$VIGIL' attest policy check --json --policy all.json list | grep -q '^{\"result\":\"ok\",\"entries\":'"
 
+# ---- file names that are not text: escaped in every report ----
+# An unprivileged user names a file as it likes: here not UTF-8, and with
+# a terminal escape. The text report shows both escaped (vigil/text.h), so
+# nothing raw reaches a terminal; --json stays valid UTF-8 (decoded
+# strictly), a "path" being the name itself when it is UTF-8 and escaped
+# when not, and every message escaped.
+mkdir -p odd
+printf 'odd\n' >"odd/n$(printf '\377')"
+printf 'odd\n' >"odd/e$(printf '\033')[2J"
+"$VIGIL" measure --log odd.list --pcrs odd.pcrs odd/* >/dev/null
+"$VIGIL" attest policy check --policy good.json odd.list >out
+check_eq "two odd names: exit 1" "$?" 1
+check_eq "... each FAIL line names it escaped, twice (path= and the message)" \
+	"$(grep -o 'odd/[ne][^ ]*' out | sort | uniq -c | awk '{print $1, $2}' | tr '\n' ' ')" \
+	'2 odd/e\x1b[2J 2 odd/n\xff '
+no_raw() { ! grep -q "$(printf '\033')" "$@" && ! LC_ALL=C grep -q "$(printf '\377')" "$@"; }
+check "... and no raw escape or 0xff byte" no_raw out
+"$VIGIL" attest policy check --json --policy good.json odd.list >j
+strict() { /usr/bin/python3 -c 'import json,sys; json.loads(open(sys.argv[1],"rb").read())' "$1"; }
+check "--json: valid UTF-8 JSON" strict j
+check "... valid against its schema" valid attest-policy-check j
+check_eq "--json: the names, and the messages naming them" \
+	"$(pj j 'sorted((f["path"].rsplit("/",1)[1], f["message"].rsplit("/",1)[1]) for f in j["failures"] if "/odd/" in f["path"])')" \
+	"[('e\\x1b[2J', 'e\\\\x1b[2J is not in the policy'), ('n\\\\xff', 'n\\\\xff is not in the policy')]"
+"$VIGIL" log show --format json odd.list >lj
+check "log show --format json of that list: valid UTF-8 JSON" strict lj
+check_eq "... the names as the --json reports give them" \
+	"$(pj lj 'sorted(f["value"].rsplit("/",1)[1] for e in j for f in e["fields"] if f["id"] == "n-ng" and "/odd/" in f["value"])')" \
+	"['e\\x1b[2J', 'n\\\\xff']"
+
 # ---- digests vigil cannot check ----
 mkdir -p r2
 for f in a b c d e; do echo "two $f" >r2/$f; done

@@ -231,3 +231,37 @@ for k in rsa1024.key:"an RSA key of 1024 bits" notkey.pem:"not a PEM private key
 	cp "$T/.out" refused.err
 	check "... saying --ear-key $f: $why" grep -q -- "--ear-key $f: $why" refused.err
 done
+
+# ---- file names an unprivileged user on the host chooses ----
+# One not UTF-8, one with a terminal escape: the verifier's status,
+# history and EAR stay valid UTF-8 (decoded strictly, as Python's
+# json.loads of the bytes does: a hook or relying party that parses them
+# must not lose the failure they report). A "path" is the name itself
+# when it is UTF-8 (JSON escapes the control character, \u001b), else in
+# vigil's escaped form (vigil/text.h); a message escapes both.
+check "restarted with the EC key" verifier --ear-key ec.key
+printf 'nasty\n' >"evil/n$(printf '\377\376')"
+printf 'nasty\n' >"evil/e$(printf '\033')[2J"
+measure evil/n* evil/e*
+"$VIGIL" attest reactivate host1 >/dev/null
+five() { [ "$(att_field failure_count)" = 5 ]; }
+for i in $(seq 150); do five && break; sleep 0.1; done
+check "its next round counts five failures" five
+strict() { /usr/bin/python3 -c 'import json,sys; json.loads(open(sys.argv[1],"rb").read())' "$1"; }
+curl -s -H "$ATT_RHDR" "127.0.0.1:$VP/v1/agents/host1" -o st5.json
+curl -s -H "$ATT_RHDR" "127.0.0.1:$VP/v1/agents/host1/history" -o hist5.json
+check "GET /v1/agents/host1 is valid UTF-8 JSON" strict st5.json
+check "GET /v1/agents/host1/history is valid UTF-8 JSON" strict hist5.json
+check_eq "... the two names escaped" \
+	"$(pj hist5.json 'sorted({f["path"].split("/")[-1] for f in j["history"]} - {"x", "y", "z"})')" \
+	"['e\\x1b[2J', 'n\\\\xff\\\\xfe']"
+no_raw() { ! grep -q "$(printf '\033')" "$@" && ! LC_ALL=C grep -q "$(printf '\377')" "$@"; }
+check "... no raw escape or 0xff byte in either" no_raw st5.json hist5.json
+check_eq "GET /v1/agents/host1/ear: 200" "$(ear host1 n-ec.jwt)" 200
+"$VIGIL" attest status --json host1 >st.json
+"$VIGIL" attest status --json --history host1 >hist.json
+check "... jwcrypto verifies it, and its claims decode: five failures as the history lists them" \
+	sh -c "$EC verify ec.pub ES256 n-ec.jwt st.json hist.json >n-ec.claims"
+check_eq "... the escaped names in its claims, the messages naming them so" \
+	"$(pj n-ec.claims '[(f["path"].split("/")[-1], f["message"].split("/")[-1]) for f in j["submods"]["host1"]["vigil.failures"]][-2:]')" \
+	"[('n\\\\xff\\\\xfe', 'n\\\\xff\\\\xfe is not in the policy'), ('e\\x1b[2J', 'e\\\\x1b[2J is not in the policy')]"

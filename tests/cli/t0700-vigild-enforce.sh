@@ -58,6 +58,16 @@ denied untrusted unknown-key
 check_eq "the audit record names the rule" \
 	"$(python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; r=[x for x in r if x["path"].endswith("/content") and x["event"]=="exec"][-1]; print(r["rule"], r["pid"]>0, r["exe"], r["uid"], r["ino"]>0)' "$T/audit")" \
 	"appraise func=BPRM_CHECK True /usr/bin/bash 0 True"
+# a program named by whoever made it: not UTF-8, with a terminal escape.
+# Its denial is still a valid UTF-8 JSON line (read strictly, as a SIEM's
+# ingest may), the name in vigil's escaped form (common/json_text.h)
+odd="$F/odd$(printf '\377\033')[2J"
+cp /usr/bin/true "$odd"
+check_rc 126 "an unlabeled program whose name is not UTF-8: denied" "$odd"
+check_eq "... its audit line is valid UTF-8 JSON, the name escaped" \
+	"$(python3 -c 'import json,sys; r=[json.loads(l.decode()) for l in open(sys.argv[1],"rb").read().splitlines()]; print([x["path"].rsplit("/",1)[1] for x in r if "/odd" in x["path"]][-1])' "$T/audit")" \
+	'odd\xff\x1b[2J'
+rm -f "$odd"
 
 # the second exec of an unchanged file costs no hashing (a kernel ignore mark or a cache hit)
 hashed() { "$VIGIL" status --control "$T/ctl" --json | python3 -c 'import json,sys; c=json.load(sys.stdin)["counters"]; print(c["hashed_bytes"], c["ignore_marks"] > 0)'; }

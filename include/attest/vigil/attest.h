@@ -146,7 +146,12 @@ void vg_attest_verdict_init(struct vg_attest_verdict *v);
 /* Free the list of @v (may be NULL) and make it a verdict with no failure. */
 void vg_attest_verdict_release(struct vg_attest_verdict *v);
 
-/* Record a failure in @v (may be NULL). Return: 1, the "not trusted" outcome. */
+/*
+ * Record a failure in @v (may be NULL). The message is kept as formatted
+ * when it is clean text, else in vigil's escaped form (vigil/text.h): a
+ * file name from the log may be any bytes, and the message goes to
+ * reports, hooks and EARs. Return: 1, the "not trusted" outcome.
+ */
 int vg_attest_fail(struct vg_attest_verdict *v, unsigned int fail, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
