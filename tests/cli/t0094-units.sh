@@ -28,6 +28,8 @@ check "meson install --destdir (this build)" \
 # the units they depend on (sysinit.target, network.target, ...), as a host has them
 mkdir -p "$D/usr/lib/systemd"
 cp -a /usr/lib/systemd/system "$D/usr/lib/systemd/"
+# and procps's /bin/kill (vigil-attest depends on it: the verifier's ExecReload)
+mkdir -p "$D/bin" && cp /bin/kill "$D/bin/kill"
 U=$D$VG_UNITDIR
 
 declare -A max=([vigild]=5.0 [vigil-agent]=3.0 [vigil-verifier]=3.0)
@@ -51,6 +53,10 @@ for u in vigild vigil-agent vigil-verifier; do
 	check "  Restart=on-failure" grep -qx 'Restart=on-failure' "$f"
 	check "  ProtectSystem=strict" grep -qx 'ProtectSystem=strict' "$f"
 done
+# `systemctl reload vigil-verifier` works: SIGHUP reads the token list
+# again (t0721 has the reload and its RELOADING=1 / READY=1)
+check "vigil-verifier.service: ExecReload sends SIGHUP to the main process" \
+	grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$U/vigil-verifier.service"
 
 # vigild works within its unit's CapabilityBoundingSet (the monitor keeps
 # only those; a root process's capabilities are the bounding set): run it
