@@ -29,14 +29,14 @@ vg_tpm_reset() {
 }
 
 # vg_tpm_boot_extend LOG: "boot" the TCG event log LOG into the swtpm:
-# extend every record for PCRs 0-9 (EV_NO_ACTION aside) in every bank the
-# log has, so that a quote of PCRs 0-9 matches the log's replay. Uses
-# $VIGIL; leaves the list of extends in ./extends.
+# extend every record for PCRs 0-9 and 14 (shim's MOK lists; EV_NO_ACTION
+# aside) in every bank the log has, so that a quote of those PCRs matches
+# the log's replay. Uses $VIGIL; leaves the list of extends in ./extends.
 vg_tpm_boot_extend() {
 	"$VIGIL" log boot show --json "$1" | python3 -c '
 import json, sys
 for e in json.load(sys.stdin)["events"]:
-    if e["type"] != "EV_NO_ACTION" and e["pcr"] <= 9:
+    if e["type"] != "EV_NO_ACTION" and (e["pcr"] <= 9 or e["pcr"] == 14):
         print("%d:%s" % (e["pcr"], ",".join("%s=%s" % kv for kv in sorted(e["digests"].items()))))
 ' >extends || return 1
 	while read -r x; do tpm2_pcrextend "$x" || return 1; done <extends

@@ -66,6 +66,7 @@ static int round_once(struct verifier *vf, struct vf_source *src, const struct v
 	struct vg_diag d = { 0 };
 	struct vf_buf qb = { 0 }, lb = { 0 };
 	struct vf_bootc *bc = vf_bootc_get(vf, a);
+	uint32_t bootm;
 	long code;
 	int r = 1;
 
@@ -81,7 +82,9 @@ static int round_once(struct verifier *vf, struct vf_source *src, const struct v
 		r = -1;
 		goto out;
 	}
-	req.mask |= vg_refpolicy_boot_mask(pol) | (bc->have ? VG_ATTEST_BOOT_MASK : 0);
+	/* and PCR 14, whose MOK lists a measured_boot section judges (attest_boot.h) */
+	bootm = VG_ATTEST_BOOT_MASK | (vg_refpolicy_mbpolicy(pol) ? 1u << VG_ATTEST_MOK_PCR : 0);
+	req.mask |= vg_refpolicy_boot_mask(pol) | (bc->have ? bootm : 0);
 	areq.mask = req.mask;
 	if (vg_api_quote_query_build(&req, q, sizeof(q)) < 0) {
 		vg_attest_fail(v, VG_AF_COMM, "verifier error: quote query");
@@ -121,12 +124,12 @@ static int round_once(struct verifier *vf, struct vf_source *src, const struct v
 		r = 1;
 		goto out;
 	}
-	if (bc->have && (areq.mask & VG_ATTEST_BOOT_MASK) != VG_ATTEST_BOOT_MASK && requote) {
-		*requote = true;	/* a new boot brought a boot log: quote PCRs 0-9 too */
+	if (bc->have && (areq.mask & bootm) != bootm && requote) {
+		*requote = true;	/* a new boot brought a boot log: quote PCRs 0-9 (and 14) too */
 		r = 0;
 		goto out;
 	}
-	if (bc->have && (areq.mask & VG_ATTEST_BOOT_MASK) == VG_ATTEST_BOOT_MASK) {
+	if (bc->have && (areq.mask & bootm) == bootm) {
 		ev.boot = &bc->boot;
 		ev.boot_events = bc->mbv;
 	}

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "vigil/attest_boot.h"
+#include "vigil/attest_mbpolicy.h"
 #include "vigil/imalog.h"
 
 static const uint8_t agg_algos[VG_ATTEST_BOOT_AGGS] = {
@@ -56,7 +57,8 @@ int vg_attest_boot_load(const uint8_t *buf, size_t len, unsigned int bank,
 	if (r < 0)
 		goto out;
 	memcpy(b.pcr, p->pcr, sizeof(b.pcr));
-	b.touched = p->touched & VG_ATTEST_BOOT_MASK;
+	b.mok = p->pcr[VG_ATTEST_MOK_PCR];
+	b.touched = p->touched & (VG_ATTEST_BOOT_MASK | 1u << VG_ATTEST_MOK_PCR);
 	for (unsigned int i = 0; i < VG_ATTEST_BOOT_AGGS; i++) {
 		unsigned int a = agg_algos[i];
 
@@ -79,34 +81,46 @@ out:
 	return r;
 }
 
+/* Quoted PCR @i must be @want, the boot log's replay. Return: 0, 1 (@v: boot.pcr_mismatch). */
+static int replayed(const struct vg_attest_boot *boot, const struct vg_attest_request *req,
+		    const struct vg_pcr_values *quoted, unsigned int i, const struct vg_digest *want,
+		    const char *what, struct vg_attest_verdict *v)
+{
+	const struct vg_digest *qv = &quoted->v[req->bank][i];
+	char q[2 * VG_HASH_MAX_DIGEST + 16], w[2 * VG_HASH_MAX_DIGEST + 16];
+
+	if (!(req->mask & (1u << i)) || !(quoted->have[req->bank] & (1u << i)))
+		return vg_attest_fail(v, VG_AF_BOOT_PCR, "PCR %u is not quoted: %s cannot be checked",
+				      i, what);
+	if (qv->len == want->len && memcmp(qv->bytes, want->bytes, qv->len) == 0)
+		return 0;
+	hexd(qv, q);
+	hexd(want, w);
+	if (v)
+		snprintf(v->digest, sizeof(v->digest), "%s", q);
+	return vg_attest_fail(v, VG_AF_BOOT_PCR, "PCR %u: the quote has %s, the boot log (%" PRIu32
+			      " events) replays to %s", i, q, boot->events, w);
+}
+
 int vg_attest_boot_check(const struct vg_attest_boot *boot, const struct vg_refpolicy *pol,
 			 const struct vg_attest_request *req, const struct vg_pcr_values *quoted,
 			 struct vg_attest_verdict *v)
 {
 	uint32_t pins = vg_refpolicy_boot_mask(pol);
-	char q[2 * VG_HASH_MAX_DIGEST + 16], w[2 * VG_HASH_MAX_DIGEST + 16];
+	char q[2 * VG_HASH_MAX_DIGEST + 16];
 
 	if (boot) {
 		if (boot->bank != req->bank)
 			return vg_attest_fail(v, VG_AF_BOOT_PCR, "boot log replayed in %s, the quote is "
 					      "%s", vg_hash_name(boot->bank), vg_hash_name(req->bank));
-		for (unsigned int i = 0; i < VG_ATTEST_BOOT_PCRS; i++) {
-			const struct vg_digest *qv = &quoted->v[req->bank][i];
-
-			if (!(req->mask & (1u << i)) || !(quoted->have[req->bank] & (1u << i)))
-				return vg_attest_fail(v, VG_AF_BOOT_PCR, "PCR %u is not quoted: the "
-						      "boot log cannot be checked", i);
-			if (qv->len == boot->pcr[i].len &&
-			    memcmp(qv->bytes, boot->pcr[i].bytes, qv->len) == 0)
-				continue;
-			hexd(qv, q);
-			hexd(&boot->pcr[i], w);
-			if (v)
-				snprintf(v->digest, sizeof(v->digest), "%s", q);
-			return vg_attest_fail(v, VG_AF_BOOT_PCR, "PCR %u: the quote has %s, the boot "
-					      "log (%" PRIu32 " events) replays to %s", i, q,
-					      boot->events, w);
-		}
+		for (unsigned int i = 0; i < VG_ATTEST_BOOT_PCRS; i++)
+			if (replayed(boot, req, quoted, i, &boot->pcr[i], "the boot log", v))
+				return 1;
+		/* the MOK lists that a measured_boot section judges: proven, not as the log says */
+		if (vg_refpolicy_mbpolicy(pol) &&
+		    replayed(boot, req, quoted, VG_ATTEST_MOK_PCR, &boot->mok,
+			     "the MOK lists the measured_boot section judges", v))
+			return 1;
 	}
 	for (unsigned int i = 0; i < VG_PCR_COUNT; i++) {
 		const struct vg_digest *qv = &quoted->v[req->bank][i];

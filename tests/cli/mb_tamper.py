@@ -16,6 +16,8 @@ CASE:
   cmdline          GRUB's PCR 8 "kernel_cmdline: ..." with " init=/bin/sh"
                    appended (digest over the line without its prefix and NUL,
                    as GRUB measures it)
+  mok-foreign      shim's PCR 14 EV_IPL "MokList": the digest of another MOK
+                   list (a key of the host's own enrolled)
   none             unchanged (re-encoded: must equal the input)
 Prints the index of the event changed.
 """
@@ -109,6 +111,13 @@ def main():
                 d[-1] ^= 1
                 e["data"] = bytes(d)
                 rehash(e, e["data"])
+                changed = i
+                break
+    elif case == "mok-foreign":
+        for i, e in enumerate(evs):
+            if e["type"] == 0xd and e["pcr"] == 14 and e["data"].rstrip(b"\0") == b"MokList":
+                e["digests"] = [[a, hashlib.new(ALGS[a], b"vigil t0520: a MOK list with another key").digest()]
+                                for a, _ in e["digests"]]
                 changed = i
                 break
     elif case == "cmdline":

@@ -13,6 +13,8 @@
 # key the policy does not allow (the vendor_db certificate that verified
 # GRUB and the kernel is another one), a changed kernel command line. Each fails with boot.event naming the event, never
 # boot.pcr_mismatch; the untampered log, rebooted into, is trusted again.
+# PCR 14 (shim's MOK lists) is quoted and replayed too: a host that booted
+# another MOK list and serves the original log is boot.pcr_mismatch.
 # POST /v1/verify/evidence, sent the same evidence (the boot log as mb_log),
 # gives the same verdicts.
 . "$SRCDIR/tests/lib.sh"
@@ -39,23 +41,25 @@ start_agent() {	# BOOTLOG
 	AGENT_PID=$!
 	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 }
-# a new boot of LOG: the TPM reset, the log extended, a new measurement list
+# boot LOG [SERVED]: a new boot of LOG (the TPM reset, the log extended, a
+# new measurement list), the agent serving LOG, or SERVED (a host that lies)
 boot() {
 	if [ -n "${AGENT_PID:-}" ]; then kill $AGENT_PID; wait $AGENT_PID 2>/dev/null; fi
 	rm -f "$T/log"
 	bash "$SRCDIR/scripts/swtpm.sh" reset "$TPMDIR" || return 1
 	vg_tpm_boot_extend "$1" || return 1
 	measure "$T/tree/a" || return 1
-	start_agent "$1"
+	start_agent "${2:-$1}"
 }
 wait_for() { att_wait host1 "$@"; }
 pj() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
-# stateless OUT: the agent's evidence of now (quote of PCRs 0-10, the list, the boot log)
-# judged by POST /v1/verify/evidence under the policy "mb", no agent state used
+# stateless OUT [MASK]: the agent's evidence of now (quote of PCRs 0-10 and 14, or
+# MASK; the list, the boot log) judged by POST /v1/verify/evidence under the
+# policy "mb", no agent state used
 stateless() {
 	local n
 	n=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')
-	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/quote?nonce=$n&bank=sha256&mask=7ff" >q.json
+	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/quote?nonce=$n&bank=sha256&mask=${2:-47ff}" >q.json
 	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/identity" >id.json
 	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/log?offset=0" -o cur.log
 	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/bootlog" -o cur.boot
@@ -139,6 +143,29 @@ for c in secureboot-off kernel-unsigned kernel-foreign-key cmdline; do
 	check "$c: ... is trusted again" wait_for trusted
 done
 check_eq "four tampered boots judged" "$n" 4
+
+# PCR 14 is proven too: shim extends it with the MOK lists, which the
+# measured_boot section judges. A host whose shim measured another MOK list
+# (a key of its own enrolled), and whose agent serves the original log, is
+# boot.pcr_mismatch naming PCR 14; before PCR 14 was replayed it was
+# trusted, the lie judged as the log said.
+ev=$(python3 "$SRCDIR/tests/cli/mb_tamper.py" mok-foreign "$L" mok.bin)
+check_eq "the MokList event changed (index 30 of the log)" "$ev" 30
+check "booted with another MOK list, the agent serving the original log" boot "$T/mok.bin" "$L"
+check "... failed boot.pcr_mismatch" wait_for failed boot.pcr_mismatch
+check "... naming PCR 14 and the two values" grep -Eq \
+	"boot.pcr_mismatch .*PCR 14: the quote has sha256:[0-9a-f]{64}, the boot log \([0-9]+ events\) replays to sha256:" \
+	<("$VIGIL" attest status host1 --history)
+stateless st-mok
+check_eq "POST /v1/verify/evidence on the same evidence: the same failure" \
+	"$(pj st-mok.out '[f["type"] for f in j["failures"]]')" "['boot.pcr_mismatch']"
+stateless st-no14 7ff
+check_eq "... and a quote without PCR 14 cannot pass a measured_boot policy" \
+	"$(pj st-no14.out '(j["valid"], [f["context"]["message"] for f in j["failures"]])')" \
+	"(False, ['PCR 14 is not quoted: the MOK lists the measured_boot section judges cannot be checked'])"
+check "the untampered log, rebooted into" boot "$L"
+"$VIGIL" attest reactivate host1 >/dev/null
+check "... is trusted again" wait_for trusted
 
 # a boot whose agent serves no boot log cannot pass a policy that judges its events
 kill $AGENT_PID; wait $AGENT_PID 2>/dev/null

@@ -377,6 +377,52 @@ static void quote_of(const struct vg_attest_boot *bt, struct vg_pcr_values *q)
 	q->have[VG_HASH_SHA256] |= 1u << 10;
 }
 
+/*
+ * PCR 14 (shim's MOK lists): replayed from the log, and required of the
+ * quote only under a policy with a measured_boot section, which judges the
+ * MokList events; then a wrong value is boot.pcr_mismatch naming PCR 14.
+ */
+static void boot_check_mok_pcr(void **state)
+{
+	struct vg_attest_request req = { (const uint8_t *)"n", 1, VG_HASH_SHA256, 0x47ff };
+	static struct vg_pcr_values q;
+	struct vg_attest_boot bt;
+	struct vg_attest_verdict v;
+	struct vg_refpolicy *plain, *mb;
+	static const char mbdoc[] = "{\"measured_boot\": {}}";
+	size_t len;
+	uint8_t *buf = slurp("keylime__binary_bios_measurements-secureboot", &len);
+
+	(void)state;
+	vg_attest_verdict_init(&v);
+	assert_int_equal(vg_attest_boot_load(buf, len, VG_HASH_SHA256, &bt, &v), 0);
+	assert_true(bt.touched & 1u << VG_ATTEST_MOK_PCR);
+	assert_int_equal(bt.mok.len, 32);
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)"{}", 2, &plain, NULL), 0);
+	assert_int_equal(vg_refpolicy_load((const uint8_t *)mbdoc, strlen(mbdoc), &mb, NULL), 0);
+	quote_of(&bt, &q);
+	q.v[VG_HASH_SHA256][VG_ATTEST_MOK_PCR] = bt.mok;
+	q.have[VG_HASH_SHA256] |= 1u << VG_ATTEST_MOK_PCR;
+	assert_int_equal(vg_attest_boot_check(&bt, plain, &req, &q, &v), 0);
+	assert_int_equal(vg_attest_boot_check(&bt, mb, &req, &q, &v), 0);
+	/* another MOK list measured than the log says */
+	q.v[VG_HASH_SHA256][VG_ATTEST_MOK_PCR].bytes[0] ^= 1;
+	assert_int_equal(vg_attest_boot_check(&bt, plain, &req, &q, &v), 0);
+	assert_int_equal(vg_attest_boot_check(&bt, mb, &req, &q, &v), 1);
+	assert_string_equal(vg_attest_fail_id(v.fail), "boot.pcr_mismatch");
+	assert_non_null(strstr(v.msg, "PCR 14: the quote has sha256:"));
+	q.v[VG_HASH_SHA256][VG_ATTEST_MOK_PCR].bytes[0] ^= 1;
+	/* not quoted: cannot pass the measured_boot policy */
+	req.mask = 0x7ff;
+	assert_int_equal(vg_attest_boot_check(&bt, plain, &req, &q, &v), 0);
+	assert_int_equal(vg_attest_boot_check(&bt, mb, &req, &q, &v), 1);
+	assert_non_null(strstr(v.msg, "PCR 14 is not quoted"));
+	vg_refpolicy_free(plain);
+	vg_refpolicy_free(mb);
+	vg_attest_verdict_release(&v);
+	free(buf);
+}
+
 static void boot_check_replay_and_pins(void **state)
 {
 	struct vg_attest_request req = { (const uint8_t *)"n", 1, VG_HASH_SHA256, 0x7ff };
@@ -575,6 +621,7 @@ int main(void)
 		cmocka_unit_test(parse_rejects_malformed),
 		cmocka_unit_test(unknown_algorithm_is_stepped_over),
 		cmocka_unit_test(boot_check_replay_and_pins),
+		cmocka_unit_test(boot_check_mok_pcr),
 		cmocka_unit_test(boot_aggregate_from_the_log),
 		cmocka_unit_test(survives_allocation_failures),
 	};

@@ -25,6 +25,13 @@
  * must have 8 and 9 proven too. Only the quoted bank is proven by the
  * TPM; the aggregate of another bank is consistency of the agent's two
  * logs, not proof.
+ *
+ * PCR 14 too, under a reference policy with a measured_boot section:
+ * shim extends it with the MOK lists (EV_IPL "MokList", "MokListX"),
+ * which that section judges (attest_mbpolicy.h, Keylime's mokdig and
+ * mokxdig). Unproven, those events would be whatever the agent's log
+ * says: a host with a key of its own enrolled could report the allowed
+ * list. Keylime replays PCRs 0-9 and 14 for its example policy, as here.
  */
 #ifndef VIGIL_ATTEST_BOOT_H
 #define VIGIL_ATTEST_BOOT_H
@@ -38,19 +45,21 @@
 #define VG_ATTEST_BOOT_PCRS 10
 #define VG_ATTEST_BOOT_MASK ((1u << VG_ATTEST_BOOT_PCRS) - 1)	/* PCRs 0-9 */
 #define VG_ATTEST_BOOT_AGGS 4		/* sha1, sha256, sha384, sha512 */
+#define VG_ATTEST_MOK_PCR 14		/* shim's MOK lists (measured_boot policies) */
 
 /* What a verifier keeps per agent and boot: ~1 KiB, no pointers. */
 struct vg_attest_boot {
 	unsigned int bank;				/* of pcr[]: the quoted bank */
-	uint32_t touched;				/* PCRs among 0-9 the log extends */
+	uint32_t touched;				/* PCRs among 0-9 and 14 the log extends */
 	uint32_t events;				/* records in the log */
 	struct vg_digest pcr[VG_ATTEST_BOOT_PCRS];	/* the log's replay in @bank */
+	struct vg_digest mok;				/* its replay of PCR 14 (zero: untouched) */
 	struct vg_digest aggregate[VG_ATTEST_BOOT_AGGS];	/* per bank the log has; len 0: none */
 };
 
 /*
  * vg_attest_boot_load - parse the agent's boot log @buf, replay it in
- * @bank (PCR 0-9) and compute the boot_aggregate of every bank it has.
+ * @bank (PCRs 0-9 and 14) and compute the boot_aggregate of every bank it has.
  * Return: 0 (*@ret filled), 1 (@v: boot.malformed, the parser's message
  * naming the event index and offset), -ENOMEM.
  */
@@ -61,9 +70,9 @@ int vg_attest_boot_load(const uint8_t *buf, size_t len, unsigned int bank,
  * vg_attest_boot_check - judge the boot PCRs of a quote already verified:
  * with @boot (NULL: the agent has no boot log), every PCR 0-9 in
  * @req->mask must equal the replay (boot.pcr_mismatch; the request must
- * cover PCRs 0-9, else boot.pcr_mismatch names the one missing); with
- * @pol, every PCR it pins must be quoted with an allowed value
- * (boot.pcr_value).
+ * cover PCRs 0-9, else boot.pcr_mismatch names the one missing), and so
+ * must PCR 14 when @pol has a measured_boot section; with @pol, every PCR
+ * it pins must be quoted with an allowed value (boot.pcr_value).
  * Return: 0, 1 (@v).
  */
 int vg_attest_boot_check(const struct vg_attest_boot *boot, const struct vg_refpolicy *pol,
