@@ -83,7 +83,7 @@ static int round_once(struct verifier *vf, struct vf_source *src, const struct v
 		goto out;
 	}
 	/* and PCR 14, whose MOK lists a measured_boot section judges (attest_boot.h) */
-	bootm = VG_ATTEST_BOOT_MASK | (vg_refpolicy_mbpolicy(pol) ? 1u << VG_ATTEST_MOK_PCR : 0);
+	bootm = vg_attest_boot_mask(pol);
 	req.mask |= vg_refpolicy_boot_mask(pol) | (bc->have ? bootm : 0);
 	areq.mask = req.mask;
 	if (vg_api_quote_query_build(&req, q, sizeof(q)) < 0) {

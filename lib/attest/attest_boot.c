@@ -102,6 +102,11 @@ static int replayed(const struct vg_attest_boot *boot, const struct vg_attest_re
 			      " events) replays to %s", i, q, boot->events, w);
 }
 
+uint32_t vg_attest_boot_mask(const struct vg_refpolicy *pol)
+{
+	return VG_ATTEST_BOOT_MASK | (vg_refpolicy_mbpolicy(pol) ? 1u << VG_ATTEST_MOK_PCR : 0);
+}
+
 int vg_attest_boot_check(const struct vg_attest_boot *boot, const struct vg_refpolicy *pol,
 			 const struct vg_attest_request *req, const struct vg_pcr_values *quoted,
 			 struct vg_attest_verdict *v)
@@ -117,7 +122,7 @@ int vg_attest_boot_check(const struct vg_attest_boot *boot, const struct vg_refp
 			if (replayed(boot, req, quoted, i, &boot->pcr[i], "the boot log", v))
 				return 1;
 		/* the MOK lists that a measured_boot section judges: proven, not as the log says */
-		if (vg_refpolicy_mbpolicy(pol) &&
+		if ((vg_attest_boot_mask(pol) & 1u << VG_ATTEST_MOK_PCR) &&
 		    replayed(boot, req, quoted, VG_ATTEST_MOK_PCR, &boot->mok,
 			     "the MOK lists the measured_boot section judges", v))
 			return 1;

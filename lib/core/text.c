@@ -39,28 +39,27 @@ static bool is_control(unsigned char c)
 	return c < 0x20 || c == 0x7f;
 }
 
-bool vg_text_is_utf8(const char *s)
+/* Return: whether @s is valid UTF-8, and without control characters unless @controls. */
+static bool scan(const char *s, bool controls)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
 		size_t n = *p < 0x80 ? 1 : utf8_len(p);
 
-		if (!n)
+		if (!n || (!controls && is_control(*p)))
 			return false;
 		p += n;
 	}
 	return true;
 }
 
+bool vg_text_is_utf8(const char *s)
+{
+	return scan(s, true);
+}
+
 bool vg_text_is_clean(const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t n = *p < 0x80 ? 1 : utf8_len(p);
-
-		if (!n || is_control(*p))
-			return false;
-		p += n;
-	}
-	return true;
+	return scan(s, false);
 }
 
 size_t vg_text_escape(const char *s, char *out, size_t cap)

@@ -67,6 +67,14 @@ int vg_attest_boot_load(const uint8_t *buf, size_t len, unsigned int bank,
 			struct vg_attest_boot *ret, struct vg_attest_verdict *v);
 
 /*
+ * vg_attest_boot_mask - the PCRs a quote must cover for a boot log to be
+ * checked under @pol (may be NULL): 0-9, and 14 when @pol has a
+ * measured_boot section. The verifier asks for these; vg_attest_boot_check
+ * requires them.
+ */
+uint32_t vg_attest_boot_mask(const struct vg_refpolicy *pol);
+
+/*
  * vg_attest_boot_check - judge the boot PCRs of a quote already verified:
  * with @boot (NULL: the agent has no boot log), every PCR 0-9 in
  * @req->mask must equal the replay (boot.pcr_mismatch; the request must
