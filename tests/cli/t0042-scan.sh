@@ -101,7 +101,7 @@ check_eq "--update: no temporary file left" "$(ls -a | grep -c vigil-tmp)" 0
 check_eq "--compare of the databases before and after: exit 1" "$rc" 1
 check_eq "--compare: the same changes, with the same old and new values" "$(cat cmp.out)" "$full"
 check_rc 0 "--compare of a database with itself: exit 0" "$VIGIL" scan --compare db db --hmac-key "$HK"
-cp db.old db.bad; printf 'x' | dd of=db.bad bs=1 seek=$(( $(stat -c %s db.bad) - 20 )) conv=notrunc status=none
+cp db.old db.bad; flip_byte db.bad $(( $(stat -c %s db.bad) - 20 ))
 check_rc 2 "--compare with an altered database: refused" "$VIGIL" scan --compare db.bad db --hmac-key "$HK"
 check_rc 2 "--compare needs two databases" "$VIGIL" scan --compare db --hmac-key "$HK"
 # --limit: one subtree checked; --update --limit records it and keeps the rest

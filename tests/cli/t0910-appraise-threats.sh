@@ -39,7 +39,7 @@ head -c 5000 /dev/urandom >a/t4; "$VIGIL" sign --key "$K/rsa2048.key.pem" --keyi
 check_eq "a signature claiming another key's keyid" \
 	"$("$VIGIL" appraise --keyring "$K/rsa4096.cert.pem" a/t4)" "a/t4: fail (invalid-signature)"
 head -c 5000 /dev/urandom >a/t5; "$VIGIL" sign --key "$K/rsa2048.key.pem" a/t5
-printf 'X' | dd of=a/t5 bs=1 seek=100 conv=notrunc status=none
+flip_byte a/t5 100
 check_eq "content changed under a signature (no EVM)" \
 	"$("$VIGIL" appraise "${KR[@]}" a/t5)" "a/t5: fail (invalid-signature)"
 # limit: a bare hash label is a checksum, not a signature: anyone can redo it
