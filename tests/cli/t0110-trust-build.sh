@@ -211,8 +211,11 @@ check_eq "... only $new remains, with its files only" \
 	"$(sql up.db "SELECT DISTINCT p.version FROM files f JOIN packages p ON f.package = p.id")" "$new"
 
 # ---- installed packages, .debs from apt's cache or --download ----
+# its download directory goes under TMPDIR: a directory of this test's own,
+# so that the check below sees only what this build made
+mkdir dl && chmod 755 dl
 check "installed packages, --download (hostname)" \
-	"$VIGIL" trust build -o inst.db --hmac-key key --download --json hostname
+	env TMPDIR="$T/dl" "$VIGIL" trust build -o inst.db --hmac-key key --download --json hostname
 inst=$(dpkg-query -W -f '${Version}' hostname)
 keep
 if grep -q '"recorded":1' "$T/last"; then
@@ -221,7 +224,13 @@ else
 keep
 	check "... or reported as not in the lists" grep -q '"reason":"unlisted"' "$T/last"
 fi
-check "... its download directory removed" test -z "$(ls -d /tmp/vigil-trust-debs.* 2>/dev/null)"
+check "... its download directory removed" test -z "$(ls -A dl)"
+# (and TMPDIR is where it goes: under one that does not exist, nothing is fetched)
+check_rc 2 "... under TMPDIR: one that does not exist is refused" \
+	env TMPDIR="$T/absent" "$VIGIL" trust build -o inst2.db --hmac-key key --download hostname
+keep
+check "... naming the directory" grep -q "$T/absent/vigil-trust-debs" "$T/last"
+check "... and nothing written" test ! -e inst2.db
 check_rc 2 "a package that is not installed: usage error" \
 	"$VIGIL" trust build -o inst.db --hmac-key key hello-not-a-package
 check_rc 2 "build without -o" "$VIGIL" trust build --hmac-key key
