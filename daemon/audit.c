@@ -43,7 +43,10 @@ void vd_audit_package(struct vd *d, struct ev *e, const char *action, const char
 	json_object_object_add(o, "time", json_object_new_string(ts));
 	json_object_object_add(o, "pid", json_object_new_int(e->pid));
 	json_object_object_add(o, "exe", vg_prog_json_text(exe ? exe : "?"));
-	json_object_object_add(o, "uid", json_object_new_int64(e->acc.uid));
+	/* the subject's real uid, read now unless the policy needed it at the event; -1: it is gone */
+	if (!e->creds)
+		e->creds = vd_task_creds(e->pid, &e->acc);
+	json_object_object_add(o, "uid", json_object_new_int64(e->creds ? (int64_t)e->acc.uid : -1));
 	json_object_object_add(o, "path", vg_prog_json_text(vd_ev_path(e)));
 	json_object_object_add(o, "dev", json_object_new_int64((int64_t)e->key.dev));
 	json_object_object_add(o, "ino", json_object_new_int64((int64_t)e->key.ino));

@@ -55,16 +55,16 @@ const char *vd_ev_path(struct ev *e)
 	return e->path ? e->path : "?";
 }
 
-/* Credentials of @pid from /proc (procfs is never marked). */
-static void task_creds(pid_t pid, struct vg_access *a)
+bool vd_task_creds(pid_t pid, struct vg_access *a)
 {
 	char path[64], line[256];
+	bool uids = false;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return;
+		return false;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned int r, e, s;
 
@@ -72,6 +72,7 @@ static void task_creds(pid_t pid, struct vg_access *a)
 			a->uid = r;
 			a->euid = e;
 			a->suid = s;
+			uids = true;
 		} else if (sscanf(line, "Gid:\t%u\t%u\t%u", &r, &e, &s) == 3) {
 			a->gid = r;
 			a->egid = e;
@@ -80,6 +81,7 @@ static void task_creds(pid_t pid, struct vg_access *a)
 		}
 	}
 	fclose(f);
+	return uids;
 }
 
 /*
@@ -250,7 +252,7 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	e->acc.fowner = st.st_uid;
 	e->acc.fgroup = st.st_gid;
 	if (d->policy_uses_uid)
-		task_creds(pid, &e->acc);
+		e->creds = vd_task_creds(pid, &e->acc);
 	if (d->policy_uses_subject) {
 		char link[64];
 

@@ -107,6 +107,7 @@ struct ev {
 	char *path;
 	struct vg_decision dec;
 	struct vg_access acc;
+	bool creds;		/* acc's uids and gids were read (vd_task_creds) */
 	char *subj_exe;
 	bool need_appraise;
 	bool leased;		/* a lease was held from before the content was read */
@@ -439,6 +440,13 @@ void vd_fan_flush_ignores(struct vd *d);
 void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask);
 /* Return: the target of the symbolic link @link (malloc'ed), or NULL. */
 char *vd_readlink(const char *link);
+/*
+ * vd_task_creds - @pid's real, effective and saved uids and gids into @a,
+ * from /proc/PID/status (procfs is never marked). Read at the event for a
+ * policy with uid conditions, else only when a record names the subject.
+ * Return: whether the uids were read (false: the task is gone).
+ */
+bool vd_task_creds(pid_t pid, struct vg_access *a);
 /*
  * vd_ev_path - @e's path, read from its descriptor at the first need (a
  * path= rule reads it at the event; otherwise a measurement, an audit

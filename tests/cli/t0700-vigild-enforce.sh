@@ -68,6 +68,19 @@ check_eq "... its audit line is valid UTF-8 JSON, the name escaped" \
 	"$(python3 -c 'import json,sys; r=[json.loads(l.decode()) for l in open(sys.argv[1],"rb").read().splitlines()]; print([x["path"].rsplit("/",1)[1] for x in r if "/odd" in x["path"]][-1])' "$T/audit")" \
 	'odd\xff\x1b[2J'
 rm -f "$odd"
+# the same from an unprivileged user, who picks the name, writes the file
+# and runs it: denied, the audit line names the user and stays valid UTF-8,
+# and the measurement list's record of it reads back as valid JSON too
+mkdir "$F/pub" && chmod 1777 "$F/pub"
+check_rc 126 "an unprivileged user's program named with invalid UTF-8: denied" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+	sh -c 'cp /usr/bin/true "$1" && exec "$1"' sh "$F/pub/nb$(printf '\376\033')]0;x"
+check_eq "... its audit line: valid UTF-8 JSON, the user and the name escaped" \
+	"$(python3 -c 'import json,sys; r=[json.loads(l.decode()) for l in open(sys.argv[1],"rb").read().splitlines()]; x=[x for x in r if "/pub/nb" in x["path"]][-1]; print(x["uid"], x["reason"], x["path"].rsplit("/",1)[1])' "$T/audit")" \
+	'65534 missing-hash nb\xfe\x1b]0;x'
+check_eq "... the measurement list's JSON is valid UTF-8, the name escaped" \
+	"$("$VIGIL" log show --format json "$T/log" | python3 -c 'import json,sys; d=json.loads(sys.stdin.buffer.read().decode()); print([f["value"] for e in d for f in e["fields"] if f["id"] == "n-ng" and "/pub/nb" in f["value"]][-1].rsplit("/",1)[1])')" \
+	'nb\xfe\x1b]0;x'
 
 # the second exec of an unchanged file costs no hashing (a kernel ignore mark or a cache hit)
 hashed() { "$VIGIL" status --control "$T/ctl" --json | python3 -c 'import json,sys; c=json.load(sys.stdin)["counters"]; print(c["hashed_bytes"], c["ignore_marks"] > 0)'; }
