@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * dispatch.c - fair dispatch of appraisals: events that wait for an
- * appraiser sit in a FIFO per opener uid (hashed into UQ_CAP queues) and
+ * appraiser sit in a FIFO per opener uid (one of UQ_CAP queues, held by
+ * that uid alone while it has events in it) and
  * are sent round-robin across the queues. A large file takes an idle
  * appraiser for itself, one per queue at a time, and never the last one
  * not hashing a large file; when all that may take it are busy with
@@ -9,16 +10,34 @@
  */
 #include "monitor.h"
 
-struct uqueue *vd_uq_of(struct vd *d, uid_t uid)
+static bool uq_free(const struct uqueue *q)
 {
-	return &d->uq[(uint32_t)uid % UQ_CAP];
+	return q->pending == 0 && q->head < 0 && q->large_inflight == 0;
+}
+
+unsigned int vd_uq_claim(struct vd *d, uid_t uid)
+{
+	unsigned int h = (uint32_t)uid % UQ_CAP;
+
+	for (unsigned int i = 0; i < UQ_CAP; i++)
+		if (d->uq[i].uid == uid && !uq_free(&d->uq[i]))
+			return i;
+	for (unsigned int n = 0; n < UQ_CAP; n++) {
+		unsigned int i = (h + n) % UQ_CAP;
+
+		if (uq_free(&d->uq[i])) {
+			d->uq[i].uid = uid;
+			return i;
+		}
+	}
+	return h;
 }
 
 /* Leader @i leaves its uid's queue. */
 void vd_uq_remove(struct vd *d, int i)
 {
 	struct ev *e = &d->ev[i];
-	struct uqueue *q = vd_uq_of(d, e->uid);
+	struct uqueue *q = vd_uq(d, e);
 	int prev = -1;
 
 	if (!e->queued)
@@ -40,7 +59,7 @@ void vd_uq_remove(struct vd *d, int i)
 void vd_uq_push(struct vd *d, int i)
 {
 	struct ev *e = &d->ev[i];
-	struct uqueue *q = vd_uq_of(d, e->uid);
+	struct uqueue *q = vd_uq(d, e);
 
 	e->qnext = -1;
 	e->queued = true;
@@ -62,7 +81,7 @@ void vd_req_done(struct vd *d, struct ev *e)
 	if (w->inflight)
 		w->inflight--;
 	if (e->large) {
-		struct uqueue *q = vd_uq_of(d, e->uid);
+		struct uqueue *q = vd_uq(d, e);
 
 		w->large = false;
 		if (q->large_inflight)
@@ -88,7 +107,7 @@ int vd_pick_worker(struct vd *d, const struct ev *e)
 			nlarge += d->w[i].large;
 		}
 	if (e->large) {
-		if (vd_uq_of(d, e->uid)->large_inflight || (live > 1 && nlarge + 1 >= live))
+		if (vd_uq(d, e)->large_inflight || (live > 1 && nlarge + 1 >= live))
 			return -1;
 		for (unsigned int i = 0; i < d->nworkers; i++)
 			if (!d->w[i].dead && !d->w[i].inflight)

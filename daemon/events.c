@@ -132,7 +132,13 @@ static bool result_fits(const struct vd *d, const struct result *r, const struct
 	       vd_result_satisfies(r, need_sig, need_algos);
 }
 
-/* The opener's effective uid: the owner of /proc/PID (one stat, no parsing). */
+/*
+ * Whose access this is, for fair dispatch: the opener's effective uid,
+ * the owner of /proc/PID (one stat, no parsing). /proc shows the files
+ * of a process that is not dumpable as root's, but not that directory
+ * (fs/proc/base.c, task_dump_owner): a process that makes itself
+ * non-dumpable is still counted as its user (t0711).
+ */
 static uid_t opener_uid(pid_t pid)
 {
 	char path[32];
@@ -156,7 +162,8 @@ static int count_opener(struct vd *d, struct ev *e, pid_t pid)
 	struct uqueue *q;
 
 	e->uid = opener_uid(pid);
-	q = vd_uq_of(d, e->uid);
+	e->uq = vd_uq_claim(d, e->uid);
+	q = vd_uq(d, e);
 	if (q->pending >= MAX_PENDING / 4)
 		return -EAGAIN;
 	q->pending++;

@@ -116,7 +116,8 @@ struct ev {
 	int qnext;
 	bool counted;		/* in its uid queue's pending count */
 	bool fixing;		/* fix mode wrote its labels: appraised again without VD_FIX */
-	uid_t uid;		/* the opener's, for fair dispatch */
+	uid_t uid;		/* the opener's, for fair dispatch (count_opener) */
+	unsigned int uq;	/* the queue it is counted in (d->uq[]), when counted */
 	/*
 	 * The appraiser that was allowed to answer this event itself
 	 * (VD_ANSWER), until its reply for it arrives; 0: none. While it may
@@ -146,6 +147,7 @@ struct lease {
 };
 
 struct uqueue {
+	uid_t uid;		/* whose queue it is, while it is in use (vd_uq_claim) */
 	int head, tail;		/* events waiting for an appraiser, FIFO */
 	unsigned int pending;	/* events of this queue's uids not yet answered */
 	unsigned int large_inflight;
@@ -498,7 +500,18 @@ void vd_audit_package(struct vd *d, struct ev *e, const char *action, const char
 
 /* ---- dispatch.c ---- */
 
-struct uqueue *vd_uq_of(struct vd *d, uid_t uid);
+/*
+ * vd_uq_claim - the queue of @uid: the one it holds, else a free one
+ * (nothing pending, queued or hashing a large file), starting at its hash;
+ * only when every queue is held by another uid (UQ_CAP users waiting at
+ * once) does it share the one at its hash. Return: its index.
+ */
+unsigned int vd_uq_claim(struct vd *d, uid_t uid);
+/* The queue event @e is counted in. */
+static inline struct uqueue *vd_uq(struct vd *d, const struct ev *e)
+{
+	return &d->uq[e->uq];
+}
 /* Leader @i leaves its uid's queue. */
 void vd_uq_remove(struct vd *d, int i);
 /* Leader @i waits at the end of its uid's queue. */

@@ -126,7 +126,7 @@ int vd_pool_send(struct vd *d, int w, int i)
 	d->w[w].inflight++;
 	if (e->large) {
 		d->w[w].large = true;
-		vd_uq_of(d, e->uid)->large_inflight++;
+		vd_uq(d, e)->large_inflight++;
 	}
 	return 0;
 }

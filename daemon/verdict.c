@@ -18,8 +18,8 @@ void vd_ev_release(struct vd *d, int i)
 {
 	struct ev *e = &d->ev[i];
 
-	if (e->counted && vd_uq_of(d, e->uid)->pending)
-		vd_uq_of(d, e->uid)->pending--;
+	if (e->counted && vd_uq(d, e)->pending)
+		vd_uq(d, e)->pending--;
 	e->counted = false;
 	if (vd_lease_owns(d, e)) {
 		/*
