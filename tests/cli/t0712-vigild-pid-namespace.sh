@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# vigild in a pid namespace of its own (a container's, say) is told of
+# openers outside it as pid 0: their credentials and program cannot be
+# read. A rule about the subject must not then judge them as root: under
+# 'dont_appraise uid=0' an unprivileged user's open of an unlabeled file
+# was allowed unappraised (acc.uid stayed 0). Such an open now gets the
+# fail action, audited as unknown-subject; under a policy without subject
+# conditions an outsider is judged as anyone; vigild in the host's pid
+# namespace judges the same rule by the real uid.
+. "$SRCDIR/tests/lib.sh"
+. "$SRCDIR/tests/lib-vigild.sh"
+vg_init
+head -c 32 /dev/urandom >hk
+trap '_rc=$?; vd_stop; (exit $_rc); vg_cleanup' EXIT
+F=$T/tm
+mkdir -p "$F"; mount -t tmpfs -o size=16m vigil-tm "$F"
+echo secret >"$F/unlabeled"; echo data >"$F/labeled"; chmod 644 "$F"/*
+"$VIGIL" label -q --hmac-key hk "$F/labeled"
+printf 'dont_appraise uid=0\nappraise func=FILE_CHECK\n' >pol.uid
+echo 'appraise func=FILE_CHECK' >pol.any
+HOST_VIGILD=$VIGILD
+# the marks are on the filesystem: the new mount namespace --mount-proc makes does not hide it
+printf '#!/bin/sh\nexec unshare -p -f --kill-child --mount-proc "%s" "$@"\n' "$HOST_VIGILD" >vd-ns
+chmod +x vd-ns
+# vd_stop stops the namespace's init, vigild itself (unshare's child), not unshare
+vd_start_ns() { vd_start "$@" && VD_PID=$(ps -o pid= --ppid "$VD_PID" | head -1 | tr -d ' '); }
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# AUDIT FIELD...: those fields of the last audit record
+last() { python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); print(*[r.get(k) for k in sys.argv[2:]])' "$T/audit" "$@"; }
+
+check "vigild in the host's pid namespace, 'dont_appraise uid=0'" \
+	vd_start --policy pol.uid --watch "$F" --hmac-key hk
+check "root's open of an unlabeled file: allowed (the rule exempts uid 0)" cat "$F/unlabeled"
+check_rc 1 "an unprivileged user's: denied" nobody cat "$F/unlabeled"
+check_eq "... missing-hash, uid 65534" "$(last reason uid)" "missing-hash 65534"
+vd_stop
+
+VIGILD=$T/vd-ns
+check "vigild in a pid namespace of its own, the same policy" \
+	vd_start_ns --policy pol.uid --watch "$F" --hmac-key hk
+check_rc 1 "an unprivileged user's open of an unlabeled file: denied, not exempted as root" \
+	nobody cat "$F/unlabeled"
+check_eq "... the fail action, unknown-subject, pid 0, uid -1" \
+	"$(last action reason pid uid)" "deny-on-failure unknown-subject 0 -1"
+check_rc 1 "root's open of a labeled file outside: denied too (whose it is cannot be told)" \
+	cat "$F/labeled"
+check_eq "... unknown-subject" "$(last reason)" "unknown-subject"
+check "... counted" sh -c "'$VIGIL' status --control '$T/ctl' --json | grep -q '\"unknown-subject\":2'"
+check "vigild stops" vd_stop
+
+check "vigild in a pid namespace of its own, a policy without subject conditions" \
+	vd_start_ns --policy pol.any --watch "$F" --hmac-key hk
+check "an outsider's open of a labeled file: allowed" nobody cat "$F/labeled"
+check_rc 1 "an outsider's open of an unlabeled file: denied" nobody cat "$F/unlabeled"
+check_eq "... missing-hash" "$(last reason)" "missing-hash"
+check "vigild stops" vd_stop
