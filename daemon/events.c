@@ -201,6 +201,7 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	struct lease *l;
 	struct ev *e;
 	int i, leader, w;
+	bool unknown;
 	double t0 = vd_now();
 
 	d->st.events++;
@@ -267,12 +268,17 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 		e->subj_exe = vd_readlink(link);
 		e->acc.subj_exe = e->subj_exe;
 	}
-	if ((d->policy_uses_uid && !e->creds) || (d->policy_uses_subject && !e->subj_exe)) {
+	unknown = (d->policy_uses_uid && !e->creds) || (d->policy_uses_subject && !e->subj_exe);
+	if (vd_loader_match(&d->loaders, d->policy, pid, mask & VD_EV_EXEC, d->policy_access, &e->acc,
+			    &e->dec) < 0)
+		unknown = true;
+	if (unknown) {
 		/*
 		 * Whose access this is cannot be told: the kernel reports an
 		 * opener outside vigild's pid namespace as pid 0. Judged as
-		 * anyone (uid 0, no program), a rule about the subject could
-		 * exempt it (dont_appraise uid=0): the fail action instead.
+		 * anyone (uid 0, no program, not the loader), a rule about the
+		 * subject could exempt it (dont_appraise uid=0, or an exec
+		 * through ld.so under exec rules): the fail action instead.
 		 */
 		bool allow = d->fail_open || d->mode != MODE_ENFORCE;
 
@@ -282,7 +288,6 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 		vd_ev_release(d, i);
 		return;
 	}
-	vd_loader_match(&d->loaders, d->policy, pid, mask & VD_EV_EXEC, d->policy_access, &e->acc, &e->dec);
 	e->need_appraise = e->dec.appraise;
 	if (!e->dec.appraise && !e->dec.measure && !e->dec.audit && !d->policy_access) {
 		vd_answer(d, e, true);

@@ -102,18 +102,26 @@ int vd_loaders_init(struct vd_loaders *l, const char *const *extra, size_t nextr
 	return (int)l->n;
 }
 
-bool vd_loader_is(const struct vd_loaders *l, pid_t pid)
+int vd_loader_is(const struct vd_loaders *l, pid_t pid)
 {
 	char link[64];
 	struct stat st;
 
+	/* pid 0: an opener outside vigild's pid namespace, not to be looked up */
+	if (pid <= 0)
+		return -ESRCH;
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	if (stat(link, &st) < 0)	/* procfs is never marked: no event */
-		return false;
+	/*
+	 * procfs is never marked: no event. No executable (a thread group
+	 * whose first thread has exited): not the loader, which opens the
+	 * program before any thread of it runs.
+	 */
+	if (stat(link, &st) < 0)
+		return 0;
 	for (size_t i = 0; i < l->n; i++)
 		if (l->id[i].dev == st.st_dev && l->id[i].ino == st.st_ino)
-			return true;
-	return false;
+			return 1;
+	return 0;
 }
 
 static bool decision_eq(const struct vg_decision *x, const struct vg_decision *y)
@@ -136,23 +144,28 @@ static bool decision_eq(const struct vg_decision *x, const struct vg_decision *y
  * gets exactly what anyone's gets, and /proc/PID/exe (a path lookup in
  * procfs, a few microseconds on every first open) is not asked.
  */
-void vd_loader_match(const struct vd_loaders *l, const struct vg_policy *p, pid_t pid, bool exec,
-		     bool always_ask, struct vg_access *a, struct vg_decision *dec)
+int vd_loader_match(const struct vd_loaders *l, const struct vg_policy *p, pid_t pid, bool exec,
+		    bool always_ask, struct vg_access *a, struct vg_decision *dec)
 {
 	struct vg_access xa;
 	struct vg_decision xd;
+	int r;
 
 	vg_policy_match(p, a, VG_CLASSES_IMA, dec);
 	if (exec || !l->policy_execs)
-		return;
+		return 0;
 	xa = *a;
 	xa.also_func = VG_FUNC_BPRM_CHECK;
 	xa.also_mask = VG_MAY_EXEC;
 	vg_policy_match(p, &xa, VG_CLASSES_IMA, &xd);
-	if ((always_ask || !decision_eq(dec, &xd)) && vd_loader_is(l, pid)) {
+	if (!always_ask && decision_eq(dec, &xd))
+		return 0;
+	r = vd_loader_is(l, pid);
+	if (r > 0) {
 		*a = xa;
 		*dec = xd;
 	}
+	return r < 0 ? r : 0;
 }
 
 /*

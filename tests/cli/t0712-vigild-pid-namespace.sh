@@ -6,7 +6,10 @@
 # was allowed unappraised (acc.uid stayed 0). Such an open now gets the
 # fail action, audited as unknown-subject; under a policy without subject
 # conditions an outsider is judged as anyone; vigild in the host's pid
-# namespace judges the same rule by the real uid.
+# namespace judges the same rule by the real uid. Under exec rules an
+# open may be the loader's (ld.so PROGRAM), which only /proc/PID/exe
+# tells: an outsider's open there gets the fail action too, so that
+# 'ld.so ./unlabeled' from outside does not run what exec would refuse.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-vigild.sh"
 vg_init
@@ -15,9 +18,12 @@ trap '_rc=$?; vd_stop; (exit $_rc); vg_cleanup' EXIT
 F=$T/tm
 mkdir -p "$F"; mount -t tmpfs -o size=16m vigil-tm "$F"
 echo secret >"$F/unlabeled"; echo data >"$F/labeled"; chmod 644 "$F"/*
-"$VIGIL" label -q --hmac-key hk "$F/labeled"
+cp /usr/bin/true "$F/prog"; cp /usr/bin/true "$F/unlabeled-prog"
+"$VIGIL" label -q --hmac-key hk "$F/labeled" "$F/prog"
 printf 'dont_appraise uid=0\nappraise func=FILE_CHECK\n' >pol.uid
 echo 'appraise func=FILE_CHECK' >pol.any
+echo 'appraise func=BPRM_CHECK' >pol.exec
+LDSO=$(readlink -f /lib64/ld-linux-x86-64.so.2)
 HOST_VIGILD=$VIGILD
 # the marks are on the filesystem: the new mount namespace --mount-proc makes does not hide it
 printf '#!/bin/sh\nexec unshare -p -f --kill-child --mount-proc "%s" "$@"\n' "$HOST_VIGILD" >vd-ns
@@ -53,4 +59,21 @@ check "vigild in a pid namespace of its own, a policy without subject conditions
 check "an outsider's open of a labeled file: allowed" nobody cat "$F/labeled"
 check_rc 1 "an outsider's open of an unlabeled file: denied" nobody cat "$F/unlabeled"
 check_eq "... missing-hash" "$(last reason)" "missing-hash"
+check "vigild stops" vd_stop
+
+VIGILD=$HOST_VIGILD
+check "vigild in the host's pid namespace, 'appraise func=BPRM_CHECK'" \
+	vd_start --policy pol.exec --watch "$F" --hmac-key hk
+check_rc 127 "an unlabeled program run through ld.so: denied (the loader's open is its exec)" \
+	nobody "$LDSO" "$F/unlabeled-prog"
+check "a labeled one runs through ld.so" nobody "$LDSO" "$F/prog"
+vd_stop
+VIGILD=$T/vd-ns
+check "vigild in a pid namespace of its own, the same policy" \
+	vd_start_ns --policy pol.exec --watch "$F" --hmac-key hk
+check "an outsider runs a labeled program" nobody "$F/prog"
+check_rc 126 "an outsider's unlabeled program: denied" nobody "$F/unlabeled-prog"
+check_rc 127 "an outsider's ld.so of the unlabeled program: denied, not taken for a plain open" \
+	nobody "$LDSO" "$F/unlabeled-prog"
+check_eq "... unknown-subject" "$(last reason)" "unknown-subject"
 check "vigild stops" vd_stop
