@@ -278,14 +278,10 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 		 * opener outside vigild's pid namespace as pid 0. Judged as
 		 * anyone (uid 0, no program, not the loader), a rule about the
 		 * subject could exempt it (dont_appraise uid=0, or an exec
-		 * through ld.so under exec rules): the fail action instead.
+		 * through ld.so under exec rules): the fail action instead, under
+		 * no rule (the match was made without the subject).
 		 */
-		bool allow = d->fail_open || d->mode != MODE_ENFORCE;
-
-		vd_stats_reason(d, "unknown-subject");
-		vd_audit(d, e, allow ? "allow-on-failure" : "deny-on-failure", "unknown-subject", -1);
-		vd_answer(d, e, allow);
-		vd_ev_release(d, i);
+		vd_fail_one(d, i, "unknown-subject", -1);
 		return;
 	}
 	e->need_appraise = e->dec.appraise;

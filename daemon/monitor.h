@@ -489,6 +489,8 @@ void vd_finish(struct vd *d, int i, struct result *r);
 void vd_finish_group(struct vd *d, int leader, struct result *r);
 /* No answer in time, or the appraiser died: the fail action for @leader's group, reason @why. */
 void vd_fail_group(struct vd *d, int leader, const char *why);
+/* The fail action for event @i alone (in no group, no queue), audited under @rule (-1: none); released. */
+void vd_fail_one(struct vd *d, int i, const char *why, int rule);
 
 /* ---- audit.c ---- */
 

@@ -307,6 +307,16 @@ void vd_finish_group(struct vd *d, int leader, struct result *r)
 	}
 }
 
+void vd_fail_one(struct vd *d, int i, const char *why, int rule)
+{
+	bool allow = d->fail_open || d->mode != MODE_ENFORCE;
+
+	vd_stats_reason(d, why);
+	vd_audit(d, &d->ev[i], allow ? "allow-on-failure" : "deny-on-failure", why, rule);
+	vd_answer(d, &d->ev[i], allow);
+	vd_ev_release(d, i);
+}
+
 /* No answer in time, or the appraiser died: the fail action. */
 void vd_fail_group(struct vd *d, int leader, const char *why)
 {
@@ -315,15 +325,9 @@ void vd_fail_group(struct vd *d, int leader, const char *why)
 	vd_uq_remove(d, leader);
 	vd_req_done(d, &d->ev[leader]);
 	while (i >= 0) {
-		struct ev *e = &d->ev[i];
-		int next = e->next_waiter;
-		bool allow = d->fail_open || d->mode != MODE_ENFORCE;
+		int next = d->ev[i].next_waiter;
 
-		vd_stats_reason(d, why);
-		vd_audit(d, e, allow ? "allow-on-failure" : "deny-on-failure", why,
-		      e->dec.rule[VG_CLASS_APPRAISE]);
-		vd_answer(d, e, allow);
-		vd_ev_release(d, i);
+		vd_fail_one(d, i, why, d->ev[i].dec.rule[VG_CLASS_APPRAISE]);
 		i = next;
 	}
 }

@@ -24,22 +24,6 @@ dd if=/dev/zero of="$T/img/fs.img" bs=1M count=0 seek=1600 status=none
 mkfs.ext4 -q -F -b 4096 -I 256 -O ^has_journal "$T/img/fs.img"
 mount -o loop "$T/img/fs.img" "$T/fs"
 echo 'appraise func=FILE_CHECK' >pol
-cat >victim.py <<'PY'
-import sys, time
-lat, wrong = [], 0
-for p in sys.argv[1:]:
-    t = time.perf_counter()
-    try:
-        with open(p, 'rb') as f:
-            f.read()
-        allowed = True
-    except PermissionError:
-        allowed = False
-    lat.append(time.perf_counter() - t)
-    wrong += allowed == p.endswith('.bad')
-lat.sort()
-print(len(lat) - wrong, wrong, round(lat[int(len(lat) * 0.99) - 1] * 1000), round(lat[-1] * 1000))
-PY
 
 for fs in tm fs; do
 	F=$T/$fs; name=$([ $fs = tm ] && echo tmpfs || echo ext4)
@@ -79,7 +63,7 @@ for fs in tm fs; do
 		"t0=\$(date +%s%N); cat '$F/v/mid' >/dev/null; echo \$? \$(((\$(date +%s%N) - t0) / 1000000))" \
 		>large.out 2>&1 &
 	lpid=$!
-	out=$(cd / && setpriv --reuid=$V --regid=$V --clear-groups /usr/bin/python3 -c "$(cat "$T/victim.py")" "$F"/v/f*)
+	out=$(cd / && setpriv --reuid=$V --regid=$V --clear-groups /usr/bin/python3 -c "$(cat "$SRCDIR/tests/victim-opens.py")" "$F"/v/f*)
 	echo "# $name victim during the flood: right wrong p99_ms max_ms = $out"
 	read -r right wrong p99 max <<<"$out"
 	check_eq "$name: during the flood every first open of the other user is decided right" \
