@@ -218,6 +218,7 @@ struct vd {
 	struct vg_policy *policy;
 	struct vd_trust *trust;	/* NULL: the policy has no trust=archive */
 	bool policy_uses_subject, policy_uses_uid, policy_access;
+	bool pidns_own;			/* not the host's pid namespace (vd_proc_check) */
 	bool policy_uses_path;	/* a rule has path=: the path is read at the event, not when first needed */
 	bool ignore_ok;		/* verdicts depend on the inode alone: kernel ignore marks may cache them */
 	bool ignore_open_ok;	/* ... for opens too: no rule can match an exec (loader.c) */
@@ -619,6 +620,8 @@ int vd_keys_setup(struct vd *d);
 int vd_outputs_check(struct vd *d);
 /* @what @path can be created or written: its directory exists and is writable. */
 int vd_writable(const char *what, const char *path);
+/* /proc of vigild's pid namespace (refused otherwise); d->pidns_own set, and said, if not the host's. */
+int vd_proc_check(struct vd *d);
 /* The TPM: explicit (must answer), the default device, or a software bank (said). */
 int vd_tpm_setup(struct vd *d);
 /* The control socket's lock (SOCKET.lock): taken, or another vigild named. */

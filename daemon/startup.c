@@ -17,7 +17,9 @@
  *     plainly to be not attestable;
  *   - the directories the log and the audit trail go to;
  *   - the control socket's lock (SOCKET.lock, flock'ed, holding our pid):
- *     a second vigild never steals or unlinks the first one's socket.
+ *     a second vigild never steals or unlinks the first one's socket;
+ *   - /proc, where the pids fanotify reports are looked up: it must be of
+ *     vigild's own pid namespace, or pid N there is another process.
  *
  * What it does not do: parse the policy (reload.c), spawn appraisers
  * (pool.c) or open the log (main.c).
@@ -238,6 +240,45 @@ int vd_outputs_check(struct vd *d)
 		return -1;
 	if (d->audit_path && vd_writable("audit file", d->audit_path) < 0)
 		return -1;
+	return 0;
+}
+
+/* the initial pid namespace's inode number (PROC_PID_INIT_INO, include/linux/proc_ns.h) */
+#define VD_PID_INIT_INO 0xEFFFFFFCU
+
+int vd_proc_check(struct vd *d)
+{
+	char buf[32];
+	struct stat st;
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+	if (n < 0) {
+		vd_log("/proc/self: %s: vigild reads openers' credentials and programs in /proc; "
+		       "mount a proc of its pid namespace there",
+		       strerror(errno));
+		return -1;
+	}
+	buf[n] = '\0';
+	/*
+	 * A proc mounted in another pid namespace (the host's, bound into a
+	 * container) numbers processes its own way: the opener fanotify calls
+	 * pid 7 is not /proc/7, and a rule about uids or programs would judge
+	 * someone else.
+	 */
+	if (strtol(buf, NULL, 10) != (long)getpid()) {
+		vd_log("/proc is of another pid namespace (/proc/self is %s, vigild is pid %ld): the "
+		       "openers' pids would name other processes; mount a proc of vigild's own pid "
+		       "namespace (unshare --mount-proc)",
+		       buf, (long)getpid());
+		return -1;
+	}
+	d->pidns_own = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != VD_PID_INIT_INO;
+	if (d->pidns_own)
+		vd_log_at(VLOG_WARNING,
+			  "vigild runs in a pid namespace of its own: the kernel reports openers "
+			  "outside it as pid 0, whose uid and program cannot be read; under rules "
+			  "about the subject (uid, euid, gid, egid, subj_exe) or the loader their "
+			  "accesses get the fail action (unknown-subject)");
 	return 0;
 }
 

@@ -10,6 +10,10 @@
 # open may be the loader's (ld.so PROGRAM), which only /proc/PID/exe
 # tells: an outsider's open there gets the fail action too, so that
 # 'ld.so ./unlabeled' from outside does not run what exec would refuse.
+# A proc of another pid namespace (the host's, under a container's pid
+# namespace) numbers processes differently: vigild refuses to start on it
+# rather than read some other process's uid for an opener's; on its own
+# proc it starts, saying that outsiders cannot be identified.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-vigild.sh"
 vg_init
@@ -42,8 +46,22 @@ check_eq "... missing-hash, uid 65534" "$(last reason uid)" "missing-hash 65534"
 vd_stop
 
 VIGILD=$T/vd-ns
+check_rc 2 "vigild in a pid namespace of its own with the host's /proc: refused" \
+	timeout -s KILL 60 unshare -p -f --kill-child "$HOST_VIGILD" --control "$T/ctl" \
+	--foreground --policy pol.uid --watch "$F" --hmac-key hk
+cp "$T/.out" "$T/hostproc.out"
+check "... naming /proc and the two pids" \
+	grep -q '/proc is of another pid namespace (/proc/self is [0-9]*, vigild is pid 1)' "$T/hostproc.out"
+check "... before it is ready" sh -c "! grep -q ready '$T/hostproc.out'"
+check "... nothing left behind (the control socket)" test ! -e "$T/ctl"
 check "vigild in a pid namespace of its own, the same policy" \
 	vd_start_ns --policy pol.uid --watch "$F" --hmac-key hk
+check "... says outsiders cannot be identified" \
+	grep -q 'pid namespace of its own: the kernel reports openers outside it as pid 0' "$T/vigild.err"
+check_rc 1 "an unprivileged insider's open of an unlabeled file (its pid looked up in vigild's /proc): denied" \
+	nsenter -t "$VD_PID" -p -- setpriv --reuid=65534 --regid=65534 --clear-groups cat "$F/unlabeled"
+check_eq "... missing-hash, uid 65534" "$(last reason uid)" "missing-hash 65534"
+check "root's insider open of it: allowed (the rule exempts uid 0)" nsenter -t "$VD_PID" -p -- cat "$F/unlabeled"
 check_rc 1 "an unprivileged user's open of an unlabeled file: denied, not exempted as root" \
 	nobody cat "$F/unlabeled"
 check_eq "... the fail action, unknown-subject, pid 0, uid -1" \
