@@ -9,6 +9,7 @@
  * structures are decoded in fanotify.c; this file sees (fd, pid, mask).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,30 +54,6 @@ const char *vd_ev_path(struct ev *e)
 		e->path = vd_readlink(link);
 	}
 	return e->path ? e->path : "?";
-}
-
-/*
- * What a name the kernel gave is worth to a policy. The kernel names a
- * file as the opener's mount namespace sees it, and any user can make a
- * namespace of his own (unshare -Urm) and bind-mount any file he can read
- * onto any path there: a protected file as /mnt/x, his own program as
- * /usr/bin/sha256sum. A name counts where it leads to this very file in
- * vigild's namespace (an lstat, which opens nothing; trust.c does the
- * same). Return: 1 it does; 0 the file is unlinked, so it has no name and
- * matches no pattern (the kernel's name then ends in " (deleted)", and a
- * bind mount of an unlinked file could put it under any directory);
- * -1 it does not (another namespace's name, or no longer this file's):
- * which file, or whose program, it is cannot be told by its name.
- */
-static int name_ours(const char *name, const struct stat *st)
-{
-	struct stat o;
-
-	if (!name)
-		return -1;
-	if (st->st_nlink == 0)
-		return 0;
-	return lstat(name, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino ? 1 : -1;
 }
 
 bool vd_task_creds(pid_t pid, struct vg_access *a)
@@ -225,7 +202,7 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	struct lease *l;
 	struct ev *e;
 	int i, leader, w;
-	int named = 1, exe_named = 1;	/* name_ours of the file's and the program's names */
+	int named = 1, exe_named = 1;	/* vd_name_here of the file and of the program */
 	bool unknown;
 	double t0 = vd_now();
 
@@ -276,9 +253,9 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	/* read here only for a path= rule; otherwise when a record needs it (vd_ev_path) */
 	if (d->policy_uses_path) {
 		(void)vd_ev_path(e);
-		named = name_ours(e->path, &st);
+		named = vd_name_here(d, fd, "", &st, e->path, &e->path_here);
 		if (named > 0)
-			e->acc.path = e->path;
+			e->acc.path = e->path_here ? e->path_here : e->path;
 	}
 	e->acc.func = mask & VD_EV_EXEC ? VG_FUNC_BPRM_CHECK : VG_FUNC_FILE_CHECK;
 	e->acc.mask = mask & VD_EV_EXEC ? VG_MAY_EXEC : VG_MAY_READ;
@@ -292,12 +269,15 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 		char link[64];
 		struct stat xs;
 
-		/* the audit record keeps the kernel's name; the policy sees it only where it is ours */
+		/* the audit record keeps the kernel's name; the policy sees vigild's (names.c) */
 		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 		e->subj_exe = vd_readlink(link);
-		exe_named = e->subj_exe && stat(link, &xs) == 0 ? name_ours(e->subj_exe, &xs) : -1;
+		exe_named = e->subj_exe && stat(link, &xs) == 0 ?
+			vd_name_here(d, AT_FDCWD, link, &xs, e->subj_exe, &e->exe_here) : -ESRCH;
 		if (exe_named > 0)
-			e->acc.subj_exe = e->subj_exe;
+			e->acc.subj_exe = e->exe_here ? e->exe_here : e->subj_exe;
+		else if (exe_named == -ENOENT)
+			exe_named = 0;	/* on a filesystem vigild has no mount of: no name */
 	}
 	unknown = (d->policy_uses_uid && !e->creds) || exe_named < 0;
 	if (vd_loader_match(&d->loaders, d->policy, pid, mask & VD_EV_EXEC, d->policy_access, &e->acc,
@@ -311,12 +291,12 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 		 * subject could exempt it (dont_appraise uid=0, or an exec
 		 * through ld.so under exec rules): the fail action instead, under
 		 * no rule (the match was made without the subject). The same for
-		 * a program known only by another mount namespace's name.
+		 * a program whose name in vigild's mount namespace cannot be told.
 		 */
 		vd_fail_one(d, i, "unknown-subject", -1);
 		return;
 	}
-	if (named < 0) {	/* a path= rule could not be judged: name_ours */
+	if (named < 0) {	/* a path= rule cannot be judged: the file's name here is not known */
 		vd_fail_one(d, i, "unknown-path", -1);
 		return;
 	}

@@ -123,6 +123,7 @@ int vd_fan_setup(struct vd *d)
 	/* the last file the monitor writes itself before marks are in place */
 	if (vd_metrics_write(d) < 0)
 		return -1;
+	vd_names_setup(d);
 	for (size_t i = 0; i < d->nwatch; i++)
 		if (fanotify_mark(d->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
 				  FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM, AT_FDCWD, d->watch[i]) < 0) {

@@ -8,7 +8,9 @@
  * split into files, vigild.h the split into processes): one thread polls
  * the fanotify group, the appraisers' sockets, the control socket and a
  * signalfd, and answers every event. It never opens a file while events
- * may be pending: files are opened before the marks are placed. Started
+ * may be pending: files are opened before the marks are placed (names.c
+ * opens a watched directory, which raises no event, and a file by its
+ * handle O_PATH, which raises none either). Started
  * as `vigild --appraiser FD`, the same binary is an appraiser (worker.c).
  *
  * Start: every setting is checked first (startup.c, reload.c), then the
@@ -325,7 +327,7 @@ int main(int argc, char **argv)
 	d->algo = d->cfg.algo;
 	if (!d->tcti)
 		d->tcti = d->cfg.tcti;
-	if (vd_proc_check(d) < 0 || vd_keyrings_check(d) < 0)
+	if (vd_watch_check(d) < 0 || vd_proc_check(d) < 0 || vd_keyrings_check(d) < 0)
 		goto out;
 	if (vd_policy_load(d, &d->policy, msg, sizeof(msg)) < 0) {
 		vd_log("policy refused: %s", msg);

@@ -104,11 +104,13 @@ struct ev {
 	int worker;		/* appraiser working on it, -1: waiting for a leader */
 	int leader;		/* index of the event whose appraisal this one waits for */
 	int next_waiter;	/* list of events waiting for this one */
-	char *path;
+	char *path;		/* the kernel's name, as the opener's mount namespace sees it */
+	char *path_here;	/* its name in vigild's, where that is another (names.c) */
 	struct vg_decision dec;
 	struct vg_access acc;
 	bool creds;		/* acc's uids and gids were read (vd_task_creds) */
-	char *subj_exe;
+	char *subj_exe;		/* the kernel's name of the opener's program */
+	char *exe_here;		/* its name in vigild's mount namespace, where that is another */
 	bool need_appraise;
 	bool leased;		/* a lease was held from before the content was read */
 	uint32_t lease_gen;
@@ -198,6 +200,11 @@ struct vd {
 	bool log_default;		/* no --log: the default list, when the policy measures */
 	const char *watch[MAX_WATCH];
 	size_t nwatch;
+	struct {			/* a --watch directory on each watched filesystem (names.c) */
+		const char *dir;
+		dev_t dev;
+	} wmount[MAX_WATCH];
+	size_t nwmount;
 	const char *keyrings[16];
 	size_t nkeyrings;
 	bool no_tpm, foreground, background, fail_open;
@@ -610,6 +617,20 @@ void vd_control(struct vd *d);
 /* Return: the status answer (json_object_put it), or NULL (no memory). */
 json_object *vd_control_status(struct vd *d);
 
+/* ---- names.c: the name a file has in vigild's mount namespace ---- */
+
+/* Note the --watch directories and their filesystems: vigild's mounts of them. */
+void vd_names_setup(struct vd *d);
+/*
+ * The name of the file @st (@at relative to @dirfd: "" for @dirfd itself,
+ * else a magic link followed) in vigild's mount namespace, given @kname, the
+ * kernel's name of it (may be NULL). Return: 1, and *@name NULL (@kname is
+ * it) or a malloc'ed other name; 0 it is unlinked: no name; -ENOENT vigild
+ * has no mount of its filesystem; another -errno its name cannot be told.
+ */
+int vd_name_here(const struct vd *d, int dirfd, const char *at, const struct stat *st,
+		 const char *kname, char **name);
+
 /* ---- startup.c: each Return: 0, or -1 after logging (file and problem) ---- */
 
 /* Load every keyring (--keyring, else vigil.conf's) as the appraisers will; count d->nkeys. */
@@ -620,6 +641,8 @@ int vd_keys_setup(struct vd *d);
 int vd_outputs_check(struct vd *d);
 /* @what @path can be created or written: its directory exists and is writable. */
 int vd_writable(const char *what, const char *path);
+/* Each --watch path there; a filesystem whose opens open other files (overlay, eCryptfs, FUSE) alone. */
+int vd_watch_check(struct vd *d);
 /* /proc of vigild's pid namespace (refused otherwise); d->pidns_own set, and said, if not the host's. */
 int vd_proc_check(struct vd *d);
 /* The TPM: explicit (must answer), the default device, or a software bank (said). */

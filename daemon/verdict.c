@@ -39,11 +39,13 @@ void vd_ev_release(struct vd *d, int i)
 	e->answer_pid = 0;
 	e->answered = false;
 	free(e->path);
+	free(e->path_here);
 	free(e->subj_exe);
+	free(e->exe_here);
 	e->used = false;
 	e->fd = -1;
-	e->path = NULL;
-	e->subj_exe = NULL;
+	e->path = e->path_here = NULL;
+	e->subj_exe = e->exe_here = NULL;
 	d->npending--;
 	while (d->ev_hi > 0 && !d->ev[d->ev_hi - 1].used)
 		d->ev_hi--;

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+/*
+ * names.c - the name a file has in vigild's mount namespace, which is what
+ * path= and subj_exe= rules are matched against.
+ *
+ * The kernel names a file (/proc/self/fd/N of the event's descriptor, and
+ * /proc/PID/exe of the opener's program) as the opener's mount namespace
+ * sees it, and any user can make a namespace of his own (unshare -Urm)
+ * and bind-mount any file he can read onto any path there: a protected
+ * file as /mnt/x, his own program as /usr/bin/sha256sum. systemd does the
+ * same for services (PrivateTmp=: the service's /tmp/f is the host's
+ * /tmp/systemd-private-.../tmp/f). So the kernel's name counts only where
+ * it leads to this very file in vigild's namespace (an lstat, which opens
+ * nothing). Where it does not, the file is found through vigild's own
+ * mount of its filesystem (a --watch directory on it): its handle
+ * (name_to_handle_at), opened there (open_by_handle_at, O_PATH, which
+ * raises no fanotify event), gives the name the file has here, and that
+ * name too must lead to it.
+ *
+ * A file that is unlinked has no name (the kernel's then ends in
+ * " (deleted)", and a bind mount of an unlinked file puts it under any
+ * directory one likes): it matches no pattern. So does a program on a
+ * filesystem vigild has no mount of (a user's own tmpfs, a container's
+ * overlay): no pattern names it, as none names a copy of a program.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "monitor.h"
+
+void vd_names_setup(struct vd *d)
+{
+	d->nwmount = 0;
+	for (size_t i = 0; i < d->nwatch; i++) {
+		struct stat st;
+
+		if (stat(d->watch[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			d->wmount[d->nwmount].dir = d->watch[i];
+			d->wmount[d->nwmount++].dev = st.st_dev;
+		}
+	}
+}
+
+static bool leads_to(const char *name, const struct stat *st)
+{
+	struct stat o;
+
+	return name && lstat(name, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+}
+
+static bool watched(const struct vd *d, dev_t dev)
+{
+	for (size_t i = 0; i < d->nwmount; i++)
+		if (d->wmount[i].dev == dev)
+			return true;
+	return false;
+}
+
+/*
+ * A descriptor of vigild's mount of the filesystem @dev, or -1. Opened when
+ * needed, not held: a held descriptor would keep the filesystem from being
+ * unmounted. It is a directory's, whose open raises no event (the group's
+ * mask has no FAN_ONDIR), and a real open: open_by_handle_at takes no O_PATH
+ * descriptor.
+ */
+static int mount_of(const struct vd *d, dev_t dev)
+{
+	for (size_t i = 0; i < d->nwmount; i++)
+		if (d->wmount[i].dev == dev) {
+			struct stat st;
+			int fd = open(d->wmount[i].dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+			if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev)
+				return fd;
+			if (fd >= 0)
+				close(fd);
+		}
+	return -1;
+}
+
+int vd_name_here(const struct vd *d, int dirfd, const char *at, const struct stat *st,
+		 const char *kname, char **name)
+{
+	union {
+		struct file_handle fh;
+		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} h;
+	char link[64];
+	int mfd, fd, mnt_id;
+
+	*name = NULL;
+	if (leads_to(kname, st))
+		return 1;
+	if (st->st_nlink == 0)
+		return 0;
+	if (!watched(d, st->st_dev))
+		return -ENOENT;
+	h.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(dirfd, at, &h.fh, &mnt_id, *at ? AT_SYMLINK_FOLLOW : AT_EMPTY_PATH) < 0)
+		return -errno;
+	mfd = mount_of(d, st->st_dev);
+	if (mfd < 0)
+		return -ESTALE;
+	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
+	close(mfd);
+	if (fd < 0)
+		return -errno;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	*name = vd_readlink(link);
+	close(fd);
+	if (!leads_to(*name, st)) {	/* not reachable from vigild's root, or gone meanwhile */
+		free(*name);
+		*name = NULL;
+		return -ESTALE;
+	}
+	return 1;
+}
