@@ -93,7 +93,7 @@ int http_auth_create_token(const char *prog, const char *role, unsigned int role
 		return 2;
 	}
 	/* the list first: a list we may not use must not leave a token file behind */
-	lfd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+	lfd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW, 0600);
 	if (lfd < 0 || fstat(lfd, &st) < 0) {
 		fprintf(stderr, "%s: %s: %s\n", prog, list, strerror(errno));
 		goto out;

@@ -389,7 +389,7 @@ int main(int argc, char **argv)
 	if (setup_log(d) < 0)
 		goto out;
 	if (d->audit_path) {
-		d->audit = open(d->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		d->audit = open(d->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (d->audit < 0) {
 			vd_log("audit file %s: %s", d->audit_path, strerror(errno));
 			goto out;

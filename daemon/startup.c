@@ -208,6 +208,7 @@ static void default_dir(const char *path)
 int vd_writable(const char *what, const char *path)
 {
 	char dir[PATH_MAX];
+	struct stat st;
 	char *slash;
 
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -222,6 +223,16 @@ int vd_writable(const char *what, const char *path)
 		vd_log("%s %s: its directory %s %s", what, path, dir,
 		       errno == ENOENT ? "does not exist" : errno == EROFS ? "is on a read-only filesystem"
 		       : "is not writable");
+		return -1;
+	}
+	/*
+	 * vigild writes it as root: a link, which whoever may write in its
+	 * directory could have put there, would have it append to any file
+	 * (opened O_NOFOLLOW as well, against a link made after this check)
+	 */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		vd_log("%s %s: a symbolic link: name the file itself (vigild does not follow links "
+		       "to the files it writes)", what, path);
 		return -1;
 	}
 	if (access(path, F_OK) == 0 && access(path, W_OK) < 0) {

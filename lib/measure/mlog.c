@@ -416,9 +416,11 @@ int vg_mlog_open(const char *path, const struct vg_mlog_opts *opts, struct vg_ml
 	if (!l)
 		return vg_diag_set(diag, -ENOMEM, "out of memory");
 	l->o = *opts;
-	l->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	/* a link in the log's directory would have the writer (root) append to any file */
+	l->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (l->fd < 0) {
-		r = vg_diag_set(diag, -errno, "%s", strerror(errno));
+		r = vg_diag_set(diag, -errno, "%s", errno == ELOOP ? "a symbolic link: name the log itself" :
+				strerror(errno));
 		goto fail;
 	}
 	if (fstat(l->fd, &st) < 0 || !S_ISREG(st.st_mode)) {

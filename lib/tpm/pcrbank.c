@@ -185,7 +185,7 @@ int vg_pcrbank_open(const char *path, uint32_t banks, struct vg_pcrbank **ret,
 	/* the lock lives on a side file: the bank file itself is replaced by rename */
 	memcpy(lockpath, path, plen);
 	memcpy(lockpath + plen, ".lock", 6);
-	b->lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	b->lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (b->lockfd < 0) {
 		r = vg_diag_set(diag, -errno, "%s: %s", lockpath, strerror(errno));
 		goto fail;

@@ -128,3 +128,10 @@ check "an unreadable bank file is refused, not reset" \
 	test $RC = 2 -a -n "$(grep 'not resetting' <<<"$OUT")"
 check_rc 2 "measure: a missing file exits 2" "$VIGIL" measure --log new.log no-such-file
 check_rc 2 "measure: --pcr 24 exits 2" "$VIGIL" measure --log new.log --pcr 24 d/f1
+# a link where the log goes: whoever may write in that directory could have
+# the writer (root) append to any file
+echo precious >precious; ln -s "$T/precious" linked.log
+run "$VIGIL" measure --log linked.log d/f1
+check "a log that is a symbolic link: exit 2, said" \
+	test $RC = 2 -a -n "$(grep 'linked.log: a symbolic link' <<<"$OUT")"
+check_eq "... the file it points to untouched" "$(cat precious)" "precious"

@@ -70,6 +70,14 @@ refused "missing log directory" "measurement log $T/none/log: its directory $T/n
 	--policy pol --watch "$F" --hmac-key hk --no-tpm --log "$T/none/log"
 refused "unwritable audit directory" "audit file $T/ro/audit: its directory $T/ro is on a read-only filesystem" \
 	"${base[@]}" --audit "$T/ro/audit"
+# a link where vigild (root) writes: whoever may write in that directory
+# could have it append to any file
+echo precious >precious; ln -s "$T/precious" lnk-audit; ln -s "$T/precious" lnk-log
+refused "an audit file that is a symbolic link" "audit file $T/lnk-audit: a symbolic link" \
+	"${base[@]}" --audit "$T/lnk-audit"
+refused "a measurement log that is a symbolic link" "measurement log $T/lnk-log: a symbolic link" \
+	--policy pol --watch "$F" --hmac-key hk --no-tpm --log "$T/lnk-log"
+check_eq "... the file they point to untouched" "$(cat precious)" "precious"
 
 # ---- passphrase keys: --passphrase-file, $VIGIL_PASSPHRASE_FILE, the systemd credential ----
 echo 'correct horse' >pass; echo 'wrong horse' >wrong
