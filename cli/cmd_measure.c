@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 
 #include <json-c/json.h>
@@ -155,6 +156,25 @@ static int flush(struct vg_mlog *l, struct pend *pe, size_t *np, const char *log
 	return 0;
 }
 
+/* @path@suffix does not exist (not even as a link). */
+static bool absent(const char *path, const char *suffix)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	return (size_t)snprintf(p, sizeof(p), "%s%s", path, suffix) < sizeof(p) && lstat(p, &st) < 0 &&
+	       errno == ENOENT;
+}
+
+/* Remove @path@suffix if this run made it (@made). */
+static void forget(const char *path, const char *suffix, bool made)
+{
+	char p[PATH_MAX];
+
+	if (made && (size_t)snprintf(p, sizeof(p), "%s%s", path, suffix) < sizeof(p))
+		(void)unlink(p);
+}
+
 int cmd_measure(int argc, char **argv)
 {
 	static const struct cli_opt opts[] = {
@@ -175,7 +195,7 @@ int cmd_measure(int argc, char **argv)
 	uint32_t banks = 1u << VG_HASH_SHA1 | 1u << VG_HASH_SHA256;
 	unsigned long pcr = VG_IMALOG_PCR_DEFAULT, batch = 64;
 	int c, rc = EXIT_ERROR;
-	bool sig = false, tpm = false;
+	bool sig = false, tpm = false, bank_new = false, lock_new = false;
 	const char *tcti = NULL;
 	struct vg_tpm *t = NULL;
 	struct vg_mlog_opts mo = { .ops = &vg_pcrbank_ops, .pcr_sync = vg_pcrbank_sync_cb };
@@ -258,6 +278,8 @@ int cmd_measure(int argc, char **argv)
 		mo.ops_ctx = t;
 		mo.pcr_sync = NULL;
 	} else {
+		bank_new = absent(bankpath, "");
+		lock_new = absent(bankpath, ".lock");
 		if (vg_pcrbank_open(bankpath, banks, &bank, &d) < 0) {
 			cli_err("%s", d.msg);	/* it names the file */
 			goto out;
@@ -266,6 +288,11 @@ int cmd_measure(int argc, char **argv)
 	}
 	if (vg_mlog_open(log, &mo, &l, &rec, &d) < 0) {
 		cli_file_err(log, "%s", d.msg);
+		/* a bank made for a log that could not be opened is not left behind */
+		vg_pcrbank_free(bank);
+		bank = NULL;
+		forget(bankpath, "", bank_new);
+		forget(bankpath, ".lock", lock_new);
 		goto out;
 	}
 	if (rec.created && !tpm)

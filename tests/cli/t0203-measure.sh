@@ -135,3 +135,6 @@ run "$VIGIL" measure --log linked.log d/f1
 check "a log that is a symbolic link: exit 2, said" \
 	test $RC = 2 -a -n "$(grep 'linked.log: a symbolic link' <<<"$OUT")"
 check_eq "... the file it points to untouched" "$(cat precious)" "precious"
+check "... no PCR bank or lock made for it left behind" sh -c "! ls '$T'/linked.log.pcrs* 2>/dev/null | grep -q ."
+run "$VIGIL" measure --log linked2.log d/f1
+check "a fresh log beside it still works" test $RC = 0 -a -s linked2.log -a -s linked2.log.pcrs
