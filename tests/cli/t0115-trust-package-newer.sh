@@ -175,7 +175,7 @@ mkdir -p st
 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
 	--ek-ca "$TPMDIR/ek-ca.pem" --trust-db both.db --trust-key key 2>verifier.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do
+for i in $(seq 600); do
 	curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && curl -s -H "$ATT_RHDR" "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break
 	sleep 0.1
 done

@@ -44,7 +44,7 @@ start_agent() {
 	"$AGENT_TAMPER" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
 		--boot-log "$T/no-boot-log" --tamper-file "$T/tamper" 2>>agent.err &
 	AGENT_PID=$!
-	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+	for i in $(seq 600); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 }
 start_agent
 python3 -c '
@@ -62,7 +62,7 @@ PIDS="$PIDS $!"
 	--ek-ca "$TPMDIR/ek-ca.pem" --webhook http://127.0.0.1:$WP/hook \
 	--on-fail "echo \"\$VIGIL_AGENT \$VIGIL_FAILURE \$VIGIL_PATH\" >>$T/hook" 2>verifier.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do
+for i in $(seq 600); do
 	curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break
 	sleep 0.1
 done
@@ -125,7 +125,7 @@ TCTI2=$(bash "$SRCDIR/scripts/swtpm.sh" start "$TPM2")
 mkdir -p st2
 "$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP2 --state "$T/st2" --log "$T/log" --id host1 --tcti "$TCTI2" 2>agent2.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do curl -s "127.0.0.1:$AP2/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 600); do curl -s "127.0.0.1:$AP2/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 "$VIGIL" attest add host1 --agent http://127.0.0.1:$AP2 >out 2>&1
 check_eq "another EK for a known id: refused (exit 1)" "$?" 1
 check "changed EK: typed identity.ek_changed" grep -q "FAIL identity.ek_changed" out
@@ -161,7 +161,7 @@ PIDS=$(echo $PIDS | awk '{print $1, $3}')
 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
 	--ek-ca "$TPMDIR/ek-ca.pem" 2>>verifier.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 600); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
 r0=$(rounds)
 sleep 1
 check "after a verifier restart: still trusted, rounds go on" test "$(rounds)" -gt "$r0"

@@ -90,7 +90,7 @@ check "typed agent.comm (the agent answered 401)" grep -q "FAIL agent.comm" out
 "$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP3 --db "$T/v3.db" --api-cert api.pem --api-key api.key \
 	--api-client-ca ca.pem 2>verifier3.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do curl -s --cacert ca.pem https://127.0.0.1:$VP3/ >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 600); do curl -s --cacert ca.pem https://127.0.0.1:$VP3/ >/dev/null 2>&1 && break; sleep 0.1; done
 export VIGIL_VERIFIER=https://127.0.0.1:$VP3 VIGIL_VERIFIER_CACERT=$T/ca.pem
 check "operator with a certificate: policy set over HTTPS" env VIGIL_VERIFIER_CERT=$T/operator.pem \
 	VIGIL_VERIFIER_KEY=$T/operator.key "$VIGIL" attest policy set p p.json
@@ -105,7 +105,7 @@ VP4=$(port)
 "$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP4 --db "$T/v4.db" --api-cert api.pem --api-key api.key \
 	--api-client-ca ca.pem --api-read-client-ca readers.pem 2>verifier4.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do curl -s --cacert ca.pem https://127.0.0.1:$VP4/ >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 600); do curl -s --cacert ca.pem https://127.0.0.1:$VP4/ >/dev/null 2>&1 && break; sleep 0.1; done
 export VIGIL_VERIFIER=https://127.0.0.1:$VP4
 check "operator with an admin-CA certificate: policy set" env VIGIL_VERIFIER_CERT=$T/operator.pem \
 	VIGIL_VERIFIER_KEY=$T/operator.key "$VIGIL" attest policy set p p.json

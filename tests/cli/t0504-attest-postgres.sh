@@ -69,7 +69,7 @@ measure "$T/tree/a" "$T/tree/b" "$T/tree/c"
 start_agent() {
 	"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 2>>agent.err &
 	AGENT_PID=$!
-	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+	for i in $(seq 600); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 }
 start_verifier() {	# PORT URL LOGFILE: sets LASTPID
 	"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$1 --db "$2" --interval 200 --ek-ca "$TPMDIR/ek-ca.pem" 2>>"$3" &

@@ -38,13 +38,13 @@ start_agent() {	# [BOOTLOG]
 	"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
 		--boot-log "${1:-$T/boot.bin}" 2>>agent.err &
 	AGENT_PID=$!
-	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+	for i in $(seq 600); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 }
 start_verifier() {
 	"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
 		--ek-ca "$TPMDIR/ek-ca.pem" 2>>verifier.err &
 	VPID=$!
-	for i in $(seq 50); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
+	for i in $(seq 600); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
 }
 field() { att_field "$1"; }
 wait_for() { att_wait host1 "$@"; }	# STATE [FAILURE]: up to 15 s

@@ -94,7 +94,7 @@ export VIGIL_VERIFIER=http://127.0.0.1:$VP ASAN_OPTIONS=detect_leaks=0:abort_on_
 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/v.db" --policy-key "$K/ecp256.cert.pem" 2>verifier.err &
 VPID=$!
 trap '_rc=$?; kill $VPID 2>/dev/null; (exit $_rc); vg_cleanup' EXIT
-for i in $(seq 50); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 600); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
 check "verifier: a signed policy uploads" "$VIGIL" attest policy set signed ec.json
 "$VIGIL" attest policy set plain pol.json >out 2>&1
 check_eq "verifier: an unsigned policy is refused (exit 2: a bad request)" "$?" 2

@@ -41,7 +41,7 @@ echo "file a" >tree/a
 "$VIGIL" measure --log "$T/log" --tpm "$T/tree/a" >/dev/null 2>&1
 "$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 2>>agent.err &
 AGENT_PID=$!
-for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 600); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 "$VIGIL" attest policy create --log "$T/log" -o good.json >/dev/null
 
 start_verifier() {	# DB LOG [ENV...]: sets VPID

@@ -152,7 +152,7 @@ PIDS="$PIDS $!"
 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
 	--ek-ca "$TPMDIR/ek-ca.pem" 2>verifier.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do
+for i in $(seq 600); do
 	curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break
 	sleep 0.1
 done

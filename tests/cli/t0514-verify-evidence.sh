@@ -30,7 +30,7 @@ trap '_rc=$?; for p in $PIDS; do kill $p 2>/dev/null; done; wait 2>/dev/null;
 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
 	2>verifier.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do
+for i in $(seq 600); do
 	curl -s -H "$ATT_RHDR" "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break
 	sleep 0.1
 done
@@ -164,7 +164,7 @@ measure tree/a tree/b tree/c
 "$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
 	--boot-log "$T/no-boot-log" 2>agent.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 600); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 "$VIGIL" attest policy create --log "$T/log" -o good.json >/dev/null
 "$VIGIL" attest policy set good good.json >/dev/null
 check "registered" sh -c "'$VIGIL' attest add --agent http://127.0.0.1:$AP --policy good >/dev/null 2>&1"

@@ -186,7 +186,7 @@ measure "$TCTI3" "$T/log3" "$T/a" "$T/b"
 "$AGENT_TAMPER" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st3" --log "$T/log3" --id p3 \
 	--tcti "$TCTI3" --boot-log "$T/no-boot-log" --tamper-file "$T/tamper3" 2>agent3.err &
 PIDS="$PIDS $!"
-for i in $(seq 50); do curl -s "127.0.0.1:$AP/" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 600); do curl -s "127.0.0.1:$AP/" >/dev/null 2>&1 && break; sleep 0.1; done
 check "a pulled agent registers on the same verifier" "$VIGIL" attest add p3 \
 	--agent http://127.0.0.1:$AP --policy p3
 check "the pulled agent is trusted (pull mode as before)" att_wait p3 trusted

@@ -39,7 +39,7 @@ start_agent() {	# BOOTLOG
 	"$AGENT" $ATT_AAUTH --listen 127.0.0.1:$AP --state "$T/st" --log "$T/log" --id host1 \
 		--boot-log "$1" 2>>agent.err &
 	AGENT_PID=$!
-	for i in $(seq 50); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
+	for i in $(seq 600); do curl -s "127.0.0.1:$AP/v1/identity" >/dev/null 2>&1 && break; sleep 0.1; done
 }
 # boot LOG [SERVED]: a new boot of LOG (the TPM reset, the log extended, a
 # new measurement list), the agent serving LOG, or SERVED (a host that lies)
@@ -91,7 +91,7 @@ check "the swtpm's PCRs 0-9 are the log's replay" cmp tpm.pcrs replayed
 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" --interval 200 \
 	--ek-ca "$TPMDIR/ek-ca.pem" 2>>verifier.err &
 VPID=$!
-for i in $(seq 50); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
+for i in $(seq 600); do curl -s "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && break; sleep 0.1; done
 
 # the policy: the list's files, every boot's boot_aggregate (each boot's is
 # checked against its boot log: boot.aggregate), the boot log's events, no PCR pins
