@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 	d->algo = d->cfg.algo;
 	if (!d->tcti)
 		d->tcti = d->cfg.tcti;
-	if (vd_watch_check(d) < 0 || vd_proc_check(d) < 0 || vd_keyrings_check(d) < 0)
+	if (vd_watch_check(d) < 0 || vd_proc_check() < 0 || vd_keyrings_check(d) < 0)
 		goto out;
 	if (vd_policy_load(d, &d->policy, msg, sizeof(msg)) < 0) {
 		vd_log("policy refused: %s", msg);

@@ -225,7 +225,6 @@ struct vd {
 	struct vg_policy *policy;
 	struct vd_trust *trust;	/* NULL: the policy has no trust=archive */
 	bool policy_uses_subject, policy_uses_uid, policy_access;
-	bool pidns_own;			/* not the host's pid namespace (vd_proc_check) */
 	bool policy_uses_path;	/* a rule has path=: the path is read at the event, not when first needed */
 	bool ignore_ok;		/* verdicts depend on the inode alone: kernel ignore marks may cache them */
 	bool ignore_open_ok;	/* ... for opens too: no rule can match an exec (loader.c) */
@@ -643,8 +642,8 @@ int vd_outputs_check(struct vd *d);
 int vd_writable(const char *what, const char *path);
 /* Each --watch path there; a filesystem whose opens open other files (overlay, eCryptfs, FUSE) alone. */
 int vd_watch_check(struct vd *d);
-/* /proc of vigild's pid namespace (refused otherwise); d->pidns_own set, and said, if not the host's. */
-int vd_proc_check(struct vd *d);
+/* /proc of vigild's pid namespace (refused otherwise); said when that is not the host's. */
+int vd_proc_check(void);
 /* The TPM: explicit (must answer), the default device, or a software bank (said). */
 int vd_tpm_setup(struct vd *d);
 /* The control socket's lock (SOCKET.lock): taken, or another vigild named. */

@@ -307,7 +307,7 @@ int vd_watch_check(struct vd *d)
 /* the initial pid namespace's inode number (PROC_PID_INIT_INO, include/linux/proc_ns.h) */
 #define VD_PID_INIT_INO 0xEFFFFFFCU
 
-int vd_proc_check(struct vd *d)
+int vd_proc_check(void)
 {
 	char buf[32];
 	struct stat st;
@@ -333,8 +333,7 @@ int vd_proc_check(struct vd *d)
 		       buf, (long)getpid());
 		return -1;
 	}
-	d->pidns_own = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != VD_PID_INIT_INO;
-	if (d->pidns_own)
+	if (stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != VD_PID_INIT_INO)
 		vd_log_at(VLOG_WARNING,
 			  "vigild runs in a pid namespace of its own: the kernel reports openers "
 			  "outside it as pid 0, whose uid and program cannot be read; under rules "
