@@ -246,6 +246,7 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	e->next_waiter = -1;
 	e->qnext = -1;
 	e->fmode = st.st_mode;
+	e->nlink = st.st_nlink;
 	e->key = (struct vkey){ st.st_dev, st.st_ino, st.st_size,
 				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
 				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec };

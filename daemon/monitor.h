@@ -100,6 +100,7 @@ struct ev {
 	uint64_t mask;
 	struct vkey key;
 	mode_t fmode;		/* the file's st_mode at the event */
+	nlink_t nlink;		/* ... and its st_nlink (0: unlinked, no name: names.c) */
 	double t0;
 	int worker;		/* appraiser working on it, -1: waiting for a leader */
 	int leader;		/* index of the event whose appraisal this one waits for */
@@ -600,11 +601,12 @@ void vd_trust_free(struct vd_trust *t);
 /*
  * vd_trust_judge - may event @e, whose appraisal @r found no security.ima
  * (missing-hash), pass by the archive? Its rule has trust=archive and the
- * index records (@e's path under the root, or its merged-/usr alias, @r's
- * digest). *@ret_package: the package's name on a hit.
+ * index records (@e's name in vigild's namespace under the root, or its
+ * merged-/usr alias, @r's digest). Finds that name (vd_name_here) when the
+ * event has not. *@ret_package: the package's name on a hit.
  * Return: 1 a current package, 2 a superseded one, 0 no.
  */
-int vd_trust_judge(const struct vd *d, const struct ev *e, const struct result *r,
+int vd_trust_judge(const struct vd *d, struct ev *e, const struct result *r,
 		   const char **ret_package);
 
 /* ---- control.c ---- */

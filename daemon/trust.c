@@ -19,9 +19,14 @@
  *
  * The kernel names the file as seen from the opener's mount namespace: a
  * user who bind-mounts a copy onto a packaged path in a namespace of his
- * own (unshare -Urm) gets that path as the name. So the name must also
- * lead to this very inode in vigild's namespace (lstat: no open, no
- * event), or nothing is trusted.
+ * own (unshare -Urm) gets that path as the name. So the path looked up is
+ * the name the file has in vigild's namespace (names.c, as for path=
+ * rules): the kernel's where it leads to this very inode (lstat: no open,
+ * no event), else the one its handle opens to through vigild's mount; the
+ * copy is then named where it really is, and a packaged file seen through
+ * a bind mount elsewhere (a service's private directory) by its own path.
+ * A file with no name here (unlinked, or on a filesystem vigild has no
+ * mount of) is trusted by nothing.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -128,20 +133,23 @@ int vd_trust_load(const struct vd *d, const struct vg_policy *p, struct vd_trust
 	return 0;
 }
 
-int vd_trust_judge(const struct vd *d, const struct ev *e, const struct result *r,
+int vd_trust_judge(const struct vd *d, struct ev *e, const struct result *r,
 		   const char **ret_package)
 {
 	const struct vd_trust *t = d->trust;
+	struct stat st = { .st_dev = e->key.dev, .st_ino = e->key.ino, .st_nlink = e->nlink };
 	const char *path, *alias;
-	struct stat st;
 	int k;
 
 	/* no security.ima at all: a label, good or bad, is never overridden */
 	if (!t || !e->dec.trust_archive || !r || !r->appraised || r->err || r->status != VG_ST_NOLABEL ||
 	    strcmp(r->cause, "missing-hash") != 0 || r->digest.algo != t->algo)
 		return 0;
-	path = vg_trust_root_path(&t->root, e->path);
-	if (!path || lstat(e->path, &st) < 0 || st.st_dev != e->key.dev || st.st_ino != e->key.ino)
+	/* a path= rule's match may have found it already */
+	if (!e->path_here && vd_name_here(d, e->fd, "", &st, e->path, &e->path_here) <= 0)
+		return 0;
+	path = vg_trust_root_path(&t->root, e->path_here ? e->path_here : e->path);
+	if (!path)
 		return 0;
 	k = vg_trust_index_lookup(t->idx, path, &r->digest, ret_package);
 	if (k == 0 && (alias = vg_trust_root_alias(&t->root, path)))

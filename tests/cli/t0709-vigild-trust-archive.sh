@@ -9,7 +9,8 @@
 # content is packaged but whose label is bad is denied by its label; a
 # reload after the database gains a package allows its files without a
 # restart; a copy bind-mounted onto a packaged path in another mount
-# namespace is denied; a tampered or missing database refuses the start (exit 2,
+# namespace is denied, the packaged file bind-mounted elsewhere there runs
+# (judged by its name in vigild's namespace); a tampered or missing database refuses the start (exit 2,
 # naming it) and a tampered one the reload (the old table stays); a policy
 # without trust=archive never opens the database; counters and audit.
 . "$SRCDIR/tests/lib.sh"
@@ -126,6 +127,19 @@ unshare -m bash -c "mount --bind '$F/hostname-copy' '$R/usr/bin/hostname' && '$R
 check_eq "a copy bind-mounted onto the packaged path in another mount namespace: denied (126)" "$?" 126
 check_eq "... audit: missing-hash" "$(vd_audit_reason "$R/usr/bin/hostname" deny)" missing-hash
 runs "the packaged file itself still runs" "$R/usr/bin/hostname"
+# ... and the packaged file bind-mounted at another path there is named by
+# vigild by the path it has in vigild's namespace: its own
+: >"$F/elsewhere"
+ta=$(jpy "$(status)" 'd["counters"]["trusted_archive"]')
+unshare -m bash -c "mount --bind '$R/usr/bin/hostname' '$F/elsewhere' && '$F/elsewhere' --version" \
+	>/dev/null 2>&1
+check_eq "the packaged binary bind-mounted at another path in another mount namespace: runs" "$?" 0
+check_eq "... allowed by the archive (counted; the version's record was written at its first allow)" \
+	"$(jpy "$(status)" 'd["counters"]["trusted_archive"]')" $((ta + 1))
+# ... but not a copy there (its own path is outside the root)
+unshare -m bash -c "mount --bind '$F/hostname-copy' '$F/elsewhere' && '$F/elsewhere' --version" \
+	>/dev/null 2>&1
+check_eq "a copy bind-mounted at another path in another mount namespace: denied (126)" "$?" 126
 
 # ---- reload: the database gains less ----
 cp t2.db trust.db
