@@ -52,6 +52,7 @@ bench: build
 	@bash bench/log $(BUILD)
 	@bash bench/verifier $(BUILD)
 	@bash bench/enforce $(BUILD)
+	@bash bench/cold-parts $(BUILD)
 	@bash bench/trust $(BUILD)
 
 # libFuzzer runs of every tests/fuzz harness, FUZZ_SECONDS each (clang)

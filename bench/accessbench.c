@@ -16,20 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
+#include "timing.h"
 
 static int do_open(const char *path)
 {
@@ -90,7 +77,7 @@ int main(int argc, char **argv)
 		if (r < 0)
 			failed++;
 	}
-	qsort(t, (size_t)n, sizeof(*t), cmp);
+	qsort(t, (size_t)n, sizeof(*t), cmp_double);
 	printf("%.1f %.1f%s\n", t[n / 2], t[(n * 99) / 100], failed ? " FAILED" : "");
 	return failed ? 1 : 0;
 }
