@@ -52,23 +52,19 @@ static bool leads_to(const char *name, const struct stat *st)
 	return name && lstat(name, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
 }
 
-static bool watched(const struct vd *d, dev_t dev)
-{
-	for (size_t i = 0; i < d->nwmount; i++)
-		if (d->wmount[i].dev == dev)
-			return true;
-	return false;
-}
-
 /*
- * A descriptor of vigild's mount of the filesystem @dev, or -1. Opened when
+ * A descriptor of vigild's mount of the filesystem @dev. Opened when
  * needed, not held: a held descriptor would keep the filesystem from being
  * unmounted. It is a directory's, whose open raises no event (the group's
  * mask has no FAN_ONDIR), and a real open: open_by_handle_at takes no O_PATH
  * descriptor.
+ * Return: the descriptor; -ENOENT no --watch is on @dev; -ESTALE none of
+ * those opens to it any more.
  */
 static int mount_of(const struct vd *d, dev_t dev)
 {
+	int r = -ENOENT;
+
 	for (size_t i = 0; i < d->nwmount; i++)
 		if (d->wmount[i].dev == dev) {
 			struct stat st;
@@ -78,8 +74,9 @@ static int mount_of(const struct vd *d, dev_t dev)
 				return fd;
 			if (fd >= 0)
 				close(fd);
+			r = -ESTALE;
 		}
-	return -1;
+	return r;
 }
 
 int vd_name_here(const struct vd *d, int dirfd, const char *at, const struct stat *st,
@@ -90,21 +87,22 @@ int vd_name_here(const struct vd *d, int dirfd, const char *at, const struct sta
 		char buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
 	} h;
 	char link[64];
-	int mfd, fd, mnt_id;
+	int mfd, fd, mnt_id, r;
 
 	*name = NULL;
 	if (leads_to(kname, st))
 		return 1;
 	if (st->st_nlink == 0)
 		return 0;
-	if (!watched(d, st->st_dev))
-		return -ENOENT;
-	h.fh.handle_bytes = MAX_HANDLE_SZ;
-	if (name_to_handle_at(dirfd, at, &h.fh, &mnt_id, *at ? AT_SYMLINK_FOLLOW : AT_EMPTY_PATH) < 0)
-		return -errno;
 	mfd = mount_of(d, st->st_dev);
 	if (mfd < 0)
-		return -ESTALE;
+		return mfd;
+	h.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(dirfd, at, &h.fh, &mnt_id, *at ? AT_SYMLINK_FOLLOW : AT_EMPTY_PATH) < 0) {
+		r = -errno;
+		close(mfd);
+		return r;
+	}
 	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
 	close(mfd);
 	if (fd < 0)

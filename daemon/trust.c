@@ -138,17 +138,20 @@ int vd_trust_judge(const struct vd *d, struct ev *e, const struct result *r,
 {
 	const struct vd_trust *t = d->trust;
 	struct stat st = { .st_dev = e->key.dev, .st_ino = e->key.ino, .st_nlink = e->nlink };
-	const char *path, *alias;
+	const char *name = e->acc.path, *path, *alias;
 	int k;
 
 	/* no security.ima at all: a label, good or bad, is never overridden */
 	if (!t || !e->dec.trust_archive || !r || !r->appraised || r->err || r->status != VG_ST_NOLABEL ||
 	    strcmp(r->cause, "missing-hash") != 0 || r->digest.algo != t->algo)
 		return 0;
-	/* a path= rule's match may have found it already */
-	if (!e->path_here && vd_name_here(d, e->fd, "", &st, e->path, &e->path_here) <= 0)
-		return 0;
-	path = vg_trust_root_path(&t->root, e->path_here ? e->path_here : e->path);
+	/* found already when the policy has a path= rule (events.c) */
+	if (!name) {
+		if (vd_name_here(d, e->fd, "", &st, e->path, &e->path_here) <= 0)
+			return 0;
+		name = e->path_here ? e->path_here : e->path;
+	}
+	path = vg_trust_root_path(&t->root, name);
 	if (!path)
 		return 0;
 	k = vg_trust_index_lookup(t->idx, path, &r->digest, ret_package);

@@ -61,6 +61,7 @@ cat >pol <<P
 appraise func=BPRM_CHECK trust=archive
 P
 printf 'appraise func=BPRM_CHECK\n' >pol-plain
+cp pol pol-archive
 args=(--watch "$F" --hmac-key hk --no-tpm --trust-root "$R")
 
 # ---- start-up: a policy without trust=archive never opens the database ----
@@ -140,6 +141,18 @@ check_eq "... allowed by the archive (counted; the version's record was written 
 unshare -m bash -c "mount --bind '$F/hostname-copy' '$F/elsewhere' && '$F/elsewhere' --version" \
 	>/dev/null 2>&1
 check_eq "a copy bind-mounted at another path in another mount namespace: denied (126)" "$?" 126
+# the same under a policy with a path= rule, where the name is found once, at the event
+printf 'dont_appraise func=BPRM_CHECK path=%s/nothing-here\nappraise func=BPRM_CHECK trust=archive\n' "$T" >pol
+check "a policy with a path= rule: applied" "$VIGIL" status --control "$T/ctl" --reload
+unshare -m bash -c "mount --bind '$R/usr/bin/hostname' '$F/elsewhere' && '$F/elsewhere' --version" \
+	>/dev/null 2>&1
+check_eq "... the packaged binary bind-mounted elsewhere in another mount namespace: runs" "$?" 0
+unshare -m bash -c "mount --bind '$F/hostname-copy' '$R/usr/bin/hostname' && '$R/usr/bin/hostname' --version" \
+	>/dev/null 2>&1
+check_eq "... a copy bind-mounted onto the packaged path there: denied (126)" "$?" 126
+runs "... the packaged file itself runs" "$R/usr/bin/hostname"
+cp pol-archive pol
+check "the policy without it: applied" "$VIGIL" status --control "$T/ctl" --reload
 
 # ---- reload: the database gains less ----
 cp t2.db trust.db
