@@ -16,10 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "log.h"
 
 static const char *log_prog;
-static bool log_journal;
+static bool log_journal, log_native;
 
 void vlog_init(const char *prog)
 {
@@ -40,6 +41,18 @@ void vlog_init(const char *prog)
 bool vlog_journal(void)
 {
 	return log_journal;
+}
+
+void vlog_native(bool on)
+{
+	log_native = on;
+}
+
+static const char *prio_text(int prio)
+{
+	static const char *const t[] = { "0", "1", "2", "3", "4", "5", "6", "7" };
+
+	return prio >= 0 && prio <= 7 ? t[prio] : "6";
 }
 
 static size_t put(char *buf, size_t cap, size_t at, const char *s, size_t n)
@@ -90,6 +103,17 @@ void vlogv(int prio, const char *fmt, va_list ap)
 	size_t n, off = 0;
 
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (log_native && log_journal && vjournal_enabled()) {
+		const struct vjournal_field f[] = {
+			{ "PRIORITY", prio_text(prio), (size_t)-1 },
+			{ "SYSLOG_IDENTIFIER", log_prog ? log_prog : program_invocation_short_name, (size_t)-1 },
+			{ "MESSAGE", msg, (size_t)-1 },
+		};
+
+		(void)vjournal_send(f, sizeof(f) / sizeof(f[0]));
+		errno = saved;
+		return;
+	}
 	n = vlog_format(line, sizeof(line), log_journal, prio,
 			log_prog ? log_prog : program_invocation_short_name, msg);
 	while (off < n) {

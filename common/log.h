@@ -32,6 +32,15 @@ void vlog_init(const char *prog);
 /* Return: true when lines get priority prefixes (stderr is the journal). */
 bool vlog_journal(void);
 
+/*
+ * vlog_native - with @on, and while stderr is the journal and vjournal_open
+ * has connected (journal.h), send each message as a native journal entry
+ * that is dropped, never waited for, when the journal is not reading: for
+ * a thread that must not block (vigild's). The other daemons write their
+ * stream as before.
+ */
+void vlog_native(bool on);
+
 /* vlog - one message at @prio (VLOG_*): printf-style, no trailing newline. */
 void vlog(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vlogv(int prio, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));

@@ -69,7 +69,8 @@ int notify_send(const char *fmt, ...)
 		return 0;
 	if ((size_t)n >= sizeof(buf))
 		n = sizeof(buf) - 1;
-	if (send(notify_sock, buf, (size_t)n, MSG_NOSIGNAL) < 0)
+	/* never waits: the service manager may itself wait on a filesystem vigild watches */
+	if (send(notify_sock, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 		return -errno;
 	return 0;
 }

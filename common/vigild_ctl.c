@@ -19,7 +19,8 @@ const char *const vd_ctl_counter_names[VD_CTL_NCOUNTERS] = {
 	"hashed_bytes", "timeouts", "worker_restarts", "overflows", "measured", "fixed", "errors",
 	"ignore_marks", "ignore_flushes", "measure_failures", "lease_breaks", "lease_writers",
 	"lease_errors", "too_large", "appraiser_kills", "worker_spawns", "appraisers", "leases",
-	"trusted_archive", "trust_files", "appraiser_answers", "appraisals",
+	"trusted_archive", "trust_files", "appraiser_answers", "appraisals", "open_errors",
+	"journal_sent", "journal_dropped",
 };
 
 int vd_ctl_mode_parse(const char *s)

@@ -76,6 +76,9 @@ enum vd_ctl_counter {
 	VD_CTL_TRUST_FILES,	/* files in the trust database's table (gauge) */
 	VD_CTL_APPRAISER_ANSWERS,	/* allows an appraiser wrote to the group itself */
 	VD_CTL_APPRAISALS,	/* full appraisals (EVM and content) the appraisers made */
+	VD_CTL_OPEN_ERRORS,	/* events the kernel refused: the file could not be opened for vigild */
+	VD_CTL_JOURNAL_SENT,	/* denials sent to the journal */
+	VD_CTL_JOURNAL_DROPPED,	/* ... dropped: the journal was not reading */
 	VD_CTL_NCOUNTERS
 };
 

@@ -43,6 +43,11 @@ static const struct {
 	{ VD_CTL_LEASE_BREAKS, "lease_breaks", "read leases broken by a writer" },
 	{ VD_CTL_LEASE_WRITERS, "lease_writers", "leases refused because the file was open for writing" },
 	{ VD_CTL_LEASE_ERRORS, "lease_errors", "leases refused for another reason" },
+	{ VD_CTL_OPEN_ERRORS, "open_errors",
+	  "accesses the kernel refused because their file could not be opened for vigild without waiting" },
+	{ VD_CTL_JOURNAL_SENT, "journal_sent", "denials and fail actions sent to the journal" },
+	{ VD_CTL_JOURNAL_DROPPED, "journal_dropped",
+	  "journal entries dropped because the journal was not reading (never waited for)" },
 };
 
 static const struct {

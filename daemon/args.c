@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "journal.h"
 #include "monitor.h"
 
 static const char help[] =
@@ -51,6 +52,9 @@ static const char help[] =
 	"  -a, --audit FILE       audit records, JSON lines (default: none)\n"
 	"      --metrics-file FILE  counters in the Prometheus text format, rewritten\n"
 	"                         every 5 s and at exit (node_exporter textfile)\n"
+	"      --journal SOCKET   send every denial, would-deny and fail action to the\n"
+	"                         journal's native socket SOCKET, never waiting (default\n"
+	"                         under systemd: " VJOURNAL_SOCKET "; 'none': not at all)\n"
 	"  -j, --workers N        appraiser processes (default 2)\n"
 	"  -T, --timeout-ms N     decision deadline (default 5000), then the fail action;\n"
 	"                         an appraiser still hashing then is killed and replaced;\n"
@@ -125,6 +129,7 @@ static int parse_size(const char *s, uint64_t *ret)
 
 /* options added for issue 15 item 5, apart from the enum below */
 #define OPT_METRICS_FILE 0x300
+#define OPT_JOURNAL 0x301
 
 int vd_args_parse(struct vd *d, int argc, char **argv)
 {
@@ -145,6 +150,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "control", required_argument, NULL, 's' },
 		{ "audit", required_argument, NULL, 'a' },
 		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+		{ "journal", required_argument, NULL, OPT_JOURNAL },
 		{ "workers", required_argument, NULL, 'j' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "fail-open", no_argument, NULL, OPT_FAILOPEN },
@@ -271,6 +277,9 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		}
 		case OPT_METRICS_FILE:
 			d->metrics_path = optarg;
+			break;
+		case OPT_JOURNAL:
+			d->journal_path = optarg;
 			break;
 		case 'f':
 			d->foreground = true;

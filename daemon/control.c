@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "vigild_ctl.h"
 #include "monitor.h"
 
@@ -23,7 +24,7 @@ json_object *vd_control_status(struct vd *d)
 		.policy_rules = (int64_t)vg_policy_count(d->policy),
 		.nmarks = d->nwatch,
 		.pending = (int)d->npending,
-		.measurements = d->mlog ? (int64_t)vg_mlog_entries(d->mlog) : 0,
+		.measurements = (int64_t)d->measurements,
 		.nreasons = d->st.nreasons,
 		.p50_us = vd_stats_percentile(&d->st, 0.5),
 		.p99_us = vd_stats_percentile(&d->st, 0.99),
@@ -63,6 +64,9 @@ json_object *vd_control_status(struct vd *d)
 	c[VD_CTL_TRUST_FILES] = d->trust ? vg_trust_index_count(d->trust->idx) : 0;
 	c[VD_CTL_APPRAISER_ANSWERS] = d->st.appraiser_answers;
 	c[VD_CTL_APPRAISALS] = d->st.appraisals;
+	c[VD_CTL_OPEN_ERRORS] = d->st.open_errors;
+	c[VD_CTL_JOURNAL_SENT] = vjournal_sent();
+	c[VD_CTL_JOURNAL_DROPPED] = vjournal_dropped();
 	s.trust_db = d->trust ? vd_trust_db_path(d) : NULL;
 	for (unsigned int i = 0; i < d->st.nreasons; i++) {
 		memcpy(s.reasons[i].reason, d->st.reasons[i].reason, sizeof(s.reasons[i].reason));

@@ -11,10 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/fanotify.h>
 #include <unistd.h>
 
 #include "monitor.h"
+
+/* Linux 6.13 (and 6.12.5, 6.6.66): an event whose descriptor could not be opened carries -errno */
+#ifndef FAN_REPORT_FD_ERROR
+#define FAN_REPORT_FD_ERROR 0x00002000
+#endif
 
 int vd_fan_answer(int group, int fd, bool allow)
 {
@@ -66,19 +72,58 @@ void vd_fan_flush_ignores(struct vd *d)
 		d->st.ignore_flushes++;
 }
 
+/*
+ * The kernel opens each event's file for vigild inside read(). The group's
+ * descriptors are opened O_NONBLOCK, so that open never waits: not on a
+ * lease an unprivileged user holds on a file of his (it would wait
+ * fs.lease-break-time, 45 s, inside vigild's read, with every watched
+ * access behind it), nor on a FIFO's writer. An event whose file cannot be
+ * opened so is denied by the kernel itself. Where the kernel has
+ * FAN_REPORT_FD_ERROR (6.13) the event still arrives, with -errno as its
+ * descriptor and the opener's pid, and is audited; before, read() skips
+ * it (failing with EAGAIN when it was alone): the bytes queued
+ * (FIONREAD) and the bytes read then differ, and the difference is
+ * counted.
+ */
+static void fd_error(struct vd *d, int err, pid_t pid, uint64_t mask)
+{
+	struct ev e = { .fd = -1, .pid = pid, .mask = (mask & FAN_OPEN_EXEC_PERM) ? VD_EV_EXEC : VD_EV_OPEN };
+	char why[96];
+
+	d->st.open_errors++;
+	d->st.denied++;
+	snprintf(why, sizeof(why), "unopenable: %s", strerror(err));
+	e.path = strdup("?");
+	vd_audit(d, &e, "deny", why, -1);
+	free(e.path);
+	free(e.subj_exe);
+}
+
 void vd_fan_read(struct vd *d)
 {
 	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+	bool first = true;
 
 	for (;;) {
-		ssize_t n = read(d->fan, buf, sizeof(buf));
+		int queued = 0;
+		ssize_t n;
 		const struct fanotify_event_metadata *m = (const void *)buf;
 
+		if (!d->fd_error_reported && ioctl(d->fan, FIONREAD, &queued) < 0)
+			queued = 0;
+		n = read(d->fan, buf, sizeof(buf));
 		if (n < 0) {
-			if (errno != EAGAIN && errno != EINTR)
+			if (errno == EAGAIN && queued > 0)
+				d->st.open_errors += (uint64_t)queued / FAN_EVENT_METADATA_LEN;
+			else if (errno == EAGAIN && first && !d->fd_error_reported)
+				d->st.open_errors++;	/* woken for an event that is gone: refused */
+			else if (errno != EAGAIN && errno != EINTR)
 				vd_log("reading fanotify: %s", strerror(errno));
 			return;
 		}
+		first = false;
+		if (queued > 0 && (size_t)queued <= sizeof(buf) && n < queued)
+			d->st.open_errors += (uint64_t)(queued - n) / FAN_EVENT_METADATA_LEN;
 		for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
 			if (m->vers != FANOTIFY_METADATA_VERSION) {
 				vd_log("fanotify metadata version %u, not %u", m->vers,
@@ -90,8 +135,13 @@ void vd_fan_read(struct vd *d)
 				vd_log_at(VLOG_WARNING, "fanotify queue overflow: events were allowed unseen");
 				continue;
 			}
-			if (m->fd < 0)
+			if (m->fd < 0) {
+				/* FAN_NOFD, or (FAN_REPORT_FD_ERROR) -errno: the kernel has denied it */
+				if (d->fd_error_reported && m->fd != FAN_NOFD &&
+				    (m->mask & (FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM)))
+					fd_error(d, -m->fd, m->pid, m->mask);
 				continue;
+			}
 			vd_event(d, m->fd, m->pid,
 				 (m->mask & FAN_OPEN_PERM ? VD_EV_OPEN : 0) |
 				 (m->mask & FAN_OPEN_EXEC_PERM ? VD_EV_EXEC : 0));
@@ -109,10 +159,20 @@ void vd_fan_read(struct vd *d)
 
 int vd_fan_init(struct vd *d)
 {
-	d->fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE,
-			       O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME);
+	const unsigned int flags = FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE;
+	const unsigned int fflags = O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME | O_NONBLOCK;
+
+	d->fd_error_reported = !d->no_fd_error;
+	d->fan = d->fd_error_reported ? fanotify_init(flags | FAN_REPORT_FD_ERROR, fflags) : -1;
+	if (d->fan < 0 && (!d->fd_error_reported || errno == EINVAL)) {
+		d->fd_error_reported = false;	/* before Linux 6.13: counted, not audited */
+		d->fan = fanotify_init(flags, fflags);
+	}
 	if (d->fan < 0) {
-		vd_log("fanotify_init: %s", strerror(errno));
+		vd_log("fanotify_init: %s%s", strerror(errno), errno == EPERM ?
+		       " (vigild needs CAP_SYS_ADMIN, and the fanotify system calls: a container's "
+		       "system call filter may forbid them, e.g. systemd-nspawn's: "
+		       "--system-call-filter=fanotify_init)" : "");
 		return -1;
 	}
 	return 0;

@@ -89,7 +89,8 @@ static int setup_log(struct vd *d)
 		vd_log("measurement log %s: %s", d->log_path, dg.msg);
 		return -1;
 	}
-	return 0;
+	d->measurements = vg_mlog_entries(d->mlog);
+	return vd_commit_start(d);
 }
 
 static void notify_ready(struct vd *d)
@@ -107,15 +108,20 @@ static void drain(struct vd *d)
 	double until = vd_now() + d->timeout_ms / 1000.0;
 
 	while (d->npending && vd_now() < until) {
-		struct pollfd p[MAX_WORKERS];
+		struct pollfd p[MAX_WORKERS + 1];
+		unsigned int n = d->nworkers;
 
 		vd_dispatch(d);
-		for (unsigned int i = 0; i < d->nworkers; i++)
+		for (unsigned int i = 0; i < n; i++)
 			p[i] = (struct pollfd){ .fd = d->w[i].dead ? -1 : d->w[i].sock, .events = POLLIN };
-		if (poll(p, d->nworkers, 100) > 0)
-			for (unsigned int i = 0; i < d->nworkers; i++)
+		p[n] = (struct pollfd){ .fd = d->commit_fd, .events = POLLIN };
+		if (poll(p, n + 1, 100) > 0) {
+			for (unsigned int i = 0; i < n; i++)
 				if (p[i].revents)
 					vd_pool_reply(d, (int)i);
+			if (p[n].revents)
+				vd_commit_done(d);
+		}
 	}
 	for (int i = 0; i < d->ev_hi; i++)
 		if (d->ev[i].used && d->ev[i].leader < 0)
@@ -123,7 +129,7 @@ static void drain(struct vd *d)
 }
 
 /* what the loop's epoll set tells apart (epoll_event.data.u32) */
-enum { LOOP_FAN, LOOP_SIG, LOOP_CTL, LOOP_RELOAD, LOOP_NOTIF, LOOP_WORKER };
+enum { LOOP_FAN, LOOP_SIG, LOOP_CTL, LOOP_RELOAD, LOOP_NOTIF, LOOP_COMMIT, LOOP_WORKER };
 
 int vd_loop_add_worker(struct vd *d, int w)
 {
@@ -147,7 +153,8 @@ static int loop_setup(struct vd *d)
 		int fd;
 		uint32_t tag;
 	} fixed[] = { { d->fan, LOOP_FAN }, { d->sigfd, LOOP_SIG }, { d->ctl, LOOP_CTL },
-		      { d->reload_pipe[0], LOOP_RELOAD }, { d->notif, LOOP_NOTIF } };
+		      { d->reload_pipe[0], LOOP_RELOAD }, { d->notif, LOOP_NOTIF },
+		      { d->commit_fd, LOOP_COMMIT } };
 
 	d->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (d->ep < 0) {
@@ -170,16 +177,56 @@ static int loop_setup(struct vd *d)
 	return 0;
 }
 
+/*
+ * The service manager's watchdog ($WATCHDOG_USEC, the unit's WatchdogSec=):
+ * WATCHDOG=1 from the loop, at least twice a period. A loop that stops
+ * turning (a wait it must never make) stops it, and systemd ends vigild
+ * (WatchdogSignal=SIGKILL) and starts it again instead of showing it
+ * running while every watched access waits.
+ */
+static void watchdog_setup(struct vd *d)
+{
+	const char *us = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+	char *end;
+
+	if (!us || (pid && strtol(pid, NULL, 10) != (long)getpid()))
+		return;
+	errno = 0;
+	v = strtoull(us, &end, 10);
+	if (errno || *end || v == 0)
+		return;
+	d->watchdog_s = (double)v / 2e6;
+	vd_log_at(VLOG_INFO, "watchdog: every %.1f s", d->watchdog_s);
+}
+
+static void watchdog_tick(struct vd *d)
+{
+	double now;
+
+	if (d->watchdog_s <= 0)
+		return;
+	now = vd_now();
+	if (now >= d->watchdog_next) {
+		(void)notify_send("WATCHDOG=1");
+		d->watchdog_next = now + d->watchdog_s;
+	}
+}
+
 static int run(struct vd *d)
 {
 	if (loop_setup(d) < 0)
 		return -1;
+	watchdog_setup(d);
 	for (;;) {
 		struct epoll_event evs[8 + MAX_WORKERS];
 		bool ready[LOOP_WORKER] = { false };
 		uint32_t workers = 0;
 		int n, timeout = d->npending ? 50 : 1000;
 
+		if (d->watchdog_s > 0 && timeout > (int)(d->watchdog_s * 1000))
+			timeout = (int)(d->watchdog_s * 1000);
+		watchdog_tick(d);
 		vd_metrics_tick(d);
 
 		n = epoll_wait(d->ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
@@ -209,6 +256,15 @@ static int run(struct vd *d)
 					vd_lease_rescan(d);
 				} else if (si.ssi_signo == SIGHUP) {
 					vd_reload_start(d);
+#ifdef VIGILD_TEST_HOOKS
+				} else if (si.ssi_signo == SIGUSR2) {
+					/* the test build: what the loop must never do, on demand (t0714) */
+					const char *f = getenv("VIGILD_TEST_LOOP_OPEN");
+					int fd = f ? open(f, O_RDONLY | O_CLOEXEC) : -1;
+
+					if (fd >= 0)
+						close(fd);
+#endif
 				} else if (si.ssi_signo == SIGCHLD) {
 					pid_t pid;
 					int status;
@@ -233,6 +289,8 @@ static int run(struct vd *d)
 			vd_control(d);
 		if (ready[LOOP_RELOAD])
 			vd_reload_done(d);
+		if (ready[LOOP_COMMIT])
+			vd_commit_done(d);
 		if (d->npending)
 			vd_pool_timeouts(d);
 		vd_dispatch(d);
@@ -259,6 +317,7 @@ static void teardown(struct vd *d)
 		close(d->reload_waiters[i]);
 	if (d->fan >= 0)
 		close(d->fan);	/* first: a reload thread may wait on its own open's event */
+	vd_commit_stop(d);	/* after the group is gone: the writer may wait on an open */
 	vd_metrics_final(d);	/* after the group is gone: it opens a file */
 	if (d->reloading)
 		pthread_join(d->reload_tid, NULL);
@@ -301,8 +360,12 @@ int main(int argc, char **argv)
 
 		return vd_worker_main(sock, argc - 2, argv + 2);
 	}
-	d->fan = d->sigfd = d->ctl = d->audit = d->notif = d->lock_fd = d->ep = -1;
+	d->fan = d->sigfd = d->ctl = d->audit = d->notif = d->lock_fd = d->ep = d->commit_fd = -1;
 	d->self = getpid();
+#ifdef VIGILD_TEST_HOOKS
+	/* the test build, as on a kernel without these features (Debian 12's 6.1) */
+	d->no_fd_error = getenv("VIGILD_TEST_NO_FD_ERROR") != NULL;
+#endif
 	d->cpus_many = sched_getaffinity(0, sizeof(d->cpus), &d->cpus) == 0 && CPU_COUNT(&d->cpus) > 1;
 	vg_config_init(&d->cfg);
 	if (vd_args_parse(d, argc, argv) < 0 || vd_args_appraiser_user(d) < 0)
@@ -327,6 +390,8 @@ int main(int argc, char **argv)
 	d->algo = d->cfg.algo;
 	if (!d->tcti)
 		d->tcti = d->cfg.tcti;
+	if (vd_journal_setup(d) < 0)
+		goto out;
 	if (vd_watch_check(d) < 0 || vd_proc_check() < 0 || vd_keyrings_check(d) < 0)
 		goto out;
 	if (vd_policy_load(d, &d->policy, msg, sizeof(msg)) < 0) {
@@ -369,6 +434,9 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGIO);
+#ifdef VIGILD_TEST_HOOKS
+	sigaddset(&mask, SIGUSR2);
+#endif
 	if (d->lease_sig)
 		sigaddset(&mask, d->lease_sig);
 	sigprocmask(SIG_BLOCK, &mask, NULL);

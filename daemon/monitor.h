@@ -90,7 +90,12 @@ struct measured {
 	uint32_t lease_gen;
 	struct vkey key;
 	uint32_t pcrs;
+	uint32_t inflight;	/* PCRs a measurement of it is on its way to (commit.c) */
+	uint64_t seq;		/* ... the last one's sequence number */
 };
+
+/* an event's measurement (vd_finish): not asked yet, or what the list's writer said */
+enum { VD_MEAS_NONE, VD_MEAS_OK, VD_MEAS_FAILED };
 
 struct ev {
 	bool used;
@@ -131,6 +136,16 @@ struct ev {
 	 */
 	pid_t answer_pid;
 	bool answered;		/* the appraiser wrote the allow: the monitor writes none */
+	/*
+	 * Waiting for the measurement list's writer (commit.c): the sequence
+	 * number of the measurement it waits for (0: none), what became of
+	 * its own, and the result it is decided on, kept here meanwhile (a
+	 * cache slot may be reused before the writer is done).
+	 */
+	uint64_t mwait;
+	int mstate;
+	bool has_res;
+	struct result res;
 };
 
 /* An event's descriptor kept open until @pid, which could still answer it, is reaped. */
@@ -180,6 +195,7 @@ struct stats {
 	uint64_t trusted_archive;	/* unlabeled files allowed by the trust database */
 	uint64_t appraiser_answers;	/* allows the appraiser wrote to the group itself (VD_ANSWER) */
 	uint64_t appraisals;		/* replies with a full appraisal (EVM, then content) */
+	uint64_t open_errors;		/* events the kernel refused: their file could not be opened for vigild */
 	uint64_t lat[32];	/* log2 buckets of microseconds */
 	struct {
 		char reason[40];
@@ -209,6 +225,8 @@ struct vd {
 	const char *keyrings[16];
 	size_t nkeyrings;
 	bool no_tpm, foreground, background, fail_open;
+	bool no_fd_error;		/* test build: as a kernel without FAN_REPORT_FD_ERROR */
+	bool fd_error_reported;		/* the group has FAN_REPORT_FD_ERROR (fanotify.c) */
 	bool accept_unenforced;	/* keep rules vigild cannot enforce (unenforced.c) */
 	const char *appraiser_user;	/* --appraiser-user (default "vigil") */
 	uid_t app_uid;
@@ -242,7 +260,19 @@ struct vd {
 	struct vg_hmac_key trust_key;	/* --trust-key; empty: the trust database is under key */
 	struct vg_tpm *tpm;
 	struct vg_pcrbank *bank;
-	struct vg_mlog *mlog;
+	struct vg_mlog *mlog;		/* the list's writer's (commit.c) once the loop runs */
+	uint64_t measurements;		/* entries in the list, as the writer last said */
+	/* the list's writer thread (commit.c) */
+	pthread_t commit_tid;
+	pthread_mutex_t commit_lock;
+	pthread_cond_t commit_cond;
+	struct vd_mreq *commit_head, *commit_tail;	/* queued for it (commit_lock) */
+	struct vd_mreq *done_head, *done_tail;		/* done, for the loop (commit_lock) */
+	bool commit_stop, committing;
+	int commit_fd;			/* eventfd: results are waiting */
+	uint64_t commit_seq;		/* the last measurement queued */
+	uint64_t commit_done;		/* the last one whose result the loop has */
+	unsigned int nmwait;		/* events waiting for a measurement */
 	struct worker w[MAX_WORKERS];
 	cpu_set_t cpus;		/* the monitor's own CPUs, at start */
 	bool cpus_many;		/* more than one: appraisers are placed (pool.c) */
@@ -264,7 +294,9 @@ struct vd {
 	unsigned int rr;
 	struct stats st;
 	const char *metrics_path;	/* --metrics-file (metrics.c) */
+	const char *journal_path;	/* --journal (audit.c, startup.c) */
 	double metrics_next;		/* vd_now() of its next rewrite */
+	double watchdog_s, watchdog_next;	/* WATCHDOG=1 every watchdog_s (0: none), next at */
 	pid_t self;
 	bool stopping;
 	int fatal;		/* non-zero: stop with this exit status (pool.c) */
@@ -500,6 +532,28 @@ void vd_fail_group(struct vd *d, int leader, const char *why);
 /* The fail action for event @i alone (in no group, no queue), audited under @rule (-1: none); released. */
 void vd_fail_one(struct vd *d, int i, const char *why, int rule);
 
+/* ---- commit.c: the measurement list, written off the loop ---- */
+
+struct vd_mreq;
+/* Start the list's writer (d->mlog is set). Return: 0, or -1 after logging. */
+int vd_commit_start(struct vd *d);
+/* Stop it once what it was given is done (after the group is closed: it may wait on an open). */
+void vd_commit_stop(struct vd *d);
+/*
+ * vd_commit_submit - queue the measurement of event @i's file (result @r,
+ * into @pcr, template ima-sig when @sig). Return: 0 with its sequence
+ * number in *@ret_seq, or -ENOMEM.
+ */
+int vd_commit_submit(struct vd *d, int i, unsigned int pcr, const struct result *r, bool sig,
+		     uint64_t *ret_seq);
+/* The writer's results (its eventfd is readable): recorded, and the events that waited go on. */
+void vd_commit_done(struct vd *d);
+/* verdict.c: measurement @seq of event @ev (@gen) into @pcr of version @k was made (@ok) or not. */
+void vd_measured_result(struct vd *d, uint64_t seq, int ev, uint16_t gen, unsigned int pcr,
+			const struct vkey *k, uint32_t lease_gen, bool ok);
+/* verdict.c: every event whose measurement is done goes on (vd_finish). */
+void vd_measure_waiters(struct vd *d);
+
 /* ---- audit.c ---- */
 
 /* One audit line for @e (@rule: the policy rule's index, or -1). */
@@ -646,6 +700,8 @@ int vd_writable(const char *what, const char *path);
 int vd_watch_check(struct vd *d);
 /* /proc of vigild's pid namespace (refused otherwise); said when that is not the host's. */
 int vd_proc_check(void);
+/* The journal: --journal SOCKET (must listen), under systemd its socket (or said), or none. */
+int vd_journal_setup(struct vd *d);
 /* The TPM: explicit (must answer), the default device, or a software bank (said). */
 int vd_tpm_setup(struct vd *d);
 /* The control socket's lock (SOCKET.lock): taken, or another vigild named. */

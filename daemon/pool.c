@@ -482,9 +482,14 @@ void vd_pool_timeouts(struct vd *d)
 		struct ev *e = &d->ev[i];
 		int w = e->worker;
 
-		if (!e->used || e->leader >= 0 || (w < 0 && !e->queued) || now - e->t0 <= deadline_s(d, e))
+		if (!e->used || e->leader >= 0 || (w < 0 && !e->queued && !e->mwait) ||
+		    now - e->t0 <= deadline_s(d, e))
 			continue;
 		d->st.timeouts++;
+		if (e->mwait) {	/* the list's writer is stuck (a TPM that does not answer) */
+			vd_fail_one(d, i, "measurement-timeout", e->dec.rule[VG_CLASS_MEASURE]);
+			continue;
+		}
 		vd_fail_group(d, i, "timeout");
 		if (w >= 0 && !d->w[w].dead) {
 			d->st.appraiser_kills++;

@@ -25,6 +25,7 @@
  * What it does not do: parse the policy (reload.c), spawn appraisers
  * (pool.c) or open the log (main.c).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -42,6 +43,7 @@
 
 #include "vigil/fileio.h"
 #include "vigil/keyring.h"
+#include "journal.h"
 #include "monitor.h"
 #include "tcti.h"
 
@@ -342,6 +344,51 @@ int vd_proc_check(void)
 	return 0;
 }
 
+/*
+ * The TPM's library (libtss2-tcti-NAME.so.0) stays loaded for vigild's
+ * life: tpm2-tss's loader unloads it when a context is finalised (after a
+ * failure below the TPM) and loads it again later, opening ld.so.cache and
+ * the library on a filesystem vigild may watch. Kept loaded, it is found
+ * by name and no file is opened. Best effort: a TCTI it cannot name is
+ * loaded as tpm2-tss loads it.
+ */
+static void preload_tcti(const char *tcti)
+{
+	char name[128], lib[160];
+	size_t n = strcspn(tcti, ":");
+
+	if (n == 0 || n >= sizeof(name))
+		return;
+	memcpy(name, tcti, n);
+	name[n] = 0;
+	snprintf(lib, sizeof(lib), "libtss2-tcti-%s.so.0", name);
+	if (!dlopen(lib, RTLD_NOW | RTLD_NODELETE))
+		(void)dlopen(name, RTLD_NOW | RTLD_NODELETE);
+}
+
+int vd_journal_setup(struct vd *d)
+{
+	const char *path = d->journal_path;
+	int r;
+
+	if (path && strcmp(path, "none") == 0)
+		return 0;
+	if (!path && !vlog_journal())
+		return 0;	/* not under systemd, and not asked for */
+	r = vjournal_open(path);
+	if (r <= 0 && path) {
+		vd_log("--journal %s: %s", path, r == 0 ? "no journal listens there" : strerror(-r));
+		return -1;
+	}
+	if (r <= 0) {
+		vd_log_at(VLOG_WARNING, "journal %s: %s: denials are in the audit trail only",
+			  VJOURNAL_SOCKET, r == 0 ? "not there" : strerror(-r));
+		return 0;
+	}
+	vlog_native(true);	/* the loop's own lines must not wait for the journal either */
+	return 0;
+}
+
 int vd_tpm_setup(struct vd *d)
 {
 	const char *tcti = vg_prog_tcti(d->tcti);
@@ -356,6 +403,7 @@ int vd_tpm_setup(struct vd *d)
 			       dg.msg);
 			return -1;
 		}
+		preload_tcti(tcti);
 		return 0;
 	}
 	if (!d->log_path)
@@ -366,6 +414,7 @@ int vd_tpm_setup(struct vd *d)
 			       "attestable)", VG_TPM_TCTI_DEFAULT, dg.msg);
 			return -1;
 		}
+		preload_tcti(VG_TPM_TCTI_DEFAULT);
 		return 0;
 	}
 	d->no_tpm = true;

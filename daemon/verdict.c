@@ -38,6 +38,13 @@ void vd_ev_release(struct vd *d, int i)
 		close(e->fd);
 	e->answer_pid = 0;
 	e->answered = false;
+	if (e->mwait)
+		d->nmwait--;
+	e->mwait = 0;
+	e->mstate = VD_MEAS_NONE;
+	if (e->has_res)
+		free(e->res.sig);
+	e->has_res = false;
 	free(e->path);
 	free(e->path_here);
 	free(e->subj_exe);
@@ -92,48 +99,101 @@ void vd_answer(struct vd *d, struct ev *e, bool allow)
 	vd_stats_latency(d, e->t0);
 }
 
-/*
- * Log, then PCR (mlog). Return: false when the measurement could not be
- * made (log write or sync failed, disk full, TPM gone): in enforce mode
- * the access is denied, so that nothing runs that the log, and so the
- * attestation, does not show. The writer recovers by itself at a later
- * measurement, once the disk has room or the TPM answers again (mlog.h).
- */
-static bool measure(struct vd *d, struct ev *e, struct result *r)
+/* Event @i waits for measurement @seq, decided on @r meanwhile (kept: a cache slot may be reused). */
+static void park(struct vd *d, int i, const struct result *r, uint64_t seq)
 {
-	struct vg_diag dg = { 0 };
+	struct ev *e = &d->ev[i];
+
+	if (r != &e->res) {
+		e->res = *r;
+		e->res.sig = NULL;
+		e->res.siglen = 0;
+		if (r->siglen && (e->res.sig = malloc(r->siglen))) {
+			memcpy(e->res.sig, r->sig, r->siglen);
+			e->res.siglen = r->siglen;
+		}
+		e->has_res = true;
+	}
+	e->mwait = seq;
+	e->leader = -1;		/* out of its group: it goes on alone */
+	e->next_waiter = -1;
+	d->nmwait++;
+}
+
+/*
+ * Log, then PCR, by the list's writer (commit.c): the event waits for it
+ * and the loop goes on. A version is measured once per lease into each
+ * PCR; an event of a version whose measurement is on its way waits for
+ * that one. "Measured" is remembered only under a lease: a file open for
+ * writing is measured at every access, and after any writer (a shared
+ * mapping changes content without changing the version) again.
+ * Return: 1 measured (now or before); 0 it waits (parked: vd_finish is
+ * called again when the writer is done); -1 it could not be measured (log
+ * write or sync failed, disk full, TPM gone: in enforce mode the access is
+ * denied, so that nothing runs that the log, and so the attestation, does
+ * not show; the writer recovers by itself at a later measurement, mlog.h).
+ */
+static int measure(struct vd *d, int i, const struct result *r)
+{
+	struct ev *e = &d->ev[i];
 	unsigned int pcr = e->dec.pcr >= 0 ? (unsigned int)e->dec.pcr : VG_POLICY_DEFAULT_PCR;
 	bool sig = e->dec.template_name && strcmp(e->dec.template_name, "ima-sig") == 0;
-	bool was_failed;
-
 	struct measured *m = &d->measured[vd_key_slot(&e->key)];
 	bool keep = vd_lease_valid_for(d, e);
+	uint64_t seq;
 
-	/*
-	 * "Measured" is remembered only under a lease: a file open for
-	 * writing is measured at every access, and after any writer (a shared
-	 * mapping changes content without changing the version) again.
-	 */
+	if (e->mstate != VD_MEAS_NONE)
+		return e->mstate == VD_MEAS_OK ? 1 : -1;
 	if (!keep || !m->valid || !vd_key_eq(&m->key, &e->key) || m->lease_gen != e->lease_gen)
 		*m = (struct measured){ .valid = keep, .key = e->key, .lease_gen = e->lease_gen };
 	if (!d->mlog || (m->pcrs & (1u << pcr)))
-		return true;
-	was_failed = vg_mlog_failed(d->mlog);
-	if (!r->digest.len || vg_mlog_append_file(d->mlog, pcr, &r->digest, vd_ev_path(e),
-						  sig ? r->sig : NULL, sig ? r->siglen : 0, &dg) < 0 ||
-	    vg_mlog_commit(d->mlog, &dg) < 0) {
+		return 1;
+	if (m->valid && (m->inflight & (1u << pcr))) {
+		park(d, i, r, m->seq);
+		return 0;
+	}
+	if (!r->digest.len || vd_commit_submit(d, i, pcr, r, sig, &seq) < 0) {
 		d->st.errors++;
 		d->st.measure_failures++;
 		vd_log("measurement of %s failed: %s", vd_ev_path(e),
-		       dg.msg[0] ? dg.msg : "no digest");
-		return false;
+		       r->digest.len ? "out of memory" : "no digest");
+		return -1;
 	}
-	if (was_failed)
-		vd_log_at(VLOG_INFO, "measurement log %s recovered: measuring again", d->log_path);
-	if (m->valid)
-		m->pcrs |= 1u << pcr;
-	d->st.measured++;
-	return true;
+	if (m->valid) {
+		m->inflight |= 1u << pcr;
+		m->seq = seq;
+	}
+	park(d, i, r, seq);
+	return 0;
+}
+
+void vd_measured_result(struct vd *d, uint64_t seq, int ev, uint16_t gen, unsigned int pcr,
+			const struct vkey *k, uint32_t lease_gen, bool ok)
+{
+	struct measured *m = &d->measured[vd_key_slot(k)];
+	struct ev *e = &d->ev[ev];
+
+	d->commit_done = seq;
+	if (m->valid && vd_key_eq(&m->key, k) && m->lease_gen == lease_gen) {
+		m->inflight &= ~(1u << pcr);
+		if (ok)
+			m->pcrs |= 1u << pcr;
+	}
+	if (e->used && e->gen == gen && e->mwait == seq)
+		e->mstate = ok ? VD_MEAS_OK : VD_MEAS_FAILED;
+}
+
+void vd_measure_waiters(struct vd *d)
+{
+	for (int i = 0; d->nmwait && i < d->ev_hi; i++) {
+		struct ev *e = &d->ev[i];
+
+		if (!e->used || !e->mwait || e->mwait > d->commit_done)
+			continue;
+		e->mwait = 0;
+		d->nmwait--;
+		vd_finish(d, i, &e->res);
+	}
 }
 
 static enum vg_integrity integrity_of(const struct result *r)
@@ -219,10 +279,16 @@ void vd_finish(struct vd *d, int i, struct result *r)
 	long rule = -1;
 	bool deny = false, archive = false;
 
-	if (e->dec.measure && r && !measure(d, e, r) && !d->fail_open) {
-		deny = true;
-		reason = "measurement-failed";
-		rule = e->dec.rule[VG_CLASS_MEASURE];
+	if (e->dec.measure && r) {
+		int m = measure(d, i, r);
+
+		if (m == 0)
+			return;		/* vd_measure_waiters goes on */
+		if (m < 0 && !d->fail_open) {
+			deny = true;
+			reason = "measurement-failed";
+			rule = e->dec.rule[VG_CLASS_MEASURE];
+		}
 	}
 	if (!deny && e->need_appraise) {
 		if (!r || r->err) {
@@ -258,6 +324,12 @@ void vd_finish(struct vd *d, int i, struct result *r)
 			vd_audit_package(d, e, "allow", "trusted-archive", e->dec.rule[VG_CLASS_APPRAISE],
 					 package);
 		r->archive_audited = true;
+		if (r == &e->res) {	/* a copy, while it waited for its measurement: the cache's too */
+			struct result *c = e->leased ? vd_cache_get(d, &e->key, e->lease_gen) : NULL;
+
+			if (c)
+				c->archive_audited = true;
+		}
 	}
 	if (!deny && e->dec.audit)
 		vd_audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);
