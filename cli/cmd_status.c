@@ -37,6 +37,35 @@ static const char help[] =
 	"                         error, exit 2\n"
 	"Exit status: 0 answered, 2 vigild not reachable or refused the request.\n";
 
+/* The filesystems watched, and the ways around vigild, with what was done about each. */
+static void print_watched(json_object *o)
+{
+	json_object *a, *v;
+
+	if (json_object_object_get_ex(o, "watched", &a) && json_object_is_type(a, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			json_object *x = json_object_array_get_idx(a, i);
+
+			printf("watched: %s (%s, %s reader%s)\n",
+			       json_object_get_string(json_object_object_get(x, "path")),
+			       json_object_get_string(json_object_object_get(x, "fstype")),
+			       json_object_get_string(json_object_object_get(x, "reader")),
+			       json_object_get_boolean(json_object_object_get(x, "marked")) ? "" : ", not marked yet");
+		}
+	if (json_object_object_get_ex(o, "watch_mounts", &v) && json_object_is_type(v, json_type_string))
+		printf("watch mounts under: %s (as they appear: %s)\n", json_object_get_string(v),
+		       json_object_get_string(json_object_object_get(o, "mount_events")));
+	if (json_object_object_get_ex(o, "gaps", &a) && json_object_is_type(a, json_type_array))
+		for (size_t i = 0; i < json_object_array_length(a); i++) {
+			json_object *g = json_object_array_get_idx(a, i);
+
+			printf("gap %s: %s\n", json_object_get_string(json_object_object_get(g, "name")),
+			       json_object_get_string(json_object_object_get(g, "state")));
+			if (strcmp(json_object_get_string(json_object_object_get(g, "state")), "closed") != 0)
+				printf("  %s\n", json_object_get_string(json_object_object_get(g, "how")));
+		}
+}
+
 static void print_human(json_object *o)
 {
 	static struct vd_ctl_unenforced rules[VD_CTL_MAX_UNENFORCED];
@@ -60,6 +89,7 @@ static void print_human(json_object *o)
 			printf(" %s", s.marks[i]);
 		fputc('\n', stdout);
 	}
+	print_watched(o);
 	if (s.trust_db)
 		printf("trust database: %s (%" PRIu64 " files)\n", s.trust_db, s.counters[VD_CTL_TRUST_FILES]);
 	if (s.has_counters) {

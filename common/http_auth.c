@@ -92,8 +92,19 @@ int http_auth_create_token(const char *prog, const char *role, unsigned int role
 		fprintf(stderr, "%s: no randomness for a token\n", prog);
 		return 2;
 	}
-	/* the list first: a list we may not use must not leave a token file behind */
-	lfd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW, 0600);
+	/*
+	 * The list first: a list we may not use must not leave a token file
+	 * behind. O_NONBLOCK keeps a fifo from holding the open; on a regular
+	 * file it fails only while a read lease is being broken (vigild keeps
+	 * one on every file it has judged): the break is under way, try again.
+	 */
+	for (int tries = 0;; tries++) {
+		lfd = open(list, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW,
+			   0600);
+		if (lfd >= 0 || errno != EWOULDBLOCK || tries == 100)
+			break;
+		usleep(10000);
+	}
 	if (lfd < 0 || fstat(lfd, &st) < 0) {
 		fprintf(stderr, "%s: %s: %s\n", prog, list, strerror(errno));
 		goto out;

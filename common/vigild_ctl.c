@@ -20,7 +20,7 @@ const char *const vd_ctl_counter_names[VD_CTL_NCOUNTERS] = {
 	"ignore_marks", "ignore_flushes", "measure_failures", "lease_breaks", "lease_writers",
 	"lease_errors", "too_large", "appraiser_kills", "worker_spawns", "appraisers", "leases",
 	"trusted_archive", "trust_files", "appraiser_answers", "appraisals", "open_errors",
-	"journal_sent", "journal_dropped",
+	"journal_sent", "journal_dropped", "ran_before_ready", "ran_before_ready_failed",
 };
 
 int vd_ctl_mode_parse(const char *s)
@@ -199,7 +199,7 @@ void vd_ctl_status_decode(json_object *o, struct vd_ctl_status *s,
 		}
 	}
 	if ((s->has_marks = json_object_object_get_ex(o, "marks", &v)))
-		for (size_t i = 0; i < json_object_array_length(v) && s->nmarks < 16; i++)
+		for (size_t i = 0; i < json_object_array_length(v) && s->nmarks < VD_CTL_MAX_MARKS; i++)
 			s->marks[s->nmarks++] = json_object_get_string(json_object_array_get_idx(v, i));
 	if (json_object_object_get_ex(o, "pending", &v))
 		s->pending = json_object_get_int(v);

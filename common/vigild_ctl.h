@@ -79,12 +79,15 @@ enum vd_ctl_counter {
 	VD_CTL_OPEN_ERRORS,	/* events the kernel refused: the file could not be opened for vigild */
 	VD_CTL_JOURNAL_SENT,	/* denials sent to the journal */
 	VD_CTL_JOURNAL_DROPPED,	/* ... dropped: the journal was not reading */
+	VD_CTL_RAN_BEFORE_READY,	/* processes running when vigild started (gauge) */
+	VD_CTL_RAN_BEFORE_READY_FAILED,	/* ... whose program failed its appraisal */
 	VD_CTL_NCOUNTERS
 };
 
 extern const char *const vd_ctl_counter_names[VD_CTL_NCOUNTERS];
 
 #define VD_CTL_MAX_REASONS 32
+#define VD_CTL_MAX_MARKS 256
 #define VD_CTL_MAX_UNENFORCED 32
 #define VD_CTL_LAT_BUCKETS 32
 
@@ -103,7 +106,7 @@ struct vd_ctl_status {
 	size_t nunenforced;
 	struct vd_ctl_unenforced *unenforced;	/* encode: unused (see below) */
 	size_t nmarks;
-	const char *marks[16];		/* decode: point into the decoded object */
+	const char *marks[VD_CTL_MAX_MARKS];	/* decode: point into the decoded object */
 	int pending;
 	int64_t measurements;
 	bool has_counter[VD_CTL_NCOUNTERS];

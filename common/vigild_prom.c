@@ -46,6 +46,8 @@ static const struct {
 	{ VD_CTL_OPEN_ERRORS, "open_errors",
 	  "accesses the kernel refused because their file could not be opened for vigild without waiting" },
 	{ VD_CTL_JOURNAL_SENT, "journal_sent", "denials and fail actions sent to the journal" },
+	{ VD_CTL_RAN_BEFORE_READY_FAILED, "ran_before_ready_failed",
+	  "programs of processes running before vigild started that failed their appraisal" },
 	{ VD_CTL_JOURNAL_DROPPED, "journal_dropped",
 	  "journal entries dropped because the journal was not reading (never waited for)" },
 };
@@ -57,6 +59,7 @@ static const struct {
 	{ VD_CTL_APPRAISERS, "appraisers", "appraiser processes" },
 	{ VD_CTL_LEASES, "leases", "read leases held (cached verdicts)" },
 	{ VD_CTL_TRUST_FILES, "trust_files", "files in the trust database vigild holds (trust=archive)" },
+	{ VD_CTL_RAN_BEFORE_READY, "ran_before_ready", "processes that were running when vigild started" },
 };
 
 static void family(FILE *f, const char *name, const char *type, const char *help)

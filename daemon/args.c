@@ -17,7 +17,8 @@
 
 static const char help[] =
 	"usage: vigild [--config FILE] [--policy FILE] [--mode enforce|permissive|fix]\n"
-	"              [--watch PATH]... [--keyring CERT]... [--hmac-key FILE]\n"
+	"              [--watch PATH]... [--watch-mounts PREFIX] [--accept-gap NAME]...\n"
+	"              [--keyring CERT]... [--hmac-key FILE]\n"
 	"              [--passphrase-file FILE] [--allow-empty-keyring] [--log FILE]\n"
 	"              [--tcti STRING | --no-tpm] [--control SOCKET] [--audit FILE]\n"
 	"              [--foreground | --background]\n"
@@ -30,7 +31,8 @@ static const char help[] =
 	"  -p, --policy FILE      the policy (docs/policy.md); required\n"
 	"  -m, --mode MODE        enforce (deny), permissive (log only), fix (label\n"
 	"                         missing or wrong hashes, never over signatures)\n"
-	"  -w, --watch PATH       mark the filesystem holding PATH (repeatable)\n"
+	"  -w, --watch PATH       mark the filesystem holding PATH (repeatable; default\n"
+	"                         vigild.watch in the configuration)\n"
 	"  -k, --keyring CERT     trusted certificate or public key (repeatable)\n"
 	"  -H, --hmac-key FILE    EVM HMAC key (any vigil key file; a sealed key is\n"
 	"                         unsealed with the TPM)\n"
@@ -52,6 +54,16 @@ static const char help[] =
 	"  -a, --audit FILE       audit records, JSON lines (default: none)\n"
 	"      --metrics-file FILE  counters in the Prometheus text format, rewritten\n"
 	"                         every 5 s and at exit (node_exporter textfile)\n"
+	"      --watch-mounts PREFIX  also watch every filesystem mounted under PREFIX\n"
+	"                         (/: all) that users could write and run programs from,\n"
+	"                         now and as it is mounted; FUSE, network and stacked\n"
+	"                         filesystems get a reader of their own\n"
+	"      --accept-gap NAME  start though this way around vigild is open (memfd,\n"
+	"                         userns, fuse, mount:PATH; repeatable): refused by default in\n"
+	"                         enforce mode under a policy that judges execution\n"
+	"      --close-gaps       set the sysctls that close memfd and userns (what the\n"
+	"                         policy and mode need, not what is accepted), then exit\n"
+	"                         (the unit's ExecStartPre)\n"
 	"      --journal SOCKET   send every denial, would-deny and fail action to the\n"
 	"                         journal's native socket SOCKET, never waiting (default\n"
 	"                         under systemd: " VJOURNAL_SOCKET "; 'none': not at all)\n"
@@ -130,6 +142,9 @@ static int parse_size(const char *s, uint64_t *ret)
 /* options added for issue 15 item 5, apart from the enum below */
 #define OPT_METRICS_FILE 0x300
 #define OPT_JOURNAL 0x301
+#define OPT_WATCH_MOUNTS 0x302
+#define OPT_ACCEPT_GAP 0x303
+#define OPT_CLOSE_GAPS 0x304
 
 int vd_args_parse(struct vd *d, int argc, char **argv)
 {
@@ -151,6 +166,9 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "audit", required_argument, NULL, 'a' },
 		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 		{ "journal", required_argument, NULL, OPT_JOURNAL },
+		{ "watch-mounts", required_argument, NULL, OPT_WATCH_MOUNTS },
+		{ "accept-gap", required_argument, NULL, OPT_ACCEPT_GAP },
+		{ "close-gaps", no_argument, NULL, OPT_CLOSE_GAPS },
 		{ "workers", required_argument, NULL, 'j' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "fail-open", no_argument, NULL, OPT_FAILOPEN },
@@ -281,6 +299,27 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		case OPT_JOURNAL:
 			d->journal_path = optarg;
 			break;
+		case OPT_WATCH_MOUNTS:
+			if (optarg[0] != '/') {
+				vd_log("--watch-mounts needs an absolute path (/: every mount), not '%s'", optarg);
+				return -1;
+			}
+			d->watch_mounts = optarg;
+			break;
+		case OPT_ACCEPT_GAP:
+			if (vd_gap_name_check(optarg) < 0) {
+				vd_log("--accept-gap %s: not a gap (memfd, userns, fuse or mount:PATH)", optarg);
+				return -1;
+			}
+			if (d->naccept == MAX_ACCEPT) {
+				vd_log("at most %d --accept-gap", MAX_ACCEPT);
+				return -1;
+			}
+			d->accept[d->naccept++] = optarg;
+			break;
+		case OPT_CLOSE_GAPS:
+			d->close_gaps = true;
+			break;
 		case 'f':
 			d->foreground = true;
 			break;
@@ -303,28 +342,55 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		return -1;
 	}
 	d->mode = MODE_ENFORCE;
-	if (mode) {
-		int m = -1;
-
-		for (int i = 0; i < 3; i++)
-			if (strcmp(mode, vd_ctl_mode_names[i]) == 0)
-				m = i;
-		if (m < 0) {
-			vd_log("--mode must be enforce, permissive or fix, not '%s'", mode);
-			return -1;
-		}
-		d->mode = (enum mode)m;
-	}
+	d->mode_arg = mode;
+	if (mode && vd_args_mode(d, mode, "--mode") < 0)
+		return -1;
 	if (!d->policy_path) {
 		vd_log("no --policy given");
 		return -1;
 	}
-	if (!d->nwatch) {
-		vd_log("no --watch PATH given: nothing to mark");
-		return -1;
-	}
 	if (!d->control_path)
 		d->control_path = VD_CTL_DEFAULT_SOCKET;
+	return 0;
+}
+
+int vd_args_mode(struct vd *d, const char *mode, const char *what)
+{
+	for (int i = 0; i < 3; i++)
+		if (strcmp(mode, vd_ctl_mode_names[i]) == 0) {
+			d->mode = (enum mode)i;
+			return 0;
+		}
+	vd_log("%s must be enforce, permissive or fix, not '%s'", what, mode);
+	return -1;
+}
+
+int vd_args_config(struct vd *d)
+{
+	const struct vg_config *c = &d->cfg;
+	const char *name = d->config ? d->config : VG_CONFIG_DEFAULT;
+
+	/* the command line wins; vigil.conf's vigild.* keys stand in for what it leaves out */
+	if (!d->nwatch)
+		for (size_t i = 0; i < c->nvigild_watch && d->nwatch < MAX_WATCH; i++)
+			d->watch[d->nwatch++] = c->vigild_watch[i];
+	if (!d->mode_arg && c->vigild_mode && vd_args_mode(d, c->vigild_mode, "vigild.mode") < 0)
+		return -1;
+	if (!d->watch_mounts)
+		d->watch_mounts = c->vigild_watch_mounts;
+	for (size_t i = 0; i < c->nvigild_accept_gap; i++) {
+		if (vd_gap_name_check(c->vigild_accept_gap[i]) < 0) {
+			vd_log("%s: vigild.accept_gap = %s: not a gap (memfd, userns, fuse or mount:PATH)", name,
+			       c->vigild_accept_gap[i]);
+			return -1;
+		}
+		if (d->naccept < MAX_ACCEPT)
+			d->accept[d->naccept++] = c->vigild_accept_gap[i];
+	}
+	if (!d->nwatch && !d->watch_mounts && !d->close_gaps) {
+		vd_log("no --watch PATH given (nor vigild.watch in %s): nothing to mark", name);
+		return -1;
+	}
 	return 0;
 }
 

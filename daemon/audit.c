@@ -33,7 +33,7 @@
 static const char *journal_priority(const char *action)
 {
 	if (!strcmp(action, "deny") || !strcmp(action, "deny-on-failure") ||
-	    !strcmp(action, "allow-on-failure"))
+	    !strcmp(action, "allow-on-failure") || !strcmp(action, "ran-before-ready"))
 		return "4";	/* warning */
 	if (!strcmp(action, "would-deny"))
 		return "5";	/* notice */

@@ -20,9 +20,10 @@
 
 json_object *vd_control_status(struct vd *d)
 {
+	json_object *o;
 	struct vd_ctl_status s = {
 		.policy_rules = (int64_t)vg_policy_count(d->policy),
-		.nmarks = d->nwatch,
+		.nmarks = d->nmarks < VD_CTL_MAX_MARKS ? d->nmarks : VD_CTL_MAX_MARKS,
 		.pending = (int)d->npending,
 		.measurements = (int64_t)d->measurements,
 		.nreasons = d->st.nreasons,
@@ -33,8 +34,8 @@ json_object *vd_control_status(struct vd *d)
 
 	snprintf(s.mode, sizeof(s.mode), "%s", vd_ctl_mode_names[d->mode]);
 	memcpy(s.policy_sha256, d->policy_digest, sizeof(s.policy_sha256));
-	for (size_t i = 0; i < d->nwatch; i++)
-		s.marks[i] = d->watch[i];
+	for (size_t i = 0; i < s.nmarks; i++)
+		s.marks[i] = d->marks[i].point;
 	c[VD_CTL_EVENTS] = d->st.events;
 	c[VD_CTL_ALLOWED] = d->st.allowed;
 	c[VD_CTL_DENIED] = d->st.denied;
@@ -67,13 +68,38 @@ json_object *vd_control_status(struct vd *d)
 	c[VD_CTL_OPEN_ERRORS] = d->st.open_errors;
 	c[VD_CTL_JOURNAL_SENT] = vjournal_sent();
 	c[VD_CTL_JOURNAL_DROPPED] = vjournal_dropped();
+	c[VD_CTL_RAN_BEFORE_READY] = atomic_load(&d->before_procs);
+	c[VD_CTL_RAN_BEFORE_READY_FAILED] = d->st.before_failed;
 	s.trust_db = d->trust ? vd_trust_db_path(d) : NULL;
 	for (unsigned int i = 0; i < d->st.nreasons; i++) {
 		memcpy(s.reasons[i].reason, d->st.reasons[i].reason, sizeof(s.reasons[i].reason));
 		s.reasons[i].n = d->st.reasons[i].n;
 	}
 	vd_stats_fill_latency(&d->st, &s);
-	return vd_ctl_status_encode(&s, vd_policy_unenforced_json(d->policy));
+	o = vd_ctl_status_encode(&s, vd_policy_unenforced_json(d->policy));
+	if (o) {
+		json_object *w = json_object_new_array();
+
+		for (size_t i = 0; i < d->nmarks; i++) {
+			const struct vd_mark *m = &d->marks[i];
+			json_object *x = json_object_new_object();
+			int st = m->side ? atomic_load(&m->side->state) : VD_SIDE_MARKED;
+
+			json_object_object_add(x, "path", json_object_new_string(m->point));
+			json_object_object_add(x, "fstype", json_object_new_string(m->fstype));
+			json_object_object_add(x, "class", json_object_new_string(vd_fsclass_name(m->cls)));
+			json_object_object_add(x, "reader", json_object_new_string(m->side ? "own" : "main"));
+			json_object_object_add(x, "marked", json_object_new_boolean(st == VD_SIDE_MARKED));
+			json_object_array_add(w, x);
+		}
+		json_object_object_add(o, "watched", w);
+		json_object_object_add(o, "watch_mounts",
+				       d->watch_mounts ? json_object_new_string(d->watch_mounts) : NULL);
+		json_object_object_add(o, "mount_events", json_object_new_string(
+			d->mnt_events ? "fanotify" : "mountinfo"));
+		json_object_object_add(o, "gaps", vd_gaps_json(d));
+	}
+	return o;
 }
 
 void vd_control(struct vd *d)

@@ -195,8 +195,32 @@ static bool is_own(struct vd *d, pid_t pid)
 	return false;
 }
 
+/* The group event @fd was read from: the main one, or a side's (side.c). */
+static int group_of(const struct vd *d, const struct vd_origin *o)
+{
+	return o && o->side ? o->side->group : d->fan;
+}
+
 void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 {
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		d->st.events++;
+		vd_fan_respond(d, fd, true);
+		d->st.allowed++;
+		close(fd);
+		return;
+	}
+	vd_event_from(d, NULL, fd, pid, mask, &st, NULL, 0);
+}
+
+void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, uint32_t mask,
+		   const struct stat *stp, char *kname, int kname_named)
+{
+	struct vd_side *side = o ? o->side : NULL;
+	bool slow = side && side->cls == VD_FS_SLOW;
+	int group = group_of(d, o);
 	struct stat st;
 	struct result *r;
 	struct lease *l;
@@ -206,17 +230,20 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	bool unknown;
 	double t0 = vd_now();
 
-	d->st.events++;
-	if (is_own(d, pid)) {
+	if (!(o && o->before))
+		d->st.events++;
+	if (!(o && o->before) && is_own(d, pid)) {
 		d->st.own++;
-		vd_fan_respond(d, fd, true);
+		(void)vd_fan_answer(group, fd, true);
 		close(fd);
+		free(kname);
 		return;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !d->policy) {
-		vd_fan_respond(d, fd, true);
+	if (stp && (!S_ISREG(stp->st_mode) || !d->policy)) {
+		(void)vd_fan_answer(group, fd, true);
 		d->st.allowed++;
 		close(fd);
+		free(kname);
 		return;
 	}
 	i = ev_alloc(d);
@@ -224,9 +251,10 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 		bool allow = d->mode != MODE_ENFORCE || d->fail_open;
 
 		d->st.overflows++;
-		vd_fan_respond(d, fd, allow);
+		(void)vd_fan_answer(group, fd, allow);
 		allow ? d->st.allowed++ : d->st.denied++;
 		close(fd);
+		free(kname);
 		return;
 	}
 	e = &d->ev[i];
@@ -238,6 +266,11 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	}
 	e->used = true;
 	e->fd = fd;
+	e->side = side;
+	if (o && o->before) {
+		e->before = true;
+		d->before_pending++;
+	}
 	e->pid = pid;
 	e->mask = mask;
 	e->t0 = t0;
@@ -245,23 +278,36 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	e->leader = -1;
 	e->next_waiter = -1;
 	e->qnext = -1;
+	d->npending++;
+	if (kname)
+		e->path = kname;
+	if (!stp) {
+		/* a slow filesystem's server would not say what the file is: the fail action */
+		vd_fail_one(d, i, "unreadable", -1);
+		return;
+	}
+	st = *stp;
 	e->fmode = st.st_mode;
 	e->nlink = st.st_nlink;
 	e->key = (struct vkey){ st.st_dev, st.st_ino, st.st_size,
 				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
 				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec };
-	d->npending++;
 	/* read here only for a path= rule; otherwise when a record needs it (vd_ev_path) */
 	if (d->policy_uses_path) {
-		(void)vd_ev_path(e);
-		named = vd_name_here(d, fd, "", &st, e->path, &e->path_here);
+		if (side) {
+			/* the side's thread looked (it may wait on its filesystem; the loop may not) */
+			named = kname_named;
+		} else {
+			(void)vd_ev_path(e);
+			named = vd_name_here(d, fd, "", &st, e->path, &e->path_here);
+		}
 		if (named > 0)
 			e->acc.path = e->path_here ? e->path_here : e->path;
 	}
 	e->acc.func = mask & VD_EV_EXEC ? VG_FUNC_BPRM_CHECK : VG_FUNC_FILE_CHECK;
 	e->acc.mask = mask & VD_EV_EXEC ? VG_MAY_EXEC : VG_MAY_READ;
-	vd_fsinfo_access(&d->fsinfo, fd, st.st_dev, &e->acc);
-	e->acc.fsmagic = fsmagic_of(d, fd, st.st_dev);
+	vd_fsinfo_access(&d->fsinfo, slow ? -1 : fd, st.st_dev, &e->acc);
+	e->acc.fsmagic = side ? side->magic : fsmagic_of(d, fd, st.st_dev);
 	e->acc.fowner = st.st_uid;
 	e->acc.fgroup = st.st_gid;
 	if (d->policy_uses_uid)
@@ -273,7 +319,7 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 		/* the audit record keeps the kernel's name; the policy sees vigild's (names.c) */
 		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 		e->subj_exe = vd_readlink(link);
-		exe_named = e->subj_exe && stat(link, &xs) == 0 ?
+		exe_named = e->subj_exe && vd_stat_nowait(link, &xs) == 0 ?
 			vd_name_here(d, AT_FDCWD, link, &xs, e->subj_exe, &e->exe_here) : -ESRCH;
 		if (exe_named > 0)
 			e->acc.subj_exe = e->exe_here ? e->exe_here : e->subj_exe;
@@ -311,13 +357,29 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 		vd_finish(d, i, NULL);
 		return;
 	}
-	l = vd_lease_get(d, st.st_dev, st.st_ino);
+	if (side && side->fuse && e->need_appraise) {
+		/*
+		 * A FUSE server makes up every byte vigild would read, labels
+		 * included, and can tell vigild's reads from the opener's: as the
+		 * kernel fails such files (SB_I_IMA_UNVERIFIABLE_SIGNATURE), no
+		 * appraisal of one can pass.
+		 */
+		r = vd_result_uncached(d, &e->key);
+		r->appraised = true;
+		r->status = VG_ST_FAIL;
+		snprintf(r->cause, sizeof(r->cause), "unverifiable-filesystem");
+		vd_finish(d, i, r);
+		return;
+	}
+	/* no lease on a side's file: the file below (stacked) or the server (slow) can change it */
+	l = side ? NULL : vd_lease_get(d, st.st_dev, st.st_ino);
 	r = l ? vd_cache_get(d, &e->key, l->gen) : NULL;
 	if (r) {
 		e->leased = true;
 		e->lease_gen = l->gen;
+		l->used = t0;
 	}
-	if (!r && st.st_size == 0 && fgetxattr(fd, "security.ima", NULL, 0) < 0 && errno == ENODATA) {
+	if (!r && !side && st.st_size == 0 && fgetxattr(fd, "security.ima", NULL, 0) < 0 && errno == ENODATA) {
 		/*
 		 * An empty file without a label: most likely being created (the
 		 * event does not say O_CREAT). The kernel passes IMA_NEW_FILE;
@@ -345,7 +407,7 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	leader = find_leader(d, e);
 	if (leader < 0) {
 		/* the lease is taken before any content is read: a writer since then voids the verdict */
-		e->leased = vd_lease_take(d, fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
+		e->leased = !side && vd_lease_take(d, fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
 		/*
 		 * Whose access this is matters only when it has to wait: a small
 		 * file that an appraiser takes at once, with nobody queued, is

@@ -39,6 +39,11 @@ void vd_fan_respond(struct vd *d, int fd, bool allow)
 	}
 }
 
+static uint32_t ev_mask(uint64_t m)
+{
+	return (m & FAN_OPEN_PERM ? VD_EV_OPEN : 0) | (m & FAN_OPEN_EXEC_PERM ? VD_EV_EXEC : 0);
+}
+
 static uint64_t fan_mask(uint32_t mask)
 {
 	return (mask & VD_EV_OPEN ? FAN_OPEN_PERM : 0) | (mask & VD_EV_EXEC ? FAN_OPEN_EXEC_PERM : 0);
@@ -85,9 +90,9 @@ void vd_fan_flush_ignores(struct vd *d)
  * (FIONREAD) and the bytes read then differ, and the difference is
  * counted.
  */
-static void fd_error(struct vd *d, int err, pid_t pid, uint64_t mask)
+void vd_fan_fd_error(struct vd *d, int err, pid_t pid, uint32_t mask)
 {
-	struct ev e = { .fd = -1, .pid = pid, .mask = (mask & FAN_OPEN_EXEC_PERM) ? VD_EV_EXEC : VD_EV_OPEN };
+	struct ev e = { .fd = -1, .pid = pid, .mask = mask };
 	char why[96];
 
 	d->st.open_errors++;
@@ -139,12 +144,10 @@ void vd_fan_read(struct vd *d)
 				/* FAN_NOFD, or (FAN_REPORT_FD_ERROR) -errno: the kernel has denied it */
 				if (d->fd_error_reported && m->fd != FAN_NOFD &&
 				    (m->mask & (FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM)))
-					fd_error(d, -m->fd, m->pid, m->mask);
+					vd_fan_fd_error(d, -m->fd, m->pid, ev_mask(m->mask));
 				continue;
 			}
-			vd_event(d, m->fd, m->pid,
-				 (m->mask & FAN_OPEN_PERM ? VD_EV_OPEN : 0) |
-				 (m->mask & FAN_OPEN_EXEC_PERM ? VD_EV_EXEC : 0));
+			vd_event(d, m->fd, m->pid, ev_mask(m->mask));
 		}
 		/*
 		 * A read that left half the buffer free found the queue empty
@@ -157,17 +160,51 @@ void vd_fan_read(struct vd *d)
 	}
 }
 
-int vd_fan_init(struct vd *d)
+int vd_fan_group_new(bool *fd_error)
 {
 	const unsigned int flags = FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK | FAN_UNLIMITED_QUEUE;
 	const unsigned int fflags = O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME | O_NONBLOCK;
+	int g = *fd_error ? fanotify_init(flags | FAN_REPORT_FD_ERROR, fflags) : -1;
+
+	if (g < 0 && (!*fd_error || errno == EINVAL)) {
+		*fd_error = false;	/* before Linux 6.13: counted, not audited */
+		g = fanotify_init(flags, fflags);
+	}
+	return g < 0 ? -errno : g;
+}
+
+int vd_fan_mark_fs(int group, const char *path)
+{
+	return fanotify_mark(group, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM,
+			     AT_FDCWD, path) == 0 ? 0 : -errno;
+}
+
+int vd_fan_read_each(int group, bool fd_error, void (*fn)(void *arg, int fd, pid_t pid, uint32_t mask),
+		     void *arg)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+	const struct fanotify_event_metadata *m = (const void *)buf;
+	ssize_t n = read(group, buf, sizeof(buf));
+
+	if (n < 0)
+		return -errno;
+	for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
+		if (m->vers != FANOTIFY_METADATA_VERSION || (m->mask & FAN_Q_OVERFLOW))
+			continue;
+		if (m->fd >= 0 || (fd_error && m->fd != FAN_NOFD))
+			fn(arg, m->fd, m->pid, ev_mask(m->mask));
+	}
+	return (int)n;
+}
+
+int vd_fan_init(struct vd *d)
+{
+	int r;
 
 	d->fd_error_reported = !d->no_fd_error;
-	d->fan = d->fd_error_reported ? fanotify_init(flags | FAN_REPORT_FD_ERROR, fflags) : -1;
-	if (d->fan < 0 && (!d->fd_error_reported || errno == EINVAL)) {
-		d->fd_error_reported = false;	/* before Linux 6.13: counted, not audited */
-		d->fan = fanotify_init(flags, fflags);
-	}
+	r = vd_fan_group_new(&d->fd_error_reported);
+	d->fan = r;
+	errno = r < 0 ? -r : 0;
 	if (d->fan < 0) {
 		vd_log("fanotify_init: %s%s", strerror(errno), errno == EPERM ?
 		       " (vigild needs CAP_SYS_ADMIN, and the fanotify system calls: a container's "
@@ -183,22 +220,64 @@ int vd_fan_setup(struct vd *d)
 	/* the last file the monitor writes itself before marks are in place */
 	if (vd_metrics_write(d) < 0)
 		return -1;
-	vd_names_setup(d);
-	for (size_t i = 0; i < d->nwatch; i++)
-		if (fanotify_mark(d->fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
-				  FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM, AT_FDCWD, d->watch[i]) < 0) {
-			vd_log("cannot mark the filesystem of %s: %s", d->watch[i], strerror(errno));
-			return -1;
-		}
-	/* the attribute channel; without it no ignore marks are set */
+	/* the attribute channel, marked with each local filesystem; without it no ignore marks */
 	d->notif = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY);
-	for (size_t i = 0; d->notif >= 0 && i < d->nwatch; i++)
-		if (fanotify_mark(d->notif, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ATTRIB, AT_FDCWD,
-				  d->watch[i]) < 0) {
-			vd_log_at(VLOG_WARNING, "no FAN_ATTRIB channel for %s (%s): verdicts are cached "
-				  "in vigild only", d->watch[i], strerror(errno));
-			close(d->notif);
-			d->notif = -1;
+	return vd_marks_setup(d);
+}
+
+void vd_fan_notif_add(struct vd *d, const char *path)
+{
+	if (d->notif < 0 || fanotify_mark(d->notif, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ATTRIB, AT_FDCWD,
+					  path) == 0)
+		return;
+	vd_log_at(VLOG_WARNING, "no FAN_ATTRIB channel for %s (%s): verdicts are cached in vigild only",
+		  path, strerror(errno));
+	/* the ignore marks set so far would go stale without it: gone too */
+	(void)fanotify_mark(d->fan, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL);
+	close(d->notif);
+	d->notif = -1;
+}
+
+/* Linux 6.14: mount events of a mount namespace */
+#ifndef FAN_REPORT_MNT
+#define FAN_REPORT_MNT 0x00004000
+#endif
+#ifndef FAN_MARK_MNTNS
+#define FAN_MARK_MNTNS 0x00000110
+#endif
+#ifndef FAN_MNT_ATTACH
+#define FAN_MNT_ATTACH 0x01000000
+#define FAN_MNT_DETACH 0x02000000
+#endif
+
+int vd_fan_mnt_open(struct vd *d)
+{
+	if (!d->test_no_mnt_events) {
+		int g = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_MNT | FAN_CLOEXEC | FAN_NONBLOCK, 0);
+		int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+		bool ok = g >= 0 && ns >= 0 &&
+			  fanotify_mark(g, FAN_MARK_ADD | FAN_MARK_MNTNS, FAN_MNT_ATTACH | FAN_MNT_DETACH, ns,
+					NULL) == 0;
+
+		if (ns >= 0)
+			close(ns);
+		if (ok) {
+			d->mnt_events = true;
+			return g;
 		}
-	return 0;
+		if (g >= 0)
+			close(g);
+	}
+	/* before Linux 6.14: mountinfo says POLLPRI when the namespace's table changes */
+	d->mnt_events = false;
+	return open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+}
+
+void vd_fan_mnt_drain(struct vd *d)
+{
+	char buf[4096];
+
+	if (d->mnt_events)
+		while (read(d->mnt_watch, buf, sizeof(buf)) > 0)
+			;
 }

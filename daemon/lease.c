@@ -18,6 +18,13 @@
  * (F_SETSIG); if the signal queue overflows the kernel sends SIGIO and
  * every lease is checked.
  *
+ * A lease keeps its file open, and an open file keeps its filesystem
+ * from being unmounted (EBUSY). That is no surprise on a filesystem named
+ * with --watch; on one --watch-mounts watches (a USB stick, a user's
+ * runtime directory) it would be: there a lease not used for
+ * VD_LEASE_IDLE seconds is dropped, with its verdicts, so an unmount
+ * succeeds once the filesystem has been idle that long.
+ *
  * The set lookup is inline in monitor.h (the event path).
  */
 #include <errno.h>
@@ -44,6 +51,9 @@ static bool fd_in_flight(const struct vd *d, int fd)
 void vd_lease_drop(struct vd *d, struct lease *l)
 {
 	l->gen = ++d->lease_gens;
+	if (l->transient && d->ntransient)
+		d->ntransient--;
+	l->transient = false;
 	if (l->ignored)
 		vd_fan_unignore(d, l->fd);
 	/* explicitly: the appraiser may still hold the same open file */
@@ -72,6 +82,7 @@ int vd_lease_take(struct vd *d, int fd, dev_t dev, ino_t ino, uint32_t *ret_gen)
 
 	if (l) {
 		*ret_gen = l->gen;
+		l->used = vd_now();
 		return 0;
 	}
 	if (!d->lease_sig)
@@ -103,6 +114,13 @@ int vd_lease_take(struct vd *d, int fd, dev_t dev, ino_t ino, uint32_t *ret_gen)
 	l->dev = dev;
 	l->ino = ino;
 	l->fd = fd;
+	{
+		const struct vd_mark *m = vd_mark_of(d, dev);
+
+		l->transient = m && !m->explicit_;
+		l->used = vd_now();
+		d->ntransient += l->transient;
+	}
 	l->gen = ++d->lease_gens;
 	d->nleases++;
 	*ret_gen = l->gen;
@@ -173,4 +191,17 @@ bool vd_lease_valid_for(struct vd *d, const struct ev *e)
 		return false;
 	l = vd_lease_get(d, e->key.dev, e->key.ino);
 	return l && l->gen == e->lease_gen;
+}
+
+void vd_lease_expire(struct vd *d)
+{
+	double now = vd_now();
+
+	if (now < d->lease_sweep || !d->ntransient || !d->lease)
+		return;
+	d->lease_sweep = now + 1.0;
+	for (size_t i = 0; i < LEASE_CAP; i++)
+		if (d->lease[i].held && d->lease[i].transient && now - d->lease[i].used > VD_LEASE_IDLE &&
+		    !fd_in_flight(d, d->lease[i].fd))
+			vd_lease_drop(d, &d->lease[i]);
 }

@@ -35,7 +35,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "vigil/policy.h"
 #include "vigild.h"
@@ -102,6 +104,18 @@ int vd_loaders_init(struct vd_loaders *l, const char *const *extra, size_t nextr
 	return (int)l->n;
 }
 
+/* stat(2) of @path's dev and inode, not asking the filesystem's server (AT_STATX_DONT_SYNC) */
+static int vd_loader_stat(const char *path, struct stat *st)
+{
+	struct statx x;
+
+	if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_INO, &x) < 0)
+		return -1;
+	st->st_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
+	st->st_ino = x.stx_ino;
+	return 0;
+}
+
 int vd_loader_is(const struct vd_loaders *l, pid_t pid)
 {
 	char link[64];
@@ -114,9 +128,10 @@ int vd_loader_is(const struct vd_loaders *l, pid_t pid)
 	/*
 	 * procfs is never marked: no event. No executable (a thread group
 	 * whose first thread has exited): not the loader, which opens the
-	 * program before any thread of it runs.
+	 * program before any thread of it runs. Not asking the program's
+	 * filesystem (a FUSE server could hold the loop): statx DONT_SYNC.
 	 */
-	if (stat(link, &st) < 0)
+	if (vd_loader_stat(link, &st) < 0)
 		return 0;
 	for (size_t i = 0; i < l->n; i++)
 		if (l->id[i].dev == st.st_dev && l->id[i].ino == st.st_ino)

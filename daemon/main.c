@@ -93,14 +93,25 @@ static int setup_log(struct vd *d)
 	return vd_commit_start(d);
 }
 
-static void notify_ready(struct vd *d)
+void vd_ready(struct vd *d)
 {
+	unsigned long procs = atomic_load(&d->before_procs);
+
+	d->ready = true;
 	(void)notify_send("READY=1\nSTATUS=%s: %zu policy rules, %zu marks, %u appraisers%s",
-			  vd_ctl_mode_names[d->mode], vg_policy_count(d->policy), d->nwatch, d->nworkers,
+			  vd_ctl_mode_names[d->mode], vg_policy_count(d->policy), d->nmarks, d->nworkers,
 			  d->log_path ? (d->no_tpm ? ", measuring (software PCR bank, not attestable)"
 						: ", measuring (TPM)") : "");
+	if (procs)
+		vd_log_at(d->st.before_failed ? VLOG_WARNING : VLOG_INFO, "%lu processes were running "
+			  "before vigild: %llu of their programs failed their appraisal (audited as "
+			  "ran-before-ready)", procs, (unsigned long long)d->st.before_failed);
 	if (d->foreground)
 		fputs("vigild: ready\n", stderr);
+	if (d->mounts_dirty) {
+		d->mounts_dirty = false;
+		vd_marks_reconcile(d);
+	}
 }
 
 static void drain(struct vd *d)
@@ -129,7 +140,8 @@ static void drain(struct vd *d)
 }
 
 /* what the loop's epoll set tells apart (epoll_event.data.u32) */
-enum { LOOP_FAN, LOOP_SIG, LOOP_CTL, LOOP_RELOAD, LOOP_NOTIF, LOOP_COMMIT, LOOP_WORKER };
+enum { LOOP_FAN, LOOP_SIG, LOOP_CTL, LOOP_RELOAD, LOOP_NOTIF, LOOP_COMMIT, LOOP_SIDE, LOOP_MOUNTS,
+       LOOP_WORKER };
 
 int vd_loop_add_worker(struct vd *d, int w)
 {
@@ -154,7 +166,7 @@ static int loop_setup(struct vd *d)
 		uint32_t tag;
 	} fixed[] = { { d->fan, LOOP_FAN }, { d->sigfd, LOOP_SIG }, { d->ctl, LOOP_CTL },
 		      { d->reload_pipe[0], LOOP_RELOAD }, { d->notif, LOOP_NOTIF },
-		      { d->commit_fd, LOOP_COMMIT } };
+		      { d->commit_fd, LOOP_COMMIT }, { d->side_fd, LOOP_SIDE }, { d->mnt_watch, LOOP_MOUNTS } };
 
 	d->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (d->ep < 0) {
@@ -162,7 +174,9 @@ static int loop_setup(struct vd *d)
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = fixed[i].tag };
+		/* mountinfo says a change with POLLPRI (fanotify's mount events with POLLIN) */
+		struct epoll_event ev = { .events = fixed[i].tag == LOOP_MOUNTS && !d->mnt_events ? EPOLLPRI : EPOLLIN,
+					  .data.u32 = fixed[i].tag };
 
 		if (fixed[i].fd >= 0 && epoll_ctl(d->ep, EPOLL_CTL_ADD, fixed[i].fd, &ev) < 0) {
 			vd_log("epoll_ctl: %s", strerror(errno));
@@ -228,6 +242,7 @@ static int run(struct vd *d)
 			timeout = (int)(d->watchdog_s * 1000);
 		watchdog_tick(d);
 		vd_metrics_tick(d);
+		vd_lease_expire(d);
 
 		n = epoll_wait(d->ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
 		if (n < 0 && errno != EINTR) {
@@ -291,6 +306,17 @@ static int run(struct vd *d)
 			vd_reload_done(d);
 		if (ready[LOOP_COMMIT])
 			vd_commit_done(d);
+		if (ready[LOOP_SIDE])
+			vd_side_events(d);
+		if (ready[LOOP_MOUNTS]) {
+			/* not while the running programs are judged: the marks are read there */
+			if (d->ready)
+				vd_marks_reconcile(d);
+			else
+				d->mounts_dirty = true;
+			if (!d->ready)
+				vd_fan_mnt_drain(d);
+		}
 		if (d->npending)
 			vd_pool_timeouts(d);
 		vd_dispatch(d);
@@ -318,6 +344,7 @@ static void teardown(struct vd *d)
 	if (d->fan >= 0)
 		close(d->fan);	/* first: a reload thread may wait on its own open's event */
 	vd_commit_stop(d);	/* after the group is gone: the writer may wait on an open */
+	vd_marks_free(d);	/* the sides' groups, and threads left behind */
 	vd_metrics_final(d);	/* after the group is gone: it opens a file */
 	if (d->reloading)
 		pthread_join(d->reload_tid, NULL);
@@ -327,11 +354,17 @@ static void teardown(struct vd *d)
 		close(d->audit);
 	if (d->ep >= 0)
 		close(d->ep);
+	if (d->side_fd >= 0)
+		close(d->side_fd);
+	if (d->mnt_watch >= 0)
+		close(d->mnt_watch);
 	vg_hmac_key_wipe(&d->key);
 	vg_hmac_key_wipe(&d->trust_key);
-	vg_mlog_free(d->mlog);
-	vg_pcrbank_free(d->bank);
-	vg_tpm_close(d->tpm);
+	if (!d->left_behind) {	/* a thread left behind may still use them */
+		vg_mlog_free(d->mlog);
+		vg_pcrbank_free(d->bank);
+		vg_tpm_close(d->tpm);
+	}
 	vg_policy_unref(d->policy);
 	vd_trust_free(d->trust);
 	if (d->cache)
@@ -361,10 +394,13 @@ int main(int argc, char **argv)
 		return vd_worker_main(sock, argc - 2, argv + 2);
 	}
 	d->fan = d->sigfd = d->ctl = d->audit = d->notif = d->lock_fd = d->ep = d->commit_fd = -1;
+	d->side_fd = d->mnt_watch = d->mounts.fd = -1;
 	d->self = getpid();
 #ifdef VIGILD_TEST_HOOKS
 	/* the test build, as on a kernel without these features (Debian 12's 6.1) */
 	d->no_fd_error = getenv("VIGILD_TEST_NO_FD_ERROR") != NULL;
+	d->test_no_memfd_noexec = getenv("VIGILD_TEST_NO_MEMFD_NOEXEC") != NULL;
+	d->test_no_mnt_events = getenv("VIGILD_TEST_NO_MNT_EVENTS") != NULL;
 #endif
 	d->cpus_many = sched_getaffinity(0, sizeof(d->cpus), &d->cpus) == 0 && CPU_COUNT(&d->cpus) > 1;
 	vg_config_init(&d->cfg);
@@ -390,8 +426,17 @@ int main(int argc, char **argv)
 	d->algo = d->cfg.algo;
 	if (!d->tcti)
 		d->tcti = d->cfg.tcti;
-	if (vd_journal_setup(d) < 0)
+	if (vd_args_config(d) < 0 || vd_journal_setup(d) < 0)
 		goto out;
+	if (d->close_gaps) {
+		/* the unit's ExecStartPre=+, with ExecStart's options: the sysctls, and nothing else */
+		if (vd_policy_load(d, &d->policy, msg, sizeof(msg)) < 0) {
+			vd_log("policy refused: %s", msg);
+			goto out;
+		}
+		rc = vd_gaps_close(d) < 0 ? 2 : 0;
+		goto out;
+	}
 	if (vd_watch_check(d) < 0 || vd_proc_check() < 0 || vd_keyrings_check(d) < 0)
 		goto out;
 	if (vd_policy_load(d, &d->policy, msg, sizeof(msg)) < 0) {
@@ -463,13 +508,23 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (vd_fan_setup(d) < 0)
+	if (vd_side_setup(d) < 0 || vd_fan_setup(d) < 0 || vd_gaps_check(d) < 0)
 		goto out;
-	notify_ready(d);
+	/* the programs already running are judged before ready, while the loop answers */
+	if (!d->loaders.policy_execs || vd_before_start(d) < 0)
+		vd_ready(d);
 	r = run(d);
 	rc = r < 0 ? 2 : r;
 	(void)notify_send("STOPPING=1");
 out:
 	teardown(d);
+	if (d->left_behind) {
+		/*
+		 * A thread waits on a FUSE server or a TPM that never answers: no
+		 * exit handlers (a leak checker would wait for it to stop, for ever).
+		 */
+		fflush(NULL);
+		_exit(rc);
+	}
 	return rc;
 }

@@ -24,9 +24,11 @@
 #define VIGILD_MONITOR_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -42,12 +44,16 @@
 #include "vigild.h"
 #include "vigild_ctl.h"
 
-#define MAX_WATCH 16
+#define MAX_WATCH 16		/* --watch */
+#define MAX_MARKS 256		/* filesystems marked (marks.c) */
+#define MAX_ACCEPT 64		/* --accept-gap */
+#define MAX_GAPS 64
 #define MAX_PENDING 4096
 #define MAX_WORKERS 8
 #define CACHE_CAP 65536		/* power of two */
 #define LEASE_CAP 65536		/* power of two */
 #define LEASE_WAYS 4		/* the lease table's associativity (lease.c) */
+#define VD_LEASE_IDLE 10.0	/* s: a transient lease unused this long is dropped (lease.c) */
 #define UQ_CAP 64		/* per-uid queues (a uid hashes to one) */
 #define WORKER_DEPTH 2		/* small requests in flight per appraiser */
 #define LARGE_FILE ((off_t)16 << 20)	/* takes an appraiser for itself */
@@ -92,6 +98,71 @@ struct measured {
 	uint32_t pcrs;
 	uint32_t inflight;	/* PCRs a measurement of it is on its way to (commit.c) */
 	uint64_t seq;		/* ... the last one's sequence number */
+};
+
+/* what a filesystem is to vigild (mounts.c) */
+enum vd_fsclass { VD_FS_PSEUDO, VD_FS_DEVICE, VD_FS_LOCAL, VD_FS_STACKED, VD_FS_SLOW };
+
+struct vd_mount {
+	uint64_t id;
+	dev_t dev;
+	char *point;		/* where, in vigild's mount namespace */
+	char fstype[32];
+	bool ro;		/* the filesystem is read-only (superblock), not just this mount */
+	bool noexec;
+	bool whole;		/* mounts the filesystem's root, not a part of it bound here */
+	enum vd_fsclass cls;
+};
+
+struct vd_mounts {
+	struct vd_mount *m;
+	size_t n;
+	int fd;			/* /proc/self/mountinfo, polled for changes before a path is walked */
+	uint64_t gen;
+};
+
+/* a stacked or slow filesystem's own group and reader (side.c) */
+enum { VD_SIDE_STARTING, VD_SIDE_MARKED, VD_SIDE_FAILED, VD_SIDE_ENDED };
+struct vd_side {
+	struct vd *d;
+	int group;		/* its fanotify group: read by its thread, answered by the loop */
+	int stop;		/* eventfd: the thread ends */
+	dev_t dev;
+	enum vd_fsclass cls;
+	bool fuse;		/* its files cannot pass an appraisal (events.c) */
+	bool want_names;	/* the thread checks each file's name (a path= policy) */
+	bool fd_error;		/* its group has FAN_REPORT_FD_ERROR */
+	char *point;
+	uint64_t magic;		/* its statfs f_type, read by the thread */
+	int mark_err;
+	_Atomic int state;	/* VD_SIDE_* */
+	pthread_t tid;
+};
+
+/* a filesystem vigild watches (marks.c) */
+struct vd_mark {
+	dev_t dev;
+	enum vd_fsclass cls;
+	char *point;		/* the path it was marked through */
+	char fstype[32];
+	bool explicit_;		/* a --watch path is on it */
+	struct vd_side *side;	/* stacked, slow: its own group; NULL: the main group */
+	int said;		/* the side's state last logged */
+};
+
+/* where an event came from (events.c) */
+struct vd_origin {
+	struct vd_side *side;	/* NULL: the main group */
+	bool before;		/* a program running before vigild started (before.c): no kernel waits */
+};
+
+/* a way around vigild (gaps.c) */
+enum vd_gap_state { VD_GAP_CLOSED, VD_GAP_ACCEPTED, VD_GAP_OPEN, VD_GAP_OUTSIDE };
+struct vd_gap {
+	char name[4096 + 8];	/* memfd, userns, fuse, mount:PATH */
+	enum vd_gap_state state;	/* OUTSIDE: the policy neither judges nor measures execs there */
+	bool judged;		/* the policy appraises or denies execs there: refused if open in enforce mode */
+	char *how;		/* what it lets through and how to close it */
 };
 
 /* an event's measurement (vd_finish): not asked yet, or what the list's writer said */
@@ -146,6 +217,8 @@ struct ev {
 	int mstate;
 	bool has_res;
 	struct result res;
+	struct vd_side *side;	/* read from a side's group (answered there); NULL: the main one */
+	bool before;		/* a program that ran before vigild started: no kernel waits (before.c) */
 };
 
 /* An event's descriptor kept open until @pid, which could still answer it, is reaped. */
@@ -158,6 +231,8 @@ struct parked_fd {
 /* The monitor's read lease on an inode: what keeps its cached verdicts true. */
 struct lease {
 	bool held, ignored;	/* ignored: a kernel ignore mark depends on it */
+	bool transient;		/* on a filesystem --watch-mounts marked: dropped when idle (lease.c) */
+	double used;		/* vd_now() of its last use, for transient ones */
 	dev_t dev;
 	ino_t ino;
 	int fd;			/* the descriptor of the event it was taken on, which it keeps open */
@@ -196,6 +271,7 @@ struct stats {
 	uint64_t appraiser_answers;	/* allows the appraiser wrote to the group itself (VD_ANSWER) */
 	uint64_t appraisals;		/* replies with a full appraisal (EVM, then content) */
 	uint64_t open_errors;		/* events the kernel refused: their file could not be opened for vigild */
+	uint64_t before_failed;		/* programs running before ready that failed their appraisal */
 	uint64_t lat[32];	/* log2 buckets of microseconds */
 	struct {
 		char reason[40];
@@ -217,11 +293,32 @@ struct vd {
 	bool log_default;		/* no --log: the default list, when the policy measures */
 	const char *watch[MAX_WATCH];
 	size_t nwatch;
-	struct {			/* a --watch directory on each watched filesystem (names.c) */
+	struct {			/* a directory on each watched local filesystem (names.c) */
 		const char *dir;
 		dev_t dev;
-	} wmount[MAX_WATCH];
+	} wmount[MAX_MARKS];
 	size_t nwmount;
+	const char *watch_mounts;	/* --watch-mounts PREFIX: mounts under it are watched (marks.c) */
+	struct vd_mounts mounts;	/* the mount table (mounts.c) */
+	struct vd_mark marks[MAX_MARKS];
+	size_t nmarks;
+	int mnt_watch;			/* wakes the loop when the mount table changes (-1: none) */
+	bool mnt_events;		/* ... it is fanotify's mount events (else mountinfo's POLLPRI) */
+	bool mounts_dirty;		/* changed while the marks could not be touched (before ready) */
+	const char *accept[MAX_ACCEPT];	/* --accept-gap (gaps.c) */
+	size_t naccept;
+	struct vd_gap gaps[MAX_GAPS];
+	size_t ngaps;
+	bool close_gaps;		/* --close-gaps: set the sysctls, exit */
+	bool test_no_memfd_noexec, test_no_mnt_events;	/* the test build: features forced off */
+	/* side groups' events, and the scan of running programs, for the loop (side.c) */
+	pthread_mutex_t side_lock;
+	struct vd_sevent *side_head, *side_tail;
+	int side_fd;			/* eventfd */
+	_Atomic unsigned long before_procs;	/* processes running when vigild started (before.c) */
+	unsigned int before_pending;	/* their programs not decided yet (+1 until the scan ends) */
+	bool ready;			/* READY=1 said */
+	bool left_behind;		/* a thread stuck on a server or the TPM at exit: _exit (main.c) */
 	const char *keyrings[16];
 	size_t nkeyrings;
 	bool no_tpm, foreground, background, fail_open;
@@ -235,6 +332,7 @@ struct vd {
 	const char *loader_paths[8];	/* --loader */
 	size_t nloader_paths;
 	enum mode mode;
+	const char *mode_arg;	/* --mode, when given (vigild.mode otherwise) */
 	unsigned int nworkers, timeout_ms, algo;
 	uint64_t max_size;	/* 0: none */
 	char **worker_args;	/* options handed to appraisers */
@@ -287,6 +385,8 @@ struct vd {
 	unsigned int nleases, lease_max;
 	int lease_sig;		/* 0: leases unavailable, nothing is cached */
 	unsigned int lease_evict;
+	unsigned int ntransient;	/* transient leases held */
+	double lease_sweep;		/* vd_now() of the next vd_lease_expire */
 	uint32_t lease_gens;	/* generations are unique across the table: a set's ways never share one */
 	bool lease_warned;
 	struct result uncached;	/* a verdict that may not be kept */
@@ -332,6 +432,9 @@ static inline double vd_now(void)
  */
 int vd_loop_add_worker(struct vd *d, int w);
 void vd_loop_del_worker(struct vd *d, int w);
+
+/* Say READY=1 (and 'vigild: ready' with --foreground); what waited for it goes on. */
+void vd_ready(struct vd *d);
 
 /* "vigild: MESSAGE" on stderr (the journal under systemd). */
 void vd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -421,6 +524,8 @@ void vd_lease_rescan(struct vd *d);
 void vd_lease_setup(struct vd *d);
 /* Return: whether @e's verdict may be kept (its lease is still the one it was made under). */
 bool vd_lease_valid_for(struct vd *d, const struct ev *e);
+/* Drop the leases on filesystems --watch-mounts marked that were not used for VD_LEASE_IDLE s. */
+void vd_lease_expire(struct vd *d);
 
 /* ---- stats.c ---- */
 
@@ -471,6 +576,21 @@ void vd_fan_read(struct vd *d);
 int vd_fan_ignore(struct vd *d, int fd, uint32_t mask);
 /* Remove the ignore mark of @fd's inode. */
 void vd_fan_unignore(struct vd *d, int fd);
+/* A new group like the main one; *@fd_error: try FAN_REPORT_FD_ERROR, cleared without. Return: fd, -errno. */
+int vd_fan_group_new(bool *fd_error);
+/* Mark the filesystem of @path in @group for opens and execs. Return: 0, -errno. */
+int vd_fan_mark_fs(int group, const char *path);
+/* Read @group once and call @fn for each event (fd, pid, VD_EV_*). Return: bytes read, -errno. */
+int vd_fan_read_each(int group, bool fd_error, void (*fn)(void *arg, int fd, pid_t pid, uint32_t mask),
+		     void *arg);
+/* An event the kernel refused because its file could not be opened for vigild (-@err): audited. */
+void vd_fan_fd_error(struct vd *d, int err, pid_t pid, uint32_t mask);
+/* The FAN_ATTRIB channel for a local filesystem marked later. */
+void vd_fan_notif_add(struct vd *d, const char *path);
+/* What wakes the loop when the mount table changes: fanotify's mount events, else mountinfo. */
+int vd_fan_mnt_open(struct vd *d);
+/* Read what woke the loop. */
+void vd_fan_mnt_drain(struct vd *d);
 /* Remove every ignore mark. */
 void vd_fan_flush(struct vd *d);
 /* An attribute changed (chmod, chown, setxattr): drain the channel, flush the marks. */
@@ -478,8 +598,16 @@ void vd_fan_flush_ignores(struct vd *d);
 
 /* ---- events.c ---- */
 
-/* One permission event (@mask: VD_EV_*): answered now or queued. */
+/* One permission event of the main group (@mask: VD_EV_*): answered now or queued. */
 void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask);
+/*
+ * vd_event_from - one event from @o (a side's group, or a program that ran
+ * before ready; NULL: the main group), its file's fstat @st (NULL: it
+ * could not be had: the fail action), and, from a side, the kernel's name
+ * @kname (taken) and whether it leads to the file here (@kname_named > 0).
+ */
+void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, uint32_t mask,
+		   const struct stat *st, char *kname, int kname_named);
 /* Return: the target of the symbolic link @link (malloc'ed), or NULL. */
 char *vd_readlink(const char *link);
 /*
@@ -553,6 +681,75 @@ void vd_measured_result(struct vd *d, uint64_t seq, int ev, uint16_t gen, unsign
 			const struct vkey *k, uint32_t lease_gen, bool ok);
 /* verdict.c: every event whose measurement is done goes on (vd_finish). */
 void vd_measure_waiters(struct vd *d);
+
+/* ---- mounts.c ---- */
+
+enum vd_fsclass vd_fsclass_of(const char *fstype);
+const char *vd_fsclass_name(enum vd_fsclass c);
+/* Read the table (again). Return: 0, -errno. */
+int vd_mounts_read(struct vd_mounts *t);
+/* A second view of mountinfo, for vd_mounts_changed. Return: 0, -errno. */
+int vd_mounts_watch_open(struct vd_mounts *t);
+/* Has the namespace changed since the last call? (consumes the news) */
+bool vd_mounts_changed(struct vd_mounts *t);
+/* The most telling mount of filesystem @dev (an exec-able, writable one), or NULL. */
+const struct vd_mount *vd_mounts_dev(const struct vd_mounts *t, dev_t dev);
+/* Does walking @path enter a stacked or slow filesystem? */
+bool vd_mounts_through_unsafe(const struct vd_mounts *t, const char *path);
+void vd_mounts_free(struct vd_mounts *t);
+
+/* ---- marks.c ---- */
+
+/* Mark the --watch filesystems, and with --watch-mounts every one it wants. Return: 0, -1. */
+int vd_marks_setup(struct vd *d);
+/* Wait up to @seconds for sides still marking; log what they said. */
+void vd_marks_wait(struct vd *d, double seconds);
+/* Log the sides whose marking ended since the last call. */
+void vd_marks_side_news(struct vd *d);
+/* The mount table changed: mark what is new, forget what is gone. */
+void vd_marks_reconcile(struct vd *d);
+struct vd_mark *vd_mark_of(struct vd *d, dev_t dev);
+/* Is @m (may be NULL) a mark in place, or one on its way? (not one its side failed to set) */
+bool vd_mark_watching(const struct vd_mark *m);
+void vd_marks_free(struct vd *d);
+
+/* ---- side.c ---- */
+
+struct vd_sevent;
+int vd_side_setup(struct vd *d);
+/* A group and reader for filesystem @dev through @point. Return: the side, or NULL (errno). */
+struct vd_side *vd_side_start(struct vd *d, dev_t dev, const char *point, enum vd_fsclass cls,
+			      const char *fstype);
+/* End @s's thread: joined if it ends within 0.1 s. Return: false it was left behind (stuck). */
+bool vd_side_end(struct vd_side *s);
+/* The loop: what the sides and the scan of running programs handed over. */
+void vd_side_events(struct vd *d);
+/* before.c: a running program's open file @fd (-1: the scan ended) for the loop. */
+void vd_side_push_before(struct vd *d, int fd, pid_t pid, const struct stat *st);
+
+/* ---- gaps.c ---- */
+
+/* Return: 0 @name is one --accept-gap takes, -EINVAL. */
+int vd_gap_name_check(const char *name);
+bool vd_gap_accepted_mount(const struct vd *d, const char *point);
+/* Find the gaps; refuse (-1, logged) an open one not accepted where it matters. */
+int vd_gaps_check(struct vd *d);
+/* The mount table changed: its gaps again (logged, never refused after start). */
+void vd_gaps_mounts_changed(struct vd *d);
+/* --close-gaps: set the sysctls that close memfd and userns. Return: 0, -1 (logged). */
+int vd_gaps_close(struct vd *d);
+json_object *vd_gaps_json(const struct vd *d);
+
+/* ---- before.c ---- */
+
+/* Judge the programs running now, on a thread; READY=1 waits for them. Return: 0, -1. */
+int vd_before_start(struct vd *d);
+/* Is a program on filesystem @dev judged? (on a watched local one) */
+bool vd_before_wanted(const struct vd *d, dev_t dev);
+/* The scan has handed over its last program; READY=1 once every one is decided. */
+void vd_before_done(struct vd *d);
+/* A running program's event was released (vd_ev_release). */
+void vd_before_released(struct vd *d);
 
 /* ---- audit.c ---- */
 
@@ -660,7 +857,7 @@ void vd_trust_free(struct vd_trust *t);
  * event has not. *@ret_package: the package's name on a hit.
  * Return: 1 a current package, 2 a superseded one, 0 no.
  */
-int vd_trust_judge(const struct vd *d, struct ev *e, const struct result *r,
+int vd_trust_judge(struct vd *d, struct ev *e, const struct result *r,
 		   const char **ret_package);
 
 /* ---- control.c ---- */
@@ -674,8 +871,14 @@ json_object *vd_control_status(struct vd *d);
 
 /* ---- names.c: the name a file has in vigild's mount namespace ---- */
 
-/* Note the --watch directories and their filesystems: vigild's mounts of them. */
-void vd_names_setup(struct vd *d);
+/* stat(2) of @path without asking a filesystem's server (statx AT_STATX_DONT_SYNC). Return: 0, -errno. */
+int vd_stat_nowait(const char *path, struct stat *st);
+/*
+ * vd_name_check - does @name lead to the file @st, walked without following
+ * any symbolic link (openat2 RESOLVE_NO_SYMLINKS)? May wait on any
+ * filesystem on the way: for side threads. Return: 1 yes, 0 no.
+ */
+int vd_name_check(const char *name, const struct stat *st);
 /*
  * The name of the file @st (@at relative to @dirfd: "" for @dirfd itself,
  * else a magic link followed) in vigild's mount namespace, given @kname, the
@@ -683,7 +886,7 @@ void vd_names_setup(struct vd *d);
  * it) or a malloc'ed other name; 0 it is unlinked: no name; -ENOENT vigild
  * has no mount of its filesystem; another -errno its name cannot be told.
  */
-int vd_name_here(const struct vd *d, int dirfd, const char *at, const struct stat *st,
+int vd_name_here(struct vd *d, int dirfd, const char *at, const struct stat *st,
 		 const char *kname, char **name);
 
 /* ---- startup.c: each Return: 0, or -1 after logging (file and problem) ---- */
@@ -715,6 +918,10 @@ void vd_lock_release(struct vd *d);
 
 /* Return: 0, or -1 after logging (usage error). */
 int vd_args_parse(struct vd *d, int argc, char **argv);
+/* @mode (enforce, permissive, fix) into d->mode; @what names its source. Return: 0, -1 (logged). */
+int vd_args_mode(struct vd *d, const char *mode, const char *what);
+/* vigil.conf's vigild.* keys for what the command line left out. Return: 0, -1 (logged). */
+int vd_args_config(struct vd *d);
 /*
  * vd_args_appraiser_user - look up --appraiser-user (before any mark is
  * set) and hand its uid and gid to the appraisers.

@@ -25,31 +25,72 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "monitor.h"
 
-void vd_names_setup(struct vd *d)
+int vd_stat_nowait(const char *path, struct stat *st)
 {
-	d->nwmount = 0;
-	for (size_t i = 0; i < d->nwatch; i++) {
-		struct stat st;
+	struct statx x;
 
-		if (stat(d->watch[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			d->wmount[d->nwmount].dir = d->watch[i];
-			d->wmount[d->nwmount++].dev = st.st_dev;
-		}
-	}
+	if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &x) < 0)
+		return -errno;
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(x.stx_dev_major, x.stx_dev_minor);
+	st->st_ino = x.stx_ino;
+	st->st_mode = x.stx_mode;
+	st->st_nlink = x.stx_nlink;
+	st->st_uid = x.stx_uid;
+	st->st_gid = x.stx_gid;
+	st->st_size = (off_t)x.stx_size;
+	st->st_mtim.tv_sec = x.stx_mtime.tv_sec;
+	st->st_mtim.tv_nsec = x.stx_mtime.tv_nsec;
+	st->st_ctim.tv_sec = x.stx_ctime.tv_sec;
+	st->st_ctim.tv_nsec = x.stx_ctime.tv_nsec;
+	return 0;
 }
 
-static bool leads_to(const char *name, const struct stat *st)
+int vd_name_check(const char *name, const struct stat *st)
 {
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	struct stat o;
+	int fd, r;
 
-	return name && lstat(name, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+	if (!name || name[0] != '/')
+		return 0;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, name, &how, sizeof(how));
+	if (fd < 0)
+		return 0;
+	r = fstat(fd, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+	close(fd);
+	return r;
+}
+
+/*
+ * Does @name lead to the file @st in vigild's namespace? Walked by the
+ * loop, so never into a stacked or slow filesystem (a FUSE server could
+ * hold the walk for ever: any user can mount one and name a path through
+ * it), checked against a mount table read again whenever the namespace
+ * changed, and never through a symbolic link (the kernel's name has none;
+ * one here, where a user may have made it, could lead anywhere).
+ */
+static bool leads_to(struct vd *d, const char *name, const struct stat *st)
+{
+	if (!name)
+		return false;
+	if (vd_mounts_changed(&d->mounts))
+		(void)vd_mounts_read(&d->mounts);
+	if (vd_mounts_through_unsafe(&d->mounts, name))
+		return false;
+	return vd_name_check(name, st) == 1;
 }
 
 /*
@@ -79,7 +120,7 @@ static int mount_of(const struct vd *d, dev_t dev)
 	return r;
 }
 
-int vd_name_here(const struct vd *d, int dirfd, const char *at, const struct stat *st,
+int vd_name_here(struct vd *d, int dirfd, const char *at, const struct stat *st,
 		 const char *kname, char **name)
 {
 	union {
@@ -90,7 +131,7 @@ int vd_name_here(const struct vd *d, int dirfd, const char *at, const struct sta
 	int mfd, fd, mnt_id, r;
 
 	*name = NULL;
-	if (leads_to(kname, st))
+	if (leads_to(d, kname, st))
 		return 1;
 	if (st->st_nlink == 0)
 		return 0;
@@ -110,7 +151,7 @@ int vd_name_here(const struct vd *d, int dirfd, const char *at, const struct sta
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	*name = vd_readlink(link);
 	close(fd);
-	if (!leads_to(*name, st)) {	/* not reachable from vigild's root, or gone meanwhile */
+	if (!leads_to(d, *name, st)) {	/* not reachable from vigild's root, or gone meanwhile */
 		free(*name);
 		*name = NULL;
 		return -ESTALE;

@@ -41,7 +41,7 @@
 static bool appraiser_may_answer(const struct vd *d, const struct ev *e)
 {
 	return e->need_appraise && !e->dec.measure && !e->dec.audit && !d->policy_access &&
-	       d->mode != MODE_FIX && !e->answer_pid && !(e->mask & VD_EV_EXEC);
+	       d->mode != MODE_FIX && !e->answer_pid && !(e->mask & VD_EV_EXEC) && !e->side && !e->before;
 }
 
 /*
@@ -131,61 +131,110 @@ int vd_pool_send(struct vd *d, int w, int i)
 	return 0;
 }
 
+/*
+ * The appraiser's environment: vigild's, with the sanitizers told not to
+ * check for leaks (LeakSanitizer needs /proc, which Landlock denies) nor
+ * to symbolize (the symbolizer would fork, which seccomp kills; a report
+ * is written unsymbolized). Made before fork(): the monitor has threads,
+ * and a child of a threaded process may only make async-signal-safe calls
+ * until it execs (another thread may have held malloc's lock at the fork).
+ * Return: a NULL-terminated array (free_env), or NULL.
+ */
+static char **appraiser_env(void)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 3, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "ASAN_OPTIONS=", 13) && strncmp(environ[i], "UBSAN_OPTIONS=", 14))
+			env[k++] = strdup(environ[i]);
+	{
+		const char *asan = getenv("ASAN_OPTIONS"), *ubsan = getenv("UBSAN_OPTIONS");
+
+		if (asprintf(&env[k++], "ASAN_OPTIONS=%s%sdetect_leaks=0:symbolize=0", asan ? asan : "",
+			     asan ? ":" : "") < 0)
+			env[--k] = NULL;
+		if (asprintf(&env[k++], "UBSAN_OPTIONS=%s%ssymbolize=0", ubsan ? ubsan : "",
+			     ubsan ? ":" : "") < 0)
+			env[--k] = NULL;
+	}
+	for (size_t i = 0; i < k; i++)
+		if (!env[i]) {
+			for (size_t j = 0; j < k; j++)
+				free(env[j]);
+			free(env);
+			return NULL;
+		}
+	return env;
+}
+
+static void free_env(char **env)
+{
+	for (size_t i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
 int vd_pool_spawn(struct vd *d, int w)
 {
 	int sv[2];
 	pid_t pid;
 	struct vd_init init = { .magic = VD_MAGIC_INIT };
+	char fdarg[16], **argv, **env;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
+	/* vigild --appraiser FD, the options, [--fix], NULL: all made before fork() */
+	argv = calloc(d->nworker_args + 5, sizeof(*argv));
+	env = appraiser_env();
+	if (!argv || !env) {
+		free(argv);
+		free_env(env);
+		return -ENOMEM;
+	}
+	snprintf(fdarg, sizeof(fdarg), "%d", VD_APPRAISER_SOCK_FD);
+	argv[0] = (char *)"vigild";
+	argv[1] = (char *)"--appraiser";
+	argv[2] = fdarg;
+	for (size_t i = 0; i < d->nworker_args; i++)
+		argv[3 + i] = d->worker_args[i];
+	if (d->mode == MODE_FIX)
+		argv[3 + d->nworker_args] = (char *)"--fix";
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		free(argv);
+		free_env(env);
 		return -errno;
 	}
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		close(sv[0]);
+		close(sv[1]);
+		free(argv);
+		free_env(env);
+		return -e;
+	}
 	if (pid == 0) {
-		char fdarg[16];
-		/* vigild --appraiser FD, the options, [--fix], NULL */
-		char **argv = calloc(d->nworker_args + 5, sizeof(*argv));
-		/* above 4 first: either may be 3 or 4 here */
+		/* async-signal-safe calls only, up to the exec; above 4 first: either may be 3 or 4 here */
 		int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 10), group = fcntl(d->fan, F_DUPFD_CLOEXEC, 10);
 		sigset_t none;
 
-		if (!argv || sock < 0 || group < 0)
+		if (sock < 0 || group < 0)
 			_exit(2);
 		if (dup2(sock, VD_APPRAISER_SOCK_FD) < 0 || dup2(group, VD_APPRAISER_GROUP_FD) < 0)
 			_exit(2);
 		/* the monitor's blocked signals are for its signalfd, not the appraiser's */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		{
-			/*
-			 * sanitizer builds: LeakSanitizer needs /proc, which Landlock
-			 * denies; the symbolizer would fork, which seccomp kills (a
-			 * report is written unsymbolized)
-			 */
-			const char *asan = getenv("ASAN_OPTIONS"), *ubsan = getenv("UBSAN_OPTIONS");
-			char opt[512];
-
-			snprintf(opt, sizeof(opt), "%s%sdetect_leaks=0:symbolize=0", asan ? asan : "",
-				 asan ? ":" : "");
-			setenv("ASAN_OPTIONS", opt, 1);
-			snprintf(opt, sizeof(opt), "%s%ssymbolize=0", ubsan ? ubsan : "", ubsan ? ":" : "");
-			setenv("UBSAN_OPTIONS", opt, 1);
-		}
-		snprintf(fdarg, sizeof(fdarg), "%d", VD_APPRAISER_SOCK_FD);
-		argv[0] = (char *)"vigild";
-		argv[1] = (char *)"--appraiser";
-		argv[2] = fdarg;
-		for (size_t i = 0; i < d->nworker_args; i++)
-			argv[3 + i] = d->worker_args[i];
-		if (d->mode == MODE_FIX)
-			argv[3 + d->nworker_args] = (char *)"--fix";
-		execv("/proc/self/exe", argv);
+		execve("/proc/self/exe", argv, env);
 		_exit(127);
 	}
+	free(argv);
+	free_env(env);
 	close(sv[1]);
 	init.keylen = (uint32_t)d->key.len;
 	memcpy(init.key, d->key.key, d->key.len);

@@ -258,49 +258,20 @@ int vd_outputs_check(struct vd *d)
 	return 0;
 }
 
-/*
- * Filesystems whose opens open other files: an overlay its layers', eCryptfs
- * its lower files', FUSE whatever its server opens (and, with passthrough,
- * a backing file). vigild reading an event of such a file opens it (the
- * event's descriptor), and with it a file of another filesystem; if vigild
- * watches that one too, the monitor waits, inside that read, for an answer
- * only it can give, and every watched access hangs behind it.
- */
-static const struct {
-	unsigned long magic;
-	const char *name;
-} stacked[] = {
-	{ 0x794c7630UL, "an overlayfs" },	/* OVERLAYFS_SUPER_MAGIC */
-	{ 0xf15fUL, "an eCryptfs" },		/* ECRYPTFS_SUPER_MAGIC */
-	{ 0x65735546UL, "a FUSE filesystem" },	/* FUSE_SUPER_MAGIC */
-};
-
 int vd_watch_check(struct vd *d)
 {
+	/*
+	 * Each path must be there. A stacked or slow filesystem (an overlay,
+	 * eCryptfs, FUSE: reading its events opens other files or asks a
+	 * server) is no longer refused beside the others: it gets a reader of
+	 * its own (side.c).
+	 */
 	for (size_t i = 0; i < d->nwatch; i++) {
-		struct statfs sf;
 		struct stat st;
 
-		if (stat(d->watch[i], &st) < 0 || statfs(d->watch[i], &sf) < 0) {
+		if (stat(d->watch[i], &st) < 0) {
 			vd_log("--watch %s: %s", d->watch[i], strerror(errno));
 			return -1;
-		}
-		for (size_t k = 0; k < sizeof(stacked) / sizeof(stacked[0]); k++) {
-			if ((unsigned long)sf.f_type != stacked[k].magic)
-				continue;
-			for (size_t j = 0; j < d->nwatch; j++) {
-				struct stat o;
-
-				if (j == i || (stat(d->watch[j], &o) == 0 && o.st_dev == st.st_dev))
-					continue;
-				vd_log("--watch %s: %s, watched with %s: reading its events opens files of "
-				       "other filesystems, and vigild would wait for itself where it watches "
-				       "them (every watched access would hang); watch it alone, or instead "
-				       "the filesystems it keeps its files on (they see every access made "
-				       "through it)",
-				       d->watch[i], stacked[k].name, d->watch[j]);
-				return -1;
-			}
 		}
 	}
 	return 0;

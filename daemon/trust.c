@@ -133,7 +133,7 @@ int vd_trust_load(const struct vd *d, const struct vg_policy *p, struct vd_trust
 	return 0;
 }
 
-int vd_trust_judge(const struct vd *d, struct ev *e, const struct result *r,
+int vd_trust_judge(struct vd *d, struct ev *e, const struct result *r,
 		   const char **ret_package)
 {
 	const struct vd_trust *t = d->trust;

@@ -38,6 +38,9 @@ void vd_ev_release(struct vd *d, int i)
 		close(e->fd);
 	e->answer_pid = 0;
 	e->answered = false;
+	if (e->before)
+		vd_before_released(d);
+	e->before = false;
 	if (e->mwait)
 		d->nmwait--;
 	e->mwait = 0;
@@ -60,6 +63,8 @@ void vd_ev_release(struct vd *d, int i)
 
 void vd_answer(struct vd *d, struct ev *e, bool allow)
 {
+	if (e->before)
+		return;		/* it runs already: no kernel waits for this answer (before.c) */
 	if (e->answered) {
 		/*
 		 * The appraiser wrote the allow (VD_ANSWER). The monitor asks for
@@ -88,6 +93,13 @@ void vd_answer(struct vd *d, struct ev *e, bool allow)
 		} else if (r < 0) {
 			d->st.errors++;
 			vd_log("fanotify response for fd %d failed: %s", e->fd, strerror(-r));
+		}
+	} else if (e->side) {
+		int r = vd_fan_answer(e->side->group, e->fd, allow);
+
+		if (r < 0) {
+			d->st.errors++;
+			vd_log("fanotify response for fd %d (%s) failed: %s", e->fd, e->side->point, strerror(-r));
 		}
 	} else {
 		vd_fan_respond(d, e->fd, allow);
@@ -347,6 +359,17 @@ void vd_finish(struct vd *d, int i, struct result *r)
 		ignore_inode(d, e, r);
 		mark = false;
 	}
+	if (e->before) {
+		/* it runs already: not denied, said (before.c) */
+		if (deny) {
+			d->st.before_failed++;
+			vd_audit(d, e, "ran-before-ready", reason, rule);
+		}
+		if (mark)
+			ignore_inode(d, e, r);
+		vd_ev_release(d, i);
+		return;
+	}
 	/*
 	 * The record is written before the answer: once the access goes on (or
 	 * fails), its audit line is there, and the subject is still alive to
@@ -385,6 +408,12 @@ void vd_fail_one(struct vd *d, int i, const char *why, int rule)
 {
 	bool allow = d->fail_open || d->mode != MODE_ENFORCE;
 
+	if (d->ev[i].before) {
+		d->st.before_failed++;
+		vd_audit(d, &d->ev[i], "ran-before-ready", why, rule);
+		vd_ev_release(d, i);
+		return;
+	}
 	vd_stats_reason(d, why);
 	vd_audit(d, &d->ev[i], allow ? "allow-on-failure" : "deny-on-failure", why, rule);
 	vd_answer(d, &d->ev[i], allow);

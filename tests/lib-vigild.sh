@@ -27,13 +27,31 @@ getent passwd vigil >/dev/null ||
 	useradd --system --no-create-home --shell /usr/sbin/nologin vigil 2>/dev/null ||
 	getent passwd vigil >/dev/null
 
+# The ways around vigild that the test machine leaves open and a test cannot
+# close without touching the host (docs/security.md, gaps): memfd, user
+# namespaces and users' FUSE mounts, and the filesystems mounted now that are not watched (the
+# host's /, /dev/shm, the test's own tmpfs and the scratch mounts it keeps
+# logs on). vd_start accepts them by name unless VD_GAPS=strict; the tests
+# of the gaps themselves set it.
+vd_host_gaps() {
+	local p
+	VD_GAP_ARGS=()
+	[ "${VD_GAPS:-}" = strict ] && return 0
+	VD_GAP_ARGS=(--accept-gap memfd --accept-gap userns --accept-gap fuse)
+	while read -r _ _ _ _ p _; do
+		p=$(printf '%b' "$p")
+		VD_GAP_ARGS+=(--accept-gap "mount:$p")
+	done </proc/self/mountinfo
+}
+
 vd_start() {
 	# emptied here, not by the redirection below: that runs in the background
 	# child, and the loop could meet the last instance's 'ready' line first
 	: >"$T/audit"
 	: >"$T/vigild.err"
-	timeout -s KILL 300 "$VIGILD" --control "${VD_CTL:-$T/ctl}" --audit "$T/audit" --foreground "$@" \
-		2>"$T/vigild.err" &
+	vd_host_gaps
+	timeout -s KILL 300 "$VIGILD" --control "${VD_CTL:-$T/ctl}" --audit "$T/audit" --foreground \
+		"${VD_GAP_ARGS[@]}" "$@" 2>"$T/vigild.err" &
 	VD_TIMEOUT=$!
 	for _ in $(seq 200); do
 		if grep -q '^vigild: ready' "$T/vigild.err" 2>/dev/null; then

@@ -64,6 +64,12 @@ void vg_config_release(struct vg_config *c)
 	free(c->trust_db);
 	for (size_t i = 0; i < c->nkeyrings; i++)
 		free(c->keyrings[i]);
+	for (size_t i = 0; i < c->nvigild_watch; i++)
+		free(c->vigild_watch[i]);
+	for (size_t i = 0; i < c->nvigild_accept_gap; i++)
+		free(c->vigild_accept_gap[i]);
+	free(c->vigild_mode);
+	free(c->vigild_watch_mounts);
 	for (size_t i = 0; i < c->nrules; i++)
 		free(c->rules[i].path);
 	free(c->rules);
@@ -199,6 +205,32 @@ static int parse_setting(struct vg_config *c, struct parser *p, const char *key,
 		if (r == 0)
 			c->nkeyrings++;
 		return r;
+	}
+	if (strcmp(key, "vigild.watch") == 0 || strcmp(key, "vigild.accept_gap") == 0) {
+		bool watch = key[7] == 'w';
+		char **list = watch ? c->vigild_watch : c->vigild_accept_gap;
+		size_t *n = watch ? &c->nvigild_watch : &c->nvigild_accept_gap;
+
+		if (*n == VG_CONFIG_MAX_LIST)
+			return bad(p, "more than %s lines of this key", "64");
+		if (watch && val[0] != '/')
+			return bad(p, "vigild.watch needs an absolute path, not '%s'", val);
+		list[*n] = NULL;
+		r = set_string(p, &list[*n], val);
+		if (r == 0)
+			(*n)++;
+		return r;
+	}
+	if (strcmp(key, "vigild.mode") == 0) {
+		if (strcmp(val, "enforce") && strcmp(val, "permissive") && strcmp(val, "fix"))
+			return bad(p, "vigild.mode must be enforce, permissive or fix, not '%s'", val);
+		return set_string(p, &c->vigild_mode, val);
+	}
+	if (strcmp(key, "vigild.watch_mounts") == 0) {
+		if (val[0] != '/')
+			return bad(p, "vigild.watch_mounts needs an absolute path (/: every mount), not '%s'",
+				   val);
+		return set_string(p, &c->vigild_watch_mounts, val);
 	}
 	return bad(p, "unknown setting '%s'", key);
 }

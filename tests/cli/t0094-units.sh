@@ -155,8 +155,11 @@ execline() {
 		on {c = sub(/\\$/, ""); sub(/^[ \t]+/, ""); printf "%s%s", $0, c ? " " : "\n"; on = c}' \
 		"$U/$1.service" | tr -s ' '
 }
+# what it watches is in vigil.conf now (vigild.watch, vigild.watch_mounts: issue 38)
 check_eq "vigild ExecStart" "$(execline vigild ExecStart)" \
-	"$sbindir/vigild --config /etc/vigil/vigil.conf --policy /etc/vigil/vigild.policy --watch / --log /run/vigil/binary_runtime_measurements --control /run/vigil/vigild.sock --audit /var/log/vigil/audit.jsonl --metrics-file /run/vigil/vigild.prom"
+	"$sbindir/vigild --config /etc/vigil/vigil.conf --policy /etc/vigil/vigild.policy --log /run/vigil/binary_runtime_measurements --control /run/vigil/vigild.sock --audit /var/log/vigil/audit.jsonl --metrics-file /run/vigil/vigild.prom"
+check_eq "vigild ExecStartPre: the gaps closed, outside the sandbox (+)" "$(execline vigild ExecStartPre)" \
+	"+$sbindir/vigild --close-gaps --config /etc/vigil/vigil.conf --policy /etc/vigil/vigild.policy"
 check_eq "vigild ExecReload (waits for the result)" "$(execline vigild ExecReload)" \
 	"$bindir/vigil status --control /run/vigil/vigild.sock --reload"
 check_eq "vigil-agent ExecStart" "$(execline vigil-agent ExecStart)" \

@@ -358,7 +358,16 @@ marks() {	# every superblock vigild's fanotify groups mark: major:minor
 loopdev=$(mountpoint -d "$V")
 m=$(marks)
 echo "# vigild marks: ${m:-none}; the throwaway root is $loopdev, / is $(mountpoint -d /)"
-check_eq "vigild marks the throwaway root's filesystem and nothing else" "$m" "$loopdev"
+# vigil.conf as shipped watches every filesystem mounted under / that users
+# could write and run from (vigild.watch_mounts = /): in the chroot, the
+# throwaway root and its own /run, never /dev (device nodes), nor anything
+# of the host's
+own=$(awk -v v="$V" '$5 == v || index($5, v "/") == 1 {print $3}' /proc/self/mountinfo | sort -u)
+check "vigild marks the throwaway root's filesystem" grep -qx "$loopdev" <<<"$m"
+check "... and only filesystems mounted in the throwaway root" \
+	bash -c 'for x in $1; do grep -qx "$x" <<<"$2" || exit 1; done' _ "$m" "$own"
+check "... not its /dev (device nodes)" bash -c "! grep -qx '$(mountpoint -d "$V/dev" 2>/dev/null || echo none)' <<<'$m'"
+check "... never the host's /" bash -c "! grep -qx '$(mountpoint -d /)' <<<'$m'"
 reload "$V" "$U" vigild
 check "vigild stops on SIGTERM, exit 0" stop_daemon
 sed 's/^/# vigild: /' "$T/vigild.err" | head -20

@@ -74,7 +74,10 @@ check_eq "  every one of them is in force then" \
 # --- etc/vigil.conf ----------------------------------------------------------
 V=$SRCDIR/etc/vigil.conf
 check_eq "vigil.conf sets no key, keyring or other file" \
-	"$(grep -Ev '^[[:space:]]*(#|$)' "$V" | grep -Ev '^(skip|label) ')" ""
+	"$(grep -Ev '^[[:space:]]*(#|$)' "$V" | grep -Ev '^(skip|label) ' | grep -Ev '^vigild\.watch(_mounts)? = /$')" ""
+check_eq "... vigild watches / and what is mounted under it (issue 38)" \
+	"$(grep -E '^vigild\.' "$V")" "vigild.watch = /
+vigild.watch_mounts = /"
 vg_ext4 "$T/fs" 32
 cp /usr/bin/true "$T/fs/prog"
 echo data >"$T/fs/data"

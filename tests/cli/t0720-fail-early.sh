@@ -195,7 +195,8 @@ if [ -e /dev/tpmrm0 ]; then
 	echo "# /dev/tpmrm0 exists: the software-bank default is not tried here"
 else
 	nt_clear
-	timeout -s KILL 60 "$VIGILD" --policy pol --watch "$F" --hmac-key hk --foreground 2>err &
+	vd_host_gaps
+	timeout -s KILL 60 "$VIGILD" --policy pol --watch "$F" --hmac-key hk --foreground "${VD_GAP_ARGS[@]}" 2>err &
 	tpid=$!
 	for _ in $(seq 100); do grep -q '^vigild: ready' err && break; sleep 0.05; done
 	check "no --control, no --log, no TPM device: vigild starts" grep -q '^vigild: ready' err

@@ -26,6 +26,7 @@
 
 #define VG_CONFIG_DEFAULT "/etc/vigil/vigil.conf"
 #define VG_CONFIG_MAX_KEYRINGS 16
+#define VG_CONFIG_MAX_LIST 64	/* vigild.watch, vigild.accept_gap */
 
 enum {
 	VG_COND_PATH = 1u << 0,
@@ -65,6 +66,13 @@ struct vg_config {
 	char *trust_db;				/* trust.db = (vigild's trust=archive) */
 	char *keyrings[VG_CONFIG_MAX_KEYRINGS];	/* keyring = (repeatable) */
 	size_t nkeyrings;
+	/* vigild's (docs/config.md): its command line's options, which win over them */
+	char *vigild_watch[VG_CONFIG_MAX_LIST];	/* vigild.watch = PATH (repeatable): --watch */
+	size_t nvigild_watch;
+	char *vigild_mode;			/* vigild.mode = enforce|permissive|fix: --mode */
+	char *vigild_watch_mounts;		/* vigild.watch_mounts = PREFIX: --watch-mounts */
+	char *vigild_accept_gap[VG_CONFIG_MAX_LIST];	/* vigild.accept_gap = NAME (repeatable) */
+	size_t nvigild_accept_gap;
 	struct vg_select_rule *rules;
 	size_t nrules;
 	struct vg_scan_rules *scan_rules;	/* scan.group, scan.rule; NULL: none */
