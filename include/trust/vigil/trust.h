@@ -67,8 +67,8 @@ int vg_trust_release_parse(const char *text, size_t len, struct vg_trust_release
  * --keyring @keyring (NULL: VG_TRUST_KEYRING) on the InRelease file
  * @path, fork and exec, no shell, and parse only what gpgv wrote to its
  * --output. @now is the time Valid-Until is compared with.
- * Return: 0; -EKEYREJECTED (gpgv did not verify: diag has its first
- * line); -EKEYEXPIRED (Valid-Until passed, without VG_TRUST_ALLOW_EXPIRED);
+ * Return: 0; -EKEYREJECTED (gpgv did not verify: diag has its reason,
+ * from its last lines); -EKEYEXPIRED (Valid-Until passed, without VG_TRUST_ALLOW_EXPIRED);
  * -EBADMSG; -ENOENT and other -errno of reading @path or running gpgv.
  */
 int vg_trust_release_verify(const char *path, const char *keyring, const char *gpgv,
@@ -76,7 +76,7 @@ int vg_trust_release_verify(const char *path, const char *keyring, const char *g
 			    struct vg_diag *diag);
 
 /* the most keyrings vg_trust_release_verify_keyrings() hands gpgv */
-#define VG_TRUST_MAX_KEYRINGS 16
+#define VG_TRUST_MAX_KEYRINGS 64
 
 /*
  * vg_trust_release_verify_keyrings - vg_trust_release_verify() with the
@@ -88,6 +88,29 @@ int vg_trust_release_verify(const char *path, const char *keyring, const char *g
 int vg_trust_release_verify_keyrings(const char *path, const char *const *keyrings, size_t nkr,
 				     const char *gpgv, int64_t now, unsigned int flags,
 				     struct vg_trust_release *ret, struct vg_diag *diag);
+
+/* the keys an InRelease must be signed with (apt's Signed-By) */
+struct vg_trust_keys {
+	const char *const *keyrings;	/* OpenPGP keyring files, binary or ASCII-armored */
+	size_t nkr;			/* 1 to VG_TRUST_MAX_KEYRINGS */
+	const char *const *fprs;	/* accepted signers (hex; "FPR!": not its subkeys) */
+	size_t nfpr;			/* 0: a key of any of the keyrings */
+};
+
+/*
+ * vg_trust_release_verify_keys - vg_trust_release_verify() with @k: one
+ * gpgv run with every keyring; verified when a signature is valid, by a
+ * key of @k->fprs if any (the key itself or, without "!", its primary
+ * key), and no signature is bad (apt's rule: a signature by a key the
+ * keyrings lack does not fail the others). A keyring in ASCII armor (.asc)
+ * is decoded for gpgv, which reads only binary ones.
+ * Return: as vg_trust_release_verify(); -EKEYREJECTED's diag quotes
+ * gpgv's reason ("Can't check signature: No public key", "BAD signature
+ * from ...") with the key; -EINVAL for @k->nkr out of range.
+ */
+int vg_trust_release_verify_keys(const char *path, const struct vg_trust_keys *k,
+				 const char *gpgv, int64_t now, unsigned int flags,
+				 struct vg_trust_release *ret, struct vg_diag *diag);
 
 /* The entry of @rel whose SHA-256 and size are these, or NULL. */
 const struct vg_trust_relfile *vg_trust_release_find(const struct vg_trust_release *rel,
