@@ -194,6 +194,10 @@ struct vg_trust_file {
 	bool conffile;		/* kind == VG_TRUST_KIND_CONFFILE */
 	enum vg_trust_kind kind;
 	struct vg_digest dg[VG_TRUST_MAX_ALGOS];	/* regular files: one per algorithm */
+	/* the owner the archive gives (dpkg takes the names, else the ids) */
+	bool have_owner;
+	uint32_t uid, gid;
+	char *uname, *gname;	/* NULL: none in the archive */
 };
 
 struct vg_trust_deb {
@@ -251,6 +255,10 @@ struct vg_trust_filerow {
 	const struct vg_trust_pkgrow *pkg;
 	size_t ndg;
 	struct vg_digest dg[VG_TRUST_MAX_ALGOS];
+	/* the archive's owner: recorded from format 3 on (have_owner) */
+	bool have_owner;
+	uint32_t uid, gid;
+	const char *uname, *gname;	/* NULL: none */
 };
 
 /*
@@ -280,9 +288,10 @@ int vg_trust_db_add_package(struct vg_trust_db *db, int64_t release_id,
  * files: as superseded (since @now, or since when @old says) when @db
  * records the name and architecture in another version and @now is
  * within @grace seconds of that time, dropped when older; as it was
- * otherwise (a package not rebuilt this time). Call after adding every
- * package, before commit. Return: the number of packages dropped, or
- * -errno.
+ * otherwise (a package not rebuilt this time). The sources' Dates @db
+ * does not record are copied too. A file of a format 1 or 2 @old has no
+ * owner. Call after adding every package, before commit. Return: the
+ * number of packages dropped, or -errno.
  */
 int vg_trust_db_carry(struct vg_trust_db *db, struct vg_trust_db *old, int64_t now,
 		      int64_t grace, struct vg_diag *diag);
@@ -331,6 +340,25 @@ int vg_trust_db_lookup(struct vg_trust_db *db, const char *path, const struct vg
  */
 int vg_trust_db_recorded(struct vg_trust_db *db, const char *path, unsigned int algo,
 			 struct vg_digest *ret_dg, struct vg_diag *diag);
+
+/* Return: the format of an opened database (1 to 3; 3 is written). */
+unsigned int vg_trust_db_format(const struct vg_trust_db *db);
+
+/*
+ * vg_trust_db_set_source - record, in a database being written, the Date
+ * of @rel's source (its Origin, Label, Suite and Codename): the newest a
+ * later build compares an InRelease's with. Return: 0, -errno.
+ */
+int vg_trust_db_set_source(struct vg_trust_db *db, const struct vg_trust_release *rel,
+			   struct vg_diag *diag);
+
+/*
+ * vg_trust_db_source_date - the Date an opened database records for the
+ * source of @rel (format 3: its sources table; 1 and 2: the newest of its
+ * releases). Return: 1 and *@ret_date; 0 none recorded; -errno.
+ */
+int vg_trust_db_source_date(struct vg_trust_db *db, const struct vg_trust_release *rel,
+			    int64_t *ret_date, struct vg_diag *diag);
 
 /* Packages recorded: *ret_current, *ret_superseded; files (rows). */
 void vg_trust_db_counts(struct vg_trust_db *db, uint64_t *ret_current,
