@@ -17,8 +17,9 @@
  *         target BLOB, uname, gname, uid, gid)
  *     keyed by (path, algo, digest, package), WITHOUT ROWID: one row per
  *     file and algorithm; a symbolic link has algo 255 and no digest.
- *   sources(origin, label, suite, codename, date): each source's Date,
- *     the newest any build accepted (a replayed older InRelease is refused)
+ *   sources(name, origin, suite, codename, date): each source's Date, the
+ *     newest a build accepted (a replayed older InRelease is refused); a
+ *     source is named by where its InRelease is (apt's list name)
  * There is no secondary index: every byte a reader relies on is in the
  * rows the MAC covers.
  */
@@ -358,8 +359,8 @@ static int64_t carry_release(struct vg_trust_db *db, struct vg_trust_db *old, in
 	return nid;
 }
 
-static int put_source(struct vg_trust_db *db, const char *verb, const char *origin,
-		      const char *label, const char *suite, const char *codename, int64_t date,
+static int put_source(struct vg_trust_db *db, const char *verb, const char *name,
+		      const char *origin, const char *suite, const char *codename, int64_t date,
 		      struct vg_diag *diag)
 {
 	sqlite3_stmt *st = NULL;
@@ -368,8 +369,8 @@ static int put_source(struct vg_trust_db *db, const char *verb, const char *orig
 
 	snprintf(sql, sizeof(sql), "INSERT OR %s INTO sources VALUES(?,?,?,?,?)", verb);
 	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, origin ? origin : "", -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 2, label ? label : "", -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, origin ? origin : "", -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 3, suite ? suite : "", -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 4, codename ? codename : "", -1, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int64(st, 5, date) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
@@ -378,23 +379,22 @@ static int put_source(struct vg_trust_db *db, const char *verb, const char *orig
 	return r;
 }
 
-int vg_trust_db_set_source(struct vg_trust_db *db, const struct vg_trust_release *rel,
-			   struct vg_diag *diag)
+int vg_trust_db_set_source(struct vg_trust_db *db, const char *name,
+			   const struct vg_trust_release *rel, struct vg_diag *diag)
 {
-	return put_source(db, "REPLACE", rel->origin, rel->label, rel->suite, rel->codename,
-			  rel->date, diag);
+	return put_source(db, "REPLACE", name, rel->origin, rel->suite, rel->codename, rel->date,
+			  diag);
 }
 
-/* the sources of @old this build did not see (format 3: its table; else its releases) */
+/* the sources of @old this build did not see (format 3; a format 1 or 2 database has none) */
 static int carry_sources(struct vg_trust_db *db, struct vg_trust_db *old, struct vg_diag *diag)
 {
 	sqlite3_stmt *st = NULL;
 	int r = 0, rc;
 
-	if (sqlite3_prepare_v2(old->db, old->format >= 3 ?
-				       "SELECT origin, label, suite, codename, date FROM sources" :
-				       "SELECT origin, label, suite, codename, max(date) FROM releases"
-				       " GROUP BY origin, label, suite, codename",
+	if (old->format < 3)
+		return 0;
+	if (sqlite3_prepare_v2(old->db, "SELECT name, origin, suite, codename, date FROM sources",
 			       -1, &st, NULL) != SQLITE_OK)
 		return vg__trust_db_err(old, diag, -EIO, "reading");
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)

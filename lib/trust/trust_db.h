@@ -45,8 +45,8 @@
 	" conffile INTEGER, size INTEGER, mode INTEGER, target BLOB," \
 	" uname TEXT, gname TEXT, uid INTEGER, gid INTEGER," \
 	" PRIMARY KEY(path, algo, digest, package)) WITHOUT ROWID;" \
-	"CREATE TABLE sources(origin TEXT, label TEXT, suite TEXT, codename TEXT," \
-	" date INTEGER, PRIMARY KEY(origin, label, suite, codename)) WITHOUT ROWID;"
+	"CREATE TABLE sources(name TEXT PRIMARY KEY, origin TEXT, suite TEXT, codename TEXT," \
+	" date INTEGER) WITHOUT ROWID;"
 
 struct pkg {
 	int64_t id;

@@ -30,7 +30,7 @@ static const char *const mac_queries[] = {
 	"SELECT * FROM packages ORDER BY id",
 	"SELECT * FROM files ORDER BY path, algo, digest, package",
 	/* format 3 on */
-	"SELECT * FROM sources ORDER BY origin, label, suite, codename",
+	"SELECT * FROM sources ORDER BY name",
 };
 
 int vg__trust_derive_key(struct vg_trust_db *db, const uint8_t *key, size_t keylen,

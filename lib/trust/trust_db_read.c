@@ -446,15 +446,14 @@ unsigned int vg_trust_db_format(const struct vg_trust_db *db)
 	return db->format;
 }
 
-int vg_trust_db_source_date(struct vg_trust_db *db, const struct vg_trust_release *rel,
-			    int64_t *ret_date, struct vg_diag *diag)
+int vg_trust_db_source_date(struct vg_trust_db *db, const char *name,
+			    const struct vg_trust_release *rel, int64_t *ret_date, struct vg_diag *diag)
 {
 	sqlite3_stmt *st = NULL;
 	int r = 0, rc;
 
 	if (sqlite3_prepare_v2(db->db, db->format >= 3 ?
-				       "SELECT date FROM sources WHERE origin = ?1 AND label = ?2"
-				       " AND suite = ?3 AND codename = ?4" :
+				       "SELECT date FROM sources WHERE name = ?5" :
 				       "SELECT max(date) FROM releases WHERE ifnull(origin, '') = ?1"
 				       " AND ifnull(label, '') = ?2 AND ifnull(suite, '') = ?3"
 				       " AND ifnull(codename, '') = ?4 HAVING count(*) > 0",
@@ -464,6 +463,7 @@ int vg_trust_db_source_date(struct vg_trust_db *db, const struct vg_trust_releas
 	sqlite3_bind_text(st, 2, rel->label ? rel->label : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, rel->suite ? rel->suite : "", -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, rel->codename ? rel->codename : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		*ret_date = sqlite3_column_int64(st, 0);

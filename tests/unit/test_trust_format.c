@@ -70,7 +70,7 @@ static void write_v3(const char *path, struct vg_trust_db *old, int64_t date)
 	assert_int_equal(vg_trust_db_create(path, algos, 1, key, sizeof(key), &db, &d), 0);
 	rid = vg_trust_db_add_release(db, &rel, &d);
 	assert_true(rid > 0);
-	assert_int_equal(vg_trust_db_set_source(db, &rel, &d), 0);
+	assert_int_equal(vg_trust_db_set_source(db, "bookworm_InRelease", &rel, &d), 0);
 	assert_int_equal(vg_trust_db_add_package(db, rid, &row, &deb, &d), 0);
 	if (old)
 		assert_true(vg_trust_db_carry(db, old, 1000, 100, &d) >= 0);
@@ -102,13 +102,13 @@ static void format3_records_owners_and_source_dates(void **state)
 	assert_int_equal(vg_trust_db_files(db, true, owners, rows, &d), 0);
 	assert_string_equal(rows, "/usr/bin/cron 1 root:root 0:0 100755;"
 				  "/usr/bin/crontab 1 root:crontab 0:101 102755;");
-	assert_int_equal(vg_trust_db_source_date(db, &bw, &date, &d), 1);
+	assert_int_equal(vg_trust_db_source_date(db, "bookworm_InRelease", &bw, &date, &d), 1);
 	assert_int_equal(date, 1700000000);
-	assert_int_equal(vg_trust_db_source_date(db, &tx, &date, &d), 0);
+	assert_int_equal(vg_trust_db_source_date(db, "trixie_InRelease", &tx, &date, &d), 0);
 	vg_trust_db_free(db);
 }
 
-/* a source this build did not see keeps its Date; one it saw takes the new one */
+/* a source this build did not see keeps its Date; one it saw takes the new one; each by its name */
 static void format3_carries_source_dates(void **state)
 {
 	static const unsigned int algos[] = { VG_HASH_SHA256 };
@@ -121,14 +121,14 @@ static void format3_carries_source_dates(void **state)
 	write_v3(at("b.db"), NULL, 1700000000);
 	assert_int_equal(vg_trust_db_open(at("b.db"), key, sizeof(key), &old, &d), 0);
 	assert_int_equal(vg_trust_db_create(at("c.db"), algos, 1, key, sizeof(key), &db, &d), 0);
-	assert_int_equal(vg_trust_db_set_source(db, &tx, &d), 0);
+	assert_int_equal(vg_trust_db_set_source(db, "trixie_InRelease", &tx, &d), 0);
 	assert_int_equal(vg_trust_db_carry(db, old, 1000, 100, &d), 0);
 	assert_int_equal(vg_trust_db_commit(db, &d), 0);
 	vg_trust_db_free(old);
 	assert_int_equal(vg_trust_db_open(at("c.db"), key, sizeof(key), &db, &d), 0);
-	assert_int_equal(vg_trust_db_source_date(db, &bw, &date, &d), 1);
+	assert_int_equal(vg_trust_db_source_date(db, "bookworm_InRelease", &bw, &date, &d), 1);
 	assert_int_equal(date, 1700000000);
-	assert_int_equal(vg_trust_db_source_date(db, &tx, &date, &d), 1);
+	assert_int_equal(vg_trust_db_source_date(db, "trixie_InRelease", &tx, &date, &d), 1);
 	assert_int_equal(date, 5);
 	vg_trust_db_free(db);
 }
@@ -144,8 +144,8 @@ static void format3_carries_source_dates(void **state)
 	" conffile INTEGER, size INTEGER, mode INTEGER, target BLOB," \
 	" uname TEXT, gname TEXT, uid INTEGER, gid INTEGER," \
 	" PRIMARY KEY(path, algo, digest, package)) WITHOUT ROWID;" \
-	"CREATE TABLE sources(origin TEXT, label TEXT, suite TEXT, codename TEXT," \
-	" date INTEGER, PRIMARY KEY(origin, label, suite, codename)) WITHOUT ROWID;"
+	"CREATE TABLE sources(name TEXT PRIMARY KEY, origin TEXT, suite TEXT, codename TEXT," \
+	" date INTEGER) WITHOUT ROWID;"
 #define COMMON \
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);" \
 	"CREATE TABLE releases(id INTEGER PRIMARY KEY, origin TEXT, label TEXT, suite TEXT," \
@@ -191,7 +191,7 @@ static void write_by_hand(const char *path, const char *schema, uint8_t fmt, siz
 		"SELECT * FROM releases ORDER BY id",
 		"SELECT * FROM packages ORDER BY id",
 		"SELECT * FROM files ORDER BY path, algo, digest, package",
-		"SELECT * FROM sources ORDER BY origin, label, suite, codename",
+		"SELECT * FROM sources ORDER BY name",
 	};
 	uint8_t mk[32], mac[32], algo = VG_HASH_SHA256;
 	size_t ml = 0, mlen = 0;
@@ -273,8 +273,8 @@ static void format2_is_still_read(void **state)
 	assert_int_equal(vg_trust_db_format(db), 2);
 	assert_int_equal(vg_trust_db_files(db, true, owners, rows, &d), 0);
 	assert_string_equal(rows, "/usr/bin/old 0 -:- 0:0 100755;");
-	/* the newest Date of its releases stands for the source's */
-	assert_int_equal(vg_trust_db_source_date(db, &bw, &date, &d), 1);
+	/* no sources table: the newest Date of its releases of the same names stands for it */
+	assert_int_equal(vg_trust_db_source_date(db, "bookworm_InRelease", &bw, &date, &d), 1);
 	assert_int_equal(date, 1650000000);
 	/* a build over it writes format 3: the old rows without an owner, the Date carried */
 	write_v3(at("v3.db"), db, 1);
@@ -286,7 +286,7 @@ static void format2_is_still_read(void **state)
 	assert_string_equal(rows, "/usr/bin/cron 1 root:root 0:0 100755;"
 				  "/usr/bin/crontab 1 root:crontab 0:101 102755;"
 				  "/usr/bin/old 0 -:- 0:0 100755;");
-	assert_int_equal(vg_trust_db_source_date(db, &bw, &date, &d), 1);
+	assert_int_equal(vg_trust_db_source_date(db, "bookworm_InRelease", &bw, &date, &d), 1);
 	assert_int_equal(date, 1);	/* this build's Date for the source it saw */
 	vg_trust_db_free(db);
 }

@@ -164,6 +164,14 @@ size_t vg_trust_packages_find(struct vg_trust_packages *pk, const char *package,
 			      const char *version, const char *arch,
 			      const struct vg_trust_pkg **ret_first);
 
+/*
+ * vg_trust_packages_newest - the highest version (dpkg's order) of
+ * @package for @arch (NULL: any) that @pk lists. Sorts @pk on first use.
+ * Return: it (valid while @pk is), or NULL when @pk lists none.
+ */
+const char *vg_trust_packages_newest(struct vg_trust_packages *pk, const char *package,
+				     const char *arch);
+
 void vg_trust_packages_release(struct vg_trust_packages *pk);
 
 /*
@@ -346,19 +354,22 @@ unsigned int vg_trust_db_format(const struct vg_trust_db *db);
 
 /*
  * vg_trust_db_set_source - record, in a database being written, the Date
- * of @rel's source (its Origin, Label, Suite and Codename): the newest a
- * later build compares an InRelease's with. Return: 0, -errno.
+ * of @rel as the source @name's (where its InRelease is: apt's list
+ * name): the newest a later build compares an InRelease of that source
+ * with. Return: 0, -errno.
  */
-int vg_trust_db_set_source(struct vg_trust_db *db, const struct vg_trust_release *rel,
-			   struct vg_diag *diag);
+int vg_trust_db_set_source(struct vg_trust_db *db, const char *name,
+			   const struct vg_trust_release *rel, struct vg_diag *diag);
 
 /*
  * vg_trust_db_source_date - the Date an opened database records for the
- * source of @rel (format 3: its sources table; 1 and 2: the newest of its
- * releases). Return: 1 and *@ret_date; 0 none recorded; -errno.
+ * source @name (format 3: its sources table; 1 and 2, which name no
+ * source: the newest of its releases with @rel's Origin, Label, Suite and
+ * Codename). Return: 1 and *@ret_date; 0 none recorded; -errno.
  */
-int vg_trust_db_source_date(struct vg_trust_db *db, const struct vg_trust_release *rel,
-			    int64_t *ret_date, struct vg_diag *diag);
+int vg_trust_db_source_date(struct vg_trust_db *db, const char *name,
+			    const struct vg_trust_release *rel, int64_t *ret_date,
+			    struct vg_diag *diag);
 
 /* Packages recorded: *ret_current, *ret_superseded; files (rows). */
 void vg_trust_db_counts(struct vg_trust_db *db, uint64_t *ret_current,
