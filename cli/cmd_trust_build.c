@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -158,7 +159,7 @@ static void unlisted(struct build *b, const struct target *t)
 static char *find_deb(const struct build *b, const struct target *t, const struct vg_trust_pkg *s)
 {
 	const char *base = strrchr(s->filename, '/');
-	char *p = NULL, *ver = NULL;
+	char *p = NULL;
 	struct stat st;
 
 	if (t->given)
@@ -169,31 +170,36 @@ static char *find_deb(const struct build *b, const struct target *t, const struc
 	if (p && lstat(p, &st) == 0)
 		return p;
 	free(p);
-	p = NULL;
-	/* apt's cache: the epoch's ':' as "%3a" */
-	ver = malloc(strlen(t->version) * 3 + 1);
-	if (!ver)
-		return NULL;
-	{
-		char *w = ver;
-
-		for (const char *r = t->version; *r; r++) {
-			if (*r == ':') {
-				memcpy(w, "%3a", 3);
-				w += 3;
-			} else {
-				*w++ = *r;
-			}
-		}
-		*w = '\0';
-	}
-	if (asprintf(&p, "%s/%s_%s_%s.deb", b->debs, t->name, ver, s->arch) < 0)
-		p = NULL;
-	free(ver);
+	/* apt's cache and apt-get download: the epoch's ':' as "%3a" */
+	p = trust_apt_deb_name(b, t, s->arch);
 	if (p && lstat(p, &st) == 0)
 		return p;
 	free(p);
 	return NULL;
+}
+
+/*
+ * --download: wait until apt-get has written @t's .deb whole (its final
+ * name, the stanza's size) or has exited; what it did not fetch is then
+ * missing, and a file that differs fails its digest as any.
+ */
+static void wait_deb(const struct build *b, const struct target *t, const struct vg_trust_pkg *s)
+{
+	const struct timespec tick = { .tv_nsec = 5 * 1000 * 1000 };
+	char *p;
+
+	if (!b->dlpid || atomic_load((atomic_int *)&b->dldone))
+		return;
+	p = trust_apt_deb_name(b, t, s->arch);
+	while (p) {
+		struct stat st;
+
+		if ((lstat(p, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == s->size) ||
+		    atomic_load((atomic_int *)&b->dldone))
+			break;
+		nanosleep(&tick, NULL);
+	}
+	free(p);
 }
 
 /*
@@ -223,6 +229,7 @@ static void read_target(const struct build *b, const struct target *t, struct re
 		o->what = RO_UNLISTED;
 		return;
 	}
+	wait_deb(b, t, s);
 	o->path = find_deb(b, t, s);
 	if (!o->path) {
 		o->what = RO_NODEB;
@@ -324,17 +331,37 @@ static void *reader(void *arg)
 #define TRUST_READERS 8
 #define TRUST_BATCH 32
 
+/* --download: apt-get reaped here, and the readers told when it is done */
+static void *download_waiter(void *arg)
+{
+	struct build *b = arg;
+	int st = 0;
+
+	while (waitpid(b->dlpid, &st, 0) < 0 && errno == EINTR)
+		;
+	b->dlstatus = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	atomic_store(&b->dldone, 1);
+	return NULL;
+}
+
 static int record_all(struct build *b, struct vg_trust_db *db)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t nthreads = ncpu < 1 ? 1 : ncpu > TRUST_READERS ? TRUST_READERS : (size_t)ncpu;
 	struct readout *out = calloc(TRUST_BATCH, sizeof(*out));
 	const struct vg_trust_pkg *unused;
+	pthread_t waiter;
+	bool waiting = false;
 	int rc = 0;
 
+	if (b->dlpid > 0) {
+		waiting = pthread_create(&waiter, NULL, download_waiter, b) == 0;
+		if (!waiting)
+			download_waiter(b);	/* no thread: apt-get first, then the .debs */
+	}
 	if (!out) {
 		cli_err("out of memory");
-		return -1;
+		rc = -1;
 	}
 	/* sorted once, here: the readers' lookups then only read */
 	(void)vg_trust_packages_find(&b->pk, "", "", NULL, &unused);
@@ -362,6 +389,12 @@ static int record_all(struct build *b, struct vg_trust_db *db)
 		}
 	}
 	free(out);
+	if (waiting)
+		pthread_join(waiter, NULL);
+	if (b->dlpid > 0 && b->dlstatus != 0)
+		cli_err("apt-get download of %" PRIu64 " packages exited %d: those it did not fetch are "
+			"named (no .deb)", b->fetched, b->dlstatus);
+	b->dlpid = 0;
 	return rc;
 }
 
@@ -600,15 +633,16 @@ int cmd_trust_build(int argc, char **argv)
 	    b.all_debs ? trust_all_debs(&b, argv + optind, argc - optind) :
 			 trust_installed(&b, argv + optind, argc - optind))
 		goto out;
+	if (vg_trust_db_create(o.output, b.algos, b.nalgos, hk.key, hk.len, &db, &d) < 0) {
+		cli_err("%s", d.msg);
+		goto out;
+	}
+	/* apt-get runs while the .debs it has fetched are read: started last, waited for in record_all */
 	if (dl) {
 		dldir = trust_download(&b);
 		if (!dldir)
 			goto out;
 		b.debs = dldir;
-	}
-	if (vg_trust_db_create(o.output, b.algos, b.nalgos, hk.key, hk.len, &db, &d) < 0) {
-		cli_err("%s", d.msg);
-		goto out;
 	}
 	/* each source's Date, the newest a later build compares an InRelease's with */
 	for (size_t i = 0; i < b.nrels; i++)

@@ -193,7 +193,7 @@ static char *deb822_signed_by(const char *text, unsigned long want)
 				stanza++;
 			}
 			grab = false;
-			if (stanza == want && l > 10 && strncasecmp(p, "Signed-By:", 10) == 0) {
+			if (stanza == want && l >= 10 && strncasecmp(p, "Signed-By:", 10) == 0) {
 				const char *c = p + 10 + strspn(p + 10, " \t");
 
 				if (!f)

@@ -8,6 +8,7 @@
 #ifndef VIGIL_CLI_TRUST_BUILD_H
 #define VIGIL_CLI_TRUST_BUILD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,9 @@ struct build {
 	bool apt;		/* the repositories apt is configured with (no --lists, --keyring) */
 	bool allow_older;	/* --allow-older */
 	bool downloaded;	/* --download: b->debs is apt-get download's */
+	pid_t dlpid;		/* ... still running while the .debs are read (0: not) */
+	atomic_int dldone;	/* set when it has exited */
+	int dlstatus;		/* its exit status (-1: killed) */
 	char **trusted;		/* apt's trusted keyrings, once asked */
 	size_t ntrusted;
 	bool trusted_loaded;
@@ -88,8 +92,14 @@ int trust_run(char *const argv[], const char *cwd, char **out, size_t *outlen);
 int trust_installed(struct build *b, char **want, int nwant);
 /* Every NAME_VERSION_ARCH.deb of b->debs (those of @want if any). Return: 0 or -1 (reported). */
 int trust_all_debs(struct build *b, char **want, int nwant);
-/* apt-get download every target into a new temporary directory. Return: it, or NULL (reported). */
+/*
+ * Start one apt-get download of every target a verified list has, into a
+ * new temporary directory apt's _apt user owns; b->dlpid is the running
+ * apt-get (0 when nothing was asked). Return: the directory, or NULL (reported).
+ */
 char *trust_download(struct build *b);
+/* The name apt-get download gives @t's .deb (the epoch's ':' as %3a), in b->debs. Return: it, or NULL. */
+char *trust_apt_deb_name(const struct build *b, const struct target *t, const char *arch);
 /* Remove what apt-get download put in @dir, then @dir. */
 void trust_remove_download(char *dir);
 /* (trust_given_debs.c) --deb @path: add it to b->given. Return: 0 or -1 (reported). */

@@ -340,7 +340,6 @@ char *trust_download(struct build *b)
 	char *dir = NULL;
 	char **argv = calloc(b->nt + 4, sizeof(*argv));
 	size_t n = 0;
-	int st;
 
 	if (!argv || asprintf(&dir, "%s/vigil-trust-debs.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
 		free(argv);
@@ -375,16 +374,51 @@ char *trust_download(struct build *b)
 	}
 	b->downloaded = true;
 	b->fetched = n - 3;
+	atomic_init(&b->dldone, 1);
+	/* it runs while the .debs it has fetched are read (record_all waits for each) */
 	if (n > 3) {
-		st = trust_run(argv, dir, NULL, NULL);
-		if (st != 0)
-			cli_err("apt-get download of %zu packages exited %d: those it did not fetch are "
-				"named below (no .deb)", n - 3, st);
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			int null = open("/dev/null", O_RDWR);
+
+			if (chdir(dir) < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+				_exit(127);
+			execvp(argv[0], argv);
+			_exit(127);
+		}
+		if (pid < 0) {
+			cli_err("cannot run apt-get download: %s", strerror(errno));
+		} else {
+			b->dlpid = pid;
+			atomic_store(&b->dldone, 0);
+		}
 	}
 	for (size_t i = 3; i < n; i++)
 		free(argv[i]);
 	free(argv);
 	return dir;
+}
+
+char *trust_apt_deb_name(const struct build *b, const struct target *t, const char *arch)
+{
+	char *ver = malloc(strlen(t->version) * 3 + 1), *w = ver, *p = NULL;
+
+	if (!ver)
+		return NULL;
+	for (const char *r = t->version; *r; r++) {
+		if (*r == ':') {
+			memcpy(w, "%3a", 3);
+			w += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+	if (asprintf(&p, "%s/%s_%s_%s.deb", b->debs, t->name, ver, arch) < 0)
+		p = NULL;
+	free(ver);
+	return p;
 }
 
 /* remove what apt-get download put in @dir, then @dir */

@@ -132,6 +132,20 @@ keep
 check "... that InRelease refused with gpgv's reason" \
 	grep -q "_srv_other_dists_vgtest_InRelease: signature not verified by gpgv: Can't check signature: No public key (EDDSA key" "$T/last"
 rm "$R/etc/apt/sources.list.d/other.list" "$R"/var/lib/apt/lists/_srv_other_*
+# the same repository with its own key as a Signed-By key block (deb822, continuation lines)
+{
+	printf 'Types: deb\nURIs: file:/srv/other\nSuites: vgtest\nComponents: main\nSigned-By:\n'
+	GNUPGHOME=$T/gnupg-other gpg --batch --quiet --armor --export | sed 's/^$/./; s/^/ /'
+} >"$R/etc/apt/sources.list.d/inline.sources"
+check "apt-get update (a source whose Signed-By is a key block)" in_root apt-get update -q
+check "trust build: that source's InRelease verified with its key block" \
+	in_root vigil trust build -o /tmp/t5.db -H /etc/vigil/key.hmac --json
+keep
+check_eq "... named by its sources entry" \
+	"$(sed -n '/^{/,$p' "$T/last" | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); print([r["verified"] for r in d["releases"] if r.get("source", "").endswith("inline.sources:1")])')" \
+	"[True]"
+rm "$R/etc/apt/sources.list.d/inline.sources"
+check "apt-get update (back to the two repositories)" in_root apt-get update -q
 
 # ---- a replayed older InRelease ----
 L=$R/var/lib/apt/lists
