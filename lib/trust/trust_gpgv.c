@@ -57,7 +57,7 @@ static bool armored(const uint8_t *p, size_t n)
 	return n && !(p[0] & 0x80);
 }
 
-int vg__trust_dearmor(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len)
+int vg_trust_dearmor(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len)
 {
 	const char *p = (const char *)in, *end = (const char *)in + len;
 	uint8_t *out = malloc(len / 4 * 3 + 4);
@@ -192,7 +192,7 @@ static int keyring_arg(const char *name, char **ret_arg, int *ret_fd, struct vg_
 		free(data);
 		return 0;
 	}
-	r = vg__trust_dearmor(data, len, &bin, &blen);
+	r = vg_trust_dearmor(data, len, &bin, &blen);
 	free(data);
 	if (r < 0)
 		return vg_diag_set(diag, r, "keyring %s: %s", name,

@@ -25,12 +25,5 @@ int vg__trust_gpgv(const char *gpgv, const char *const *keyrings, size_t nkr,
 		   const char *const *fprs, size_t nfpr, const uint8_t *data, size_t len,
 		   char **ret_out, size_t *ret_len, struct vg_diag *diag);
 
-/*
- * vg__trust_dearmor - the packets of every ASCII-armored block of @in
- * (RFC 4880 6.2: header lines, a blank line, radix-64, the CRC line),
- * concatenated. Return: 0 and *@ret (malloc'ed); -EBADMSG (no block, or
- * a malformed one); -ENOMEM.
- */
-int vg__trust_dearmor(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len);
 
 #endif

@@ -112,6 +112,17 @@ int vg_trust_release_verify_keys(const char *path, const struct vg_trust_keys *k
 				 const char *gpgv, int64_t now, unsigned int flags,
 				 struct vg_trust_release *ret, struct vg_diag *diag);
 
+/*
+ * vg_trust_dearmor - the packets of every ASCII-armored block of @in
+ * (RFC 4880 6.2: the "-----BEGIN PGP" line, header lines up to a blank
+ * line, radix-64, the CRC line "=XXXX", the tail line), concatenated, as
+ * gpgv needs a keyring; text around the blocks is ignored. The CRC is not
+ * checked and no packet is parsed: gpgv reads them. Return: 0 and *@ret
+ * (malloc'ed, *@ret_len bytes, at least one); -EBADMSG (no block, one not
+ * closed, or radix-64 that is not); -ENOMEM.
+ */
+int vg_trust_dearmor(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len);
+
 /* The entry of @rel whose SHA-256 and size are these, or NULL. */
 const struct vg_trust_relfile *vg_trust_release_find(const struct vg_trust_release *rel,
 						     const uint8_t sha256[32], uint64_t size);
