@@ -206,7 +206,14 @@ static int archive_judge(struct tree *t, struct scan *s, struct vg_scan_rec *rec
 		return v.conffile ? (record_next(t, s, rec) < 0 ? -ECANCELED : 1) : 1;
 	}
 	tree_count(t, TREE_FAIL, "changed");
-	r = changes_add_diff_archive(&s->ch, &v.then, rec, v.what, v.pkg);
+	{
+		/* the disk's content in the archive's algorithm, beside the archive's */
+		struct vg_scan_rec shown = *rec;
+
+		if (v.disk.len)
+			shown.digest = v.disk;
+		r = changes_add_diff_archive(&s->ch, &v.then, &shown, v.what, v.pkg);
+	}
 	scan_verdict_release(&v);
 	return r < 0 ? -ECANCELED : 1;
 }

@@ -340,6 +340,7 @@ int scan_archive_judge(struct scan_archive *a, const struct vg_scan_rec *now, in
 	}
 	if (bw & VG_SCAN_TYPE)
 		v->then.digest.len = 0;
+	v->disk = disk;
 	return 1;
 }
 

@@ -27,6 +27,7 @@ struct scan_verdict {
 	uint32_t what;		/* VG_SCAN_* fields that differ; 0: as the archive says */
 	struct vg_scan_rec then;	/* the archive's values (path, xattrs, target borrowed) */
 	const char *pkg;	/* "NAME VERSION ARCH" of the package judged against */
+	struct vg_digest disk;	/* the file's content in the database's algorithm (len 0: none) */
 };
 
 /*
