@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,9 +29,11 @@
 
 #include "cli.h"
 #include "opts.h"
+#include "scan_archive.h"
 #include "scan_counter.h"
 #include "scan_report.h"
 #include "scan_rules_cli.h"
+#include "scan_update.h"
 #include "tree.h"
 #include "vigil/outfile.h"
 #include "vigil/scan.h"
@@ -105,6 +108,10 @@ struct scan {
 	struct scan_changes ch;
 	char **roots;
 	const struct vg_scan_rules *rules;	/* the config's scan rules; NULL: none */
+	struct scan_archive *arch;	/* a "trust" baseline: the archive's database, or NULL */
+	const char *limit;		/* --limit, or NULL */
+	size_t nroots;
+	atomic_size_t left;		/* --init: packaged files not recorded (the archive's) */
 };
 
 /* Return: whether a `!` scan rule excludes @path (st_mode @mode); @prune: and not to walk it. */
@@ -161,13 +168,70 @@ static int judge(struct scan *s, const struct vg_scan_rec *now)
 	return changes_add_diff(&s->ch, then, now, what) < 0 ? -1 : JUDGED_CHANGED;
 }
 
+/* Whether the archive judges @path: a "trust" baseline decides for it. */
+static bool by_archive(const struct scan *s, const char *path, size_t len)
+{
+	return s->arch && vg_scan_rules_baseline_of(s->rules, path, len, NULL) ==
+				  VG_SCAN_BASELINE_TRUST;
+}
+
+/*
+ * --check: @rec judged by the archive when a package ships it (a
+ * conffile that differs: by the scan's database after all, the admin's
+ * to change). Return: 1 judged, 0 not the archive's, -ECANCELED (said).
+ */
+static int archive_judge(struct tree *t, struct scan *s, struct vg_scan_rec *rec, int fd,
+			 struct vg_hasher *h)
+{
+	struct scan_verdict v;
+	struct vg_scan_rec *then;
+	int r;
+
+	if (!by_archive(s, rec->path, rec->path_len))
+		return 0;
+	r = scan_archive_judge(s->arch, rec, fd, h, &v);
+	if (r <= 0)
+		return r < 0 ? -ECANCELED : 0;
+	if (v.conffile && v.what) {
+		scan_verdict_release(&v);
+		return 0;
+	}
+	then = vg_scan_db_lookup(s->db, rec->path, rec->path_len);
+	if (then)
+		then->seen = true;	/* recorded before a package shipped it */
+	if (!v.what) {
+		tree_count(t, TREE_OK, NULL);
+		scan_verdict_release(&v);
+		/* a conffile as its package has it stays in the scan's database */
+		return v.conffile ? (record_next(t, s, rec) < 0 ? -ECANCELED : 1) : 1;
+	}
+	tree_count(t, TREE_FAIL, "changed");
+	{
+		/* the disk's content in the archive's algorithm, beside the archive's */
+		struct vg_scan_rec shown = *rec;
+
+		if (v.disk.len)
+			shown.digest = v.disk;
+		r = changes_add_diff_archive(&s->ch, &v.then, &shown, v.what, v.pkg);
+	}
+	scan_verdict_release(&v);
+	return r < 0 ? -ECANCELED : 1;
+}
+
 /* Record @rec (init) or compare it with the database (check). */
-static int handle(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
+static int handle(struct tree *t, struct scan *s, struct vg_scan_rec *rec, int fd,
+		  struct vg_hasher *h)
 {
 	struct vg_diag d = { 0 };
 	int r = 0;
 
 	if (!s->check) {
+		/* a file a package ships, not a conffile: the archive is its record */
+		if (by_archive(s, rec->path, rec->path_len) &&
+		    scan_archive_ships(s->arch, rec->path, rec->path_len)) {
+			atomic_fetch_add(&s->left, 1);
+			return 0;
+		}
 		/* the error may be about another record of the batch: d.msg names it */
 		r = vg_scan_db_add(s->db, rec, &d);
 		if (r < 0) {
@@ -179,6 +243,9 @@ static int handle(struct tree *t, struct scan *s, struct vg_scan_rec *rec)
 		tree_count(t, TREE_OK, NULL);
 		return 0;
 	}
+	r = archive_judge(t, s, rec, fd, h);
+	if (r)
+		return r < 0 ? r : 0;
 	{
 		int j = judge(s, rec);
 
@@ -224,7 +291,7 @@ static int scan_file(struct tree *t, void *arg, const struct tree_file *f)
 		return 0;
 	}
 	tree_add_bytes(t, n);
-	r = handle(t, s, &rec);
+	r = handle(t, s, &rec, f->fd, f->hasher);
 	vg_scan_rec_release(&rec);
 	return r;
 }
@@ -256,7 +323,7 @@ static int scan_other(struct tree *t, void *arg, const struct vg_walk_entry *e)
 		tree_count(t, TREE_ERROR, "xattr-error");
 		return 0;
 	}
-	r = handle(t, s, &rec);
+	r = handle(t, s, &rec, -1, NULL);
 	vg_scan_rec_release(&rec);
 	return r;
 }
@@ -273,30 +340,30 @@ static bool under(const char *path, const char *dir)
 	return path[n] == 0 || path[n] == '/' || (n && dir[n - 1] == '/');
 }
 
-/* --update --limit: a copy of @r, outside the limit, into @next. Return: 0, -1 (said). */
-static int keep_rec(struct vg_scan_db *next, const struct vg_scan_rec *r)
-{
-	struct vg_scan_rec c = *r;
-	struct vg_diag d = { 0 };
+/* the default trust database, as vigild's (trust.db in vigil.conf) */
+#define SCAN_TRUST_DB "/var/lib/vigil/trust.db"
 
-	c.path = strndup(r->path, r->path_len);
-	c.xattrs = r->xattrs_len ? malloc(r->xattrs_len) : NULL;
-	c.target = r->target_len ? malloc(r->target_len) : NULL;
-	if (!c.path || (r->xattrs_len && !c.xattrs) || (r->target_len && !c.target)) {
-		vg_scan_rec_release(&c);
-		cli_err("out of memory");
-		return -1;
-	}
-	if (r->xattrs_len)
-		memcpy(c.xattrs, r->xattrs, r->xattrs_len);
-	if (r->target_len)
-		memcpy(c.target, r->target, r->target_len);
-	if (vg_scan_db_add(next, &c, &d) < 0) {
-		vg_scan_rec_release(&c);
-		cli_err("%s", d.msg);
-		return -1;
-	}
-	return 0;
+/* A "trust" baseline: the archive's database, authenticated with the scan's key. */
+static int open_archive(struct scan *s, const struct vg_config *cfg, const struct vg_hmac_key *hk)
+{
+	if (!vg_scan_rules_has_trust(s->rules))
+		return 0;
+	s->ch.archive_db = cfg->trust_db ? cfg->trust_db : SCAN_TRUST_DB;
+	return scan_archive_open(s->ch.archive_db, hk, s->algo, &s->arch);
+}
+
+/* A packaged file the walk never met: removed, if it is where this check looked. */
+static int archive_unseen(void *arg, const char *path, const char *pkg, uint32_t mode)
+{
+	struct scan *s = arg;
+	size_t len = strlen(path), i;
+
+	for (i = 0; i < s->nroots && !under(path, s->roots[i]); i++)
+		;
+	if (i == s->nroots || (s->limit && !under(path, s->limit)) ||
+	    !by_archive(s, path, len) || excluded(s, path, len, mode, NULL))
+		return 0;
+	return changes_add_archive(&s->ch, path, CH_REMOVED, mode, pkg) < 0 ? -1 : 0;
 }
 
 /*
@@ -332,46 +399,6 @@ static int compare_dbs(struct scan *s, const char *p1, const char *p2,
 out:
 	vg_scan_db_free(b);
 	return rc;
-}
-
-/*
- * --update: keep DB as DB.old before the new one replaces it. A hard link
- * under a temporary name, renamed over DB.old: DB stays in place, and
- * DB.old is always a whole database. Return: 0, or -1 (said).
- */
-static int keep_old(const char *db)
-{
-	size_t n = strlen(db);
-	char *old = malloc(n + 5), *tmp = malloc(n + 24);
-	int r = -1;
-
-	if (!old || !tmp) {
-		cli_err("out of memory");
-		goto out;
-	}
-	snprintf(old, n + 5, "%s.old", db);
-	snprintf(tmp, n + 24, "%s.old.vigil-tmp", db);
-	(void)unlink(tmp);	/* a leftover of a killed --update */
-	if (link(db, tmp) < 0) {
-		cli_file_err(db, "cannot keep the previous database as %s: %s", old, strerror(errno));
-		goto out;
-	}
-	if (rename(tmp, old) < 0) {
-		cli_file_err(old, "%s", strerror(errno));
-		(void)unlink(tmp);
-		goto out;
-	}
-	/*
-	 * DB.old may already be DB's inode (an --update killed after keeping
-	 * DB.old and before renaming the new database): rename() of two links
-	 * to one file does nothing, and would leave the temporary behind.
-	 */
-	(void)unlink(tmp);
-	r = 0;
-out:
-	free(old);
-	free(tmp);
-	return r;
 }
 
 int cmd_scan(int argc, char **argv)
@@ -572,6 +599,8 @@ int cmd_scan(int argc, char **argv)
 			cli_err("%s", d.msg);
 			goto out;
 		}
+		if (open_archive(s, &cfg, &hk) < 0)
+			goto out;
 		if (scan_counter_prepare(&ctr, s->db, true) < 0)
 			goto out;
 	} else {
@@ -592,6 +621,10 @@ int cmd_scan(int argc, char **argv)
 		for (int i = 0; i < nroots; i++)
 			roots[i] = (char *)vg_scan_db_root(s->db, (size_t)i);
 		s->roots = roots;
+		s->nroots = (size_t)nroots;
+		s->limit = limit;
+		if (open_archive(s, &cfg, &hk) < 0)
+			goto out;
 		if (limit) {
 			size_t ll = strlen(limit);
 			int i;
@@ -636,6 +669,9 @@ int cmd_scan(int argc, char **argv)
 			printf("recorded %llu entries (%llu files, %.1f MB) in %s\n",
 			       (unsigned long long)st.n[TREE_OK], (unsigned long long)st.files,
 			       (double)st.bytes / 1e6, o.output);
+		if (!to.quiet && s->arch)
+			printf("%zu packaged files left to the archive (%s)\n",
+			       atomic_load(&s->left), s->ch.archive_db);
 		rc = EXIT_OK;
 	} else {
 		size_t checked = (size_t)(st.n[TREE_OK] + st.n[TREE_FAIL]);
@@ -645,7 +681,7 @@ int cmd_scan(int argc, char **argv)
 
 			if (limit && !under(rec->path, limit)) {
 				/* outside the limit: not looked at; --update keeps the record */
-				if (s->next && keep_rec(s->next, rec) < 0)
+				if (s->next && scan_keep_rec(s->next, rec) < 0)
 					goto out;
 				continue;
 			}
@@ -653,7 +689,10 @@ int cmd_scan(int argc, char **argv)
 			    changes_add(&s->ch, rec->path, CH_REMOVED, rec->mode) < 0)
 				goto out;
 		}
+		if (s->arch && scan_archive_unseen(s->arch, archive_unseen, s) != 0)
+			goto out;
 		s->ch.checked = checked;
+		s->ch.archive = s->arch ? scan_archive_judged(s->arch) : 0;
 		bool delivered = changes_deliver(&s->ch, to.quiet, report_file, on_change) == 0;
 
 		rc = st.n[TREE_ERROR] || !delivered ? EXIT_ERROR
@@ -662,7 +701,7 @@ int cmd_scan(int argc, char **argv)
 			cli_err("%llu entries could not be read; %s not updated",
 				(unsigned long long)st.n[TREE_ERROR], check);
 		} else if (update) {
-			if (keep_old(check) < 0 || vg_scan_db_commit(s->next, &d) < 0) {
+			if (scan_keep_old(check) < 0 || vg_scan_db_commit(s->next, &d) < 0) {
 				if (d.msg[0])
 					cli_err("%s", d.msg);
 				rc = EXIT_ERROR;
@@ -686,6 +725,7 @@ out:
 		tree_release(&t);
 	if (s) {
 		changes_release(&s->ch);
+		scan_archive_free(s->arch);
 		vg_scan_db_free(s->next);
 		free(s->roots);
 		vg_scan_db_free(s->db);

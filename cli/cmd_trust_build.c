@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,13 +37,15 @@ static const char help[] =
 	"usage: vigil trust build -o DB [--hmac-key KEYFILE] [--lists DIR] [--debs DIR]\n"
 	"                         [--download] [--all-debs] [--deb FILE]... [--deb-list FILE]\n"
 	"                         [--keyring FILE]... [--algo A[,B...]]\n"
-	"                         [--grace SECONDS] [--allow-expired] [--valid-at SECONDS]\n"
+	"                         [--grace SECONDS] [--allow-expired] [--allow-older]\n"
+	"                         [--valid-at SECONDS]\n"
 	"                         [--json] [--verbose] [PACKAGE[:ARCH]...]\n"
 	"\n"
 	"Record the files of the installed packages (dpkg-query), or of PACKAGE...,\n"
 	"or of the .debs named by --deb/--deb-list, with their digests, package,\n"
 	"version, architecture, origin and conffile flag, and their maintainer\n"
-	"scripts, from a verified chain: InRelease (gpgv, the archive keyring) ->\n"
+	"scripts, from a verified chain: InRelease (gpgv; each repository apt is\n"
+	"configured with, with its Signed-By keys; an older Date than recorded refused) ->\n"
 	"Packages (SHA-256 and size in InRelease, of the uncompressed list) -> .deb\n"
 	"(SHA-256 and size in the Packages stanza) -> data.tar, control.tar. A\n"
 	"package whose chain does not hold is named on stderr and contributes nothing.\n"
@@ -52,11 +55,14 @@ static const char help[] =
 	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration); any key file\n"
 	CLI_HELP_KEYOPTS
 	CLI_HELP_CONFIG
-	"  -l, --lists DIR        apt's lists (default /var/lib/apt/lists): *_InRelease\n"
-	"                         and the Packages lists beside them (plain, lz4, gz, xz)\n"
+	"  -l, --lists DIR        these lists, not apt's repositories: apt's lists\n"
+	"                         directory (*_InRelease and the Packages lists named like\n"
+	"                         it), or a repository tree (DIR/dists/CODENAME/InRelease\n"
+	"                         and the lists it names), checked with --keyring\n"
 	"  -d, --debs DIR         where the .debs are (default /var/cache/apt/archives)\n"
-	"      --download         fetch the .debs with apt-get download into a new\n"
-	"                         temporary directory (removed afterwards)\n"
+	"      --download         fetch the .debs with one apt-get download of every\n"
+	"                         version a verified list has, into a new temporary\n"
+	"                         directory apt's _apt user owns (removed afterwards)\n"
 	"      --all-debs         record every NAME_VERSION_ARCH.deb of --debs (or those\n"
 	"                         of PACKAGE...), installed or not\n"
 	"      --deb FILE         record this .deb (repeatable): the package of the\n"
@@ -65,7 +71,8 @@ static const char help[] =
 	"      --deb-list FILE    the same for each line of FILE (\"-\": standard input),\n"
 	"                         one .deb path a line, as apt's DPkg::Pre-Install-Pkgs\n"
 	"                         hook gets them (Version 1); empty lines are ignored\n"
-	"  -k, --keyring FILE     OpenPGP keyring gpgv checks InRelease with (default\n"
+	"  -k, --keyring FILE     OpenPGP keyring gpgv checks every InRelease with, not\n"
+	"                         each repository's own (with --lists, default\n"
 	"                         " VG_TRUST_KEYRING "); repeatable: a signature by a\n"
 	"                         key of any of them verifies\n"
 	"  -a, --algo A[,B...]    digest algorithms recorded per file (default sha256;\n"
@@ -73,6 +80,8 @@ static const char help[] =
 	"      --grace SECONDS    how long a superseded version stays trusted (default\n"
 	"                         604800, a week; 0 drops it at once)\n"
 	"      --allow-expired    accept an InRelease whose Valid-Until has passed\n"
+	"      --allow-older      accept an InRelease older than the Date DB recorded for\n"
+	"                         its repository (a replay, otherwise refused)\n"
 	"      --valid-at SECONDS judge Valid-Until at this time (seconds since the\n"
 	"                         epoch) instead of now\n"
 	"  -j, --json             one JSON document: releases, lists, counts, failures\n"
@@ -80,129 +89,13 @@ static const char help[] =
 	"Exit status: 0 written (packages that could not be verified are reported and\n"
 	"counted), 2 usage or operational error (no InRelease verified included).\n";
 
-enum { O_DOWNLOAD = 1, O_ALL_DEBS, O_GRACE, O_ALLOW_EXPIRED, O_VALID_AT, O_DEB, O_DEB_LIST };
-
-
-static bool is_inrelease(const char *name)
-{
-	return trust_ends_with(name, "_InRelease");
-}
-
-static bool is_packages(const char *name)
-{
-	static const char *const ext[] = { "_Packages", "_Packages.lz4", "_Packages.gz",
-					   "_Packages.xz", "_Packages.bz2", "_Packages.zst" };
-
-	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
-		if (trust_ends_with(name, ext[i]))
-			return true;
-	return false;
-}
-
-
+enum { O_DOWNLOAD = 1, O_ALL_DEBS, O_GRACE, O_ALLOW_EXPIRED, O_VALID_AT, O_DEB, O_DEB_LIST,
+       O_ALLOW_OLDER };
 
 static void jadd(json_object *o, const char *k, json_object *v)
 {
 	json_object_object_add(o, k, v);
 }
-
-/* Verify every InRelease of b->lists and load the Packages lists each vouches for. */
-static int load_releases(struct build *b, int64_t now, unsigned int flags)
-{
-	char **rn = NULL, **pn = NULL;
-	ssize_t nr = trust_list_dir(b->lists, is_inrelease, &rn), np;
-	size_t verified = 0, lists = 0;
-	int rc = -1;
-
-	if (nr < 0)
-		return -1;
-	np = trust_list_dir(b->lists, is_packages, &pn);
-	if (np < 0)
-		goto out;
-	b->rels = calloc((size_t)nr + 1, sizeof(*b->rels));
-	if (!b->rels) {
-		cli_err("out of memory");
-		goto out;
-	}
-	for (ssize_t i = 0; i < nr; i++) {
-		struct release *r = &b->rels[b->nrels++];
-		struct vg_diag d = { 0 };
-		size_t plen = strlen(rn[i]) - strlen("InRelease");
-		json_object *jr = json_object_new_object();
-
-		r->file = trust_join(b->lists, rn[i]);
-		if (!r->file) {
-			cli_err("out of memory");
-			goto out;
-		}
-		jadd(jr, "file", cli_json_path(r->file));
-		if (vg_trust_release_verify_keyrings(r->file, b->keyrings, b->nkr, NULL, now, flags,
-						     &r->rel, &d) < 0) {
-			cli_file_err(r->file, "%s; its lists are not used", d.msg);
-			jadd(jr, "verified", json_object_new_boolean(0));
-			jadd(jr, "error", cli_json_path(d.msg));
-			json_object_array_add(b->jrels, jr);
-			continue;
-		}
-		r->ok = true;
-		verified++;
-		jadd(jr, "verified", json_object_new_boolean(1));
-		jadd(jr, "origin", json_object_new_string(r->rel.origin ? r->rel.origin : ""));
-		jadd(jr, "suite", json_object_new_string(r->rel.suite ? r->rel.suite : ""));
-		jadd(jr, "codename", json_object_new_string(r->rel.codename ? r->rel.codename : ""));
-		jadd(jr, "valid_until", json_object_new_int64(r->rel.valid_until));
-		json_object_array_add(b->jrels, jr);
-		for (ssize_t j = 0; j < np; j++) {
-			const struct vg_trust_relfile *ent = NULL;
-			json_object *jl;
-			char *lp;
-
-			if (strncmp(pn[j], rn[i], plen) != 0)
-				continue;
-			lp = trust_join(b->lists, pn[j]);
-			if (!lp) {
-				cli_err("out of memory");
-				goto out;
-			}
-			jl = json_object_new_object();
-			jadd(jl, "file", cli_json_path(lp));
-			if (vg_trust_packages_load(&b->pk, lp, &r->rel, (uint32_t)(r - b->rels), &ent,
-						   &d) < 0) {
-				cli_file_err(lp, "%s; not used", d.msg);
-				jadd(jl, "verified", json_object_new_boolean(0));
-				jadd(jl, "error", cli_json_path(d.msg));
-			} else {
-				jadd(jl, "verified", json_object_new_boolean(1));
-				jadd(jl, "listed_as", cli_json_path(ent->path));
-				lists++;
-			}
-			json_object_array_add(b->jlists, jl);
-			free(lp);
-		}
-	}
-	if (!verified) {
-		cli_err("%s: no InRelease verified (%zd found): nothing to build from", b->lists, nr);
-		goto out;
-	}
-	if (!lists) {
-		cli_err("%s: no Packages list matches a verified InRelease: nothing to build from",
-			b->lists);
-		goto out;
-	}
-	rc = 0;
-out:
-	trust_free_names(rn, nr);
-	if (np > 0)
-		trust_free_names(pn, np);
-	return rc;
-}
-
-
-
-
-
-
-
 
 static void fail(struct build *b, const struct target *t, const char *file, const char *kind,
 		 const char *why)
@@ -219,7 +112,8 @@ static void fail(struct build *b, const struct target *t, const char *file, cons
 	json_object_array_add(b->jfailed, j);
 	if (strcmp(kind, "no-deb") == 0) {
 		b->nodeb++;
-		if (!b->verbose)
+		/* a .deb apt-get download was asked for and did not fetch is always named */
+		if (!b->verbose && !b->downloaded)
 			return;
 	} else {
 		b->unverified++;
@@ -230,11 +124,42 @@ static void fail(struct build *b, const struct target *t, const char *file, cons
 		cli_err("%s %s %s: %s; nothing recorded", t->name, t->version, t->arch, why);
 }
 
+/*
+ * @t's version is in no verified list: superseded when a newer one is
+ * (the remedy: upgrade it), else named as what the lists do have.
+ */
+static void unlisted(struct build *b, const struct target *t)
+{
+	const char *newest = t->given ? NULL : vg_trust_packages_newest(&b->pk, t->name, t->arch);
+	char why[512];
+
+	if (newest && vg_trust_version_cmp(newest, t->version) > 0) {
+		snprintf(why, sizeof(why), "superseded: the archive lists %s; upgrade it "
+			 "(apt-get install --only-upgrade %s), then build again", newest, t->name);
+		b->superseded++;
+		fail(b, t, NULL, "superseded", why);
+		json_object_object_add(json_object_array_get_idx(b->jfailed,
+								 json_object_array_length(b->jfailed) - 1),
+				       "newer", json_object_new_string(newest));
+		return;
+	}
+	if (newest)
+		snprintf(why, sizeof(why), "no verified Packages list has this version (the archive "
+			 "lists %s, older: a local build?)", newest);
+	else if (t->given)
+		snprintf(why, sizeof(why), "no verified Packages list has its SHA-256 and size, nor "
+			 "this version");
+	else
+		snprintf(why, sizeof(why), "no verified Packages list has this package (not from a "
+			 "verified repository)");
+	fail(b, t, t->given ? t->deb : NULL, "unlisted", why);
+}
+
 /* The .deb of @t in b->debs: --all-debs' file, the pool's name, or apt's cache name. */
 static char *find_deb(const struct build *b, const struct target *t, const struct vg_trust_pkg *s)
 {
 	const char *base = strrchr(s->filename, '/');
-	char *p = NULL, *ver = NULL;
+	char *p = NULL;
 	struct stat st;
 
 	if (t->given)
@@ -245,31 +170,36 @@ static char *find_deb(const struct build *b, const struct target *t, const struc
 	if (p && lstat(p, &st) == 0)
 		return p;
 	free(p);
-	p = NULL;
-	/* apt's cache: the epoch's ':' as "%3a" */
-	ver = malloc(strlen(t->version) * 3 + 1);
-	if (!ver)
-		return NULL;
-	{
-		char *w = ver;
-
-		for (const char *r = t->version; *r; r++) {
-			if (*r == ':') {
-				memcpy(w, "%3a", 3);
-				w += 3;
-			} else {
-				*w++ = *r;
-			}
-		}
-		*w = '\0';
-	}
-	if (asprintf(&p, "%s/%s_%s_%s.deb", b->debs, t->name, ver, s->arch) < 0)
-		p = NULL;
-	free(ver);
+	/* apt's cache and apt-get download: the epoch's ':' as "%3a" */
+	p = trust_apt_deb_name(b, t, s->arch);
 	if (p && lstat(p, &st) == 0)
 		return p;
 	free(p);
 	return NULL;
+}
+
+/*
+ * --download: wait until apt-get has written @t's .deb whole (its final
+ * name, the stanza's size) or has exited; what it did not fetch is then
+ * missing, and a file that differs fails its digest as any.
+ */
+static void wait_deb(const struct build *b, const struct target *t, const struct vg_trust_pkg *s)
+{
+	const struct timespec tick = { .tv_nsec = 5 * 1000 * 1000 };
+	char *p;
+
+	if (!b->dlpid || atomic_load((atomic_int *)&b->dldone))
+		return;
+	p = trust_apt_deb_name(b, t, s->arch);
+	while (p) {
+		struct stat st;
+
+		if ((lstat(p, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == s->size) ||
+		    atomic_load((atomic_int *)&b->dldone))
+			break;
+		nanosleep(&tick, NULL);
+	}
+	free(p);
 }
 
 /*
@@ -299,6 +229,7 @@ static void read_target(const struct build *b, const struct target *t, struct re
 		o->what = RO_UNLISTED;
 		return;
 	}
+	wait_deb(b, t, s);
 	o->path = find_deb(b, t, s);
 	if (!o->path) {
 		o->what = RO_NODEB;
@@ -332,12 +263,11 @@ static int write_target(struct build *b, struct vg_trust_db *db, const struct ta
 
 	switch (o->what) {
 	case RO_UNLISTED:
-		fail(b, t, t->given ? t->deb : NULL, "unlisted",
-		     t->given ? "no verified Packages list has its SHA-256 and size, nor this "
-				"version" : "no verified Packages list has this version");
+		unlisted(b, t);
 		goto out;
 	case RO_NODEB:
-		fail(b, t, NULL, "no-deb", "no .deb in the --debs directory");
+		fail(b, t, NULL, "no-deb", b->downloaded ? "apt-get download did not fetch it" :
+							   "no .deb in the --debs directory");
 		goto out;
 	case RO_OPEN:
 		fail(b, t, o->path, "error", strerror(o->err));
@@ -401,17 +331,37 @@ static void *reader(void *arg)
 #define TRUST_READERS 8
 #define TRUST_BATCH 32
 
+/* --download: apt-get reaped here, and the readers told when it is done */
+static void *download_waiter(void *arg)
+{
+	struct build *b = arg;
+	int st = 0;
+
+	while (waitpid(b->dlpid, &st, 0) < 0 && errno == EINTR)
+		;
+	b->dlstatus = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	atomic_store(&b->dldone, 1);
+	return NULL;
+}
+
 static int record_all(struct build *b, struct vg_trust_db *db)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t nthreads = ncpu < 1 ? 1 : ncpu > TRUST_READERS ? TRUST_READERS : (size_t)ncpu;
 	struct readout *out = calloc(TRUST_BATCH, sizeof(*out));
 	const struct vg_trust_pkg *unused;
+	pthread_t waiter;
+	bool waiting = false;
 	int rc = 0;
 
+	if (b->dlpid > 0) {
+		waiting = pthread_create(&waiter, NULL, download_waiter, b) == 0;
+		if (!waiting)
+			download_waiter(b);	/* no thread: apt-get first, then the .debs */
+	}
 	if (!out) {
 		cli_err("out of memory");
-		return -1;
+		rc = -1;
 	}
 	/* sorted once, here: the readers' lookups then only read */
 	(void)vg_trust_packages_find(&b->pk, "", "", NULL, &unused);
@@ -439,6 +389,12 @@ static int record_all(struct build *b, struct vg_trust_db *db)
 		}
 	}
 	free(out);
+	if (waiting)
+		pthread_join(waiter, NULL);
+	if (b->dlpid > 0 && b->dlstatus != 0)
+		cli_err("apt-get download of %" PRIu64 " packages exited %d: those it did not fetch are "
+			"named (no .deb)", b->fetched, b->dlstatus);
+	b->dlpid = 0;
 	return rc;
 }
 
@@ -523,6 +479,9 @@ static void summary(struct build *b, const char *out, int dropped, uint64_t sup)
 		jadd(j, "files", json_object_new_int64((int64_t)b->files));
 		jadd(j, "unverified", json_object_new_int64((int64_t)b->unverified));
 		jadd(j, "without_deb", json_object_new_int64((int64_t)b->nodeb));
+		jadd(j, "installed_superseded", json_object_new_int64((int64_t)b->superseded));
+		jadd(j, "releases_older", json_object_new_int64((int64_t)b->older));
+		jadd(j, "downloaded", b->downloaded ? json_object_new_int64((int64_t)b->fetched) : NULL);
 		jadd(j, "superseded_kept", json_object_new_int64((int64_t)sup));
 		jadd(j, "superseded_dropped", json_object_new_int64(dropped));
 		jadd(j, "failed", b->jfailed);
@@ -533,8 +492,12 @@ static void summary(struct build *b, const char *out, int dropped, uint64_t sup)
 		return;
 	}
 	printf("%s: %" PRIu64 " packages, %" PRIu64 " files recorded; %" PRIu64
-	       " not verified, %" PRIu64 " without a .deb; superseded: %" PRIu64 " kept, %d dropped\n",
-	       out, b->recorded, b->files, b->unverified, b->nodeb, sup, dropped);
+	       " not verified (%" PRIu64 " installed versions superseded in the archive: upgrade "
+	       "them), %" PRIu64 " without a .deb; superseded: %" PRIu64 " kept, %d dropped",
+	       out, b->recorded, b->files, b->unverified, b->superseded, b->nodeb, sup, dropped);
+	if (b->older)
+		printf("; %" PRIu64 " InReleases older than recorded, refused", b->older);
+	putchar('\n');
 }
 
 int cmd_trust_build(int argc, char **argv)
@@ -555,6 +518,7 @@ int cmd_trust_build(int argc, char **argv)
 		{ "algo", required_argument, 'a', 'a' },
 		{ "grace", required_argument, 0, O_GRACE },
 		{ "allow-expired", no_argument, 0, O_ALLOW_EXPIRED },
+		{ "allow-older", no_argument, 0, O_ALLOW_OLDER },
 		{ "valid-at", required_argument, 0, O_VALID_AT },
 		CLI_OPT_JSON('j'),
 		CLI_OPT_VERBOSE('v'),
@@ -572,7 +536,7 @@ int cmd_trust_build(int argc, char **argv)
 	struct vg_diag d = { 0 };
 	int64_t grace = TRUST_GRACE_DEFAULT, now = (int64_t)time(NULL), valid_at = -1;
 	unsigned int flags = 0;
-	bool dl = false, given = false;
+	bool dl = false, given = false, lists_given = false;
 	char *dldir = NULL;
 	int c, rc = EXIT_ERROR, dropped = 0;
 	uint64_t cur = 0, sup = 0, nfiles = 0;
@@ -582,6 +546,7 @@ int cmd_trust_build(int argc, char **argv)
 		switch (c) {
 		case 'l':
 			b.lists = optarg;
+			lists_given = true;
 			break;
 		case 'd':
 			b.debs = optarg;
@@ -620,6 +585,9 @@ int cmd_trust_build(int argc, char **argv)
 		case O_ALLOW_EXPIRED:
 			flags |= VG_TRUST_ALLOW_EXPIRED;
 			break;
+		case O_ALLOW_OLDER:
+			b.allow_older = true;
+			break;
 		case O_VALID_AT:
 			if (parse_seconds("--valid-at", optarg, &valid_at) < 0)
 				goto out;
@@ -643,6 +611,8 @@ int cmd_trust_build(int argc, char **argv)
 		cli_err("--deb and --deb-list name the .debs: no --download, --all-debs or PACKAGE");
 		goto out;
 	}
+	/* neither: the repositories apt is configured with, each with its own keys */
+	b.apt = !lists_given && !b.nkr;
 	if (!b.nkr)
 		b.keyrings[b.nkr++] = VG_TRUST_KEYRING;
 	if (dl && b.all_debs) {
@@ -657,22 +627,30 @@ int cmd_trust_build(int argc, char **argv)
 	b.jrels = json_object_new_array();
 	b.jlists = json_object_new_array();
 	b.jfailed = json_object_new_array();
-	if (load_releases(&b, valid_at >= 0 ? valid_at : now, flags) < 0)
+	if (trust_load_releases(&b, old, valid_at >= 0 ? valid_at : now, flags) < 0)
 		goto out;
 	if (given ? trust_given_debs(&b) :
 	    b.all_debs ? trust_all_debs(&b, argv + optind, argc - optind) :
 			 trust_installed(&b, argv + optind, argc - optind))
 		goto out;
+	if (vg_trust_db_create(o.output, b.algos, b.nalgos, hk.key, hk.len, &db, &d) < 0) {
+		cli_err("%s", d.msg);
+		goto out;
+	}
+	/* apt-get runs while the .debs it has fetched are read: started last, waited for in record_all */
 	if (dl) {
 		dldir = trust_download(&b);
 		if (!dldir)
 			goto out;
 		b.debs = dldir;
 	}
-	if (vg_trust_db_create(o.output, b.algos, b.nalgos, hk.key, hk.len, &db, &d) < 0) {
-		cli_err("%s", d.msg);
-		goto out;
-	}
+	/* each source's Date, the newest a later build compares an InRelease's with */
+	for (size_t i = 0; i < b.nrels; i++)
+		if (b.rels[i].ok && vg_trust_db_set_source(db, trust_release_name(&b.rels[i]),
+							   &b.rels[i].rel, &d) < 0) {
+			cli_err("%s", d.msg);
+			goto out;
+		}
 	if (record_all(&b, db) < 0)
 		goto out;
 	if (old) {
@@ -703,11 +681,7 @@ out:
 	}
 	vg_trust_db_free(db);
 	vg_trust_db_free(old);
-	for (size_t i = 0; i < b.nrels; i++) {
-		free(b.rels[i].file);
-		vg_trust_release_release(&b.rels[i].rel);
-	}
-	free(b.rels);
+	trust_releases_free(&b);
 	for (size_t i = 0; i < b.nt; i++)
 		trust_target_free(&b.t[i]);
 	free(b.t);

@@ -1,27 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmd_trust_verify.c - `vigil trust verify DB`: the installed files
- * against the digests a trust database recorded from the signed archive
+ * against what a trust database recorded from the signed archive
  * (cmd_trust_build.c), as `dpkg --verify` against dpkg's MD5 sums: every
  * file of every current package is opened under --root (openat2
- * RESOLVE_IN_ROOT: a symbolic link in the tree cannot lead out of it)
- * and its content digested, or its link target read. Reported: modified,
- * missing; separately, with the package's digest and the disk's, changed
- * conffiles and files another package diverted (dpkg-divert); and with
- * --unpackaged the files under /usr/bin, /usr/sbin and /usr/lib that no
- * recorded package ships. Files that dpkg's path-exclude left out are not
+ * RESOLVE_IN_ROOT: a symbolic link in the tree cannot lead out of it),
+ * its content digested or its link target read, and its permission bits,
+ * owner and group compared with those dpkg gave it (the archive's, with
+ * dpkg-statoverride's applied: trust_dpkg.c). The files are judged by one
+ * thread per CPU and reported by this one in the database's order.
+ * Reported: modified (each difference with the package's value and the
+ * disk's), missing; separately, changed conffiles and files another
+ * package diverted (dpkg-divert); with --unpackaged the files under
+ * /usr/bin, /usr/sbin and /usr/lib that no recorded package ships
+ * (trust_unpackaged.c). Files that dpkg's path-exclude left out are not
  * missing. The database is authenticated before anything is compared.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -29,26 +31,31 @@
 #include "cli.h"
 #include "cmd_trust.h"
 #include "opts.h"
-#include "trust_paths.h"
-#include "vigil/fileio.h"
+#include "trust_dpkg.h"
+#include "trust_unpackaged.h"
 #include "vigil/trust.h"
 
 static const char help[] =
 	"usage: vigil trust verify DB [--root DIR] [--unpackaged] [--hmac-key KEYFILE]\n"
-	"                          [--json] [--verbose]\n"
+	"                          [--jobs N] [--json] [--verbose]\n"
 	"\n"
 	"Compare the files of the current packages of DB (vigil trust build) with the\n"
-	"disk: each regular file's digest, each symbolic link's target. The database\n"
+	"disk: each regular file's digest, each symbolic link's target, and their\n"
+	"permission bits (setuid, setgid, sticky included), owner and group as dpkg\n"
+	"gives them (the archive's, dpkg-statoverride's where it has one). The database\n"
 	"is authenticated first; an altered one, or another key, is refused.\n"
-	"Reported: modified and missing files; separately, with the package's digest\n"
-	"and the disk's, changed conffiles and files diverted by another package.\n"
-	"Files dpkg's path-exclude (ROOT/etc/dpkg/dpkg.cfg.d) keeps out are not missing.\n"
+	"Reported: modified files (each difference, the package's value and the disk's)\n"
+	"and missing ones; separately, changed conffiles and files diverted by another\n"
+	"package. Files dpkg's path-exclude (ROOT/etc/dpkg/dpkg.cfg.d) keeps out are not\n"
+	"missing.\n"
 	"  -r, --root DIR         the system's root (default /); links resolve inside it\n"
 	"  -u, --unpackaged       also report files under /usr/bin, /usr/sbin, /usr/lib\n"
-	"                         that no package of DB ships\n"
+	"                         that no package of DB ships (alternatives' links,\n"
+	"                         diverted files and byte code compiled at install aside)\n"
 	"  -H, --hmac-key FILE    key (default: key.hmac of the configuration); any key file\n"
 	CLI_HELP_KEYOPTS
 	CLI_HELP_CONFIG
+	CLI_HELP_JOBS("J")
 	"  -j, --json             one JSON document: summary, modified, missing,\n"
 	"                         conffiles, diverted, unpackaged\n"
 	"  -v, --verbose          also print each file that matches\n"
@@ -56,36 +63,58 @@ static const char help[] =
 	"listed, not counted), 1 modified, missing or unpackaged files, 2 usage or\n"
 	"operational error (an altered database included).\n";
 
-struct diversion {
-	char *from, *to, *by;
+enum state { ST_OK, ST_CHANGED, ST_MISSING, ST_ERROR };
+static const char *const state_name[] = { "ok", "changed", "missing", "error" };
+
+/* what differs (ST_CHANGED) */
+enum {
+	D_CONTENT = 1u << 0,
+	D_TYPE = 1u << 1,
+	D_TARGET = 1u << 2,
+	D_MODE = 1u << 3,
+	D_OWNER = 1u << 4,
+	D_GROUP = 1u << 5,
+};
+static const char *const diff_name[] = { "content", "type", "target", "mode", "owner", "group" };
+#define NDIFF (sizeof(diff_name) / sizeof(diff_name[0]))
+
+/* one file of the database, then what its judge found */
+struct entry {
+	char *path, *target, *uname, *gname;
+	const char *pkg, *version, *arch;	/* the database's, valid while it is open */
+	uint32_t mode, uid, gid;
+	enum vg_trust_kind kind;
+	bool have_owner;
+	struct vg_digest dg;			/* the first of its algorithms */
+	/* the judge's, written by one worker before done */
+	atomic_int done;
+	bool excluded;
+	enum state s;
+	uint32_t diff;
+	const struct trust_diversion *dv;
+	bool have_disk, override;
+	struct vg_digest disk;
+	uint32_t want_mode, want_uid, want_gid, disk_mode, disk_uid, disk_gid;
+	char *disk_target, *why;
 };
 
 struct verify {
 	int rootfd;
 	const char *root;
 	bool json, verbose;
-	struct vg_hasher *h;
-	struct diversion *div;
-	size_t ndiv;
-	char **excl;		/* "-GLOB" path-exclude, "+GLOB" path-include, in order */
-	size_t nexcl;
-	uint64_t ok, modified, missing, conf, diverted, excluded, unpackaged, errors;
-	json_object *jmod, *jmiss, *jconf, *jdiv, *jun;
-	/* --unpackaged: every recorded path, and every path dpkg lists */
-	struct trust_pathset recorded, dpkg;
+	struct trust_dpkg dpkg;
+	struct entry *e;
+	size_t n, cap;
+	uint64_t ok, modified, missing, conf, diverted, excluded, errors;
+	json_object *jmod, *jmiss, *jconf, *jdiv;
 	bool unpack;
-	uint64_t unverified, generated;
+	struct trust_unpackaged up;
+	/* the judges */
+	atomic_size_t next;
+	atomic_size_t waiting;	/* the entry this thread waits for */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
 };
-
-static int open_in_root(const struct verify *v, const char *path, int flags)
-{
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-
-	return (int)syscall(SYS_openat2, v->rootfd, path, &how, sizeof(how));
-}
 
 static void jadd(json_object *o, const char *k, json_object *val)
 {
@@ -97,8 +126,6 @@ static json_object *jdigest(const struct vg_digest *dg)
 	char hex[2 * VG_HASH_MAX_DIGEST + 1], *s = NULL;
 	json_object *j;
 
-	if (!dg)
-		return NULL;
 	vg_hex_encode(dg->bytes, dg->len, hex);
 	if (asprintf(&s, "%s:%s", vg_hash_name(dg->algo), hex) < 0)
 		return NULL;
@@ -107,455 +134,483 @@ static json_object *jdigest(const struct vg_digest *dg)
 	return j;
 }
 
-static void print_digest(const char *what, const struct vg_digest *dg)
-{
-	char hex[2 * VG_HASH_MAX_DIGEST + 1];
-
-	if (!dg) {
-		printf(" %s -", what);
-		return;
-	}
-	vg_hex_encode(dg->bytes, dg->len, hex);
-	printf(" %s %s:%s", what, vg_hash_name(dg->algo), hex);
-}
-
-/* ROOT/var/lib/dpkg/diversions: records of three lines (from, to, package) */
-static int load_diversions(struct verify *v)
-{
-	int fd = open_in_root(v, "/var/lib/dpkg/diversions", O_RDONLY | O_NONBLOCK);
-	uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
-	char *lines[3], *save = NULL, *p;
-	int r;
-
-	if (fd < 0)
-		return 0;
-	r = vg_fd_read_file(fd, CLI_DOC_MAX, &buf, &len);
-	close(fd);
-	if (r < 0) {
-		cli_file_err("/var/lib/dpkg/diversions", "%s", strerror(-r));
-		return -1;
-	}
-	p = strtok_r((char *)buf, "\n", &save);
-	while (p) {
-		int i;
-
-		for (i = 0; i < 3 && p; i++, p = strtok_r(NULL, "\n", &save))
-			lines[i] = p;
-		if (i < 3)
-			break;
-		if (v->ndiv == cap) {
-			struct diversion *n = realloc(v->div, (cap = cap ? cap * 2 : 32) * sizeof(*n));
-
-			if (!n)
-				goto nomem;
-			v->div = n;
-		}
-		v->div[v->ndiv] = (struct diversion){ strdup(lines[0]), strdup(lines[1]),
-						      strdup(lines[2]) };
-		if (!v->div[v->ndiv].from || !v->div[v->ndiv].to || !v->div[v->ndiv].by)
-			goto nomem;
-		v->ndiv++;
-	}
-	free(buf);
-	return 0;
-nomem:
-	free(buf);
-	cli_err("out of memory");
-	return -1;
-}
-
-/* path-exclude / path-include lines of ROOT/etc/dpkg/dpkg.cfg and dpkg.cfg.d/ */
-static int load_excludes_from(struct verify *v, int fd)
-{
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	char *save = NULL;
-	int r = vg_fd_read_file(fd, CLI_SMALL_MAX, &buf, &len);
-
-	if (r < 0)
-		return 0;	/* not a regular file, too large: not dpkg's either */
-	for (char *l = strtok_r((char *)buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		bool ex = strncmp(l, "path-exclude", 12) == 0, in = strncmp(l, "path-include", 12) == 0;
-		char *pat = l + 12, *e;
-		char **n;
-
-		if (!ex && !in)
-			continue;
-		while (*pat == ' ' || *pat == '=' || *pat == '\t')
-			pat++;
-		e = pat + strcspn(pat, " \t\r");
-		*e = '\0';
-		n = realloc(v->excl, (v->nexcl + 1) * sizeof(*n));
-		if (!n || asprintf(&n[v->nexcl], "%c%s", ex ? '-' : '+', pat) < 0) {
-			if (n)
-				v->excl = n;
-			free(buf);
-			cli_err("out of memory");
-			return -1;
-		}
-		v->excl = n;
-		v->nexcl++;
-	}
-	free(buf);
-	return 0;
-}
-
-/* qsort's elements are char *: compare the strings they point to */
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int load_excludes(struct verify *v)
-{
-	int fd = open_in_root(v, "/etc/dpkg/dpkg.cfg", O_RDONLY | O_NONBLOCK), dfd;
-	DIR *d;
-	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0;
-	int r = 0;
-
-	if (fd >= 0) {
-		r = load_excludes_from(v, fd);
-		close(fd);
-	}
-	dfd = open_in_root(v, "/etc/dpkg/dpkg.cfg.d", O_RDONLY | O_DIRECTORY);
-	d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
-		return r;
-	}
-	/* dpkg reads them in name order */
-	while ((e = readdir(d))) {
-		char **nn;
-
-		if (e->d_name[0] == '.')
-			continue;
-		nn = realloc(names, (n + 1) * sizeof(*nn));
-		if (!nn)
-			break;
-		names = nn;
-		names[n] = strdup(e->d_name);
-		if (names[n])
-			n++;
-	}
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_name);
-	for (size_t i = 0; i < n; i++) {
-		int f = openat(dirfd(d), names[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-
-		if (f >= 0 && r == 0)
-			r = load_excludes_from(v, f);
-		if (f >= 0)
-			close(f);
-		free(names[i]);
-	}
-	free(names);
-	closedir(d);
-	return r;
-}
-
-/* dpkg's rule: the last matching of path-exclude and path-include decides */
-static bool excluded(const struct verify *v, const char *path)
-{
-	bool ex = false;
-
-	for (size_t i = 0; i < v->nexcl; i++)
-		if (fnmatch(v->excl[i] + 1, path, 0) == 0)
-			ex = v->excl[i][0] == '-';
-	return ex;
-}
-
-static const struct diversion *diverted(const struct verify *v, const char *path, const char *pkg)
-{
-	for (size_t i = 0; i < v->ndiv; i++)
-		if (strcmp(v->div[i].from, path) == 0 && strcmp(v->div[i].by, pkg) != 0)
-			return &v->div[i];
-	return NULL;
-}
-
-enum state { ST_OK, ST_CHANGED, ST_MISSING, ST_ERROR };
-
-/*
- * @f as found at @path under the root: ST_OK, ST_CHANGED (*@disk: the
- * content's digest, when a regular file), ST_MISSING, ST_ERROR (@why).
- */
-static enum state judge(struct verify *v, const struct vg_trust_filerow *f, const char *path,
-			struct vg_digest *disk, bool *have_disk, char *why, size_t whylen)
-{
-	struct stat st;
-	struct vg_diag d = { 0 };
-	int fd;
-
-	*have_disk = false;
-	if (f->target) {
-		char buf[4096];
-		ssize_t n;
-
-		fd = open_in_root(v, path, O_PATH);
-		if (fd < 0)
-			return errno == ENOENT || errno == ENOTDIR ? ST_MISSING : ST_ERROR;
-		if (fstat(fd, &st) < 0 || !S_ISLNK(st.st_mode)) {
-			close(fd);
-			return ST_CHANGED;
-		}
-		n = readlinkat(fd, "", buf, sizeof(buf) - 1);
-		close(fd);
-		if (n < 0) {
-			snprintf(why, whylen, "%s", strerror(errno));
-			return ST_ERROR;
-		}
-		buf[n] = '\0';
-		return strcmp(buf, f->target) == 0 ? ST_OK : ST_CHANGED;
-	}
-	fd = open_in_root(v, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			return ST_MISSING;
-		if (errno == ELOOP)
-			return ST_CHANGED;	/* a symbolic link where a file was */
-		snprintf(why, whylen, "%s", strerror(errno));
-		return ST_ERROR;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return ST_CHANGED;
-	}
-	if (vg_hasher_file(v->h, fd, &st, f->dg[0].algo, disk, NULL, &d) < 0) {
-		close(fd);
-		snprintf(why, whylen, "%s", d.msg);
-		return ST_ERROR;
-	}
-	close(fd);
-	*have_disk = true;
-	return disk->len == f->dg[0].len && memcmp(disk->bytes, f->dg[0].bytes, disk->len) == 0 ?
-		       ST_OK :
-		       ST_CHANGED;
-}
-
-static const char *const state_name[] = { "ok", "changed", "missing", "error" };
-
-static json_object *jentry(const struct vg_trust_filerow *f, const char *path)
-{
-	json_object *j = json_object_new_object();
-
-	jadd(j, "file", cli_json_path(path));
-	jadd(j, "package", json_object_new_string(f->pkg->name));
-	jadd(j, "version", json_object_new_string(f->pkg->version));
-	jadd(j, "arch", json_object_new_string(f->pkg->arch));
-	return j;
-}
-
-static void line(const char *what, const struct vg_trust_filerow *f, const char *path)
-{
-	printf("%s: ", what);
-	cli_put_path(stdout, path);
-	printf(" (%s %s %s)", f->pkg->name, f->pkg->version, f->pkg->arch);
-}
-
-static int one(void *arg, const struct vg_trust_filerow *f)
+static int collect(void *arg, const struct vg_trust_filerow *f)
 {
 	struct verify *v = arg;
-	const struct diversion *dv = diverted(v, f->path, f->pkg->name);
-	const char *path = dv ? dv->to : f->path;
-	struct vg_digest disk;
-	bool have_disk;
-	char why[256] = "";
-	enum state s;
+	struct entry *e;
 
 	/* the new version's scripts in tmp.ci exist only during an unpack */
 	if (f->kind == VG_TRUST_KIND_SCRIPT_TMP)
 		return 0;
-	if (v->unpack && trust_pathset_add(&v->recorded, f->path) < 0)
+	if (v->unpack && trust_unpackaged_record(&v->up, f->path) < 0)
 		return -ENOMEM;
 	if (!f->target && f->ndg == 0)
 		return 0;
-	s = judge(v, f, path, &disk, &have_disk, why, sizeof(why));
-	if (s == ST_MISSING && !dv && excluded(v, f->path)) {
-		v->excluded++;
-		return 0;
-	}
-	if (s == ST_ERROR) {
-		v->errors++;
-		cli_file_err(path, "%s", why[0] ? why : "cannot read");
-		return 0;
-	}
-	if (dv || f->conffile) {
-		json_object *j = jentry(f, f->path);
+	if (v->n == v->cap) {
+		size_t ncap = v->cap ? 2 * v->cap : 4096;
+		struct entry *n = realloc(v->e, ncap * sizeof(*n));
 
-		if (dv) {
-			v->diverted++;
-			jadd(j, "diverted_to", cli_json_path(dv->to));
-			jadd(j, "diverted_by", json_object_new_string(dv->by));
-		} else if (s != ST_OK) {
-			v->conf++;
-		} else {
-			v->ok++;
-		}
-		if (!dv && s == ST_OK) {
-			json_object_put(j);
-			return 0;
-		}
-		jadd(j, "state", json_object_new_string(state_name[s]));
-		jadd(j, "package_digest", f->target ? json_object_new_string(f->target) :
-						      jdigest(&f->dg[0]));
-		jadd(j, "disk_digest", have_disk ? jdigest(&disk) : NULL);
-		json_object_array_add(dv ? v->jdiv : v->jconf, j);
-		if (!v->json) {
-			line(dv ? "diverted" : "conffile", f, f->path);
-			if (dv) {
-				printf(" to ");
-				cli_put_path(stdout, dv->to);
-				printf(" by %s", dv->by);
-			}
-			printf(" %s;", state_name[s]);
-			if (f->target)
-				printf(" package -> %s", f->target);
-			else
-				print_digest("package", &f->dg[0]);
-			print_digest("disk", have_disk ? &disk : NULL);
-			putchar('\n');
-		}
-		return 0;
+		if (!n)
+			return -ENOMEM;
+		v->e = n;
+		v->cap = ncap;
 	}
-	if (s == ST_OK) {
-		v->ok++;
-		if (v->verbose && !v->json) {
-			line("ok", f, f->path);
-			putchar('\n');
-		}
-		return 0;
-	}
-	{
-		json_object *j = jentry(f, f->path);
-
-		if (s == ST_MISSING) {
-			v->missing++;
-			json_object_array_add(v->jmiss, j);
-		} else {
-			v->modified++;
-			if (f->target)
-				jadd(j, "package_target", json_object_new_string(f->target));
-			else
-				jadd(j, "package_digest", jdigest(&f->dg[0]));
-			jadd(j, "disk_digest", have_disk ? jdigest(&disk) : NULL);
-			json_object_array_add(v->jmod, j);
-		}
-		if (!v->json) {
-			line(s == ST_MISSING ? "missing" : "modified", f, f->path);
-			if (s == ST_CHANGED && !f->target) {
-				print_digest("package", &f->dg[0]);
-				print_digest("disk", have_disk ? &disk : NULL);
-			}
-			putchar('\n');
-		}
-	}
+	e = &v->e[v->n];
+	memset(e, 0, sizeof(*e));
+	v->n++;
+	e->pkg = f->pkg->name;
+	e->version = f->pkg->version;
+	e->arch = f->pkg->arch;
+	e->mode = f->mode;
+	e->kind = f->kind;
+	e->have_owner = f->have_owner;
+	e->uid = f->uid;
+	e->gid = f->gid;
+	if (f->ndg)
+		e->dg = f->dg[0];
+	e->path = strdup(f->path);
+	e->target = f->target ? strdup(f->target) : NULL;
+	e->uname = f->uname ? strdup(f->uname) : NULL;
+	e->gname = f->gname ? strdup(f->gname) : NULL;
+	if (!e->path || (f->target && !e->target) || (f->uname && !e->uname) ||
+	    (f->gname && !e->gname))
+		return -ENOMEM;
 	return 0;
 }
 
-/*
- * DIR/__pycache__/NAME.TAG.pyc (or NAME.TAG.opt-N.pyc) whose DIR/NAME.py a
- * recorded package, or dpkg, ships: written by the package's postinst.
- */
-static bool compiled_from_packaged(const struct verify *v, const char *path)
+static void entry_free(struct entry *e)
 {
-	const char *slash = strrchr(path, '/'), *dot;
-	char src[4096];
-	size_t dl;
-
-	if (!slash || (size_t)(slash - path) < 12 || strncmp(slash - 12, "/__pycache__", 12) != 0)
-		return false;
-	dl = (size_t)(slash - 12 - path);
-	dot = strchr(slash + 1, '.');
-	if (!dot || strlen(path) < 4 || strcmp(path + strlen(path) - 4, ".pyc") != 0 ||
-	    dl + 1 + (size_t)(dot - slash - 1) + 4 >= sizeof(src))
-		return false;
-	snprintf(src, sizeof(src), "%.*s/%.*s.py", (int)dl, path, (int)(dot - slash - 1), slash + 1);
-	return trust_pathset_has(&v->recorded, src) || trust_pathset_has(&v->dpkg, src);
+	free(e->path);
+	free(e->target);
+	free(e->uname);
+	free(e->gname);
+	free(e->disk_target);
+	free(e->why);
 }
 
-static void walk(struct verify *v, int dfd, char *path, size_t len, size_t cap, int depth)
+/* the permission bits, owner and group of @st against what dpkg gives @e (maintainer scripts: content only) */
+static void judge_meta(const struct verify *v, struct entry *e, const struct stat *st, bool link)
 {
-	DIR *d = fdopendir(dfd);
-	struct dirent *e;
+	unsigned int k;
 
-	if (!d) {
-		close(dfd);
+	if (e->kind == VG_TRUST_KIND_SCRIPT)
+		return;
+	k = trust_dpkg_expected(&v->dpkg, e->path, e->mode, e->have_owner, e->uname, e->gname,
+				e->uid, e->gid, &e->want_mode, &e->want_uid, &e->want_gid);
+	e->override = k & TRUST_DPKG_OVERRIDE;
+	e->disk_mode = st->st_mode & 07777;
+	e->disk_uid = st->st_uid;
+	e->disk_gid = st->st_gid;
+	/* a symbolic link's own mode means nothing; dpkg sets its owner (lchown) */
+	if (!link && e->disk_mode != e->want_mode)
+		e->diff |= D_MODE;
+	if ((k & TRUST_DPKG_OWNER) && e->disk_uid != e->want_uid)
+		e->diff |= D_OWNER;
+	if ((k & TRUST_DPKG_OWNER) && e->disk_gid != e->want_gid)
+		e->diff |= D_GROUP;
+}
+
+/* @e as found under the root (where a diversion sent it): its state, and what differs */
+static void judge(struct verify *v, struct vg_hasher *h, struct entry *e)
+{
+	const char *path;
+	struct stat st;
+	struct vg_diag d = { 0 };
+	int fd;
+
+	e->dv = trust_dpkg_diverted(&v->dpkg, e->path, e->pkg);
+	path = e->dv ? e->dv->to : e->path;
+	if (e->target) {
+		char buf[4096];
+		ssize_t n;
+
+		fd = trust_open_in_root(v->rootfd, path, O_PATH);
+		if (fd < 0) {
+			e->s = errno == ENOENT || errno == ENOTDIR ? ST_MISSING : ST_ERROR;
+			if (e->s == ST_ERROR && asprintf(&e->why, "%s", strerror(errno)) < 0)
+				e->why = NULL;
+			goto out;
+		}
+		if (fstat(fd, &st) < 0 || !S_ISLNK(st.st_mode)) {
+			close(fd);
+			e->diff = D_TYPE;
+			goto out;
+		}
+		n = readlinkat(fd, "", buf, sizeof(buf) - 1);
+		close(fd);
+		if (n < 0) {
+			e->s = ST_ERROR;
+			if (asprintf(&e->why, "%s", strerror(errno)) < 0)
+				e->why = NULL;
+			goto out;
+		}
+		buf[n] = '\0';
+		if (strcmp(buf, e->target) != 0) {
+			e->diff |= D_TARGET;
+			e->disk_target = strdup(buf);
+		}
+		judge_meta(v, e, &st, true);
+		goto out;
+	}
+	fd = trust_open_in_root(v->rootfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR) {
+			e->s = ST_MISSING;
+		} else if (errno == ELOOP) {
+			e->diff = D_TYPE;	/* a symbolic link where a file was */
+		} else {
+			e->s = ST_ERROR;
+			if (asprintf(&e->why, "%s", strerror(errno)) < 0)
+				e->why = NULL;
+		}
+		goto out;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		e->diff = D_TYPE;
+		goto out;
+	}
+	if (vg_hasher_file(h, fd, &st, e->dg.algo, &e->disk, NULL, &d) < 0) {
+		close(fd);
+		e->s = ST_ERROR;
+		e->why = strdup(d.msg);
+		goto out;
+	}
+	close(fd);
+	e->have_disk = true;
+	if (e->disk.len != e->dg.len || memcmp(e->disk.bytes, e->dg.bytes, e->dg.len) != 0)
+		e->diff |= D_CONTENT;
+	judge_meta(v, e, &st, false);
+out:
+	if (e->s == ST_MISSING && !e->dv && trust_dpkg_excluded(&v->dpkg, e->path))
+		e->excluded = true;
+	if (e->s == ST_OK && e->diff)
+		e->s = ST_CHANGED;
+}
+
+struct judge {
+	struct verify *v;
+	struct vg_hasher *h;
+	pthread_t th;
+};
+
+static void *judges(void *arg)
+{
+	struct judge *jg = arg;
+	struct verify *v = jg->v;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&v->next, 1)) < v->n) {
+		judge(v, jg->h, &v->e[i]);
+		atomic_store(&v->e[i].done, 1);
+		/* the reporting thread waits for this one: wake it */
+		if (atomic_load(&v->waiting) == i) {
+			pthread_mutex_lock(&v->lock);
+			pthread_cond_signal(&v->cond);
+			pthread_mutex_unlock(&v->lock);
+		}
+	}
+	return NULL;
+}
+
+/* "0 (root)": an id and its name in the root */
+static void id_text(char *out, size_t cap, uint32_t id, const char *name)
+{
+	if (name)
+		snprintf(out, cap, "%u (%s)", id, name);
+	else
+		snprintf(out, cap, "%u", id);
+}
+
+/* the differences of @e, text: "package sha256:X disk sha256:Y; mode 0755 -> 4755; ..." */
+static void print_diff(const struct verify *v, const struct entry *e)
+{
+	char hex[2 * VG_HASH_MAX_DIGEST + 1], a[160], b[160];
+	const char *sep = "";
+
+	if (e->diff & D_TYPE) {
+		printf("%snot a %s", sep, e->target ? "symbolic link" : "regular file");
+		sep = "; ";
+	}
+	if (!e->target && (e->diff & D_CONTENT || e->dv || e->kind == VG_TRUST_KIND_CONFFILE)) {
+		vg_hex_encode(e->dg.bytes, e->dg.len, hex);
+		printf("%spackage %s:%s", sep, vg_hash_name(e->dg.algo), hex);
+		if (e->have_disk) {
+			vg_hex_encode(e->disk.bytes, e->disk.len, hex);
+			printf(" disk %s:%s", vg_hash_name(e->disk.algo), hex);
+		} else {
+			printf(" disk -");
+		}
+		sep = "; ";
+	}
+	if (e->target && (e->diff & D_TARGET || e->dv)) {
+		printf("%starget ", sep);
+		cli_put_path(stdout, e->target);
+		if (e->diff & D_TARGET) {
+			printf(" -> ");
+			cli_put_path(stdout, e->disk_target ? e->disk_target : "?");
+		}
+		sep = "; ";
+	}
+	if (e->diff & D_MODE) {
+		printf("%smode %04o%s -> %04o", sep, e->want_mode, e->override ? " (statoverride)" : "",
+		       e->disk_mode);
+		sep = "; ";
+	}
+	if (e->diff & D_OWNER) {
+		id_text(a, sizeof(a), e->want_uid, trust_dpkg_user(&v->dpkg, e->want_uid));
+		id_text(b, sizeof(b), e->disk_uid, trust_dpkg_user(&v->dpkg, e->disk_uid));
+		printf("%sowner %s%s -> %s", sep, a, e->override ? " (statoverride)" : "", b);
+		sep = "; ";
+	}
+	if (e->diff & D_GROUP) {
+		id_text(a, sizeof(a), e->want_gid, trust_dpkg_group(&v->dpkg, e->want_gid));
+		id_text(b, sizeof(b), e->disk_gid, trust_dpkg_group(&v->dpkg, e->disk_gid));
+		printf("%sgroup %s%s -> %s", sep, a, e->override ? " (statoverride)" : "", b);
+	}
+}
+
+static json_object *old_new(json_object *old, json_object *now)
+{
+	json_object *o = json_object_new_object();
+
+	jadd(o, "old", old);
+	jadd(o, "new", now);
+	return o;
+}
+
+static json_object *jid(uint32_t id, const char *name)
+{
+	json_object *o = json_object_new_object();
+
+	jadd(o, "id", json_object_new_int64(id));
+	jadd(o, "name", name ? json_object_new_string(name) : NULL);
+	return o;
+}
+
+/* "changed" and each difference's old (the package's) and new (the disk's) value */
+static void jdiff(const struct verify *v, const struct entry *e, json_object *j)
+{
+	json_object *c = json_object_new_array();
+	char m[8], n[8];
+
+	for (size_t i = 0; i < NDIFF; i++)
+		if (e->diff & (1u << i))
+			json_object_array_add(c, json_object_new_string(diff_name[i]));
+	jadd(j, "changed", c);
+	if (e->diff & D_TARGET)
+		jadd(j, "target", old_new(cli_json_path(e->target),
+					  cli_json_path(e->disk_target ? e->disk_target : "")));
+	if (e->diff & D_MODE) {
+		snprintf(m, sizeof(m), "%04o", e->want_mode);
+		snprintf(n, sizeof(n), "%04o", e->disk_mode);
+		jadd(j, "mode", old_new(json_object_new_string(m), json_object_new_string(n)));
+	}
+	if (e->diff & D_OWNER)
+		jadd(j, "owner", old_new(jid(e->want_uid, trust_dpkg_user(&v->dpkg, e->want_uid)),
+					 jid(e->disk_uid, trust_dpkg_user(&v->dpkg, e->disk_uid))));
+	if (e->diff & D_GROUP)
+		jadd(j, "group", old_new(jid(e->want_gid, trust_dpkg_group(&v->dpkg, e->want_gid)),
+					 jid(e->disk_gid, trust_dpkg_group(&v->dpkg, e->disk_gid))));
+	if (e->diff & (D_MODE | D_OWNER | D_GROUP))
+		jadd(j, "statoverride", json_object_new_boolean(e->override));
+}
+
+static json_object *jentry(const struct entry *e)
+{
+	json_object *j = json_object_new_object();
+
+	jadd(j, "file", cli_json_path(e->path));
+	jadd(j, "package", json_object_new_string(e->pkg));
+	jadd(j, "version", json_object_new_string(e->version));
+	jadd(j, "arch", json_object_new_string(e->arch));
+	return j;
+}
+
+static void line(const char *what, const struct entry *e)
+{
+	printf("%s: ", what);
+	cli_put_path(stdout, e->path);
+	printf(" (%s %s %s)", e->pkg, e->version, e->arch);
+}
+
+/* @e judged: counted, listed, printed */
+static void report(struct verify *v, const struct entry *e)
+{
+	json_object *j;
+
+	if (e->excluded) {
+		v->excluded++;
 		return;
 	}
-	while ((e = readdir(d))) {
-		size_t nl = strlen(e->d_name);
-		struct stat st;
-
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-		    len + 1 + nl + 1 > cap)
-			continue;
-		path[len] = '/';
-		memcpy(path + len + 1, e->d_name, nl + 1);
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			int sub = depth < 64 ? openat(dirfd(d), e->d_name,
-						      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) :
-					       -1;
-
-			if (sub >= 0)
-				walk(v, sub, path, len + 1 + nl, cap, depth + 1);
-			continue;
-		}
-		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-			continue;
-		if (trust_pathset_has(&v->recorded, path))
-			continue;
-		/* byte code py3compile wrote at install for a packaged module */
-		if (compiled_from_packaged(v, path)) {
-			v->generated++;
-			if (v->verbose && !v->json) {
-				printf("generated: ");
-				cli_put_path(stdout, path);
-				putchar('\n');
-			}
-			continue;
-		}
-		/* a package's file, but no package of the database: its chain did not hold */
-		if (trust_pathset_has(&v->dpkg, path)) {
-			v->unverified++;
-			if (v->verbose && !v->json) {
-				printf("unverified: ");
-				cli_put_path(stdout, path);
-				putchar('\n');
-			}
-			continue;
-		}
-		{
-			v->unpackaged++;
-			json_object_array_add(v->jun, cli_json_path(path));
-			if (!v->json) {
-				printf("unpackaged: ");
-				cli_put_path(stdout, path);
-				putchar('\n');
-			}
-		}
+	if (e->s == ST_ERROR) {
+		v->errors++;
+		cli_file_err(e->dv ? e->dv->to : e->path, "%s", e->why ? e->why : "cannot read");
+		return;
 	}
-	path[len] = '\0';
-	closedir(d);
+	if (e->dv || e->kind == VG_TRUST_KIND_CONFFILE) {
+		if (e->dv)
+			v->diverted++;
+		else if (e->s != ST_OK)
+			v->conf++;
+		else
+			v->ok++;
+		if (!e->dv && e->s == ST_OK)
+			return;
+		j = jentry(e);
+		if (e->dv) {
+			jadd(j, "diverted_to", cli_json_path(e->dv->to));
+			jadd(j, "diverted_by", json_object_new_string(e->dv->by));
+		}
+		jadd(j, "state", json_object_new_string(state_name[e->s]));
+		jadd(j, "package_digest", e->target ? json_object_new_string(e->target) :
+						      jdigest(&e->dg));
+		jadd(j, "disk_digest", e->have_disk ? jdigest(&e->disk) : NULL);
+		if (e->s == ST_CHANGED)
+			jdiff(v, e, j);
+		json_object_array_add(e->dv ? v->jdiv : v->jconf, j);
+		if (!v->json) {
+			line(e->dv ? "diverted" : "conffile", e);
+			if (e->dv) {
+				printf(" to ");
+				cli_put_path(stdout, e->dv->to);
+				printf(" by %s", e->dv->by);
+			}
+			printf(" %s; ", state_name[e->s]);
+			print_diff(v, e);
+			if (e->target && !e->dv && !(e->diff & D_TARGET))
+				printf("%starget %s", e->diff ? "; " : "", e->target);
+			putchar('\n');
+		}
+		return;
+	}
+	if (e->s == ST_OK) {
+		v->ok++;
+		if (v->verbose && !v->json) {
+			line("ok", e);
+			putchar('\n');
+		}
+		return;
+	}
+	j = jentry(e);
+	if (e->s == ST_MISSING) {
+		v->missing++;
+		json_object_array_add(v->jmiss, j);
+	} else {
+		v->modified++;
+		if (e->target)
+			jadd(j, "package_target", json_object_new_string(e->target));
+		else
+			jadd(j, "package_digest", jdigest(&e->dg));
+		jadd(j, "disk_digest", e->have_disk ? jdigest(&e->disk) : NULL);
+		jdiff(v, e, j);
+		json_object_array_add(v->jmod, j);
+	}
+	if (!v->json) {
+		line(e->s == ST_MISSING ? "missing" : "modified", e);
+		if (e->s == ST_CHANGED) {
+			putchar(' ');
+			print_diff(v, e);
+		}
+		putchar('\n');
+	}
 }
 
-static void unpackaged(struct verify *v)
+/*
+ * Every entry judged by one thread per CPU (@jobs if given), reported
+ * here in order. Return: 0, or -1 (said: no memory for the judges).
+ */
+static int run(struct verify *v, unsigned int jobs)
 {
-	static const char *const dirs[] = { "/usr/bin", "/usr/sbin", "/usr/lib" };
-	char path[4096];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nth = jobs ? jobs : ncpu < 1 ? 1 : ncpu > 16 ? 16 : (size_t)ncpu, started = 0;
+	struct judge *jg = calloc(nth, sizeof(*jg));
 
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		int fd = open_in_root(v, dirs[i], O_RDONLY | O_DIRECTORY);
-
-		if (fd < 0)
-			continue;
-		snprintf(path, sizeof(path), "%s", dirs[i]);
-		walk(v, fd, path, strlen(path), sizeof(path), 0);
+	for (size_t i = 0; jg && i < nth; i++) {
+		jg[i].v = v;
+		if (vg_hasher_new(&jg[i].h) < 0) {
+			for (size_t k = 0; k < i; k++)
+				vg_hasher_free(jg[k].h);
+			free(jg);
+			jg = NULL;
+		}
 	}
+	if (!jg) {
+		cli_err("out of memory");
+		return -1;
+	}
+	atomic_init(&v->next, 0);
+	atomic_init(&v->waiting, SIZE_MAX);
+	for (size_t i = 0; i < nth; i++)
+		if (pthread_create(&jg[started].th, NULL, judges, &jg[started]) == 0)
+			started++;
+	if (!started)
+		judges(&jg[0]);	/* no thread: judged here first, then reported */
+	for (size_t i = 0; i < v->n; i++) {
+		if (!atomic_load(&v->e[i].done)) {
+			pthread_mutex_lock(&v->lock);
+			atomic_store(&v->waiting, i);
+			while (!atomic_load(&v->e[i].done))
+				pthread_cond_wait(&v->cond, &v->lock);
+			atomic_store(&v->waiting, SIZE_MAX);
+			pthread_mutex_unlock(&v->lock);
+		}
+		report(v, &v->e[i]);
+		entry_free(&v->e[i]);
+	}
+	for (size_t i = 0; i < started; i++)
+		pthread_join(jg[i].th, NULL);
+	for (size_t i = 0; i < nth; i++)
+		vg_hasher_free(jg[i].h);
+	free(jg);
+	return 0;
+}
+
+static void summary(struct verify *v, const char *dbpath, bool owners)
+{
+	if (v->json) {
+		json_object *j = json_object_new_object(), *s = json_object_new_object();
+
+		jadd(j, "db", cli_json_path(dbpath));
+		jadd(j, "root", cli_json_path(v->root));
+		jadd(s, "ok", json_object_new_int64((int64_t)v->ok));
+		jadd(s, "modified", json_object_new_int64((int64_t)v->modified));
+		jadd(s, "missing", json_object_new_int64((int64_t)v->missing));
+		jadd(s, "conffiles_changed", json_object_new_int64((int64_t)v->conf));
+		jadd(s, "diverted", json_object_new_int64((int64_t)v->diverted));
+		jadd(s, "excluded", json_object_new_int64((int64_t)v->excluded));
+		jadd(s, "unpackaged", v->unpack ? json_object_new_int64((int64_t)v->up.unpackaged) : NULL);
+		jadd(s, "unverified", v->unpack ? json_object_new_int64((int64_t)v->up.unverified) : NULL);
+		jadd(s, "generated", v->unpack ? json_object_new_int64((int64_t)v->up.generated) : NULL);
+		jadd(s, "alternatives", v->unpack ? json_object_new_int64((int64_t)v->up.alternatives) :
+						    NULL);
+		jadd(s, "diverted_files", v->unpack ? json_object_new_int64((int64_t)v->up.diverted) :
+						      NULL);
+		jadd(s, "owners", json_object_new_boolean(owners));
+		jadd(s, "errors", json_object_new_int64((int64_t)v->errors));
+		jadd(j, "summary", s);
+		jadd(j, "modified", v->jmod);
+		jadd(j, "missing", v->jmiss);
+		jadd(j, "conffiles", v->jconf);
+		jadd(j, "diverted", v->jdiv);
+		jadd(j, "unpackaged", v->unpack ? json_object_get(v->up.list) : NULL);
+		v->jmod = v->jmiss = v->jconf = v->jdiv = NULL;
+		puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+							       JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(j);
+		return;
+	}
+	printf("%" PRIu64 " ok, %" PRIu64 " modified, %" PRIu64 " missing, %" PRIu64
+	       " conffiles changed, %" PRIu64 " diverted, %" PRIu64 " excluded by dpkg",
+	       v->ok, v->modified, v->missing, v->conf, v->diverted, v->excluded);
+	if (v->unpack)
+		printf(", %" PRIu64 " unpackaged, %" PRIu64 " of packages not in the database, %" PRIu64
+		       " generated at install, %" PRIu64 " alternatives, %" PRIu64 " diverted files",
+		       v->up.unpackaged, v->up.unverified, v->up.generated, v->up.alternatives,
+		       v->up.diverted);
+	if (v->errors)
+		printf(", %" PRIu64 " unreadable", v->errors);
+	putchar('\n');
 }
 
 int cmd_trust_verify(int argc, char **argv)
@@ -567,11 +622,13 @@ int cmd_trust_verify(int argc, char **argv)
 		CLI_OPT_PASSPHRASE_FILE,
 		CLI_OPT_TCTI,
 		CLI_OPT_CONFIG('c'),
+		CLI_OPT_JOBS('J'),
 		CLI_OPT_JSON('j'),
 		CLI_OPT_VERBOSE('v'),
 		CLI_OPT_HELP,
 	};
-	struct verify v = { .rootfd = -1, .root = "/" };
+	struct verify v = { .rootfd = -1, .root = "/", .lock = PTHREAD_MUTEX_INITIALIZER,
+			    .cond = PTHREAD_COND_INITIALIZER };
 	struct cli_getopt g;
 	struct cli_cfgargs cf = { .algo = -1 };
 	struct cli_keyargs k = { 0 };
@@ -580,7 +637,8 @@ int cmd_trust_verify(int argc, char **argv)
 	struct vg_hmac_key hk = { 0 };
 	struct vg_trust_db *db = NULL;
 	struct vg_diag d = { 0 };
-	bool unpack = false;
+	bool loaded = false, uinit = false, owners;
+	unsigned int jobs = 0;
 	const char *dbpath;
 	int c, r, rc = EXIT_ERROR;
 
@@ -591,7 +649,11 @@ int cmd_trust_verify(int argc, char **argv)
 			v.root = optarg;
 			break;
 		case 'u':
-			unpack = true;
+			v.unpack = true;
+			break;
+		case CLI_O_JOBS:
+			if (cli_parse_jobs(optarg, &jobs) < 0)
+				goto out;
 			break;
 		default:
 			rc = cli_opts_stop(help, c);
@@ -616,89 +678,47 @@ int cmd_trust_verify(int argc, char **argv)
 		cli_err("%s", d.msg);
 		goto out;
 	}
-	if (vg_hasher_new(&v.h) < 0) {
-		cli_err("out of memory");
+	owners = vg_trust_db_format(db) >= 3;
+	if (!owners)
+		cli_file_err(dbpath, "format %u: the owners of files are not recorded, and not "
+			     "compared (vigil trust build writes format 3)", vg_trust_db_format(db));
+	loaded = true;
+	if (trust_dpkg_load(&v.dpkg, v.rootfd) < 0)
 		goto out;
+	if (v.unpack) {
+		uinit = true;
+		if (trust_unpackaged_init(&v.up, v.rootfd, &v.dpkg, v.json, v.verbose) < 0)
+			goto out;
 	}
-	if (load_diversions(&v) < 0 || load_excludes(&v) < 0)
-		goto out;
-	v.unpack = unpack;
-	if (unpack && (trust_pathset_init(&v.recorded, v.rootfd) < 0 ||
-		       trust_pathset_init(&v.dpkg, v.rootfd) < 0 ||
-		       trust_pathset_add_dpkg(&v.dpkg) < 0)) {
-		cli_err("out of memory");
+	r = vg_trust_db_files(db, true, collect, &v, &d);
+	if (r < 0) {
+		cli_err("%s", r == -ENOMEM ? "out of memory" : d.msg);
 		goto out;
 	}
 	v.jmod = json_object_new_array();
 	v.jmiss = json_object_new_array();
 	v.jconf = json_object_new_array();
 	v.jdiv = json_object_new_array();
-	v.jun = json_object_new_array();
-	r = vg_trust_db_files(db, true, one, &v, &d);
-	if (r < 0) {
-		cli_err("%s", r == -ENOMEM ? "out of memory" : d.msg);
+	if (run(&v, jobs) < 0)
 		goto out;
-	}
-	if (unpack)
-		unpackaged(&v);
-	if (v.json) {
-		json_object *j = json_object_new_object(), *s = json_object_new_object();
-
-		jadd(j, "db", cli_json_path(dbpath));
-		jadd(j, "root", cli_json_path(v.root));
-		jadd(s, "ok", json_object_new_int64((int64_t)v.ok));
-		jadd(s, "modified", json_object_new_int64((int64_t)v.modified));
-		jadd(s, "missing", json_object_new_int64((int64_t)v.missing));
-		jadd(s, "conffiles_changed", json_object_new_int64((int64_t)v.conf));
-		jadd(s, "diverted", json_object_new_int64((int64_t)v.diverted));
-		jadd(s, "excluded", json_object_new_int64((int64_t)v.excluded));
-		jadd(s, "unpackaged", unpack ? json_object_new_int64((int64_t)v.unpackaged) : NULL);
-		jadd(s, "unverified", unpack ? json_object_new_int64((int64_t)v.unverified) : NULL);
-		jadd(s, "generated", unpack ? json_object_new_int64((int64_t)v.generated) : NULL);
-		jadd(s, "errors", json_object_new_int64((int64_t)v.errors));
-		jadd(j, "summary", s);
-		jadd(j, "modified", v.jmod);
-		jadd(j, "missing", v.jmiss);
-		jadd(j, "conffiles", v.jconf);
-		jadd(j, "diverted", v.jdiv);
-		jadd(j, "unpackaged", unpack ? v.jun : NULL);
-		if (!unpack)
-			json_object_put(v.jun);
-		v.jmod = v.jmiss = v.jconf = v.jdiv = v.jun = NULL;
-		puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
-							       JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(j);
-	} else {
-		printf("%" PRIu64 " ok, %" PRIu64 " modified, %" PRIu64 " missing, %" PRIu64
-		       " conffiles changed, %" PRIu64 " diverted, %" PRIu64 " excluded by dpkg",
-		       v.ok, v.modified, v.missing, v.conf, v.diverted, v.excluded);
-		if (unpack)
-			printf(", %" PRIu64 " unpackaged, %" PRIu64 " of packages not in the database, %" PRIu64
-			       " generated at install", v.unpackaged, v.unverified, v.generated);
-		if (v.errors)
-			printf(", %" PRIu64 " unreadable", v.errors);
-		putchar('\n');
-	}
+	v.n = 0;
+	if (v.unpack)
+		trust_unpackaged_walk(&v.up);
+	summary(&v, dbpath, owners);
 	rc = v.errors ? EXIT_ERROR :
-	     v.modified || v.missing || v.unpackaged ? EXIT_NOTVERIFIED : EXIT_OK;
+	     v.modified || v.missing || (v.unpack && v.up.unpackaged) ? EXIT_NOTVERIFIED : EXIT_OK;
 out:
+	for (size_t i = 0; i < v.n; i++)
+		entry_free(&v.e[i]);
+	free(v.e);
 	json_object_put(v.jmod);
 	json_object_put(v.jmiss);
 	json_object_put(v.jconf);
 	json_object_put(v.jdiv);
-	json_object_put(v.jun);
-	for (size_t i = 0; i < v.ndiv; i++) {
-		free(v.div[i].from);
-		free(v.div[i].to);
-		free(v.div[i].by);
-	}
-	free(v.div);
-	for (size_t i = 0; i < v.nexcl; i++)
-		free(v.excl[i]);
-	free(v.excl);
-	trust_pathset_release(&v.recorded);
-	trust_pathset_release(&v.dpkg);
-	vg_hasher_free(v.h);
+	if (uinit)
+		trust_unpackaged_release(&v.up);
+	if (loaded)
+		trust_dpkg_release(&v.dpkg);
 	vg_trust_db_free(db);
 	if (v.rootfd >= 0)
 		close(v.rootfd);

@@ -35,6 +35,7 @@ void changes_release(struct scan_changes *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->v[i].path);
+		free(c->v[i].pkg);
 		json_object_put(c->v[i].diff);
 	}
 	free(c->v);
@@ -43,7 +44,7 @@ void changes_release(struct scan_changes *c)
 
 /* Append; takes @diff over. Return: 0, -1 (said). */
 static int push(struct scan_changes *c, const char *path, uint32_t what, uint32_t then,
-		uint32_t now, const char *xattrs, json_object *diff)
+		uint32_t now, const char *xattrs, json_object *diff, const char *pkg)
 {
 	struct change *ch;
 	int r = -1;
@@ -60,8 +61,12 @@ static int push(struct scan_changes *c, const char *path, uint32_t what, uint32_
 	}
 	ch = &c->v[c->n];
 	ch->path = strdup(path);
-	if (!ch->path)
+	ch->pkg = pkg ? strdup(pkg) : NULL;
+	if (!ch->path || (pkg && !ch->pkg)) {
+		free(ch->path);
+		free(ch->pkg);
 		goto out;
+	}
 	ch->what = what;
 	ch->mode_then = then;
 	ch->mode_now = now;
@@ -81,7 +86,14 @@ out:
 int changes_add(struct scan_changes *c, const char *path, uint32_t what, uint32_t mode)
 {
 	return push(c, path, what, what == CH_REMOVED ? mode : 0, what == CH_ADDED ? mode : 0,
-		    NULL, NULL);
+		    NULL, NULL, NULL);
+}
+
+int changes_add_archive(struct scan_changes *c, const char *path, uint32_t what, uint32_t mode,
+			const char *pkg)
+{
+	return push(c, path, what, what == CH_REMOVED ? mode : 0, what == CH_ADDED ? mode : 0,
+		    NULL, NULL, pkg);
 }
 
 static json_object *old_new(json_object *old, json_object *now)
@@ -102,8 +114,8 @@ static int xattr_pair(void *ctx, const char *name, const uint8_t *old, size_t ol
 	return 0;
 }
 
-int changes_add_diff(struct scan_changes *c, const struct vg_scan_rec *then,
-		     const struct vg_scan_rec *now, uint32_t what)
+static int add_diff(struct scan_changes *c, const struct vg_scan_rec *then,
+		    const struct vg_scan_rec *now, uint32_t what, const char *pkg)
 {
 	size_t cap = 4 * (then->target_len > now->target_len ? then->target_len
 							       : now->target_len) + 160;
@@ -137,7 +149,19 @@ int changes_add_diff(struct scan_changes *c, const struct vg_scan_rec *then,
 	}
 	free(a);
 	free(b);
-	return push(c, now->path, what, then->mode, now->mode, xs, o);
+	return push(c, now->path, what, then->mode, now->mode, xs, o, pkg);
+}
+
+int changes_add_diff(struct scan_changes *c, const struct vg_scan_rec *then,
+		     const struct vg_scan_rec *now, uint32_t what)
+{
+	return add_diff(c, then, now, what, NULL);
+}
+
+int changes_add_diff_archive(struct scan_changes *c, const struct vg_scan_rec *then,
+			     const struct vg_scan_rec *now, uint32_t what, const char *pkg)
+{
+	return add_diff(c, then, now, what, pkg);
 }
 
 /* Added first, then removed, then changed; by path within each. */
@@ -222,6 +246,11 @@ static void report_json(FILE *out, const struct scan_changes *c, const size_t co
 		json_object_object_add(o, "file", cli_json_path(ch->path));
 		json_object_object_add(o, "change", json_object_new_string(
 			(const char *[]){ "added", "removed", "changed" }[rank(ch)]));
+		if (c->archive_db)
+			json_object_object_add(o, "baseline",
+					       json_object_new_string(ch->pkg ? "archive" : "scan"));
+		if (ch->pkg)
+			json_object_object_add(o, "package", json_object_new_string(ch->pkg));
 		if (rank(ch) == 2) {
 			json_object *a = json_object_new_array();
 
@@ -243,6 +272,8 @@ static void report_json(FILE *out, const struct scan_changes *c, const size_t co
 	json_object_object_add(o, "added", json_object_new_int64((int64_t)count[0]));
 	json_object_object_add(o, "removed", json_object_new_int64((int64_t)count[1]));
 	json_object_object_add(o, "changed", json_object_new_int64((int64_t)count[2]));
+	if (c->archive_db)
+		json_object_object_add(o, "archive", json_object_new_int64((int64_t)c->archive));
 	json_line(out, o);
 }
 
@@ -252,21 +283,31 @@ static void report_text(FILE *out, const struct scan_changes *c, const size_t co
 	static const char *const kind[] = { "added", "removed", "changed" };
 	char what[512];
 
-	if (!quiet)
-		fprintf(out, "%zu entries checked: %zu added, %zu removed, %zu changed\n",
+	if (!quiet) {
+		fprintf(out, "%zu entries checked: %zu added, %zu removed, %zu changed",
 			c->checked, count[0], count[1], count[2]);
+		if (c->archive_db) {
+			fprintf(out, "; %zu of them judged by the archive (", c->archive);
+			cli_put_path(out, c->archive_db);
+			fputc(')', out);
+		}
+		fputc('\n', out);
+	}
 	for (size_t i = 0; i < c->n; i++) {
 		const struct change *ch = &c->v[i];
 
 		fprintf(out, "%s: ", kind[rank(ch)]);
 		cli_put_path(out, ch->path);
-		if (rank(ch) < 2) {
-			fputc('\n', out);
-			continue;
+		if (rank(ch) == 2) {
+			what_list(ch, what, sizeof(what));
+			fprintf(out, " (%s)", what);
 		}
-		what_list(ch, what, sizeof(what));
-		fprintf(out, " (%s)\n", what);
-		print_diff(out, ch->diff);
+		/* the baseline that judged it: the archive says so, the scan's database says nothing */
+		if (ch->pkg)
+			fprintf(out, " [archive: %s]", ch->pkg);
+		fputc('\n', out);
+		if (rank(ch) == 2)
+			print_diff(out, ch->diff);
 	}
 }
 

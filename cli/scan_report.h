@@ -25,6 +25,7 @@ struct change {
 	uint32_t what;		/* CH_ADDED, CH_REMOVED, else VG_SCAN_* bits */
 	uint32_t mode_then, mode_now; /* st_mode on each side (0 on the side it is absent) */
 	char xattrs[256];	/* names of the changed xattrs, comma separated */
+	char *pkg;		/* judged by the archive: "NAME VERSION ARCH"; NULL: by the scan's database */
 	struct json_object *diff; /* owned: {FIELD: {old, new}, xattrs: {NAME: {old, new}}} */
 };
 
@@ -36,6 +37,8 @@ struct scan_changes {
 	const char *db;		/* the database, for the AIDE report's trailer */
 	struct timespec start;	/* when the check began */
 	size_t checked;		/* entries looked at (set before reporting) */
+	const char *archive_db;	/* the trust database of a "trust" baseline, or NULL */
+	size_t archive;		/* entries the archive judged (set before reporting) */
 };
 
 void changes_init(struct scan_changes *c, enum scan_format format, const char *db);
@@ -51,6 +54,12 @@ int changes_add(struct scan_changes *c, const char *path, uint32_t what, uint32_
  */
 int changes_add_diff(struct scan_changes *c, const struct vg_scan_rec *then,
 		     const struct vg_scan_rec *now, uint32_t what);
+
+/* The same, judged by the archive (@then its values), against package @pkg ("NAME VERSION ARCH"). */
+int changes_add_archive(struct scan_changes *c, const char *path, uint32_t what, uint32_t mode,
+			const char *pkg);
+int changes_add_diff_archive(struct scan_changes *c, const struct vg_scan_rec *then,
+			     const struct vg_scan_rec *now, uint32_t what, const char *pkg);
 
 /* The report, in c->format, to @out; @quiet drops the text summary. */
 void changes_report(FILE *out, struct scan_changes *c, bool quiet);

@@ -39,8 +39,11 @@ static const char *const sel_words[] = {
 	[VG_SCAN_SEL_NEGATIVE] = "excluded",
 };
 
-static void explain_json(const char *path, const struct vg_scan_rule_info *ri)
+static void explain_json(const char *path, const struct vg_scan_rule_info *ri,
+			 const struct vg_scan_rules *rules)
 {
+	struct vg_scan_rule_info bi;
+	enum vg_scan_baseline base = vg_scan_rules_baseline_of(rules, path, strlen(path), &bi);
 	struct json_object *j = json_object_new_object(), *a = json_object_new_array(), *rule;
 
 	json_object_object_add(j, "path", cli_json_path(path));
@@ -66,6 +69,10 @@ static void explain_json(const char *path, const struct vg_scan_rule_info *ri)
 	json_object_object_add(j, "attributes", a);
 	json_object_object_add(j, "growing", json_object_new_boolean(ri->mask & VG_SCAN_GROWING));
 	json_object_object_add(j, "walked", json_object_new_boolean(!ri->prune));
+	if (vg_scan_rules_has_trust(rules))
+		json_object_object_add(j, "baseline",
+				       json_object_new_string(base == VG_SCAN_BASELINE_TRUST ?
+							      "archive" : "scan"));
 	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
 					       JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(j);
@@ -92,7 +99,7 @@ int scan_explain(const struct vg_config *cfg, const char *path, bool json)
 	/* the type of what is there now, for rules restricted to file types */
 	vg_scan_rules_match(cfg->scan_rules, p, len, typed ? st.st_mode : 0, &ri);
 	if (json) {
-		explain_json(p, &ri);
+		explain_json(p, &ri, cfg->scan_rules);
 		free(p);
 		return EXIT_OK;
 	}
@@ -116,6 +123,20 @@ int scan_explain(const struct vg_config *cfg, const char *path, bool json)
 	}
 	if (!typed && vg_scan_rules_typed(cfg->scan_rules))
 		puts("  (not found here: the rules restricted to file types were not considered)");
+	if (vg_scan_rules_has_trust(cfg->scan_rules)) {
+		struct vg_scan_rule_info bi;
+
+		if (vg_scan_rules_baseline_of(cfg->scan_rules, p, len, &bi) == VG_SCAN_BASELINE_TRUST)
+			printf("  baseline: the archive (%s:%u: scan.baseline = trust %s): judged against "
+			       "the trust database if a current package ships it (a conffile that "
+			       "differs from its package: by this database)\n", bi.file, bi.line,
+			       bi.regex);
+		else if (bi.sel != VG_SCAN_SEL_NONE)
+			printf("  baseline: this database (%s:%u: scan.baseline = scan %s)\n", bi.file,
+			       bi.line, bi.regex);
+		else
+			puts("  baseline: this database (no scan.baseline rule decides for it)");
+	}
 	free(p);
 	return EXIT_OK;
 }

@@ -9,6 +9,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +57,7 @@ int trust_add_target(struct build *b, const char *name, const char *version, con
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
+int trust_cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -89,7 +91,7 @@ ssize_t trust_list_dir(const char *dir, bool (*keep)(const char *name), char ***
 	}
 	closedir(d);
 	if (n)
-		qsort(v, n, sizeof(*v), cmp_str);
+		qsort(v, n, sizeof(*v), trust_cmp_str);
 	*ret = v;
 	return (ssize_t)n;
 nomem:
@@ -103,7 +105,7 @@ nomem:
 
 void trust_free_names(char **v, ssize_t n)
 {
-	for (ssize_t i = 0; i < n; i++)
+	for (ssize_t i = 0; v && i < n; i++)
 		free(v[i]);
 	free(v);
 }
@@ -301,14 +303,43 @@ int trust_all_debs(struct build *b, char **want, int nwant)
 	return 0;
 }
 
-/* --download: apt-get download every target into a new directory. Return: it, or NULL. */
+/*
+ * Whether apt's sandbox user @pw can read, write and enter @dir (its
+ * ancestors included): apt downloads as root, saying so, when it cannot.
+ * Asked of the kernel by a child that becomes that user.
+ */
+static bool sandbox_reaches(const struct passwd *pw, const char *dir)
+{
+	int st = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		if (setgroups(1, &pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
+		    setuid(pw->pw_uid) < 0)
+			_exit(2);
+		_exit(access(dir, R_OK | W_OK | X_OK) == 0 ? 0 : 1);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/*
+ * --download: one apt-get download of every target a verified list has,
+ * into a new directory apt's sandbox user (_apt) owns, so that apt
+ * downloads as that user; the versions no list has are not asked for
+ * (record() names them, superseded or unlisted). Return: the directory,
+ * or NULL (said).
+ */
 char *trust_download(struct build *b)
 {
 	const char *tmp = getenv("TMPDIR");
+	const struct passwd *pw = getpwnam("_apt");
 	char *dir = NULL;
 	char **argv = calloc(b->nt + 4, sizeof(*argv));
 	size_t n = 0;
-	int st;
 
 	if (!argv || asprintf(&dir, "%s/vigil-trust-debs.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0) {
 		free(argv);
@@ -321,32 +352,73 @@ char *trust_download(struct build *b)
 		free(argv);
 		return NULL;
 	}
-	/* apt-get fetches as the user _apt: it must be able to write here */
-	(void)chmod(dir, 0755);
+	/* apt fetches as its sandbox user: it must own where the files go */
+	if (pw && (chown(dir, pw->pw_uid, 0) < 0 || chmod(dir, 0700) < 0))
+		cli_file_err(dir, "cannot give it to %s: %s", pw->pw_name, strerror(errno));
+	else if (pw && !sandbox_reaches(pw, dir))
+		cli_file_err(dir, "apt's user %s cannot reach it (a directory above is closed to it): "
+			     "apt downloads as root (set TMPDIR to a directory it can reach)",
+			     pw->pw_name);
 	argv[n++] = (char *)"apt-get";
 	argv[n++] = (char *)"download";
 	argv[n++] = (char *)"-q";
 	for (size_t i = 0; i < b->nt; i++) {
 		char *a = NULL;
 
+		/* only what a verified list has: apt-get stops at the first version it lacks */
+		if (!vg_trust_packages_find(&b->pk, b->t[i].name, b->t[i].version, b->t[i].arch, NULL))
+			continue;
 		if (asprintf(&a, "%s:%s=%s", b->t[i].name, b->t[i].arch, b->t[i].version) < 0)
 			break;
 		argv[n++] = a;
 	}
-	st = trust_run(argv, dir, NULL, NULL);
-	if (st != 0) {
-		/* one version apt no longer has stops the whole command: one by one */
-		for (size_t i = 3; i < n; i++) {
-			char *one[] = { argv[0], argv[1], argv[2], argv[i], NULL };
+	b->downloaded = true;
+	b->fetched = n - 3;
+	atomic_init(&b->dldone, 1);
+	/* it runs while the .debs it has fetched are read (record_all waits for each) */
+	if (n > 3) {
+		pid_t pid = fork();
 
-			if (trust_run(one, dir, NULL, NULL) != 0 && b->verbose)
-				cli_err("apt-get download %s failed", argv[i]);
+		if (pid == 0) {
+			int null = open("/dev/null", O_RDWR);
+
+			if (chdir(dir) < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0)
+				_exit(127);
+			execvp(argv[0], argv);
+			_exit(127);
+		}
+		if (pid < 0) {
+			cli_err("cannot run apt-get download: %s", strerror(errno));
+		} else {
+			b->dlpid = pid;
+			atomic_store(&b->dldone, 0);
 		}
 	}
 	for (size_t i = 3; i < n; i++)
 		free(argv[i]);
 	free(argv);
 	return dir;
+}
+
+char *trust_apt_deb_name(const struct build *b, const struct target *t, const char *arch)
+{
+	char *ver = malloc(strlen(t->version) * 3 + 1), *w = ver, *p = NULL;
+
+	if (!ver)
+		return NULL;
+	for (const char *r = t->version; *r; r++) {
+		if (*r == ':') {
+			memcpy(w, "%3a", 3);
+			w += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+	if (asprintf(&p, "%s/%s_%s_%s.deb", b->debs, t->name, ver, arch) < 0)
+		p = NULL;
+	free(ver);
+	return p;
 }
 
 /* remove what apt-get download put in @dir, then @dir */

@@ -120,7 +120,7 @@ static int set_string(struct parser *p, char **slot, const char *val)
 	return 0;
 }
 
-/* scan.group NAME = EXPR, scan.rule = [=|!]REGEX [EXPR] (scan_rules.h) */
+/* scan.group NAME = EXPR, scan.rule = [=|!]REGEX [EXPR], scan.baseline = trust|scan REGEX (scan_rules.h) */
 static int parse_scan(struct vg_config *c, struct parser *p, const char *key, const char *val)
 {
 	int r;
@@ -129,6 +129,8 @@ static int parse_scan(struct vg_config *c, struct parser *p, const char *key, co
 		return vg_diag_set(p->diag, -ENOMEM, "out of memory");
 	if (strcmp(key, "scan.rule") == 0)
 		return vg_scan_rules_add(c->scan_rules, val, p->name, p->line, p->diag);
+	if (strcmp(key, "scan.baseline") == 0)
+		return vg_scan_rules_baseline(c->scan_rules, val, p->name, p->line, p->diag);
 	key += strlen("scan.group");
 	while (isspace((unsigned char)*key))
 		key++;
@@ -142,7 +144,7 @@ static int parse_setting(struct vg_config *c, struct parser *p, const char *key,
 {
 	int r;
 
-	if (strcmp(key, "scan.rule") == 0 ||
+	if (strcmp(key, "scan.rule") == 0 || strcmp(key, "scan.baseline") == 0 ||
 	    (strncmp(key, "scan.group", 10) == 0 && (!key[10] || isspace((unsigned char)key[10]))))
 		return parse_scan(c, p, key, val);
 

@@ -5,6 +5,11 @@
  * and AIDE's letters and names), expressions, rule compilation with
  * regcomp() and the deepest-then-first match.
  *
+ * Baseline rules (scan.baseline = trust|scan REGEX: which paths the
+ * archive's trust database judges) are a rule set of their own inside a
+ * set, matched the same way: "trust REGEX" a regular rule of every
+ * attribute, "scan REGEX" one of none.
+ *
  * It reads no file and prints nothing: config.c hands it one line at a
  * time with its file name and line number, for messages.
  */
@@ -93,6 +98,8 @@ struct vg_scan_rules {
 	size_t *order;		/* rule indexes, deepest node first, then in file order */
 	char **files;		/* the file names rules were read from */
 	size_t nfiles;
+	struct vg_scan_rules *baseline;	/* scan.baseline lines; NULL: none */
+	bool trust;		/* a "trust" baseline line among them */
 };
 
 int vg_scan_rules_new(struct vg_scan_rules **ret)
@@ -120,6 +127,7 @@ void vg_scan_rules_free(struct vg_scan_rules *r)
 	}
 	for (size_t i = 0; i < r->nfiles; i++)
 		free(r->files[i]);
+	vg_scan_rules_free(r->baseline);
 	free(r->groups);
 	free(r->rules);
 	free(r->order);
@@ -646,4 +654,55 @@ int vg_scan_attrs_text(uint32_t mask, char *out, size_t cap)
 			return -ENOSPC;
 	}
 	return 0;
+}
+
+int vg_scan_rules_baseline(struct vg_scan_rules *r, const char *spec, const char *file,
+			   unsigned int line, struct vg_diag *diag)
+{
+	const char *p = spec + strspn(spec, " \t"), *re;
+	size_t kl = strcspn(p, " \t"), rl;
+	bool trust = kl == 5 && strncmp(p, "trust", 5) == 0;
+	char *rule;
+	int e;
+
+	re = p + kl + strspn(p + kl, " \t");
+	rl = strcspn(re, " \t");
+	if ((!trust && !(kl == 4 && strncmp(p, "scan", 4) == 0)) || !rl || re[0] != '/' ||
+	    re[rl + strspn(re + rl, " \t")])
+		return vg_diag_set(diag, -EINVAL, "%s:%u: a baseline rule is \"trust REGEX\" (the "
+				   "archive's trust database judges the packaged files there) or "
+				   "\"scan REGEX\", the regular expression starting with '/'",
+				   file, line);
+	if (!r->baseline && vg_scan_rules_new(&r->baseline) < 0)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	/* a regular rule, matched as any: every attribute for trust, none (E) for scan */
+	if (asprintf(&rule, "%.*s %s", (int)rl, re, trust ? "all" : "E") < 0)
+		return vg_diag_set(diag, -ENOMEM, "out of memory");
+	e = vg_scan_rules_add(r->baseline, rule, file, line, diag);
+	free(rule);
+	if (e == 0 && trust)
+		r->trust = true;
+	return e;
+}
+
+bool vg_scan_rules_has_trust(const struct vg_scan_rules *r)
+{
+	return r && r->trust;
+}
+
+enum vg_scan_baseline vg_scan_rules_baseline_of(const struct vg_scan_rules *r, const char *path,
+						size_t len, struct vg_scan_rule_info *ret)
+{
+	struct vg_scan_rule_info ri;
+
+	if (!ret)
+		ret = &ri;
+	if (!r || !r->trust) {
+		memset(ret, 0, sizeof(*ret));
+		return VG_SCAN_BASELINE_SCAN;
+	}
+	return vg_scan_rules_match(r->baseline, path, len, 0, ret) == VG_SCAN_SEL_REGULAR &&
+			       ret->mask ?
+		       VG_SCAN_BASELINE_TRUST :
+		       VG_SCAN_BASELINE_SCAN;
 }

@@ -9,13 +9,17 @@
  * opened database is checked (schema, then MAC) before any row is handed
  * out (trust_db_read.c).
  *
- * Schema (format 2; trust_db.h):
+ * Schema (format 3; trust_db.h):
  *   meta(key TEXT PRIMARY KEY, value BLOB): format, algos, mac
  *   releases(id, origin, label, suite, codename, date, valid_until, inrelease_sha256)
  *   packages(id, name, version, arch, release, deb_sha256, state, superseded_at)
- *   files(path BLOB, algo, digest BLOB, package, conffile (a vg_trust_kind), size, mode, target BLOB)
+ *   files(path BLOB, algo, digest BLOB, package, conffile (a vg_trust_kind), size, mode,
+ *         target BLOB, uname, gname, uid, gid)
  *     keyed by (path, algo, digest, package), WITHOUT ROWID: one row per
  *     file and algorithm; a symbolic link has algo 255 and no digest.
+ *   sources(name, origin, suite, codename, date): each source's Date, the
+ *     newest a build accepted (a replayed older InRelease is refused); a
+ *     source is named by where its InRelease is (apt's list name)
  * There is no secondary index: every byte a reader relies on is in the
  * rows the MAC covers.
  */
@@ -150,7 +154,8 @@ int vg_trust_db_create(const char *path, const unsigned int *algos, size_t nalgo
 		r = put_meta(db, "algos", ab, nalgos, diag);
 	if (r < 0)
 		goto fail;
-	if (sqlite3_prepare_v2(db->db, "INSERT OR IGNORE INTO files VALUES(?,?,?,?,?,?,?,?)", -1,
+	db->format = TRUST_FORMAT;
+	if (sqlite3_prepare_v2(db->db, "INSERT OR IGNORE INTO files VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1,
 			       &db->ins_file, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db->db, "INSERT INTO packages VALUES(NULL,?,?,?,?,?,?,?)", -1,
 			       &db->ins_pkg, NULL) != SQLITE_OK) {
@@ -220,14 +225,37 @@ static int insert_pkg(struct vg_trust_db *db, const char *name, const char *vers
 	return r;
 }
 
+/* the owner columns of a file row; have: false for a file of a format 1 or 2 database */
+struct owner {
+	bool have;
+	const char *uname, *gname;
+	int64_t uid, gid;
+};
+
+static int bind_text_or_null(sqlite3_stmt *st, int col, const char *s)
+{
+	return s ? sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, col);
+}
+
 static int insert_file(struct vg_trust_db *db, const void *path, int plen, int algo,
 		       const void *dg, int dlen, int64_t pkg, int kind, uint64_t size,
-		       uint32_t mode, const void *target, int tlen, struct vg_diag *diag)
+		       uint32_t mode, const void *target, int tlen, const struct owner *o,
+		       struct vg_diag *diag)
 {
 	sqlite3_stmt *st = db->ins_file;
 	int r = 0;
 
 	sqlite3_reset(st);
+	if (o->have ? bind_text_or_null(st, 9, o->uname) != SQLITE_OK ||
+			      bind_text_or_null(st, 10, o->gname) != SQLITE_OK ||
+			      sqlite3_bind_int64(st, 11, o->uid) != SQLITE_OK ||
+			      sqlite3_bind_int64(st, 12, o->gid) != SQLITE_OK :
+		      sqlite3_bind_null(st, 9) != SQLITE_OK || sqlite3_bind_null(st, 10) != SQLITE_OK ||
+			      sqlite3_bind_null(st, 11) != SQLITE_OK ||
+			      sqlite3_bind_null(st, 12) != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		return vg__trust_db_err(db, diag, -EIO, "recording a file");
+	}
 	if (sqlite3_bind_blob(st, 1, path, plen, SQLITE_STATIC) != SQLITE_OK ||
 	    sqlite3_bind_int(st, 2, algo) != SQLITE_OK ||
 	    sqlite3_bind_blob(st, 3, dlen ? dg : "", dlen, SQLITE_STATIC) != SQLITE_OK ||
@@ -257,18 +285,19 @@ int vg_trust_db_add_package(struct vg_trust_db *db, int64_t release_id,
 		/* a caller that sets only the conffile flag means a conffile */
 		int kind = f->kind == VG_TRUST_KIND_FILE && f->conffile ? VG_TRUST_KIND_CONFFILE :
 									  (int)f->kind;
+		const struct owner o = { f->have_owner, f->uname, f->gname, f->uid, f->gid };
 
 		if (kind < 0 || kind > VG_TRUST_KIND_MAX)
 			return vg_diag_set(diag, -EINVAL, "%s: file kind %d", f->path, kind);
 
 		if (f->target) {
 			r = insert_file(db, f->path, plen, ALGO_LINK, NULL, 0, id, kind,
-					f->size, f->mode, f->target, (int)strlen(f->target), diag);
+					f->size, f->mode, f->target, (int)strlen(f->target), &o, diag);
 			continue;
 		}
 		for (size_t a = 0; r == 0 && a < db->nalgos; a++)
 			r = insert_file(db, f->path, plen, f->dg[a].algo, f->dg[a].bytes,
-					f->dg[a].len, id, kind, f->size, f->mode, NULL, 0,
+					f->dg[a].len, id, kind, f->size, f->mode, NULL, 0, &o,
 					diag);
 	}
 	return r;
@@ -330,6 +359,56 @@ static int64_t carry_release(struct vg_trust_db *db, struct vg_trust_db *old, in
 	return nid;
 }
 
+static int put_source(struct vg_trust_db *db, const char *verb, const char *name,
+		      const char *origin, const char *suite, const char *codename, int64_t date,
+		      struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL;
+	char sql[80];
+	int r = 0;
+
+	snprintf(sql, sizeof(sql), "INSERT OR %s INTO sources VALUES(?,?,?,?,?)", verb);
+	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, origin ? origin : "", -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 3, suite ? suite : "", -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 4, codename ? codename : "", -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 5, date) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+		r = vg__trust_db_err(db, diag, -EIO, "recording a source");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int vg_trust_db_set_source(struct vg_trust_db *db, const char *name,
+			   const struct vg_trust_release *rel, struct vg_diag *diag)
+{
+	return put_source(db, "REPLACE", name, rel->origin, rel->suite, rel->codename, rel->date,
+			  diag);
+}
+
+/* the sources of @old this build did not see (format 3; a format 1 or 2 database has none) */
+static int carry_sources(struct vg_trust_db *db, struct vg_trust_db *old, struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL;
+	int r = 0, rc;
+
+	if (old->format < 3)
+		return 0;
+	if (sqlite3_prepare_v2(old->db, "SELECT name, origin, suite, codename, date FROM sources",
+			       -1, &st, NULL) != SQLITE_OK)
+		return vg__trust_db_err(old, diag, -EIO, "reading");
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		r = put_source(db, "IGNORE", (const char *)sqlite3_column_text(st, 0),
+			       (const char *)sqlite3_column_text(st, 1),
+			       (const char *)sqlite3_column_text(st, 2),
+			       (const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 4),
+			       diag);
+	if (r == 0 && rc != SQLITE_DONE)
+		r = vg__trust_db_err(old, diag, -EIO, "reading");
+	sqlite3_finalize(st);
+	return r;
+}
+
 int vg_trust_db_carry(struct vg_trust_db *db, struct vg_trust_db *old, int64_t now,
 		      int64_t grace, struct vg_diag *diag)
 {
@@ -372,12 +451,23 @@ int vg_trust_db_carry(struct vg_trust_db *db, struct vg_trust_db *old, int64_t n
 		r = insert_pkg(db, p->name, p->version, p->arch, rid, p->deb_sha256, state, since,
 			       &map[p->id], diag);
 	}
-	if (r == 0 && sqlite3_prepare_v2(old->db, "SELECT path, algo, digest, package, conffile,"
-						  " size, mode, target FROM files",
+	if (r == 0 && sqlite3_prepare_v2(old->db, old->format >= 3 ?
+						  "SELECT path, algo, digest, package, conffile, size,"
+						  " mode, target, uname, gname, uid, gid FROM files" :
+						  "SELECT path, algo, digest, package, conffile, size,"
+						  " mode, target, NULL, NULL, NULL, NULL FROM files",
 					 -1, &st, NULL) != SQLITE_OK)
 		r = vg__trust_db_err(old, diag, -EIO, "reading");
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t op = sqlite3_column_int64(st, 3);
+		const struct owner o = {
+			.have = sqlite3_column_type(st, 10) == SQLITE_INTEGER &&
+				sqlite3_column_type(st, 11) == SQLITE_INTEGER,
+			.uname = (const char *)sqlite3_column_text(st, 8),
+			.gname = (const char *)sqlite3_column_text(st, 9),
+			.uid = sqlite3_column_int64(st, 10),
+			.gid = sqlite3_column_int64(st, 11),
+		};
 
 		if (op < 1 || op > maxid || !map[op])
 			continue;
@@ -388,14 +478,14 @@ int vg_trust_db_carry(struct vg_trust_db *db, struct vg_trust_db *old, int64_t n
 				(uint32_t)sqlite3_column_int64(st, 6),
 				sqlite3_column_type(st, 7) == SQLITE_NULL ? NULL :
 									   sqlite3_column_blob(st, 7),
-				sqlite3_column_bytes(st, 7), diag);
-		if (r == 0)
-			continue;
+				sqlite3_column_bytes(st, 7), &o, diag);
 	}
 	if (r == 0 && st && rc != SQLITE_DONE)
 		r = vg__trust_db_err(old, diag, -EIO, "reading");
 	sqlite3_finalize(st);
 	free(map);
+	if (r == 0)
+		r = carry_sources(db, old, diag);
 	return r < 0 ? r : dropped;
 }
 

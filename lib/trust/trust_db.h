@@ -17,23 +17,36 @@
 #include "vigil/trust.h"
 
 /*
- * 2: the files table's conffile column is a vg_trust_kind (maintainer
- * scripts 2 and 3); 1 (read, never written): 0 or 1 only.
+ * 3: files have their owner and group (uname, gname, uid, gid as the
+ * archive says), and a sources table keeps the newest Date of each
+ * source; 2 (read, never written): the files table's conffile column is
+ * a vg_trust_kind (maintainer scripts 2 and 3), no owner; 1 (read, never
+ * written): conffile 0 or 1 only. Formats 1 and 2 have SCHEMA_V2.
  */
-#define TRUST_FORMAT 2
+#define TRUST_FORMAT 3
 #define TRUST_FORMAT_MIN 1
 #define TRUST_MAC_LABEL "vigil trust database v1"
 #define ALGO_LINK 255
 
-#define SCHEMA \
+#define SCHEMA_COMMON \
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB);" \
 	"CREATE TABLE releases(id INTEGER PRIMARY KEY, origin TEXT, label TEXT, suite TEXT," \
 	" codename TEXT, date INTEGER, valid_until INTEGER, inrelease_sha256 BLOB);" \
 	"CREATE TABLE packages(id INTEGER PRIMARY KEY, name TEXT, version TEXT, arch TEXT," \
-	" release INTEGER, deb_sha256 BLOB, state INTEGER, superseded_at INTEGER);" \
+	" release INTEGER, deb_sha256 BLOB, state INTEGER, superseded_at INTEGER);"
+/* formats 1 and 2 */
+#define SCHEMA_V2 SCHEMA_COMMON \
 	"CREATE TABLE files(path BLOB, algo INTEGER, digest BLOB, package INTEGER," \
 	" conffile INTEGER, size INTEGER, mode INTEGER, target BLOB," \
 	" PRIMARY KEY(path, algo, digest, package)) WITHOUT ROWID;"
+/* format 3: the owner; each source's newest Date */
+#define SCHEMA SCHEMA_COMMON \
+	"CREATE TABLE files(path BLOB, algo INTEGER, digest BLOB, package INTEGER," \
+	" conffile INTEGER, size INTEGER, mode INTEGER, target BLOB," \
+	" uname TEXT, gname TEXT, uid INTEGER, gid INTEGER," \
+	" PRIMARY KEY(path, algo, digest, package)) WITHOUT ROWID;" \
+	"CREATE TABLE sources(name TEXT PRIMARY KEY, origin TEXT, suite TEXT, codename TEXT," \
+	" date INTEGER) WITHOUT ROWID;"
 
 struct pkg {
 	int64_t id;
@@ -51,6 +64,7 @@ struct rel {
 
 struct vg_trust_db {
 	sqlite3 *db;
+	unsigned int format;	/* an opened database's; TRUST_FORMAT when written */
 	char *path;
 	struct vg_outfile out;
 	bool writing;

@@ -29,6 +29,8 @@ static const char *const mac_queries[] = {
 	"SELECT * FROM releases ORDER BY id",
 	"SELECT * FROM packages ORDER BY id",
 	"SELECT * FROM files ORDER BY path, algo, digest, package",
+	/* format 3 on */
+	"SELECT * FROM sources ORDER BY name",
 };
 
 int vg__trust_derive_key(struct vg_trust_db *db, const uint8_t *key, size_t keylen,
@@ -83,7 +85,9 @@ int vg__trust_compute_mac(struct vg_trust_db *db, uint8_t out[32], struct vg_dia
 	EVP_MAC_free(mac);
 	ok = ctx && EVP_MAC_init(ctx, db->mackey, sizeof(db->mackey), params) &&
 	     EVP_MAC_update(ctx, (const uint8_t *)"vigil-trust", 11);
-	for (size_t q = 0; ok && q < sizeof(mac_queries) / sizeof(mac_queries[0]); q++) {
+	size_t nq = sizeof(mac_queries) / sizeof(mac_queries[0]) - (db->format >= 3 ? 0 : 1);
+
+	for (size_t q = 0; ok && q < nq; q++) {
 		sqlite3_stmt *st = NULL;
 		uint64_t rows = 0;
 		uint8_t b[9] = { 0xff };

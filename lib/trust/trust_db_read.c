@@ -21,8 +21,8 @@
 #include "vigil/trust.h"
 #include "trust_db.h"
 
-/* the schema a database of this format has, as SQLite keeps it */
-static int expected_schema(char **ret)
+/* the schema @sql creates, as SQLite keeps it */
+static int expected_schema(const char *sql, char **ret)
 {
 	sqlite3 *m = NULL;
 	sqlite3_stmt *st = NULL;
@@ -34,7 +34,7 @@ static int expected_schema(char **ret)
 	if (!f)
 		return -ENOMEM;
 	if (sqlite3_open_v2(":memory:", &m, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
-	    sqlite3_exec(m, SCHEMA, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_exec(m, sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(m, "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name",
 			       -1, &st, NULL) != SQLITE_OK)
 		r = -ENOMEM;
@@ -54,16 +54,21 @@ static int expected_schema(char **ret)
 	return 0;
 }
 
+/* The schema, word for word: format 3's (Return: 3) or that of 1 and 2 (Return: 2). */
 static int check_schema(struct vg_trust_db *db, struct vg_diag *diag)
 {
 	sqlite3_stmt *st = NULL;
-	char *want = NULL, *got = NULL;
+	char *want = NULL, *want2 = NULL, *got = NULL;
 	size_t n = 0;
 	FILE *f;
-	int r = expected_schema(&want);
+	int r = expected_schema(SCHEMA, &want), which = 0;
 
-	if (r < 0)
+	if (r == 0)
+		r = expected_schema(SCHEMA_V2, &want2);
+	if (r < 0) {
+		free(want);
 		return vg_diag_set(diag, r, "out of memory");
+	}
 	f = open_memstream(&got, &n);
 	if (!f) {
 		free(want);
@@ -80,11 +85,16 @@ static int check_schema(struct vg_trust_db *db, struct vg_diag *diag)
 				c == 3 ? '\n' : '\t');
 	sqlite3_finalize(st);
 	fclose(f);
-	if (r == 0 && (!got || strcmp(got, want) != 0))
+	if (r == 0 && got && strcmp(got, want) == 0)
+		which = 3;
+	else if (r == 0 && got && strcmp(got, want2) == 0)
+		which = 2;
+	else
 		r = -EBADMSG;
 	free(want);
+	free(want2);
 	free(got);
-	return r < 0 ? vg_diag_set(diag, r, "%s: not a vigil trust database", db->path) : 0;
+	return r < 0 ? vg_diag_set(diag, r, "%s: not a vigil trust database", db->path) : which;
 }
 
 static int get_meta(struct vg_trust_db *db, const char *key, uint8_t *buf, size_t cap,
@@ -208,7 +218,9 @@ int vg_trust_db_open(const char *path, const uint8_t *key, size_t keylen,
 	r = check_schema(db, diag);
 	if (r < 0)
 		goto fail;
-	if (get_meta(db, "format", &fmt, 1, &n) < 0 || n != 1 || fmt < TRUST_FORMAT_MIN || fmt > TRUST_FORMAT ||
+	/* the format names the schema found: 3, or 1 and 2 */
+	if (get_meta(db, "format", &fmt, 1, &n) < 0 || n != 1 || fmt < TRUST_FORMAT_MIN ||
+	    fmt > TRUST_FORMAT || (r == 3) != (fmt == 3) ||
 	    get_meta(db, "algos", ab, sizeof(ab), &db->nalgos) < 0 || db->nalgos == 0 ||
 	    get_meta(db, "mac", want, sizeof(want), &n) < 0 || n != 32) {
 		r = vg_diag_set(diag, -EBADMSG, "%s: not a vigil trust database of format %d to %d",
@@ -217,6 +229,7 @@ int vg_trust_db_open(const char *path, const uint8_t *key, size_t keylen,
 	}
 	for (size_t i = 0; i < db->nalgos; i++)
 		db->algos[i] = ab[i];
+	db->format = fmt;
 	r = vg__trust_derive_key(db, key, keylen, diag);
 	if (r == 0)
 		r = vg__trust_compute_mac(db, mac, diag);
@@ -301,12 +314,17 @@ int vg_trust_db_files(struct vg_trust_db *db, bool current_only,
 	sqlite3_stmt *st = NULL;
 	struct vg_trust_filerow f = { 0 };
 	struct vg_trust_pkgrow prow;
-	char *path = NULL, *target = NULL;
+	char *path = NULL, *target = NULL, *uname = NULL, *gname = NULL;
 	int64_t cur_pkg = -1;
 	int rc, r = 0;
 
-	if (sqlite3_prepare_v2(db->db, "SELECT path, algo, digest, package, conffile, size, mode,"
-				       " target FROM files ORDER BY path, package, algo",
+	if (sqlite3_prepare_v2(db->db, db->format >= 3 ?
+				       "SELECT path, algo, digest, package, conffile, size, mode,"
+				       " target, uname, gname, uid, gid FROM files"
+				       " ORDER BY path, package, algo" :
+				       "SELECT path, algo, digest, package, conffile, size, mode,"
+				       " target, NULL, NULL, NULL, NULL FROM files"
+				       " ORDER BY path, package, algo",
 			       -1, &st, NULL) != SQLITE_OK)
 		return vg__trust_db_err(db, diag, -EIO, "reading");
 	for (;;) {
@@ -329,10 +347,14 @@ int vg_trust_db_files(struct vg_trust_db *db, bool current_only,
 			/* the file gathered so far is complete */
 			f.path = path;
 			f.target = target;
+			f.uname = uname;
+			f.gname = gname;
 			r = fn(arg, &f);
 			free(path);
 			free(target);
-			path = target = NULL;
+			free(uname);
+			free(gname);
+			path = target = uname = gname = NULL;
 			if (r)
 				break;
 		}
@@ -373,6 +395,21 @@ int vg_trust_db_files(struct vg_trust_db *db, bool current_only,
 			memcpy(path, pp, (size_t)plen);
 			path[plen] = '\0';
 			cur_pkg = pkg;
+			if (sqlite3_column_type(st, 10) == SQLITE_INTEGER &&
+			    sqlite3_column_type(st, 11) == SQLITE_INTEGER) {
+				const char *un = (const char *)sqlite3_column_text(st, 8);
+				const char *gn = (const char *)sqlite3_column_text(st, 9);
+
+				f.have_owner = true;
+				f.uid = (uint32_t)sqlite3_column_int64(st, 10);
+				f.gid = (uint32_t)sqlite3_column_int64(st, 11);
+				uname = un ? strdup(un) : NULL;
+				gname = gn ? strdup(gn) : NULL;
+				if ((un && !uname) || (gn && !gname)) {
+					r = vg_diag_set(diag, -ENOMEM, "out of memory");
+					break;
+				}
+			}
 			if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
 				int tl = sqlite3_column_bytes(st, 7);
 
@@ -398,6 +435,42 @@ int vg_trust_db_files(struct vg_trust_db *db, bool current_only,
 		r = vg__trust_db_err(db, diag, -EIO, "reading");
 	free(path);
 	free(target);
+	free(uname);
+	free(gname);
+	sqlite3_finalize(st);
+	return r;
+}
+
+unsigned int vg_trust_db_format(const struct vg_trust_db *db)
+{
+	return db->format;
+}
+
+int vg_trust_db_source_date(struct vg_trust_db *db, const char *name,
+			    const struct vg_trust_release *rel, int64_t *ret_date, struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL;
+	int r = 0, rc;
+
+	if (sqlite3_prepare_v2(db->db, db->format >= 3 ?
+				       "SELECT date FROM sources WHERE name = ?5" :
+				       "SELECT max(date) FROM releases WHERE ifnull(origin, '') = ?1"
+				       " AND ifnull(label, '') = ?2 AND ifnull(suite, '') = ?3"
+				       " AND ifnull(codename, '') = ?4 HAVING count(*) > 0",
+			       -1, &st, NULL) != SQLITE_OK)
+		return vg__trust_db_err(db, diag, -EIO, "reading");
+	sqlite3_bind_text(st, 1, rel->origin ? rel->origin : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, rel->label ? rel->label : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, rel->suite ? rel->suite : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, rel->codename ? rel->codename : "", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*ret_date = sqlite3_column_int64(st, 0);
+		r = 1;
+	} else if (rc != SQLITE_DONE) {
+		r = vg__trust_db_err(db, diag, -EIO, "reading");
+	}
 	sqlite3_finalize(st);
 	return r;
 }

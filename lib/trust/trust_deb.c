@@ -35,6 +35,8 @@ void vg_trust_deb_release(struct vg_trust_deb *deb)
 	for (size_t i = 0; i < deb->n; i++) {
 		free(deb->files[i].path);
 		free(deb->files[i].target);
+		free(deb->files[i].uname);
+		free(deb->files[i].gname);
 	}
 	free(deb->files);
 	memset(deb, 0, sizeof(*deb));
@@ -185,6 +187,19 @@ static int digest_entry(struct ctx *c, struct archive *in, struct vg_trust_file 
 	return 0;
 }
 
+/* the owner of the entry @e as the archive gives it (names and ids). Return: 0, -ENOMEM. */
+static int take_owner(struct vg_trust_file *f, struct archive_entry *e)
+{
+	const char *un = archive_entry_uname(e), *gn = archive_entry_gname(e);
+
+	f->have_owner = true;
+	f->uid = (uint32_t)archive_entry_uid(e);
+	f->gid = (uint32_t)archive_entry_gid(e);
+	f->uname = un && *un ? strdup(un) : NULL;
+	f->gname = gn && *gn ? strdup(gn) : NULL;
+	return (un && *un && !f->uname) || (gn && *gn && !f->gname) ? -ENOMEM : 0;
+}
+
 static struct vg_trust_file *find_file(struct vg_trust_deb *deb, const char *path)
 {
 	for (size_t i = deb->n; i-- > 0;)
@@ -224,6 +239,8 @@ static int read_data(struct ctx *c, struct archive *in, struct vg_trust_deb *deb
 		}
 		f->path = path;
 		f->mode = (uint32_t)archive_entry_mode(e);
+		if (take_owner(f, e) < 0)
+			return vg_diag_set(diag, -ENOMEM, "out of memory");
 		if (hl) {
 			char *tp = norm_path(hl);
 			struct vg_trust_file *t = tp ? find_file(deb, tp) : NULL;
@@ -346,9 +363,14 @@ static int read_control(struct ctx *c, struct archive *in, struct vg_diag *diag)
 
 			if (strcmp(name, scripts[i].name) != 0)
 				continue;
+			/* a script twice in control.tar: the last one, as tar would leave it */
+			free(f->uname);
+			free(f->gname);
 			memset(f, 0, sizeof(*f));
 			f->path = (char *)scripts[i].name;	/* for messages only */
 			f->mode = (uint32_t)archive_entry_mode(e);
+			if (take_owner(f, e) < 0)
+				return vg_diag_set(diag, -ENOMEM, "out of memory");
 			f->size = (uint64_t)archive_entry_size(e);
 			r = digest_entry(c, in, f, diag);
 			f->path = NULL;
@@ -401,7 +423,11 @@ static int add_scripts(struct ctx *c, const struct vg_trust_pkg *want, struct vg
 				return vg_diag_set(diag, -ENOMEM, "out of memory");
 			}
 			*f = c->script[i];
+			f->uname = c->script[i].uname ? strdup(c->script[i].uname) : NULL;
+			f->gname = c->script[i].gname ? strdup(c->script[i].gname) : NULL;
 			f->path = path;
+			if ((c->script[i].uname && !f->uname) || (c->script[i].gname && !f->gname))
+				return vg_diag_set(diag, -ENOMEM, "out of memory");
 			f->kind = tmp ? VG_TRUST_KIND_SCRIPT_TMP : VG_TRUST_KIND_SCRIPT;
 		}
 	}
@@ -560,6 +586,10 @@ out:
 	for (size_t i = 0; i < nalgos; i++) {
 		EVP_MD_CTX_free(c.mctx[i]);
 		EVP_MD_free(c.md[i]);
+	}
+	for (size_t i = 0; i < NSCRIPTS; i++) {
+		free(c.script[i].uname);
+		free(c.script[i].gname);
 	}
 	free(c.conffiles);
 	free(data);

@@ -360,3 +360,27 @@ size_t vg_trust_packages_find(struct vg_trust_packages *pk, const char *package,
 		*ret_first = &pk->pkgs[first];
 	return n;
 }
+
+const char *vg_trust_packages_newest(struct vg_trust_packages *pk, const char *package,
+				     const char *arch)
+{
+	const struct vg_trust_pkg *first = NULL;
+	const char *best = NULL;
+	size_t lo = 0, hi;
+
+	(void)vg_trust_packages_find(pk, "", "", NULL, &first);	/* sorted */
+	hi = pk->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(pk->pkgs[mid].package, package) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < pk->n && strcmp(pk->pkgs[i].package, package) == 0; i++)
+		if ((!arch || strcmp(pk->pkgs[i].arch, arch) == 0) &&
+		    (!best || vg_trust_version_cmp(pk->pkgs[i].version, best) > 0))
+			best = pk->pkgs[i].version;
+	return best;
+}

@@ -1,25 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * trust_release.c - a Debian InRelease file, verified: gpgv (fork and
- * exec, no shell, a fixed environment) checks the OpenPGP signature
- * against the archive keyring and writes the signed text; only that text
- * is parsed (Origin, Label, Suite, Codename, Date, Valid-Until, and the
- * SHA256 section). What lies outside the signature never reaches the
- * parser. No OpenPGP here: gpgv is the one home of it.
+ * trust_release.c - a Debian InRelease file, verified: gpgv
+ * (trust_gpgv.c) checks the OpenPGP signature against the keyrings and
+ * writes the signed text; only that text is parsed (Origin, Label, Suite,
+ * Codename, Date, Valid-Until, and the SHA256 section). What lies outside
+ * the signature never reaches the parser. No OpenPGP here: gpgv is the
+ * one home of it.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-
-#include <openssl/evp.h>
 
 #include "vigil/fileio.h"
 #include "vigil/hash.h"
@@ -212,144 +204,6 @@ const struct vg_trust_relfile *vg_trust_release_find(const struct vg_trust_relea
 	return NULL;
 }
 
-/* The first line of @fd's content (a memfd at its end), into @buf. */
-static void first_line(int fd, char *buf, size_t cap)
-{
-	ssize_t n = pread(fd, buf, cap - 1, 0);
-
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	/* gpgv's lines start with "gpgv: " */
-	if (strncmp(buf, "gpgv: ", 6) == 0)
-		memmove(buf, buf + 6, strlen(buf + 6) + 1);
-}
-
-/*
- * Run gpgv on @data (@len bytes) with the @nkr keyrings @kr (a --keyring
- * each; gpgv accepts a signature by a key of any): its stdin a sealed memfd
- * holding the data, its stderr another memfd, its stdout a pipe read here
- * to the end. Return: 0 (*ret_out, *ret_len: the signed text), or -errno.
- */
-static int run_gpgv(const char *gpgv, char *const *kr, size_t nkr, const uint8_t *data,
-		    size_t len, char **ret_out, size_t *ret_len, struct vg_diag *diag)
-{
-	char *argv[2 * VG_TRUST_MAX_KEYRINGS + 6];
-	size_t na = 0;
-	char *const envp[] = { (char *)"LC_ALL=C", (char *)"PATH=/usr/bin:/bin",
-			       (char *)"HOME=/nonexistent", NULL };
-	int in = memfd_create("vigil-inrelease", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	int err = memfd_create("vigil-gpgv-err", MFD_CLOEXEC);
-	int pfd[2] = { -1, -1 };
-	char *out = NULL;
-	size_t n = 0, cap = 0;
-	pid_t pid = -1;
-	int status = 0, r = 0;
-
-	argv[na++] = (char *)"gpgv";
-	for (size_t i = 0; i < nkr; i++) {
-		argv[na++] = (char *)"--keyring";
-		argv[na++] = kr[i];
-	}
-	argv[na++] = (char *)"--output";
-	argv[na++] = (char *)"-";
-	argv[na++] = (char *)"-";
-	argv[na] = NULL;
-	if (in < 0 || err < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
-		r = vg_diag_set(diag, -errno, "cannot run gpgv: %s", strerror(errno));
-		goto out;
-	}
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(in, data + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			r = vg_diag_set(diag, -EIO, "cannot run gpgv: %s", strerror(errno));
-			goto out;
-		}
-		off += (size_t)w;
-	}
-	(void)fcntl(in, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
-	if (lseek(in, 0, SEEK_SET) < 0) {
-		r = vg_diag_set(diag, -errno, "cannot run gpgv: %s", strerror(errno));
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		r = vg_diag_set(diag, -errno, "cannot run gpgv: fork: %s", strerror(errno));
-		goto out;
-	}
-	if (pid == 0) {
-		/* dup2 clears FD_CLOEXEC on the copies; everything else closes at exec */
-		if (dup2(in, 0) < 0 || dup2(pfd[1], 1) < 0 || dup2(err, 2) < 0)
-			_exit(127);
-		signal(SIGPIPE, SIG_DFL);
-		execve(gpgv, argv, envp);
-		_exit(127);
-	}
-	close(pfd[1]);
-	pfd[1] = -1;
-	for (;;) {
-		ssize_t rd;
-
-		if (cap - n < 65536) {
-			char *nb;
-
-			if (cap >= RELEASE_MAX) {
-				r = vg_diag_set(diag, -EFBIG, "gpgv's output is larger than %zu MiB",
-						RELEASE_MAX >> 20);
-				break;
-			}
-			nb = realloc(out, cap ? cap * 2 : 262144);
-			if (!nb) {
-				r = vg_diag_set(diag, -ENOMEM, "out of memory");
-				break;
-			}
-			out = nb;
-			cap = cap ? cap * 2 : 262144;
-		}
-		rd = read(pfd[0], out + n, cap - n - 1);
-		if (rd < 0 && errno == EINTR)
-			continue;
-		if (rd <= 0)
-			break;
-		n += (size_t)rd;
-	}
-	close(pfd[0]);
-	pfd[0] = -1;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (r < 0)
-		goto out;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-		r = vg_diag_set(diag, -ENOENT, "cannot run %s", gpgv);
-		goto out;
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char line[200];
-
-		first_line(err, line, sizeof(line));
-		r = vg_diag_set(diag, -EKEYREJECTED, "signature not verified by gpgv (%s)",
-				line[0] ? line : "no message");
-		goto out;
-	}
-	out[n] = '\0';
-	*ret_out = out;
-	*ret_len = n;
-	out = NULL;
-out:
-	free(out);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	if (in >= 0)
-		close(in);
-	if (err >= 0)
-		close(err);
-	return r;
-}
-
 int vg_trust_release_verify(const char *path, const char *keyring, const char *gpgv,
 			    int64_t now, unsigned int flags, struct vg_trust_release *ret,
 			    struct vg_diag *diag)
@@ -363,34 +217,29 @@ int vg_trust_release_verify_keyrings(const char *path, const char *const *keyrin
 				     const char *gpgv, int64_t now, unsigned int flags,
 				     struct vg_trust_release *ret, struct vg_diag *diag)
 {
+	const struct vg_trust_keys k = { .keyrings = keyrings, .nkr = nkr };
+
+	return vg_trust_release_verify_keys(path, &k, gpgv, now, flags, ret, diag);
+}
+
+int vg_trust_release_verify_keys(const char *path, const struct vg_trust_keys *k,
+				 const char *gpgv, int64_t now, unsigned int flags,
+				 struct vg_trust_release *ret, struct vg_diag *diag)
+{
 	struct vg_trust_release rel;
 	uint8_t *data = NULL;
 	size_t len = 0, tlen = 0;
 	char *text = NULL;
-	char *kr[VG_TRUST_MAX_KEYRINGS] = { 0 };
 	int r;
 
-	if (nkr == 0 || nkr > VG_TRUST_MAX_KEYRINGS)
-		return vg_diag_set(diag, -EINVAL, "%zu keyrings (1 to %d)", nkr,
+	if (k->nkr == 0 || k->nkr > VG_TRUST_MAX_KEYRINGS)
+		return vg_diag_set(diag, -EINVAL, "%zu keyrings (1 to %d)", k->nkr,
 				   VG_TRUST_MAX_KEYRINGS);
-	for (size_t i = 0; i < nkr; i++) {
-		const char *k = keyrings[i];
-
-		/* gpgv takes a name without a slash as one in its home directory */
-		if (asprintf(&kr[i], "%s%s", strchr(k, '/') ? "" : "./", k) < 0) {
-			kr[i] = NULL;
-			r = vg_diag_set(diag, -ENOMEM, "out of memory");
-			goto out;
-		}
-		if (access(kr[i], R_OK) < 0) {
-			r = vg_diag_set(diag, -errno, "keyring %s: %s", k, strerror(errno));
-			goto out;
-		}
-	}
 	r = vg_file_read(path, RELEASE_MAX, &data, &len, diag);
 	if (r < 0)
 		return r;
-	r = run_gpgv(gpgv ? gpgv : VG_TRUST_GPGV, kr, nkr, data, len, &text, &tlen, diag);
+	r = vg__trust_gpgv(gpgv ? gpgv : VG_TRUST_GPGV, k->keyrings, k->nkr, k->fprs, k->nfpr,
+			   data, len, &text, &tlen, diag);
 	if (r < 0)
 		goto out;
 	r = vg_trust_release_parse(text, tlen, &rel, diag);
@@ -415,7 +264,5 @@ int vg_trust_release_verify_keyrings(const char *path, const char *const *keyrin
 out:
 	free(text);
 	free(data);
-	for (size_t i = 0; i < nkr && i < VG_TRUST_MAX_KEYRINGS; i++)
-		free(kr[i]);
 	return r;
 }

@@ -340,6 +340,57 @@ static void refusals_name_file_and_line(void **state)
 	vg_scan_rules_free(r);
 }
 
+/* scan.baseline: trust or scan, among baseline rules only, deepest then first */
+static void baseline_deepest_then_first(void **state)
+{
+	static const struct {
+		const char *path;
+		enum vg_scan_baseline want;
+	} t[] = {
+		{ "/usr/bin/x", VG_SCAN_BASELINE_TRUST },   { "/etc/passwd", VG_SCAN_BASELINE_TRUST },
+		{ "/usr/local", VG_SCAN_BASELINE_SCAN },    { "/usr/local/bin/y", VG_SCAN_BASELINE_SCAN },
+		{ "/usr/local/lib/vg/z", VG_SCAN_BASELINE_TRUST },
+		{ "/usr/localx", VG_SCAN_BASELINE_TRUST },  { "/var/tmp/a", VG_SCAN_BASELINE_SCAN },
+	};
+	struct vg_scan_rules *r;
+	struct vg_scan_rule_info ri;
+	struct vg_diag d = { 0 };
+
+	(void)state;
+	assert_int_equal(vg_scan_rules_new(&r), 0);
+	assert_false(vg_scan_rules_has_trust(r));
+	assert_int_equal(vg_scan_rules_baseline_of(r, "/usr/bin/x", 10, &ri), VG_SCAN_BASELINE_SCAN);
+	assert_int_equal(vg_scan_rules_baseline(r, "scan /", "t.conf", 1, &d), 0);
+	assert_false(vg_scan_rules_has_trust(r));
+	assert_int_equal(vg_scan_rules_baseline(r, "trust /usr/local/lib/vg", "t.conf", 2, &d), 0);
+	assert_int_equal(vg_scan_rules_baseline(r, "scan /usr/local", "t.conf", 3, &d), 0);
+	assert_int_equal(vg_scan_rules_add(r, "/usr p", "t.conf", 4, &d), 0);
+	/* a deeper node first; the same node: the first line */
+	assert_int_equal(vg_scan_rules_baseline(r, "trust /usr", "t.conf", 5, &d), 0);
+	assert_int_equal(vg_scan_rules_baseline(r, "trust /etc", "t.conf", 6, &d), 0);
+	assert_int_equal(vg_scan_rules_baseline(r, "scan /etc", "t.conf", 7, &d), 0);
+	assert_true(vg_scan_rules_has_trust(r));
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(vg_scan_rules_baseline_of(r, t[i].path, strlen(t[i].path), NULL),
+				 t[i].want);
+	assert_int_equal(vg_scan_rules_baseline_of(r, "/usr/bin/x", 10, &ri), VG_SCAN_BASELINE_TRUST);
+	assert_int_equal(ri.line, 5);
+	/* baseline lines are no selection rules: the attribute rules are unchanged */
+	assert_int_equal(vg_scan_rules_count(r), 1);
+	assert_int_equal(vg_scan_rules_match(r, "/etc/passwd", 11, S_IFREG, &ri), VG_SCAN_SEL_NONE);
+	assert_int_equal(vg_scan_rules_match(r, "/usr/bin/x", 10, S_IFREG, &ri), VG_SCAN_SEL_REGULAR);
+	assert_int_equal(ri.mask, VG_SCAN_MODE);
+	/* refused, naming the line */
+	static const char *const bad[] = { "archive /", "trust", "trust usr", "trust / extra", "" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(vg_scan_rules_baseline(r, bad[i], "t.conf", 9, &d), -EINVAL);
+		assert_non_null(strstr(d.msg, "t.conf:9: a baseline rule is"));
+	}
+	assert_int_equal(vg_scan_rules_baseline(r, "trust /(", "t.conf", 10, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "t.conf:10: bad regular expression"));
+	vg_scan_rules_free(r);
+}
+
 static void survives_every_allocation_failure(void **state)
 {
 	static const char *const lines[] = { "/ R", "=/etc p+u", "!/proc", NULL };
@@ -376,6 +427,7 @@ int main(void)
 		cmocka_unit_test(filter_growing),
 		cmocka_unit_test(attrs_text),
 		cmocka_unit_test(refusals_name_file_and_line),
+		cmocka_unit_test(baseline_deepest_then_first),
 		cmocka_unit_test(survives_every_allocation_failure),
 	};
 

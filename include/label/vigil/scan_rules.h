@@ -131,4 +131,30 @@ int vg_scan_attrs_text(uint32_t mask, char *out, size_t cap);
  */
 const char *vg_scan_attr_aide(const char *name);
 
+/* which database judges a path (scan.baseline) */
+enum vg_scan_baseline {
+	VG_SCAN_BASELINE_SCAN,	/* the scan's own database */
+	VG_SCAN_BASELINE_TRUST,	/* the archive's trust database, for the files a package ships */
+};
+
+/*
+ * vg_scan_rules_baseline - add the baseline rule @spec, "trust REGEX" or
+ * "scan REGEX" (REGEX as a regular rule's: the path and what is under it;
+ * deepest, then first, decides among baseline rules only).
+ * Return: 0; -EINVAL with diag "FILE:LINE: problem"; -ENOMEM.
+ */
+int vg_scan_rules_baseline(struct vg_scan_rules *r, const char *spec, const char *file,
+			   unsigned int line, struct vg_diag *diag);
+
+/* Return: whether a "trust" baseline rule is in @r (NULL: no). */
+bool vg_scan_rules_has_trust(const struct vg_scan_rules *r);
+
+/*
+ * vg_scan_rules_baseline_of - the baseline of @path: TRUST when a "trust"
+ * rule decides for it, SCAN otherwise (no baseline rule, a "scan" rule).
+ * @ret (may be NULL) gets the deciding rule (sel NONE: none decided).
+ */
+enum vg_scan_baseline vg_scan_rules_baseline_of(const struct vg_scan_rules *r, const char *path,
+						size_t len, struct vg_scan_rule_info *ret);
+
 #endif

@@ -67,8 +67,8 @@ int vg_trust_release_parse(const char *text, size_t len, struct vg_trust_release
  * --keyring @keyring (NULL: VG_TRUST_KEYRING) on the InRelease file
  * @path, fork and exec, no shell, and parse only what gpgv wrote to its
  * --output. @now is the time Valid-Until is compared with.
- * Return: 0; -EKEYREJECTED (gpgv did not verify: diag has its first
- * line); -EKEYEXPIRED (Valid-Until passed, without VG_TRUST_ALLOW_EXPIRED);
+ * Return: 0; -EKEYREJECTED (gpgv did not verify: diag has its reason,
+ * from its last lines); -EKEYEXPIRED (Valid-Until passed, without VG_TRUST_ALLOW_EXPIRED);
  * -EBADMSG; -ENOENT and other -errno of reading @path or running gpgv.
  */
 int vg_trust_release_verify(const char *path, const char *keyring, const char *gpgv,
@@ -76,7 +76,7 @@ int vg_trust_release_verify(const char *path, const char *keyring, const char *g
 			    struct vg_diag *diag);
 
 /* the most keyrings vg_trust_release_verify_keyrings() hands gpgv */
-#define VG_TRUST_MAX_KEYRINGS 16
+#define VG_TRUST_MAX_KEYRINGS 64
 
 /*
  * vg_trust_release_verify_keyrings - vg_trust_release_verify() with the
@@ -88,6 +88,40 @@ int vg_trust_release_verify(const char *path, const char *keyring, const char *g
 int vg_trust_release_verify_keyrings(const char *path, const char *const *keyrings, size_t nkr,
 				     const char *gpgv, int64_t now, unsigned int flags,
 				     struct vg_trust_release *ret, struct vg_diag *diag);
+
+/* the keys an InRelease must be signed with (apt's Signed-By) */
+struct vg_trust_keys {
+	const char *const *keyrings;	/* OpenPGP keyring files, binary or ASCII-armored */
+	size_t nkr;			/* 1 to VG_TRUST_MAX_KEYRINGS */
+	const char *const *fprs;	/* accepted signers (hex; "FPR!": not its subkeys) */
+	size_t nfpr;			/* 0: a key of any of the keyrings */
+};
+
+/*
+ * vg_trust_release_verify_keys - vg_trust_release_verify() with @k: one
+ * gpgv run with every keyring; verified when a signature is valid, by a
+ * key of @k->fprs if any (the key itself or, without "!", its primary
+ * key), and no signature is bad (apt's rule: a signature by a key the
+ * keyrings lack does not fail the others). A keyring in ASCII armor (.asc)
+ * is decoded for gpgv, which reads only binary ones.
+ * Return: as vg_trust_release_verify(); -EKEYREJECTED's diag quotes
+ * gpgv's reason ("Can't check signature: No public key", "BAD signature
+ * from ...") with the key; -EINVAL for @k->nkr out of range.
+ */
+int vg_trust_release_verify_keys(const char *path, const struct vg_trust_keys *k,
+				 const char *gpgv, int64_t now, unsigned int flags,
+				 struct vg_trust_release *ret, struct vg_diag *diag);
+
+/*
+ * vg_trust_dearmor - the packets of every ASCII-armored block of @in
+ * (RFC 4880 6.2: the "-----BEGIN PGP" line, header lines up to a blank
+ * line, radix-64, the CRC line "=XXXX", the tail line), concatenated, as
+ * gpgv needs a keyring; text around the blocks is ignored. The CRC is not
+ * checked and no packet is parsed: gpgv reads them. Return: 0 and *@ret
+ * (malloc'ed, *@ret_len bytes, at least one); -EBADMSG (no block, one not
+ * closed, or radix-64 that is not); -ENOMEM.
+ */
+int vg_trust_dearmor(const uint8_t *in, size_t len, uint8_t **ret, size_t *ret_len);
 
 /* The entry of @rel whose SHA-256 and size are these, or NULL. */
 const struct vg_trust_relfile *vg_trust_release_find(const struct vg_trust_release *rel,
@@ -141,6 +175,14 @@ size_t vg_trust_packages_find(struct vg_trust_packages *pk, const char *package,
 			      const char *version, const char *arch,
 			      const struct vg_trust_pkg **ret_first);
 
+/*
+ * vg_trust_packages_newest - the highest version (dpkg's order) of
+ * @package for @arch (NULL: any) that @pk lists. Sorts @pk on first use.
+ * Return: it (valid while @pk is), or NULL when @pk lists none.
+ */
+const char *vg_trust_packages_newest(struct vg_trust_packages *pk, const char *package,
+				     const char *arch);
+
 void vg_trust_packages_release(struct vg_trust_packages *pk);
 
 /*
@@ -171,6 +213,10 @@ struct vg_trust_file {
 	bool conffile;		/* kind == VG_TRUST_KIND_CONFFILE */
 	enum vg_trust_kind kind;
 	struct vg_digest dg[VG_TRUST_MAX_ALGOS];	/* regular files: one per algorithm */
+	/* the owner the archive gives (dpkg takes the names, else the ids) */
+	bool have_owner;
+	uint32_t uid, gid;
+	char *uname, *gname;	/* NULL: none in the archive */
 };
 
 struct vg_trust_deb {
@@ -228,6 +274,10 @@ struct vg_trust_filerow {
 	const struct vg_trust_pkgrow *pkg;
 	size_t ndg;
 	struct vg_digest dg[VG_TRUST_MAX_ALGOS];
+	/* the archive's owner: recorded from format 3 on (have_owner) */
+	bool have_owner;
+	uint32_t uid, gid;
+	const char *uname, *gname;	/* NULL: none */
 };
 
 /*
@@ -257,9 +307,10 @@ int vg_trust_db_add_package(struct vg_trust_db *db, int64_t release_id,
  * files: as superseded (since @now, or since when @old says) when @db
  * records the name and architecture in another version and @now is
  * within @grace seconds of that time, dropped when older; as it was
- * otherwise (a package not rebuilt this time). Call after adding every
- * package, before commit. Return: the number of packages dropped, or
- * -errno.
+ * otherwise (a package not rebuilt this time). The sources' Dates @db
+ * does not record are copied too. A file of a format 1 or 2 @old has no
+ * owner. Call after adding every package, before commit. Return: the
+ * number of packages dropped, or -errno.
  */
 int vg_trust_db_carry(struct vg_trust_db *db, struct vg_trust_db *old, int64_t now,
 		      int64_t grace, struct vg_diag *diag);
@@ -308,6 +359,28 @@ int vg_trust_db_lookup(struct vg_trust_db *db, const char *path, const struct vg
  */
 int vg_trust_db_recorded(struct vg_trust_db *db, const char *path, unsigned int algo,
 			 struct vg_digest *ret_dg, struct vg_diag *diag);
+
+/* Return: the format of an opened database (1 to 3; 3 is written). */
+unsigned int vg_trust_db_format(const struct vg_trust_db *db);
+
+/*
+ * vg_trust_db_set_source - record, in a database being written, the Date
+ * of @rel as the source @name's (where its InRelease is: apt's list
+ * name): the newest a later build compares an InRelease of that source
+ * with. Return: 0, -errno.
+ */
+int vg_trust_db_set_source(struct vg_trust_db *db, const char *name,
+			   const struct vg_trust_release *rel, struct vg_diag *diag);
+
+/*
+ * vg_trust_db_source_date - the Date an opened database records for the
+ * source @name (format 3: its sources table; 1 and 2, which name no
+ * source: the newest of its releases with @rel's Origin, Label, Suite and
+ * Codename). Return: 1 and *@ret_date; 0 none recorded; -errno.
+ */
+int vg_trust_db_source_date(struct vg_trust_db *db, const char *name,
+			    const struct vg_trust_release *rel, int64_t *ret_date,
+			    struct vg_diag *diag);
 
 /* Packages recorded: *ret_current, *ret_superseded; files (rows). */
 void vg_trust_db_counts(struct vg_trust_db *db, uint64_t *ret_current,
