@@ -40,7 +40,7 @@ enum agent_msg_type {
 
 #define AGENT_BLOB_MAX 512		/* a credential blob of TPM2_ActivateCredential */
 #define AGENT_ID_MAX 128		/* the agent id, with its NUL */
-#define AGENT_MSG_TEXT 256		/* an error message, with its NUL */
+#define AGENT_MSG_TEXT VG_DIAG_MAX		/* an error message, with its NUL */
 #define AGENT_PROOF_LEN 32		/* HMAC-SHA256 */
 
 struct agent_msg_identity {

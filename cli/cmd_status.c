@@ -181,7 +181,10 @@ int cmd_status(int argc, char **argv)
 	strcpy(a.sun_path, path);
 	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		cli_err("%s: cannot reach vigild: %s", path, strerror(errno));
+		int e = errno;
+
+		cli_err("%s: cannot reach vigild: %s%s", path, strerror(e),
+			e == ECONNREFUSED || e == ENOENT ? " (is vigild running? systemctl status vigild)" : "");
 		if (s >= 0)
 			close(s);
 		return EXIT_ERROR;

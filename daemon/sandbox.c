@@ -196,12 +196,17 @@ int vd_sandbox_enter(uid_t uid, gid_t gid, char *msg, size_t cap)
 	}
 	r = enter_landlock();
 	if (r < 0 && r != -EOPNOTSUPP) {
-		snprintf(msg, cap, "Landlock: %s", strerror(-r));
+		snprintf(msg, cap, "Landlock: %s%s", strerror(-r), r == -EPERM ?
+			 " (the landlock_* system calls are refused: a container's system call filter may "
+			 "forbid them, e.g. systemd-nspawn's: --system-call-filter='landlock_create_ruleset "
+			 "landlock_add_rule landlock_restrict_self')" : "");
 		return r;
 	}
 	r = enter_seccomp();
 	if (r < 0) {
-		snprintf(msg, cap, "seccomp: %s", strerror(-r));
+		snprintf(msg, cap, "seccomp: %s%s", strerror(-r), r == -EPERM || r == -EACCES ?
+			 " (installing a filter is refused: a container's system call filter may forbid "
+			 "seccomp(2), e.g. systemd-nspawn's: --system-call-filter=seccomp)" : "");
 		return r;
 	}
 	return 0;

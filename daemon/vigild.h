@@ -109,7 +109,7 @@ struct vd_rep {
 	uint16_t siglen;		/* security.ima when it is a signature (ima-sig) */
 	uint8_t sig[1024];
 	char cause[40];
-	char detail[256];
+	char detail[VG_DIAG_MAX];
 	/* fix mode: labels to write (monitor), then the request is sent again without VD_FIX */
 	uint8_t fix_ima_len, fix_evm_len;
 	uint8_t fix_ima[2 + VG_HASH_MAX_DIGEST];	/* security.ima, hash form */

@@ -404,7 +404,7 @@ int vd_worker_main(int sock, int argc, char **argv)
 	}
 #endif
 	{
-		char msg[160];
+		char msg[512];
 		struct vd_hello hello = { .magic = VD_MAGIC_HELLO, .pid = (uint32_t)getpid() };
 
 		if (vd_sandbox_enter(a->uid, a->gid, msg, sizeof(msg)) < 0)

@@ -294,7 +294,7 @@ unsigned int vf_push_activate(struct verifier *vf, const char *cred, const char 
 		goto out;
 	}
 	if (pr < 0 || CRYPTO_memcmp(proof, mac, sizeof(mac)) != 0) {
-		char err[400];
+		char err[VG_DIAG_MAX + 128];
 
 		snprintf(err, sizeof(err), "the agent did not prove the AK is in the TPM of this EK "
 			 "(ActivateCredential: %s)", pr < 0 ? d.msg : "wrong answer");

@@ -14,9 +14,12 @@
 
 #include <stddef.h>
 
+/* room for the longest sentence the library writes, a path or two in it (issue 40: none is cut) */
+#define VG_DIAG_MAX 1024
+
 struct vg_diag {
 	int err;		/* the negative errno also returned */
-	char msg[256];		/* NUL-terminated, never contains a secret */
+	char msg[VG_DIAG_MAX];	/* NUL-terminated, never contains a secret */
 };
 
 /*
