@@ -193,14 +193,17 @@ static long pull_get(struct vf_source *src, struct verifier *vf, const struct vg
 		     const char *path, size_t max, struct vf_buf *out, char *err, size_t errlen)
 {
 	char url[1024];
+	long code;
 
-	(void)src;
 	if ((size_t)snprintf(url, sizeof(url), "%s%s", a->url, path) >= sizeof(url)) {
 		memset(out, 0, sizeof(*out));
 		snprintf(err, errlen, "verifier error: agent URL too long");
 		return -1;
 	}
-	return vf->fetch(vf, url, NULL, true, max, out, err, errlen);
+	code = vf->fetch(vf, url, NULL, true, max, out, err, errlen);
+	if (code < 0 && out->timed_out)
+		src->timed_out = true;
+	return code;
 }
 
 /* Append " (...)" to the string in @buf of @size bytes, as much as fits. */
@@ -356,6 +359,9 @@ int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
 		r = -2;			/* cut short by the shutdown, or evidence asked again: judged by nobody */
 		goto release;
 	}
+	/* past the silence watch's deadline: reported as the watch reports it */
+	if (r == -1 && src->timed_out)
+		(void)vf_sched_timed_out(vf, id, &v);
 	vf_metrics_round(&vf->metrics, r, v.fail, vf_metrics_clock() - t0);
 	pthread_mutex_lock(&vf->lock);
 	/* the agent may have been removed or changed meanwhile (operator, another verifier) */

@@ -29,7 +29,9 @@
  * The main thread also watches the rounds of ours of trusted agents: one
  * that has not answered within --interval (+ VF_SILENT_SLACK_MS) of its
  * last verification (of its start, for a round that waited for a slot)
- * makes its agent unreachable at once, not at --agent-timeout; and it
+ * makes its agent unreachable at once, not at --agent-timeout (a round
+ * whose own request times out past that deadline says the same:
+ * vf_sched_timed_out, whichever runs first); and it
  * reloads the token list when SIGHUP asked for it. A failed agent is not
  * claimed again until an operator reactivates it or assigns a policy; an
  * unreachable one is retried every round.
@@ -58,7 +60,9 @@ struct vf_ent {
 	int64_t store_ok_ms;	/* the store's last_ok (any verifier's), whole seconds, at listing */
 	int64_t due_ms;		/* wall ms the next round is due (the store's, or our release's) */
 	int64_t start_ms;	/* our running round's start */
-	int64_t watch_ms;	/* our running round of a trusted agent: its last verification, 0 */
+	int64_t watch_ms;	/* our running round of a trusted agent: its last verification, 0
+				 * (also once the watch reported it) */
+	int64_t watched_ms;	/* ... the same, kept until the round ends */
 	int64_t silent_ms;	/* ... unreachable if it has not answered by then */
 	int64_t late_ms;	/* the due time it is late against, 0 not late */
 	uint64_t gen;		/* the listing it was last in */
@@ -119,20 +123,34 @@ void vf_sched_free(struct verifier *vf)
 }
 
 /*
+ * The failure of a watched round that has not answered by its deadline:
+ * one text for the silence watch and for the round's own request timing
+ * out past it. It says both when the agent was last verified (@since_ms)
+ * and when the round that waits began (@start_ms): a round that began
+ * late, the verifier's own delay, moves the deadline on.
+ */
+static void silent_fail(struct verifier *vf, struct vg_attest_verdict *v, int64_t since_ms,
+			int64_t start_ms)
+{
+	int64_t now = vf_wall_ms();
+
+	vg_attest_fail(v, VG_AF_COMM, "timed out: no answer within the interval: last verified "
+		       "%lld ms ago, this round waiting %lld ms (--interval %u ms)",
+		       (long long)(now - since_ms), (long long)(now - start_ms), vf->interval_ms);
+}
+
+/*
  * Under no lock: a trusted agent whose round has not answered within
  * --interval (+ VF_SILENT_SLACK_MS) of its last verification is
- * unreachable now. The message says both when it was last verified
- * (@since_ms) and when the round that waits began (@start_ms): a round
- * that began late, the verifier's own delay, moves the deadline on. The
- * round goes on; if the agent answers after all, the round's verdict
- * replaces this one.
+ * unreachable now (silent_fail). The round goes on; if the agent answers
+ * after all, the round's verdict replaces this one; if its request times
+ * out, the round says the same (vf_sched_timed_out).
  */
 static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms, int64_t start_ms)
 {
 	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = malloc(sizeof(*cur));
 	struct vg_attest_verdict v;
 	struct vg_diag d = { 0 };
-	int64_t now;
 	int r;
 
 	if (!a || !cur)
@@ -142,10 +160,7 @@ static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms, i
 	if (r == 0 && cur->state == VG_AGENT_TRUSTED) {
 		*a = *cur;
 		vg_attest_verdict_init(&v);
-		now = vf_wall_ms();
-		vg_attest_fail(&v, VG_AF_COMM, "no answer within the interval: last verified %lld ms "
-			       "ago, this round waiting %lld ms (--interval %u ms)",
-			       (long long)(now - since_ms), (long long)(now - start_ms), vf->interval_ms);
+		silent_fail(vf, &v, since_ms, start_ms);
 		a->state = VG_AGENT_UNREACHABLE;
 		a->last_fail = VG_AF_COMM;
 		a->last_seen = vf_now();
@@ -216,6 +231,7 @@ static void round_begin(struct verifier *vf, struct vf_ent *e, int64_t now)
 	e->elsewhere = false;
 	e->start_ms = now;
 	e->watch_ms = e->trusted ? ok : 0;
+	e->watched_ms = e->watch_ms;
 	/*
 	 * an interval (+ slack) after the last verification, or after the start
 	 * of a round that waited for a slot: the wait is ours, not the agent's
@@ -238,7 +254,7 @@ static int64_t round_end(struct verifier *vf, struct vf_ent *e, int64_t now)
 	int64_t due = e->start_ms + (int64_t)vf->interval_ms;
 
 	e->running = false;
-	e->watch_ms = 0;
+	e->watch_ms = e->watched_ms = 0;
 	e->due_ms = due < now ? now : due;
 	vf->sched.rounds++;
 	return e->due_ms;
@@ -384,7 +400,7 @@ static int slot_start(struct verifier *vf, struct vf_ent *e, int64_t now)
 	pthread_attr_destroy(&at);
 	if (r) {
 		e->running = false;
-		e->watch_ms = 0;
+		e->watch_ms = e->watched_ms = 0;
 		return -r;
 	}
 	vf->sched.running++;
@@ -762,4 +778,23 @@ int64_t vf_sched_late(struct verifier *vf, const char *id)
 	ms = *pp && (*pp)->active ? (*pp)->late_ms : 0;
 	pthread_mutex_unlock(&vf->sched.lock);
 	return ms;
+}
+
+bool vf_sched_timed_out(struct verifier *vf, const char *id, struct vg_attest_verdict *v)
+{
+	int64_t since = 0, start = 0;
+	struct vf_ent **pp;
+
+	pthread_mutex_lock(&vf->sched.lock);
+	pp = ent_slot(vf, id);
+	if (*pp && (*pp)->running && (*pp)->watched_ms && vf_wall_ms() > (*pp)->silent_ms) {
+		since = (*pp)->watched_ms;
+		start = (*pp)->start_ms;
+		(*pp)->watch_ms = 0;	/* reported by the round: the watch need not */
+	}
+	pthread_mutex_unlock(&vf->sched.lock);
+	if (!since)
+		return false;
+	silent_fail(vf, v, since, start);
+	return true;
 }

@@ -65,6 +65,7 @@ struct vf_buf {
 	size_t len, cap;
 	size_t max;			/* 0: VG_API_MSG_MAX */
 	bool too_big;
+	bool timed_out;			/* the peer did not finish answering within --agent-timeout */
 };
 
 struct verifier;
@@ -97,6 +98,8 @@ struct vf_source {
 	int (*nonce)(struct vf_source *src, uint8_t *nonce, size_t len);
 	/* set by get: what was asked was not sent (push): nothing is judged, nothing stored */
 	bool retry;
+	/* set by get: the agent did not finish answering within --agent-timeout */
+	bool timed_out;
 };
 struct vf_bootc;			/* bootlog_cache.c */
 struct vf_ent;				/* scheduler.c */
@@ -196,7 +199,8 @@ void vf_client_cleanup(void);
  * answer (0: VG_API_MSG_MAX), vf->agent_timeout seconds in all, cut short
  * by vf->stop; redirects are not followed (an answer comes from the
  * registered URL or not at all). @out is always set; free out->p.
- * Return: HTTP status, or -1 on transport failure (@err says).
+ * Return: HTTP status, or -1 on transport failure (@err says; out->timed_out
+ * when the peer did not finish answering within vf->agent_timeout).
  */
 long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent, size_t max,
 	      struct vf_buf *out, char *err, size_t errlen);
@@ -364,6 +368,14 @@ void vf_sched_counts(struct verifier *vf, unsigned int *running, unsigned int *q
 		     unsigned int *late);
 /* Return: the due time (wall ms) @id is late against, 0 when it is not late. */
 int64_t vf_sched_late(struct verifier *vf, const char *id);
+/*
+ * A round of ours of @id whose request timed out: when the round was
+ * watched (its agent trusted) and the watch's deadline has passed, @v's
+ * message becomes the one the silence watch gives (the watch reports it
+ * no more): an agent that never finishes answering is reported in one way
+ * whichever timer fires first. Return: true when @v was rewritten.
+ */
+bool vf_sched_timed_out(struct verifier *vf, const char *id, struct vg_attest_verdict *v);
 
 /* ---- api_json.c ---- */
 
