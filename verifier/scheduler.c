@@ -24,7 +24,7 @@
  * was due was attested by nobody meanwhile (no verifier was running): the
  * verifier that claims it reports state.stale first. Each verifier beats
  * every second into the store (verifier_beat: its id, host, load), which
- * `vigil attest status --verifiers` lists.
+ * `vigil attest status --verifiers` lists (heartbeat.c).
  *
  * The main thread also watches the rounds of ours of trusted agents: one
  * that has not answered within --interval (+ VF_SILENT_SLACK_MS) of its
@@ -44,9 +44,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "notify.h"
 #include "verifier.h"
-#include "http_auth.h"
 
 /*
  * Per agent (one entry per id seen, freed only at exit): what the
@@ -70,6 +68,8 @@ struct vf_ent {
 	bool active;		/* in the last listing: not failed, not removed */
 	bool running;		/* a round of ours */
 	bool elsewhere;		/* leased by another verifier at listing, or not claimable since */
+	bool unreleased;	/* our round ended and the store did not take its release */
+	int64_t release_due;	/* ... the next due time to release it with */
 };
 
 static struct vf_ent **ent_slot(struct verifier *vf, const char *id)
@@ -178,50 +178,6 @@ out:
 	free(cur);
 }
 
-/*
- * SIGHUP: read the token list again (revocation without a restart). A
- * list that does not load (missing, mode, syntax) keeps the old one.
- */
-static void auth_load_again(struct verifier *vf)
-{
-	struct vg_auth *n = NULL, *old;
-	char err[512];
-
-	if (vf->no_auth || !vf->auth_path)
-		return;
-	if (http_auth_load(vf->auth_path, VG_AUTH_ADMIN | VG_AUTH_READ | VG_AUTH_AGENT, &n, err,
-			   sizeof(err)) < 0) {
-		vlog_warn("SIGHUP: %s; the tokens listed before stay valid",
-			err);
-		return;
-	}
-	pthread_rwlock_wrlock(&vf->auth_lock);
-	old = vf->auth;
-	vf->auth = n;
-	pthread_rwlock_unlock(&vf->auth_lock);
-	vg_auth_free(old);
-	vlog_info("SIGHUP: %zu token(s) from %s", vg_auth_count(n),
-		vf->auth_path);
-}
-
-/*
- * The reload, told to the service manager as systemd's protocol has it:
- * RELOADING=1 with the monotonic time, then READY=1 when done (put after
- * STATUS: a datagram that begins with READY=1 would also release a
- * --background parent, which the main thread alone does, at start).
- */
-static void auth_reload(struct verifier *vf)
-{
-	struct timespec ts;
-
-	vf->reload = 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	(void)notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading the token list",
-			  (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000u);
-	auth_load_again(vf);
-	(void)notify_send("STATUS=token list reloaded\nREADY=1");
-}
-
 /* Under the lock: @e's round starts now (its next one is due an interval later). */
 static void round_begin(struct verifier *vf, struct vf_ent *e, int64_t now)
 {
@@ -229,6 +185,7 @@ static void round_begin(struct verifier *vf, struct vf_ent *e, int64_t now)
 
 	e->running = true;
 	e->elsewhere = false;
+	e->unreleased = false;	/* claimed again: the old lease was given back or expired */
 	e->start_ms = now;
 	e->watch_ms = e->trusted ? ok : 0;
 	e->watched_ms = e->watch_ms;
@@ -478,8 +435,13 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 	return mine;
 }
 
-/* Under no lock: our lease of @id ends; its next round is due at @due. */
-static void release(struct verifier *vf, const char *id, int64_t due)
+/*
+ * Under no lock: our lease of @id ends; its next round is due at @due.
+ * Return: 0 (released, or not ours any more), -1 (the store did not
+ * answer: the lease stays ours until it expires, --lease after it was
+ * taken, unless released later: retry_releases).
+ */
+static int release(struct verifier *vf, const char *id, int64_t due)
 {
 	struct vg_diag d = { 0 };
 	int r;
@@ -488,6 +450,36 @@ static void release(struct verifier *vf, const char *id, int64_t due)
 	r = vg_store_lease_release(vf->store, id, vf->id, due, &d);
 	vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);
+	return r < 0 && r != -ESTALE && r != -ENOENT ? -1 : 0;
+}
+
+/*
+ * From the main thread: the releases the store did not take (it was down
+ * when a round ended) are tried again, so that an agent is attested again
+ * as soon as the store answers, not only when the lease expires.
+ */
+static void retry_releases(struct verifier *vf)
+{
+	struct found_list l = { 0 };
+
+	pthread_mutex_lock(&vf->sched.lock);
+	for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
+		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next)
+			if (e->unreleased && !e->running)
+				(void)found_add(&l, e->id, e->release_due);
+	pthread_mutex_unlock(&vf->sched.lock);
+	for (size_t i = 0; i < l.n && !vf->stop; i++) {
+		struct vf_ent *e;
+
+		if (release(vf, l.f[i].id, l.f[i].ms) < 0)
+			break;		/* the store still does not answer: next tick */
+		pthread_mutex_lock(&vf->sched.lock);
+		e = *ent_slot(vf, l.f[i].id);
+		if (e && !e->running)
+			e->unreleased = false;
+		pthread_mutex_unlock(&vf->sched.lock);
+	}
+	free(l.f);
 }
 
 /*
@@ -511,7 +503,12 @@ static void *round_thread(void *arg)
 		snprintf(id, sizeof(id), "%s", e->id);
 		pthread_mutex_unlock(&vf->sched.lock);
 		/* a round cut short by our stop judged nothing: due now, for another verifier */
-		release(vf, id, vf->stop ? vf_wall_ms() : due);
+		if (release(vf, id, vf->stop ? vf_wall_ms() : due) < 0) {
+			pthread_mutex_lock(&vf->sched.lock);
+			e->unreleased = true;
+			e->release_due = due;
+			pthread_mutex_unlock(&vf->sched.lock);
+		}
 		pthread_mutex_lock(&vf->sched.lock);
 		more = !vf->stop && vf->sched.due > 0;
 		pthread_mutex_unlock(&vf->sched.lock);
@@ -616,55 +613,6 @@ static void relist(struct verifier *vf)
 	free(l.a);
 }
 
-struct leader_arg {
-	const char *me;
-	int64_t now;
-	bool first;			/* no verifier alive sorts before us */
-	bool seen;			/* our own row is there */
-};
-
-static int leader_cb(void *arg, const struct vg_store_verifier *v)
-{
-	struct leader_arg *la = arg;
-
-	if (strcmp(v->id, la->me) == 0)
-		la->seen = true;
-	else if (v->beat > la->now - VF_BEAT_ALIVE_MS && strcmp(v->id, la->me) < 0)
-		la->first = false;
-	return 0;
-}
-
-/* Our heartbeat into the store; whether we are the one that reports late agents. */
-static void beat(struct verifier *vf)
-{
-	struct vg_store_verifier v = { 0 };
-	struct leader_arg la = { .me = vf->id, .now = vf_wall_ms(), .first = true };
-	struct vg_diag d = { 0 };
-	int r;
-
-	snprintf(v.id, sizeof(v.id), "%s", vf->id);
-	snprintf(v.host, sizeof(v.host), "%s", vf->host);
-	v.pid = getpid();
-	v.started = vf->started_ms;
-	v.beat = la.now;
-	v.max_rounds = vf->max_rounds;
-	pthread_mutex_lock(&vf->sched.lock);
-	v.running = vf->sched.running;
-	v.rounds = (int64_t)vf->sched.rounds;
-	v.late = vf->sched.late;
-	pthread_mutex_unlock(&vf->sched.lock);
-	pthread_mutex_lock(&vf->lock);
-	r = vg_store_verifier_beat(vf->store, &v, &d);
-	if (r == 0)
-		r = vg_store_verifier_list(vf->store, leader_cb, &la, &d);
-	vf_store_status(vf, r < 0 ? d.msg : NULL);
-	pthread_mutex_unlock(&vf->lock);
-	/* a store that does not answer: we report, rather twice than never */
-	pthread_mutex_lock(&vf->sched.lock);
-	vf->sched.leader = r < 0 || la.first;
-	pthread_mutex_unlock(&vf->sched.lock);
-}
-
 /*
  * Every 50 ms: free slots filled with claimed agents, and what the lock
  * is not held for: trusted agents whose round of ours has not answered
@@ -732,7 +680,7 @@ void vf_schedule(struct verifier *vf)
 		bool listed = false;
 
 		if (now - beaten >= VF_BEAT_MS || now < beaten) {
-			beat(vf);
+			vf_heartbeat(vf);
 			beaten = now;
 		}
 		if (now - last >= every || now < last) {
@@ -740,10 +688,11 @@ void vf_schedule(struct verifier *vf)
 			last = now;
 			listed = true;
 		}
+		retry_releases(vf);
 		tick(vf, listed);
 		vf_push_watch(vf);
 		if (vf->reload)
-			auth_reload(vf);
+			vf_reload_tokens(vf);
 		usleep(50000);
 	}
 }

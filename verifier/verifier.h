@@ -9,6 +9,8 @@
  *   register.c        registration of an agent, without HTTP
  *   api_json.c        the JSON bodies the API answers with
  *   scheduler.c       which agent is attested when, rounds on their threads
+ *   heartbeat.c       this verifier's row among those sharing the store
+ *   token_reload.c    SIGHUP: the token list read again
  *   round.c           one attestation round of one agent
  *   push.c            push mode: agents that register and send their evidence
  *   agent_client.c    HTTP(S) to agents and webhooks (the only user of libcurl)
@@ -361,6 +363,10 @@ void vf_sched_free(struct verifier *vf);
  * heartbeat every VF_BEAT_MS; SIGHUP (vf->reload) reloads the tokens.
  */
 void vf_schedule(struct verifier *vf);
+/* heartbeat.c: our row in the store, every VF_BEAT_MS; vf->sched.leader from the rows. */
+void vf_heartbeat(struct verifier *vf);
+/* token_reload.c: SIGHUP (vf->reload): the token list read again, said to the service manager. */
+void vf_reload_tokens(struct verifier *vf);
 /* Return: rounds running and late reports being sent (what the stop waits for). */
 size_t vf_rounds_in_flight(struct verifier *vf);
 /* Rounds running, agents due and not claimed yet, agents late, now. */
