@@ -150,7 +150,9 @@ static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms, i
 {
 	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = malloc(sizeof(*cur));
 	struct vg_attest_verdict v;
+	struct vg_store_verdict note;
 	struct vg_diag d = { 0 };
+	bool noted = false;
 	int r;
 
 	if (!a || !cur)
@@ -166,13 +168,16 @@ static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms, i
 		a->last_seen = vf_now();
 		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v.msg);
 		if (a->comm_errors++ == 0)
-			vf_record(vf, a, &v);
+			noted = vf_history(vf, id, &v, &note) == 0;
 		r = vg_store_agent_update(vf->store, cur, a, &d);
 		vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
+		noted = noted && r == 0;
 		if (r == 0)
 			vlog_warn("%s unreachable: %s", id, v.msg);
 	}
 	pthread_mutex_unlock(&vf->lock);
+	if (noted)
+		vf_notify(vf, id, &note);
 out:
 	free(a);
 	free(cur);

@@ -14,7 +14,8 @@
  *   round.c           one attestation round of one agent
  *   push.c            push mode: agents that register and send their evidence
  *   agent_client.c    HTTP(S) to agents and webhooks (the only user of libcurl)
- *   actions.c         what a failure does: history, webhook, command
+ *   actions.c         what a verdict leaves: the history line
+ *   notify.c          notices to the webhook and the command, from queues of their own
  *   bootlog_cache.c   agents' boot event logs, fetched and replayed once per boot
  *   policy_cache.c    reference policies, parsed once
  *   metrics.c         counters for GET /metrics (Prometheus text)
@@ -22,7 +23,8 @@
  * Locks: vf->lock guards the store and the policy cache (order: the
  * policy parse lock, then vf->lock). The boot-log cache, the table of
  * rounds in flight and the last-trusted times each have their own lock,
- * taken alone.
+ * taken alone, and so has each notice queue (vf_notify takes it under
+ * vf->lock or none; nothing is sent under it).
  */
 #ifndef VIGIL_VERIFIER_H
 #define VIGIL_VERIFIER_H
@@ -105,6 +107,13 @@ struct vf_source {
 };
 struct vf_bootc;			/* bootlog_cache.c */
 struct vf_ent;				/* scheduler.c */
+struct vf_sink;				/* notify.c */
+
+/* notify.c's targets */
+enum { VF_SINK_WEBHOOK = 0, VF_SINK_HOOK, VF_SINKS };
+/* notices each target's queue holds at most: --notify-queue's default */
+#define VF_NOTIFY_QUEUE_DEFAULT 1024
+#define VF_NOTIFY_QUEUE_MAX 1000000
 
 struct verifier {
 	/* configuration: set by the options, read-only once started */
@@ -135,6 +144,8 @@ struct verifier {
 	vf_fetch_fn *fetch;		/* vf_fetch; a test's stand-in */
 	struct http_ca *push_ca;	/* --push-client-ca: a certificate from it is an agent's */
 	struct vf_push *push;		/* push.c: challenges, registrations, stale agents */
+	unsigned int notify_queue;	/* --notify-queue: notices waiting, per target */
+	struct vf_sink *notify[VF_SINKS];	/* notify.c: NULL where not configured */
 
 	/* the store and the policy cache, under lock */
 	pthread_mutex_t lock;
@@ -279,20 +290,39 @@ int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e,
 /* ---- actions.c ---- */
 
 /*
- * Under vf->lock: @v into @id's history; *@h is the line (for vf_notify).
+ * Under vf->lock: @v into @id's history; *@h is the line (for vf_notify,
+ * once the state it goes with is committed).
  * Return: 0, -1 (not written: said).
  */
 int vf_history(struct verifier *vf, const char *id, const struct vg_attest_verdict *v,
 	       struct vg_store_verdict *h);
-/* Under no lock needed: the line @h to --webhook and --on-fail (a reboot to neither). */
-void vf_notify(struct verifier *vf, const char *id, const struct vg_store_verdict *h);
+
+/* ---- notify.c ---- */
+
+/* What a target's queue did: queued, sent, failed attempts, dropped; waiting now. */
+struct vf_notify_counts {
+	uint64_t queued, sent, failed, dropped;
+	size_t pending;
+};
+
+/* Before the rounds: a queue (of @max notices) and its thread per target configured. Return: 0, -errno. */
+int vf_notify_start(struct verifier *vf, unsigned int max);
 /*
- * A verdict into the agent's history and, unless it is a reboot, to the
- * webhook and the command.
- * Return: 0, or -1 when the history could not be written (the caller
- * keeps the old state).
+ * The line @h of agent @id to --webhook and --on-fail (a reboot to
+ * neither): queued, never sent here and never waited for; a full queue
+ * drops it (counted, said). Call once the state it tells is committed.
  */
-int vf_record(struct verifier *vf, struct vg_store_agent *a, const struct vg_attest_verdict *v);
+void vf_notify(struct verifier *vf, const char *id, const struct vg_store_verdict *h);
+/* @sink's counters now (zeros when not configured). */
+void vf_notify_counts(struct verifier *vf, unsigned int sink, struct vf_notify_counts *c);
+/* "webhook", "hook". */
+const char *vf_notify_sink_name(unsigned int sink);
+/*
+ * At the stop: the threads end their attempt (a command running is
+ * waited for @grace_ms, then left to the exit); what waits is dropped
+ * (said).
+ */
+void vf_notify_stop(struct verifier *vf, unsigned int grace_ms);
 /*
  * Under vf->lock: say when the store starts failing (once per distinct
  * message) and when it answers again. @msg NULL: the call succeeded.
