@@ -63,6 +63,7 @@ struct vf_ent {
 	int64_t watched_ms;	/* ... the same, kept until the round ends */
 	int64_t silent_ms;	/* ... unreachable if it has not answered by then */
 	int64_t late_ms;	/* the due time it is late against, 0 not late */
+	int64_t seen_ms;	/* wall ms it became active (new, reactivated): not late before */
 	uint64_t gen;		/* the listing it was last in */
 	bool trusted;		/* at listing, or since a round of ours judged it so */
 	bool active;		/* in the last listing: not failed, not removed */
@@ -406,6 +407,8 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 			pthread_mutex_lock(&vf->sched.lock);
 			continue;
 		}
+		if (!e->active)
+			e->seen_ms = now;
 		e->active = true;
 		if (e->trusted && c.ids.f[i].ms &&
 		    now - c.ids.f[i].ms > (int64_t)vf->interval_ms + (int64_t)vf->lease_ms)
@@ -592,6 +595,8 @@ static void relist(struct verifier *vf)
 
 		if (!e)
 			continue;
+		if (!e->active)
+			e->seen_ms = now;	/* new, or back from failed: due since it is known */
 		e->active = true;
 		e->gen = gen;
 		e->trusted = l.a[i].trusted;
@@ -657,13 +662,19 @@ static void tick(struct verifier *vf, bool listed)
 	now = vf_wall_ms();
 	for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
 		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next) {
+			/*
+			 * due since it was due, or since it is known (registered, reactivated:
+			 * a stored due time from before, or one of whole seconds, is not ours)
+			 */
+			int64_t since = e->due_ms > e->seen_ms ? e->due_ms : e->seen_ms;
+
 			if (!e->active || e->running || e->late_ms || e->elsewhere ||
-			    now <= e->due_ms + VF_LATE_SLACK_MS)
+			    now <= since + VF_LATE_SLACK_MS)
 				continue;
 			/* every verifier counts it; one tells */
-			if (leader && !found_add(&late, e->id, e->due_ms))
+			if (leader && !found_add(&late, e->id, since))
 				continue;
-			e->late_ms = e->due_ms;
+			e->late_ms = since;
 			vf->sched.late++;
 			if (leader)
 				atomic_fetch_add(&vf->metrics.late_rounds, 1);

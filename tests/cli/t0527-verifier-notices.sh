@@ -4,7 +4,9 @@
 # AK, the real registration and rounds), one in ten tampered so that it
 # fails policy.digest from its second round on, against one verifier with
 # a --webhook and an --on-fail command that takes 0.2 s each time.
-# Once the fleet is settled (the tampered agents failed), the webhook
+# No round is late while they register at once (a new agent is due from
+# when the verifier lists it). Once the fleet is settled (the tampered
+# agents failed), the webhook
 # endpoint goes silent (it accepts every connection, reads the notice and
 # never answers) and the tampered agents are reactivated: they fail again,
 # and over the next three intervals
@@ -112,13 +114,15 @@ echo "# states after $SECONDS s: $s"
 check_eq "every tampered agent failed policy.digest, the others trusted" "$s" "$want"
 
 # ---- the webhook silent, the tampered agents fail again: three intervals ----
-# the notices of the registration (agents late while $N registered at once) sent first
+# the notices of the failures so far sent first
 for i in $(seq 1200); do
 	curl -s -H "$ATT_RHDR" "$VIGIL_VERIFIER/metrics" >m0.prom
 	[ "$(metric 'vigil_verifier_notices_pending{target="hook"}' m0.prom)" = 0 ] &&
 		[ "$(metric 'vigil_verifier_notices_pending{target="webhook"}' m0.prom)" = 0 ] && break
 	sleep 0.1
 done
+check_eq "no round late while $N agents registered at once" \
+	"$(metric vigil_verifier_late_rounds_total m0.prom)" 0
 echo silent >mode
 : >notices.log
 : >hooks
