@@ -100,6 +100,17 @@ static void answer(int fd, struct vg_store *s, struct sipc_in *in)
 		if (r == 0)
 			send_agent(&fd, &a1);
 		break;
+	case SIPC_AGENT_FIND: {
+		uint32_t key = sipc_get_u32(in);
+
+		p = sipc_get_bytes(in, SIPC_COL_MAX, &len);
+		sipc_get_name(in, name, sizeof(name));
+		sipc_end(in, WHO);
+		r = vg_store_agent_find(s, key, p, len, name, &a1, &d);
+		if (r == 0)
+			send_agent(&fd, &a1);
+		break;
+	}
 	case SIPC_AGENT_DEL:
 		sipc_get_name(in, name, sizeof(name));
 		sipc_end(in, WHO);

@@ -466,18 +466,27 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 			 struct vf_answer *ans);
 /*
  * vf_register_challenge - the checks of a registration of @id with the
- * identity @idn (a known id keeps its EK; the EK certificate against
- * --ek-ca; the AK a restricted signing key), then MakeCredential into
- * @act and the proof the agent must give, HMAC(secret, @id), into @mac.
+ * identity @idn, by a pushing agent's credential @cred (NULL: pulled):
+ * the bindings (a known id keeps its EK: 409 identity.ek_changed; an EK
+ * registered under another id: 403 identity.ek_bound naming it; a push
+ * credential that registered another id: 403 naming it), the EK
+ * certificate against --ek-ca, the AK a restricted signing key; then
+ * MakeCredential into @act and the proof the agent must give,
+ * HMAC(secret, @id), into @mac.
  * Return: 0 (go on), or the HTTP status of the refusal in @ans.
  */
 unsigned int vf_register_challenge(struct verifier *vf, const char *id,
-				   const struct vg_api_identity *idn, struct vg_api_activate *act,
-				   uint8_t mac[32], struct vf_answer *ans);
-/* The proof was right: @id stored as registered. Return: 201, 500 (@ans). */
+				   const struct vg_api_identity *idn, const char *cred,
+				   struct vg_api_activate *act, uint8_t mac[32],
+				   struct vf_answer *ans);
+/*
+ * The proof was right: @id stored as registered, the bindings checked
+ * again under the lock of the write (for @cred, a push registration, the
+ * id must still be unknown). Return: 201; 403, 409 (refused), 500 (@ans).
+ */
 unsigned int vf_register_proven(struct verifier *vf, const char *id, const char *url,
 				const char *policy, const struct vg_api_identity *idn,
-				struct vf_answer *ans);
+				const char *cred, struct vf_answer *ans);
 
 /* ---- push.c ---- */
 

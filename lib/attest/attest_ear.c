@@ -436,6 +436,7 @@ bool vg_ear_claim(unsigned int fail, unsigned int *claim, int *value)
 		c = VG_EAR_INSTANCE_IDENTITY, v = 96;
 		break;
 	case VG_AF_EK_CHANGED:
+	case VG_AF_EK_BOUND:
 		c = VG_EAR_INSTANCE_IDENTITY, v = 97;
 		break;
 	case VG_AF_PCR_SELECTION:

@@ -64,13 +64,7 @@ vg_pg_psql -c "CREATE DATABASE fleet"
 DB="postgresql:///fleet?host=$VG_PG_DIR&port=$VG_PG_PORT&user=postgres"
 sql() { vg_pg_psql -d fleet -c "$1"; }
 
-# ---- the agents: one swtpm each (state copied from one provisioned TPM) ----
-bash "$SW" start "$T/tpm1" --watch $$ >/dev/null || { echo "not ok 1 - swtpm starts"; exit 1; }
-bash "$SW" stop "$T/tpm1" >/dev/null 2>&1
-for i in $(seq 2 $N); do
-	cp -a "$T/tpm1" "$T/tpm$i"
-	rm -f "$T/tpm$i/log"
-done
+# ---- the agents: one swtpm each, each provisioned (an EK is one agent's: issue 39) ----
 for i in $(seq $N); do
 	TPMS="$TPMS $T/tpm$i"
 	tcti=$(bash "$SW" start "$T/tpm$i" --watch $$) || { echo "not ok 1 - swtpm $i starts"; exit 1; }
@@ -82,6 +76,7 @@ for i in $(seq $N); do
 	PIDS="$PIDS $!"
 done
 for i in $(seq $N); do up "127.0.0.1:${AP[$i]}/v1/identity"; done
+cat "$T"/tpm*/ek-ca.pem >"$T/ek-ca.pem"	# each TPM's own local CA
 "$VIGIL" attest policy create --log "$T/log1" -o p.json >/dev/null
 cat >hook.sh <<HOOK
 #!/bin/sh
@@ -110,7 +105,7 @@ start_verifier() {	# ID: sets VPID[ID] (the verifier's, not timeout's: SIGKILL i
 	p=$(vg_port)
 	timeout 300 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$p --db "$DB" --verifier-id "$1" \
 		--interval $INTERVAL --agent-timeout 2 --lease $LEASE --on-fail "$T/hook.sh" \
-		--ek-ca "$T/tpm1/ek-ca.pem" 2>>"verifier-$1.err" &
+		--ek-ca "$T/ek-ca.pem" 2>>"verifier-$1.err" &
 	t=$!
 	PIDS="$PIDS $t"
 	VURL[$1]=http://127.0.0.1:$p

@@ -228,6 +228,57 @@ static void store_roundtrips_agents_policies_verdicts(void **state)
 }
 
 /* bytes a file name on the attested host may hold, limits of every field */
+/* agent_find: by EK, AK or URL, the first other agent by id; -ENOENT when only @except has it */
+static void store_finds_agents_by_key(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	struct vg_store_agent a, b, c, got;
+	struct vg_diag d = { 0 };
+
+	sample_agent(&a, "web1");
+	sample_agent(&b, "db1");	/* the same EK as web1 (a store made before the check) */
+	b.ak_pub[0] = 0xcc;
+	strcpy(b.url, "push:token:4d346600");
+	sample_agent(&c, "zz9");
+	c.ek_pub[2] = 0x04;
+	c.ak_pub_len = 3;
+	memcpy(c.ak_pub, "\xaa\xbb\x00", 3);	/* web1's AK and one byte more: not equal */
+	strcpy(c.url, "push:token:4d34660");	/* a prefix of db1's */
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	assert_int_equal(vg_store_agent_put(s, &b, &d), 0);
+	assert_int_equal(vg_store_agent_put(s, &c, &d), 0);
+	/* the EK of web1 and db1: the first by id, or the other one */
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, a.ek_pub, a.ek_pub_len, "", &got,
+					     &d), 0);
+	assert_string_equal(got.id, "db1");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, a.ek_pub, a.ek_pub_len, "db1",
+					     &got, &d), 0);
+	assert_string_equal(got.id, "web1");
+	assert_int_equal(got.ak_pub_len, 2);
+	assert_string_equal(got.url, "http://127.0.0.1:1");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, c.ek_pub, c.ek_pub_len, "zz9", &got,
+					     &d), -ENOENT);
+	/* AKs compared whole */
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_AK, a.ak_pub, a.ak_pub_len, "", &got,
+					     &d), 0);
+	assert_string_equal(got.id, "web1");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_AK, c.ak_pub, 3, "", &got, &d), 0);
+	assert_string_equal(got.id, "zz9");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_AK, (const uint8_t *)"\xaa", 1, "",
+					     &got, &d), -ENOENT);
+	/* URLs: a push credential's, exactly */
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_URL, (const uint8_t *)b.url,
+					     strlen(b.url), "", &got, &d), 0);
+	assert_string_equal(got.id, "db1");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_URL, (const uint8_t *)b.url,
+					     strlen(b.url), "db1", &got, &d), -ENOENT);
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_URL, (const uint8_t *)"push:token:4d",
+					     13, "", &got, &d), -ENOENT);
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY__COUNT, a.ek_pub, 3, "", &got, &d),
+			 -EINVAL);
+	vg_store_close(s);
+}
+
 static void store_keeps_bytes_and_limits(void **state)
 {
 	struct vg_store *s = open_or_skip(*state);
@@ -1204,6 +1255,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		BOTH(store_roundtrips_agents_policies_verdicts),
 		BOTH(store_keeps_bytes_and_limits),
+		BOTH(store_finds_agents_by_key),
 		BOTH(store_lists_agents_in_bytewise_order),
 		BOTH(store_history_newest_first_limited_deleted_with_agent),
 		BOTH(store_update_is_compare_and_set),

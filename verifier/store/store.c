@@ -72,6 +72,14 @@ int vg_store_agent_list(struct vg_store *s, vg_store_agent_cb cb, void *arg, str
 	return s->ops->agent_list(s->ctx, cb, arg, diag);
 }
 
+int vg_store_agent_find(struct vg_store *s, unsigned int key, const uint8_t *val, size_t len,
+			const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
+{
+	if (key >= VG_STORE_KEY__COUNT)
+		return vg_diag_set(diag, -EINVAL, "store: agent find: key %u", key);
+	return s->ops->agent_find(s->ctx, key, val, len, except ? except : "", ret, diag);
+}
+
 int vg_store_policy_put(struct vg_store *s, const char *name, const char *doc, size_t len,
 			struct vg_diag *diag)
 {

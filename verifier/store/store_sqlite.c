@@ -55,8 +55,15 @@ static const char migrate_keys[] = "ALTER TABLE agents ADD COLUMN log_keys BLOB;
 static const char migrate_fc[] =
 	"ALTER TABLE agents ADD COLUMN failure_count INTEGER NOT NULL DEFAULT 0;";
 
-/* after the columns exist: the lease claim's order without a scan and a sort of every row */
-static const char sched_index[] = "CREATE INDEX IF NOT EXISTS agents_due ON agents(next_due);";
+/*
+ * after the columns exist: the lease claim's order without a scan and a
+ * sort of every row; agent_find's lookups by key
+ */
+static const char sched_index[] =
+	"CREATE INDEX IF NOT EXISTS agents_due ON agents(next_due);"
+	"CREATE INDEX IF NOT EXISTS agents_ek ON agents(ek_pub);"
+	"CREATE INDEX IF NOT EXISTS agents_ak ON agents(ak_pub);"
+	"CREATE INDEX IF NOT EXISTS agents_url ON agents(url);";
 
 struct sq {
 	sqlite3 *db;
@@ -286,6 +293,41 @@ static int sq_agent_del(void *ctx, const char *id, struct vg_diag *diag)
 		return r;
 	}
 	return 0;
+}
+
+static int sq_agent_find(void *ctx, unsigned int key, const uint8_t *val, size_t len,
+			 const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
+{
+	static const char *const where[VG_STORE_KEY__COUNT] = {
+		"WHERE ek_pub = ?1 AND id <> ?2 ORDER BY id LIMIT 1",
+		"WHERE ak_pub = ?1 AND id <> ?2 ORDER BY id LIMIT 1",
+		"WHERE url = ?1 AND id <> ?2 ORDER BY id LIMIT 1",
+	};
+	struct sq *q = ctx;
+	char sql[1024];
+	sqlite3_stmt *st;
+	int r;
+
+	select_agents(sql, sizeof(sql), where[key]);
+	r = prep(q, sql, &st, diag);
+	if (r < 0)
+		return r;
+	/* as the row was written: url TEXT, the keys BLOB (SQLite compares them by type first) */
+	if (key == VG_STORE_KEY_URL)
+		sqlite3_bind_text(st, 1, len ? (const char *)val : "", (int)len, SQLITE_STATIC);
+	else
+		sqlite3_bind_blob(st, 1, len ? val : (const uint8_t *)"", (int)len, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, except, -1, SQLITE_STATIC);
+	r = sqlite3_step(st);
+	if (r == SQLITE_ROW)
+		r = row_agent(st, ret) < 0 ? vg_diag_set(diag, -EBADMSG, "store: agent find: bad row")
+					  : 0;
+	else if (r == SQLITE_DONE)
+		r = -ENOENT;
+	else
+		r = db_err(q, diag, "agent find");
+	sqlite3_finalize(st);
+	return r;
 }
 
 static int sq_agent_list(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_diag *diag)
@@ -543,6 +585,7 @@ static void sq_close(void *ctx)
 static const struct vg_store_ops sqlite_ops = {
 	.agent_put = sq_agent_put,
 	.agent_get = sq_agent_get,
+	.agent_find = sq_agent_find,
 	.agent_del = sq_agent_del,
 	.agent_list = sq_agent_list,
 	.agent_update = sq_agent_update,

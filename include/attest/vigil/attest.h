@@ -110,6 +110,8 @@ enum vg_attest_fail {
 				   invalid_key), judged as Keylime does for Keylime-format policies */
 	VG_AF_BOOT_EVENT,	/* boot.event: an event of the boot log is not one the measured-boot
 				   policy allows (attest_mbpolicy.h; names the event) */
+	VG_AF_EK_BOUND,		/* identity.ek_bound: the EK is registered under another agent id
+				   (a registration refused; names that id) */
 	VG_AF__COUNT
 };
 
