@@ -14,11 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "verifier.h"
 #include "privsep.h"
-#include "vigil/hash.h"
 
 #define EAR_BUILD "vigil-verifier " VIGIL_VERSION
 
@@ -186,16 +183,15 @@ out:
 	return status;
 }
 
-int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e,
-		    const struct vg_refpolicy *pol, const struct vg_attest_verdict *v, char **ret,
-		    size_t *len, char *err, size_t errlen)
+int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e, const char *policy_id,
+		    const struct vg_attest_verdict *v, char **ret, size_t *len, char *err,
+		    size_t errlen)
 {
 	struct vg_ear ear = { .submod = "evidence", .developer = "vigil", .build = EAR_BUILD,
 			      .nonce = e->eat_nonce[0] ? e->eat_nonce : NULL, .iat = vf_now(),
-			      .v = v };
+			      .policy_id = policy_id && *policy_id ? policy_id : NULL, .v = v };
 	struct vg_store_agent *a = malloc(sizeof(*a));
 	struct vg_diag d = { 0 };
-	char pid[VF_EAR_POLICY_ID_MAX];
 	int r, status;
 
 	/* the AK sent: a registered agent's (proven at its registration), or nobody's */
@@ -215,20 +211,6 @@ int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e,
 		ear.identity = ak_identity(vf, a);
 		ear.agent_id = a->id;
 	}
-
-	if (e->policy) {
-		uint8_t md[32];
-		char hex[2 * sizeof(md) + 1] = "";
-
-		if (EVP_Digest(e->policy, e->policy_len, md, NULL, EVP_sha256(), NULL) == 1)
-			vg_hex_encode(md, sizeof(md), hex);
-		snprintf(pid, sizeof(pid), "sha256:%s", hex);
-	} else {
-		pthread_mutex_lock(&vf->lock);
-		snprintf(pid, sizeof(pid), "%s@sha256:%s", e->policy_name, vf_policy_digest(vf, pol));
-		pthread_mutex_unlock(&vf->lock);
-	}
-	ear.policy_id = pid;
 	status = vf_ear_sign(&ear, ret, len, err, errlen);
 	free(a);
 	return status;

@@ -283,15 +283,16 @@ int vf_ear_agent(struct verifier *vf, const char *id, const char *nonce, char **
 		 char *err, size_t errlen);
 
 /*
- * @e's verdict @v as a signed EAR (evidence.c). The AK sent is looked up
+ * @e's verdict @v as a signed EAR (evidence.c), its policy @policy_id
+ * (VF_EAR_POLICY_ID_MAX, "" none). The AK sent is looked up
  * among the registered agents: a registered agent's is named and has its
  * registration's identity (VG_EAR_ID_EK_CA or _EK); another has none (no
  * instance-identity claim, never affirming). Return: as vf_ear_sign, and
  * 500 (the store).
  */
-int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e,
-		    const struct vg_refpolicy *pol, const struct vg_attest_verdict *v, char **ret,
-		    size_t *len, char *err, size_t errlen);
+int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e, const char *policy_id,
+		    const struct vg_attest_verdict *v, char **ret, size_t *len, char *err,
+		    size_t errlen);
 
 /* ---- actions.c ---- */
 

@@ -225,12 +225,12 @@ int vg_api_evidence_parse(const uint8_t *body, size_t len, struct vg_api_evidenc
 		r = (int)n;
 		goto out;
 	}
-	n = vg__api_dup_str(data, what, "mb_policy", &s, diag);
-	free(s);
-	s = NULL;
-	if (n > 0) {
-		r = vg_diag_set(diag, -EBADMSG, "evidence: mb_policy: measured-boot event policies are "
-				"not judged here (pin boot PCRs in the runtime policy's \"boot_pcrs\")");
+	/* Keylime's measured-boot reference state: judged as a measured_boot section */
+	n = vg__api_dup_str(data, what, "mb_policy", &e->mb_policy, diag);
+	if (n > 0)
+		e->mb_policy_len = (size_t)n;
+	else if (n != -ENOENT) {
+		r = (int)n;
 		goto out;
 	}
 	/* the policy: a document, or the name of one the verifier holds */
@@ -246,9 +246,14 @@ int vg_api_evidence_parse(const uint8_t *body, size_t len, struct vg_api_evidenc
 		r = vg_diag_set(diag, -EBADMSG, "evidence: runtime_policy_name is not a policy name");
 	if (r < 0 && r != -ENOENT)
 		goto out;
-	if (!e->policy == !e->policy_name[0]) {
+	if (e->policy && e->policy_name[0]) {
 		r = vg_diag_set(diag, -EBADMSG, "evidence: give one of runtime_policy and "
 				"runtime_policy_name");
+		goto out;
+	}
+	if (!e->policy && !e->policy_name[0] && !e->mb_policy) {
+		r = vg_diag_set(diag, -EBADMSG, "evidence: give runtime_policy, runtime_policy_name "
+				"or mb_policy");
 		goto out;
 	}
 	n = vg__api_dup_str(data, what, "ima_measurement_list", &e->log, diag);
@@ -287,7 +292,8 @@ void vg_api_evidence_release(struct vg_api_evidence *e)
 	free(e->policy);
 	free(e->log);
 	free(e->mb_log);
-	e->policy = e->log = NULL;
+	free(e->mb_policy);
+	e->policy = e->log = e->mb_policy = NULL;
 	e->mb_log = NULL;
-	e->policy_len = e->log_len = e->mb_len = 0;
+	e->policy_len = e->log_len = e->mb_len = e->mb_policy_len = 0;
 }

@@ -16,7 +16,10 @@
 # PCR 14 (shim's MOK lists) is quoted and replayed too: a host that booted
 # another MOK list and serves the original log is boot.pcr_mismatch.
 # POST /v1/verify/evidence, sent the same evidence (the boot log as mb_log),
-# gives the same verdicts.
+# gives the same verdicts; sent Keylime's reference state of the log as
+# mb_policy (issue 39), it judges the events by it: valid for the good
+# boot (beside a runtime policy without measured_boot, or alone), the same
+# boot.event for each tampered boot.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
@@ -53,9 +56,10 @@ boot() {
 }
 wait_for() { att_wait host1 "$@"; }
 pj() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
-# stateless OUT [MASK]: the agent's evidence of now (quote of PCRs 0-10 and 14, or
-# MASK; the list, the boot log) judged by POST /v1/verify/evidence under the
-# policy "mb", no agent state used
+# stateless OUT [MASK [DATA]]: the agent's evidence of now (quote of PCRs 0-10 and
+# 14, or MASK; the list, the boot log) judged by POST /v1/verify/evidence under the
+# policy "mb", no agent state used; DATA (JSON) replaces members of the request's
+# data (null removes one)
 stateless() {
 	local n
 	n=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -64,16 +68,22 @@ stateless() {
 	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/log?offset=0" -o cur.log
 	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/bootlog" -o cur.boot
 	"$VIGIL" log convert --to ascii -o cur.ascii cur.log >/dev/null
-	/usr/bin/python3 - "$n" "$1.json" <<'PY'
+	/usr/bin/python3 - "$n" "$1.json" "${3:-{\}}" <<'PY'
 import base64, json, sys
 data = {"quote": json.load(open("q.json")), "nonce_hex": sys.argv[1], "hash_alg": "sha256",
         "tpm_ak": json.load(open("id.json"))["ak_pub"], "runtime_policy_name": "mb",
         "ima_measurement_list": open("cur.ascii").read(),
         "mb_log": base64.b64encode(open("cur.boot", "rb").read()).decode()}
+for k, v in json.loads(sys.argv[3]).items():
+    if v is None:
+        data.pop(k, None)
+    else:
+        data[k] = v
 json.dump({"type": "tpm", "data": data}, open(sys.argv[2], "w"))
 PY
-	curl -s -o "$1.out" -X POST -H "$ATT_RHDR" -H 'Content-Type: application/json' \
-		--data-binary "@$1.json" "127.0.0.1:$VP/v1/verify/evidence"
+	curl -s -o "$1.out" -w '%{http_code}' -X POST -H "$ATT_RHDR" \
+		-H 'Content-Type: application/json' --data-binary "@$1.json" \
+		"127.0.0.1:$VP/v1/verify/evidence" >"$1.code"
 }
 
 mkdir -p tree st
@@ -114,6 +124,26 @@ check "registration" "$VIGIL" attest add host1 --agent http://127.0.0.1:$AP --po
 check "the known-good boot: trusted" wait_for trusted
 stateless good
 check_eq "POST /v1/verify/evidence on the same boot: valid" "$(pj good.out 'j["valid"]')" True
+# Keylime's mb_policy (its reference state of this log, made by its create_mb_policy.py):
+# judged as the measured_boot section, beside a runtime policy that has none, or alone
+"$VIGIL" attest policy create --log "$T/log" --exclude '^boot_aggregate$' -o plain.json
+"$VIGIL" attest policy set plain plain.json >/dev/null
+REF=$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' \
+	"$VECTORS/attest/keylime-mb-refstate-secureboot.json")
+MBP="{\"runtime_policy_name\": \"plain\", \"mb_policy\": $REF}"
+MBA="{\"runtime_policy_name\": null, \"ima_measurement_list\": null, \"mb_policy\": $REF}"
+stateless kl-good 47ff "$MBP"
+check_eq "an mb_policy (Keylime's reference state) beside a policy without measured_boot: valid" \
+	"$(pj kl-good.out 'j["valid"]')" True
+stateless kl-alone 43ff "$MBA"
+check_eq "... and alone (no runtime policy, PCRs 0-9 and 14 quoted, no list): valid" \
+	"$(pj kl-alone.out 'j["valid"]')" True
+stateless kl-none 47ff '{"runtime_policy_name": "plain"}'
+check_eq "without it the same evidence has no event judged: valid too" \
+	"$(pj kl-none.out 'j["valid"]')" True
+stateless kl-bad 47ff '{"runtime_policy_name": "plain", "mb_policy": "accept-all"}'
+check_eq "an mb_policy that is no reference state: 400" "$(cat kl-bad.code)" 400
+check "... saying so of mb_policy" grep -q "mb_policy" kl-bad.out
 r0=$(att_field rounds)
 sleep 1.2
 check "... over more rounds" test "$(att_field rounds)" -gt "$r0"
@@ -136,6 +166,11 @@ for c in secureboot-off kernel-unsigned kernel-foreign-key cmdline; do
 	stateless "st-$c"
 	check_eq "$c: POST /v1/verify/evidence on the same evidence: the same failure" \
 		"$(pj "st-$c.out" '[(f["type"], f["context"]["entry"]) for f in j["failures"]]')" \
+		"[('boot.event', $ev)]"
+	stateless "kl-$c" 47ff "$MBP"
+	[ "$c" != kernel-foreign-key ] &&	# vendor_db: the next commit
+	check_eq "$c: ... judged by Keylime's mb_policy: the same failure" \
+		"$(pj "kl-$c.out" '[(f["type"], f["context"]["entry"]) for f in j["failures"]]')" \
 		"[('boot.event', $ev)]"
 	n=$((n + 1))
 	check "the untampered log, rebooted into" boot "$L"

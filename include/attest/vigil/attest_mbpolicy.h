@@ -119,5 +119,7 @@ const uint8_t *vg_mbpolicy_id(const struct vg_mbpolicy *p);
 const struct vg_mbpolicy *vg_refpolicy_mbpolicy(const struct vg_refpolicy *p);
 /* Make @mb (may be NULL) @p's section; @p takes ownership, frees the previous one. */
 void vg_refpolicy_set_mbpolicy(struct vg_refpolicy *p, struct vg_mbpolicy *mb);
+/* @p's section, taken from it (NULL: none): the caller frees it, @p has none after. */
+struct vg_mbpolicy *vg_refpolicy_take_mbpolicy(struct vg_refpolicy *p);
 
 #endif
