@@ -25,7 +25,7 @@
 
 const char *const vg__mb_set_key[MB__SETS] = {
 	"pk", "kek", "db", "dbx", "authorities", "shim", "grub", "kernel",
-	"initrd", "vmlinuz", "mok", "mokx", "scrtm", "platform_firmware",
+	"initrd", "vmlinuz", "mok", "mokx", "scrtm", "platform_firmware", "vendor_db",
 };
 
 const uint8_t vg__mb_guid_global[16] = { 0x61, 0xdf, 0xe4, 0x8b, 0xca, 0x93, 0xd2, 0x11,
@@ -456,6 +456,23 @@ static int load_keylime(struct vg_mbpolicy *p, json_object *o, struct vg_diag *d
 		r = kl_keys(&p->set[keys[k].set], v, keys[k].kl, diag);
 		if (r < 0)
 			return r;
+	}
+	/*
+	 * vendor_db (shim's, newer reference states): the vendor_db variable's
+	 * entries and the vendor_db authority that verified an image must be
+	 * listed. Keylime reads a reference state without it as an empty list:
+	 * under Secure Boot a log with vendor_db events then fails, without it
+	 * (and empty) anything passes.
+	 */
+	if (json_object_object_get_ex(o, "vendor_db", &v)) {
+		if (p->secure_boot || !json_object_is_type(v, json_type_array) ||
+		    json_object_array_length(v) != 0) {
+			r = kl_keys(&p->set[MB_VENDOR_DB], v, "vendor_db", diag);
+			if (r < 0)
+				return r;
+		}
+	} else if (p->secure_boot) {
+		p->set[MB_VENDOR_DB].judged = true;
 	}
 	if (json_object_object_get_ex(o, "scrtm_and_bios", &v)) {
 		if (!json_object_is_type(v, json_type_array))

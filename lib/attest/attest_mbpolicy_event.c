@@ -263,6 +263,8 @@ static void judge_var(struct judge *j, long idx, const struct vg_eventlog_event 
 			set = MB_DB;
 		else if (!strcmp(u.name, "dbx"))
 			set = MB_DBX;
+		else if (!strcmp(u.name, "vendor_db"))
+			set = MB_VENDOR_DB;
 	}
 	if (set == -1 || (set >= 0 && !p->set[set].judged) || (set == -2 && p->secure_boot < 0))
 		return;
@@ -304,23 +306,37 @@ static void judge_var(struct judge *j, long idx, const struct vg_eventlog_event 
 	judge_siglists(j, idx, e, &u, (enum mb_set)set, NULL);
 }
 
+/* The authorities whose certificate verified an image (SbatLevel, MokListTrusted: not keys). */
+static bool auth_key(const char *name)
+{
+	return !strcmp(name, "db") || !strcmp(name, "vendor_db") || !strcmp(name, "Shim") ||
+	       !strcmp(name, "MokList") || !strcmp(name, "MokListRT");
+}
+
+/*
+ * An EV_EFI_VARIABLE_AUTHORITY: the certificate that verified an image
+ * must be one "authorities" lists; one of vendor_db also one "vendor_db"
+ * lists (Keylime's SignatureSetMember). One failure per event.
+ */
 static void judge_authority(struct judge *j, long idx, const struct vg_eventlog_event *e)
 {
 	const uint8_t *b = j->log->buf + e->data_off;
+	const struct dset *auth = &j->p->set[MB_AUTH], *vdb = &j->p->set[MB_VENDOR_DB];
 	uint8_t d[SHA256_LEN];
 	struct uvar u;
+	bool is_vdb;
 	char h[80];
 	int r;
 
-	if (!j->p->set[MB_AUTH].judged)
+	if (!auth->judged && !vdb->judged)
 		return;
 	if (uvar_decode(b, e->data_len, &u) < 0) {
 		jfail(j, idx, e, NULL, "the UEFI_VARIABLE_DATA does not decode");
 		return;
 	}
-	if (strcmp(u.name, "db") && strcmp(u.name, "vendor_db") && strcmp(u.name, "Shim") &&
-	    strcmp(u.name, "MokList") && strcmp(u.name, "MokListRT"))
-		return;		/* SbatLevel, MokListTrusted: not keys */
+	is_vdb = !strcmp(u.name, "vendor_db");
+	if (!(auth->judged && auth_key(u.name)) && !(vdb->judged && is_vdb))
+		return;
 	r = data_matches(j->log, e, b, e->data_len, u.data, u.len);
 	if (r <= 0) {
 		if (r < 0)
@@ -338,9 +354,12 @@ static void judge_authority(struct judge *j, long idx, const struct vg_eventlog_
 		j->err = -ENOMEM;
 		return;
 	}
-	if (!vg__mb_dset_has(&j->p->set[MB_AUTH], d))
+	if (auth->judged && auth_key(u.name) && !vg__mb_dset_has(auth, d))
 		jfail(j, idx, e, d, "an image was verified by %s certificate %s, not an authority "
 		      "the policy allows", u.name, hexs(d, h));
+	else if (vdb->judged && is_vdb && !vg__mb_dset_has(vdb, d))
+		jfail(j, idx, e, d, "an image was verified by vendor_db certificate %s, not one "
+		      "the policy's vendor_db allows", hexs(d, h));
 }
 
 /* The event's sha256 digest, or a failure. */
@@ -563,13 +582,13 @@ static int learn_event(struct vg_mbpolicy *p, const struct vg_eventlog *log, siz
 		if (e->type == VG_EV_EFI_VARIABLE_AUTHORITY) {
 			uint8_t h[SHA256_LEN];
 
-			if (strcmp(u.name, "db") && strcmp(u.name, "vendor_db") &&
-			    strcmp(u.name, "Shim") && strcmp(u.name, "MokList") &&
-			    strcmp(u.name, "MokListRT"))
+			if (!auth_key(u.name))
 				return 0;
 			if (u.len <= 16)
 				return vg_diag_set(diag, -EBADMSG, "event %zu: no signature data", i);
 			r = vg__mb_sha256(u.data + 16, u.len - 16, h);
+			if (r == 0 && !strcmp(u.name, "vendor_db"))	/* as Keylime's create_mb_policy */
+				r = vg__mb_dset_add(&p->set[MB_VENDOR_DB], h);
 			return r < 0 ? r : vg__mb_dset_add(&p->set[MB_AUTH], h);
 		}
 		if (memcmp(u.guid, vg__mb_guid_global, 16) == 0) {
@@ -579,7 +598,8 @@ static int learn_event(struct vg_mbpolicy *p, const struct vg_eventlog *log, siz
 			}
 			set = !strcmp(u.name, "PK") ? MB_PK : !strcmp(u.name, "KEK") ? MB_KEK : -1;
 		} else if (memcmp(u.guid, vg__mb_guid_imgsec, 16) == 0) {
-			set = !strcmp(u.name, "db") ? MB_DB : !strcmp(u.name, "dbx") ? MB_DBX : -1;
+			set = !strcmp(u.name, "db") ? MB_DB : !strcmp(u.name, "dbx") ? MB_DBX :
+			      !strcmp(u.name, "vendor_db") ? MB_VENDOR_DB : -1;
 		}
 		if (set < 0)
 			return 0;

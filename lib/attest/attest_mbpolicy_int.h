@@ -23,7 +23,7 @@
 /* The digest sets, in the order of the JSON keys. */
 enum mb_set {
 	MB_PK, MB_KEK, MB_DB, MB_DBX, MB_AUTH, MB_SHIM, MB_GRUB, MB_KERNEL,
-	MB_INITRD, MB_VMLINUZ, MB_MOK, MB_MOKX, MB_SCRTM, MB_FIRMWARE, MB__SETS
+	MB_INITRD, MB_VMLINUZ, MB_MOK, MB_MOKX, MB_SCRTM, MB_FIRMWARE, MB_VENDOR_DB, MB__SETS
 };
 
 /* the JSON key of each set */
