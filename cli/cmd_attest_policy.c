@@ -265,11 +265,11 @@ static int emit_policy(const struct vg_refpolicy *p, const char *out)
 
 /*
  * --boot-log: the event-level measured-boot policy a known-good boot log
- * allows ("measured_boot") and, unless @no_pins, PCRs 0-7 pinned to its
- * replay. Return: 0, -1 (reported).
+ * allows ("measured_boot"), unless @no_mb, and, unless @no_pins, PCRs 0-7
+ * pinned to its replay. Return: 0, -1 (reported).
  */
 static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned int bank,
-			    bool no_pins)
+			    bool no_pins, bool no_mb)
 {
 	struct vg_mbpolicy *mb = NULL;
 	struct vg_eventlog *log = NULL;
@@ -283,9 +283,9 @@ static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned i
 		return -1;
 	r = vg_eventlog_parse(b, n, &log, &d);
 	free(b);
-	if (r == 0)
+	if (r == 0 && !no_mb)
 		r = vg_mbpolicy_from_log(log, &mb, &d);
-	if (r == 0)
+	if (r == 0 && !no_mb)
 		vg_refpolicy_set_mbpolicy(p, mb);
 	if (r == 0 && !no_pins)
 		r = vg_eventlog_replay(log, bank, &pcrs, &d);
@@ -312,6 +312,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		{ "boot-log", required_argument, NULL, 'B' },
 		{ "boot-bank", required_argument, NULL, 'K' },
 		{ "no-boot-pins", no_argument, NULL, 'P' },
+		{ "no-measured-boot", no_argument, NULL, 'E' },
 		{ "trusted", required_argument, NULL, 'T' },
 		{ "hmac-key", required_argument, NULL, 'H' },
 		{ "trusted-superseded", no_argument, NULL, 'S' },
@@ -322,7 +323,7 @@ int cli_attest_policy_create(int argc, char **argv)
 	const char *log = NULL, *tree = NULL, *root = "/", *out = NULL, *boot = NULL;
 	const char *trusted[8];
 	size_t ntrusted = 0;
-	bool superseded = false, merged_usr = false, no_pins = false;
+	bool superseded = false, merged_usr = false, no_pins = false, no_mb = false;
 	struct cli_keyargs ka = { 0 };
 	struct vg_hmac_key hk = { 0 };
 	int boot_bank = VG_HASH_SHA256;
@@ -366,6 +367,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'B': boot = optarg; break;
 		case 'P': no_pins = true; break;
+		case 'E': no_mb = true; break;
 		case 'K':
 			boot_bank = cli_parse_algo(optarg);
 			if (boot_bank < 0)
@@ -411,11 +413,15 @@ int cli_attest_policy_create(int argc, char **argv)
 	}
 	if (log && policy_from_log(p, log) < 0)
 		goto out;
-	if (no_pins && !boot) {
-		cli_err("--no-boot-pins needs --boot-log FILE");
+	if ((no_pins || no_mb) && !boot) {
+		cli_err("%s needs --boot-log FILE", no_pins ? "--no-boot-pins" : "--no-measured-boot");
 		goto out;
 	}
-	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank, no_pins) < 0)
+	if (no_pins && no_mb) {
+		cli_err("--no-boot-pins and --no-measured-boot: nothing left of --boot-log FILE");
+		goto out;
+	}
+	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank, no_pins, no_mb) < 0)
 		goto out;
 	if (tree) {
 		tc.p = p;

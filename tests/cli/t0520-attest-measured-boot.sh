@@ -114,6 +114,17 @@ print("boot_pcrs" in p, m["secure_boot"], len(m["kernel"]), len(m["db"]), len(m[
 	"False True 1 4 1"
 check_rc 2 "--no-boot-pins without --boot-log is a usage error" \
 	"$VIGIL" attest policy create --log "$T/log" --no-boot-pins -o /dev/null
+check "policy create --boot-log --no-measured-boot" "$VIGIL" attest policy create --log "$T/log" \
+	--boot-log "$L" --no-measured-boot --exclude '^boot_aggregate$' -o pins.json
+check_eq "... writes boot_pcrs 0-7 and no measured_boot" "$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+print(sorted(p["boot_pcrs"]), "measured_boot" in p)' pins.json)" \
+	"['0', '1', '2', '3', '4', '5', '6', '7'] False"
+check_rc 2 "--no-measured-boot without --boot-log is a usage error" \
+	"$VIGIL" attest policy create --log "$T/log" --no-measured-boot -o /dev/null
+check_rc 2 "... and with --no-boot-pins (nothing left)" \
+	"$VIGIL" attest policy create --boot-log "$L" --no-boot-pins --no-measured-boot -o /dev/null
 "$VIGIL" attest policy create --log "$T/log" --boot-log "$L" -o pinned.json
 check "by default the PCRs 0-7 stay pinned as well" python3 -c '
 import json, sys
@@ -138,6 +149,13 @@ check_eq "an mb_policy (Keylime's reference state) beside a policy without measu
 stateless kl-alone 43ff "$MBA"
 check_eq "... and alone (no runtime policy, PCRs 0-9 and 14 quoted, no list): valid" \
 	"$(pj kl-alone.out 'j["valid"]')" True
+# the pins alone: stateless evidence without a boot log passes (a measured_boot section fails it)
+"$VIGIL" attest policy set pins pins.json >/dev/null
+stateless pins-nolog 47ff '{"runtime_policy_name": "pins", "mb_log": null}'
+check_eq "the pins-only policy: evidence without a boot log is valid" "$(pj pins-nolog.out 'j["valid"]')" True
+stateless mb-nolog 47ff '{"mb_log": null}'
+check_eq "... which a measured_boot policy fails: boot.event" \
+	"$(pj mb-nolog.out '[f["type"] for f in j["failures"]]')" "['boot.event']"
 stateless kl-none 47ff '{"runtime_policy_name": "plain"}'
 check_eq "without it the same evidence has no event judged: valid too" \
 	"$(pj kl-none.out 'j["valid"]')" True
