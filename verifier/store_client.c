@@ -178,6 +178,7 @@ static int c_agent_get(void *ctx, const char *id, struct vg_store_agent *ret, st
 	return call(ctx, SIPC_AGENT_GET, &o, &w, diag);
 }
 
+/* an EK comes as its key id (vg_store_agent_find made it), which the store process looks up */
 static int c_agent_find(void *ctx, unsigned int key, const uint8_t *val, size_t len,
 			const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
 {

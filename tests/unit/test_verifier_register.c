@@ -326,6 +326,33 @@ static void register_rejects_an_ek_registered_under_another_id(void **state)
 }
 
 /*
+ * The EK is its key, not the bytes it came in: web1's row holds this TPM's
+ * EK with another objectAttributes byte and another authPolicy (what a host
+ * replaying its EK public with other attributes would have sent first); the
+ * TPM's own encoding is still web1's EK (issue 39).
+ */
+static void register_rejects_an_ek_sent_in_another_encoding(void **state)
+{
+	struct verifier *vf = *state;
+	struct vg_store_agent *a = calloc(1, sizeof(*a));
+	struct vf_answer ans = { 0 };
+	json_object *m;
+
+	assert_non_null(a);
+	put_with_this_ek(vf, "web1", "http://127.0.0.1:8");
+	assert_int_equal(vg_store_agent_get(vf->store, "web1", a, NULL), 0);
+	a->ek_pub[9] ^= 0x40;			/* objectAttributes, low byte */
+	a->ek_pub[12] ^= 0x01;			/* the first byte of authPolicy */
+	assert_int_equal(vg_store_agent_put(vf->store, a, NULL), 0);
+	assert_int_equal(vf_register(vf, body_ok, strlen(body_ok), &ans), 403);
+	assert_true(json_object_object_get_ex(ans.body, "failure", &m));
+	assert_string_equal(json_object_get_string(m), "identity.ek_bound");
+	json_object_put(ans.body);
+	assert_int_equal(vg_store_agent_get(vf->store, "host1", a, NULL), -ENOENT);
+	free(a);
+}
+
+/*
  * A push credential registers one id (the push routes call the same
  * functions: vf_register_challenge, vf_register_proven); "none" (no
  * authentication) binds nothing.
@@ -492,6 +519,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(register_rejects_malformed_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(register_rejects_another_ek_for_a_known_id, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(register_rejects_an_ek_sent_in_another_encoding,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(register_rejects_an_ek_registered_under_another_id,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(push_credential_registers_one_id, setup, teardown),

@@ -47,6 +47,9 @@ struct vg_store_agent {
 	char policy[128];		/* reference policy name ("" = none: every entry fails) */
 	uint8_t ek_pub[1024];
 	size_t ek_pub_len;
+	uint8_t ek_key[32];		/* vg_attest_key_id of ek_pub: the EK's key whatever its encoding
+					 * (made by the store from ek_pub on every write; 0 long: none) */
+	size_t ek_key_len;
 	uint8_t ek_cert[4096];
 	size_t ek_cert_len;
 	uint8_t ak_pub[1024];
@@ -104,7 +107,7 @@ typedef int (*vg_store_verifier_cb)(void *arg, const struct vg_store_verifier *v
 
 /* The column agent_find looks an agent up by. */
 enum vg_store_key {
-	VG_STORE_KEY_EK = 0,		/* ek_pub: the TPM2B_PUBLIC bytes */
+	VG_STORE_KEY_EK = 0,		/* an EK's TPM2B_PUBLIC: matched by its key (ek_key), not its bytes */
 	VG_STORE_KEY_AK,		/* ak_pub */
 	VG_STORE_KEY_URL,		/* url ("push:" and a credential for a push agent) */
 	VG_STORE_KEY__COUNT

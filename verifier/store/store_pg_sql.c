@@ -47,16 +47,19 @@ const char store_pg_schema[] =
 	" registered_at BIGINT NOT NULL, last_ok BIGINT NOT NULL, last_seen BIGINT NOT NULL,"
 	" last_fail TEXT NOT NULL, last_msg BYTEA NOT NULL,"
 	" next_due BIGINT NOT NULL DEFAULT 0, lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '',"
-	" lease_until BIGINT NOT NULL DEFAULT 0, log_keys BYTEA, failure_count BIGINT NOT NULL DEFAULT 0);"
+	" lease_until BIGINT NOT NULL DEFAULT 0, log_keys BYTEA, failure_count BIGINT NOT NULL DEFAULT 0,"
+	" ek_key BYTEA);"
 	/* a store made before the scheduling columns, before the keys learned, before failure_count */
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS next_due BIGINT NOT NULL DEFAULT 0;"
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '';"
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_until BIGINT NOT NULL DEFAULT 0;"
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS log_keys BYTEA;"
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS failure_count BIGINT NOT NULL DEFAULT 0;"
+	/* ... before ek_key (each agent's is made by its next write) */
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS ek_key BYTEA;"
 	"CREATE INDEX IF NOT EXISTS agents_due ON agents (next_due);"
 	/* agent_find's lookups (a store made before them gets them) */
-	"CREATE INDEX IF NOT EXISTS agents_ek ON agents (ek_pub);"
+	"CREATE INDEX IF NOT EXISTS agents_ek ON agents (ek_key);"
 	"CREATE INDEX IF NOT EXISTS agents_ak ON agents (ak_pub);"
 	"CREATE INDEX IF NOT EXISTS agents_url ON agents (url);"
 	"CREATE TABLE IF NOT EXISTS policies (name TEXT COLLATE \"C\" PRIMARY KEY, doc BYTEA NOT NULL);"
@@ -158,7 +161,7 @@ int store_pg_sql_build(char (*sql)[STORE_PG_SQL_MAX])
 	strcat(s, " FROM verifiers ORDER BY id COLLATE \"C\"");
 	/* agent_find: by ek_pub, ak_pub, url; an index each */
 	for (int k = 0; k < VG_STORE_KEY__COUNT; k++) {
-		static const char *const col[VG_STORE_KEY__COUNT] = { "ek_pub", "ak_pub", "url" };
+		static const char *const col[VG_STORE_KEY__COUNT] = { "ek_key", "ak_pub", "url" };
 
 		s = sql[S_AGENT_FIND_EK + k];
 		snprintf(s, STORE_PG_SQL_MAX, "SELECT ");
