@@ -4,7 +4,8 @@
  * every VF_BEAT_MS from the scheduler's loop (its id, host, pid, start,
  * rounds running and run, agents late: `vigil attest status --verifiers`),
  * and from the rows of all, whether this one is the one alive with the
- * smallest id, which reports late agents (scheduler.c).
+ * smallest id, which reports late agents (scheduler.c), and how many are
+ * alive (each one's share of the rounds).
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,16 +20,20 @@ struct leader_arg {
 	int64_t now;
 	bool first;			/* no verifier alive sorts before us */
 	bool seen;			/* our own row is there */
+	unsigned int alive;		/* the others alive */
 };
 
 static int leader_cb(void *arg, const struct vg_store_verifier *v)
 {
 	struct leader_arg *la = arg;
 
-	if (strcmp(v->id, la->me) == 0)
+	if (strcmp(v->id, la->me) == 0) {
 		la->seen = true;
-	else if (v->beat > la->now - VF_BEAT_ALIVE_MS && strcmp(v->id, la->me) < 0)
-		la->first = false;
+	} else if (v->beat > la->now - VF_BEAT_ALIVE_MS) {
+		la->alive++;
+		if (strcmp(v->id, la->me) < 0)
+			la->first = false;
+	}
 	return 0;
 }
 
@@ -59,5 +64,7 @@ void vf_heartbeat(struct verifier *vf)
 	/* a store that does not answer: we report, rather twice than never */
 	pthread_mutex_lock(&vf->sched.lock);
 	vf->sched.leader = r < 0 || la.first;
+	if (r == 0)
+		vf->sched.peers = 1 + la.alive;
 	pthread_mutex_unlock(&vf->sched.lock);
 }

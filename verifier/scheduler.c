@@ -384,11 +384,15 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 	struct found_list stale = { 0 };
 	struct vg_diag d = { 0 };
 	struct vf_ent *mine = NULL;
-	int64_t now = vf_wall_ms();
+	int64_t now = vf_wall_ms(), y;
 	int n;
 
+	/* more than our share: what is due since VF_YIELD_MS only, for the same lease */
+	pthread_mutex_lock(&vf->sched.lock);
+	y = vf->sched.yield ? VF_YIELD_MS : 0;
+	pthread_mutex_unlock(&vf->sched.lock);
 	pthread_mutex_lock(&vf->lock);
-	n = vg_store_lease_claim(vf->store, vf->id, now, vf->lease_ms, max, claimed, &c, &d);
+	n = vg_store_lease_claim(vf->store, vf->id, now - y, vf->lease_ms + y, max, claimed, &c, &d);
 	vf_store_status(vf, n < 0 ? d.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);
 	pthread_mutex_lock(&vf->sched.lock);
@@ -428,10 +432,13 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 		}
 	}
 	if (n >= 0 && (unsigned int)n < max) {
-		/* what we thought due and could not claim is another verifier's (or failed) */
+		/*
+		 * what we thought due and could not claim is another verifier's (or
+		 * failed); what we let wait (yield) we try again next tick
+		 */
 		for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
 			for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next)
-				if (!e->running && e->due_ms <= now)
+				if (!e->running && e->due_ms <= now - y)
 					e->elsewhere = true;
 		vf->sched.due = 0;
 	} else if (n > 0) {
@@ -634,7 +641,7 @@ static void tick(struct verifier *vf, bool listed)
 {
 	struct found_list silent = { 0 }, late = { 0 };
 	int64_t now = vf_wall_ms();
-	unsigned int free_slots = 0, due = 0;
+	unsigned int free_slots = 0, due = 0, active = 0, ours = 0, peers;
 	bool leader;
 
 	pthread_mutex_lock(&vf->sched.lock);
@@ -642,6 +649,8 @@ static void tick(struct verifier *vf, bool listed)
 		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next) {
 			if (!e->active)
 				continue;
+			active++;
+			ours += e->start_ms > now - (int64_t)vf->interval_ms * 3 / 2;
 			due += !e->running && !e->elsewhere && e->due_ms <= now;
 			if (e->running && e->watch_ms && now > e->silent_ms) {
 				if (found_add(&silent, e->id, e->watch_ms)) {
@@ -651,6 +660,9 @@ static void tick(struct verifier *vf, bool listed)
 			}
 		}
 	vf->sched.due = due;
+	/* several verifiers: one that ran more than its share lets the others claim first */
+	peers = vf->sched.peers ? vf->sched.peers : 1;
+	vf->sched.yield = peers > 1 && ours > (active + peers - 1) / peers;
 	if (!vf->stop && vf->sched.running < vf->max_rounds && (listed || due))
 		free_slots = vf->max_rounds - vf->sched.running;
 	pthread_mutex_unlock(&vf->sched.lock);

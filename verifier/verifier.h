@@ -62,6 +62,12 @@
 /* a verifier beats into the store this often, and is alive while its last beat is this recent */
 #define VF_BEAT_MS 1000
 #define VF_BEAT_ALIVE_MS 5000
+/*
+ * a verifier that ran more than its share of the rounds of the last
+ * interval and a half (agents / verifiers alive) claims an agent only once
+ * it is due this long, so that one with fewer takes it first
+ */
+#define VF_YIELD_MS 150
 
 /* An answer from a peer (agent_client.c). */
 struct vf_buf {
@@ -184,6 +190,8 @@ struct verifier {
 		unsigned int due;		/* agents due and claimable, at the last tick */
 		uint64_t rounds;		/* rounds we ran */
 		bool leader;			/* we report late agents (the first alive by id) */
+		unsigned int peers;		/* verifiers alive, us too (heartbeat.c) */
+		bool yield;			/* more than our share: VF_YIELD_MS (tick) */
 		uint64_t gen;			/* listings of the store */
 	} sched;
 
