@@ -29,7 +29,8 @@
  * would): its round fails policy (policy.digest). --tamper-replay ID:
  * from its second quote on, the list it serves names other files (ones
  * the policy allows) than the ones its PCR 10 was extended with: its round
- * fails the replay (log.pcr_mismatch).
+ * fails the replay (log.pcr_mismatch). --tamper-every K: every K-th
+ * agent tampered as by --tamper (a fleet with failing agents among it).
  *
  * --quote-log FILE: one line per quote served, "ID WALL_MS PEER_ADDR:PORT",
  * written at least every second and at exit.
@@ -81,6 +82,7 @@ static const char help[] =
 	"      --quote-log FILE    one line per quote served: ID WALL_MS PEER_ADDR:PORT\n"
 	"      --tamper ID         from its second quote on, ID measures changed files\n"
 	"      --tamper-replay ID  from its second quote on, ID's list disagrees with its PCR\n"
+	"      --tamper-every K    every K-th agent (P0000K-1, P0000(2K-1), ...) as --tamper\n"
 	"      --threads T         HTTP threads (default 2)\n"
 	"      --independent-keys  one EVP keygen per key (slow) instead of the prime pool\n";
 
@@ -571,6 +573,7 @@ int main(int argc, char **argv)
 		{ "quote-log", required_argument, NULL, 'Q' },
 		{ "tamper", required_argument, NULL, 'T' },
 		{ "tamper-replay", required_argument, NULL, 'R' },
+		{ "tamper-every", required_argument, NULL, 'E' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "independent-keys", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
@@ -579,7 +582,7 @@ int main(int argc, char **argv)
 	const char *prefix = "sim", *ca_out = NULL, *policy_log = NULL, *quote_log = NULL;
 	const char *tamper[TAMPER_MAX];
 	enum tamper tamper_kind[TAMPER_MAX];
-	unsigned int ntamper = 0, threads = 2, port = 0;
+	unsigned int ntamper = 0, threads = 2, port = 0, every = 0;
 	bool independent = false;
 	struct sim s = { .n = 50, .files = 1000, .per_quote = 5 };
 	struct fsim_keypool *kp = NULL;
@@ -622,6 +625,9 @@ int main(int argc, char **argv)
 				die("at most %s agents tampered", "16");
 			tamper_kind[ntamper] = opt == 'T' ? T_FILE : T_REPLAY;
 			tamper[ntamper++] = optarg;
+			break;
+		case 'E':
+			every = (unsigned int)num(optarg, 1, 1000000, "--tamper-every");
 			break;
 		case 't':
 			threads = (unsigned int)num(optarg, 1, 64, "--threads");
@@ -684,6 +690,8 @@ int main(int argc, char **argv)
 			die("%s: keys or EK certificate: OpenSSL failed", a->id);
 		pthread_mutex_init(&a->lock, NULL);
 		a->tamper_from = UINT64_MAX;
+		if (every && i % every == every - 1)
+			a->tamper = T_FILE;
 		for (h = fnv(a->id, strlen(a->id)) & (s.tab_size - 1); s.tab[h];
 		     h = (h + 1) & (s.tab_size - 1))
 			;

@@ -12,15 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct vg_dsse_keys;
+
 extern const char cli_attest_help[];
 
 /* The whole of @path ("-": stdin), at most CLI_DOC_MAX bytes. Return: 0, or -1 (reported). */
 int cli_attest_read(const char *path, uint8_t **ret, size_t *len);
 
-/* cmd_attest_policy.c */
+/* cmd_attest_policy.c, cmd_attest_policy_check.c */
 int cli_attest_policy_create(int argc, char **argv);
 int cli_attest_policy_check(int argc, char **argv);
 int cli_attest_policy_import(int argc, char **argv);
+/* --policy-key FILE: one more key policies must be DSSE-signed with. Return: 0, -1 (said). */
+int cli_attest_policy_key_add(struct vg_dsse_keys **keys, const char *file);
 
 /*
  * cmd_attest_remote.c: the verifier at @url, the credential in @token_file

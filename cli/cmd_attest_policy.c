@@ -3,9 +3,10 @@
  * cmd_attest_policy.c - `vigil attest policy create|check|import`: the
  * reference policies of remote attestation, offline. create builds one
  * from a known-good measurement list, a tree of files, a boot event
- * log and trust databases (the digests the Debian archive signed); check judges a measurement list against one; import converts a
- * Keylime runtime policy. The verifier's copies (policy set|get|assign)
- * are cmd_attest_remote.c's.
+ * log and trust databases (the digests the Debian archive signed); import
+ * converts a Keylime runtime policy; check, which judges a measurement
+ * list against one, is cmd_attest_policy_check.c's. The verifier's copies
+ * (policy set|get|assign) are cmd_attest_remote.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -264,11 +265,11 @@ static int emit_policy(const struct vg_refpolicy *p, const char *out)
 
 /*
  * --boot-log: the event-level measured-boot policy a known-good boot log
- * allows ("measured_boot") and, unless @no_pins, PCRs 0-7 pinned to its
- * replay. Return: 0, -1 (reported).
+ * allows ("measured_boot"), unless @no_mb, and, unless @no_pins, PCRs 0-7
+ * pinned to its replay. Return: 0, -1 (reported).
  */
 static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned int bank,
-			    bool no_pins)
+			    bool no_pins, bool no_mb)
 {
 	struct vg_mbpolicy *mb = NULL;
 	struct vg_eventlog *log = NULL;
@@ -282,9 +283,9 @@ static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned i
 		return -1;
 	r = vg_eventlog_parse(b, n, &log, &d);
 	free(b);
-	if (r == 0)
+	if (r == 0 && !no_mb)
 		r = vg_mbpolicy_from_log(log, &mb, &d);
-	if (r == 0)
+	if (r == 0 && !no_mb)
 		vg_refpolicy_set_mbpolicy(p, mb);
 	if (r == 0 && !no_pins)
 		r = vg_eventlog_replay(log, bank, &pcrs, &d);
@@ -311,6 +312,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		{ "boot-log", required_argument, NULL, 'B' },
 		{ "boot-bank", required_argument, NULL, 'K' },
 		{ "no-boot-pins", no_argument, NULL, 'P' },
+		{ "no-measured-boot", no_argument, NULL, 'E' },
 		{ "trusted", required_argument, NULL, 'T' },
 		{ "hmac-key", required_argument, NULL, 'H' },
 		{ "trusted-superseded", no_argument, NULL, 'S' },
@@ -321,7 +323,7 @@ int cli_attest_policy_create(int argc, char **argv)
 	const char *log = NULL, *tree = NULL, *root = "/", *out = NULL, *boot = NULL;
 	const char *trusted[8];
 	size_t ntrusted = 0;
-	bool superseded = false, merged_usr = false, no_pins = false;
+	bool superseded = false, merged_usr = false, no_pins = false, no_mb = false;
 	struct cli_keyargs ka = { 0 };
 	struct vg_hmac_key hk = { 0 };
 	int boot_bank = VG_HASH_SHA256;
@@ -365,6 +367,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'B': boot = optarg; break;
 		case 'P': no_pins = true; break;
+		case 'E': no_mb = true; break;
 		case 'K':
 			boot_bank = cli_parse_algo(optarg);
 			if (boot_bank < 0)
@@ -410,11 +413,15 @@ int cli_attest_policy_create(int argc, char **argv)
 	}
 	if (log && policy_from_log(p, log) < 0)
 		goto out;
-	if (no_pins && !boot) {
-		cli_err("--no-boot-pins needs --boot-log FILE");
+	if ((no_pins || no_mb) && !boot) {
+		cli_err("%s needs --boot-log FILE", no_pins ? "--no-boot-pins" : "--no-measured-boot");
 		goto out;
 	}
-	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank, no_pins) < 0)
+	if (no_pins && no_mb) {
+		cli_err("--no-boot-pins and --no-measured-boot: nothing left of --boot-log FILE");
+		goto out;
+	}
+	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank, no_pins, no_mb) < 0)
 		goto out;
 	if (tree) {
 		tc.p = p;
@@ -442,7 +449,7 @@ out:
 }
 
 /* --policy-key FILE: add FILE's keys to *@keys. Return: 0, or -1 (reported). */
-static int add_policy_key(struct vg_dsse_keys **keys, const char *file)
+int cli_attest_policy_key_add(struct vg_dsse_keys **keys, const char *file)
 {
 	struct vg_diag d = { 0 };
 	uint8_t *b;
@@ -469,323 +476,6 @@ static int add_policy_key(struct vg_dsse_keys **keys, const char *file)
  * DSSE envelope signed by one of @keys. Return: 0; 1 bad signature; -1
  * other errors (all reported).
  */
-static int load_policy_file(const char *path, const struct vg_dsse_keys *keys,
-			    struct vg_refpolicy **ret)
-{
-	struct vg_diag d = { 0 };
-	uint8_t *b;
-	size_t n;
-	int r;
-
-	if (cli_attest_read(path, &b, &n) < 0)
-		return -1;
-	r = keys ? vg_refpolicy_load_dsse(keys, b, n, ret, &d) : vg_refpolicy_load(b, n, ret, &d);
-	free(b);
-	if (r < 0) {
-		cli_file_err(path, "%s", d.msg);
-		return r == -EKEYREJECTED ? 1 : -1;
-	}
-	return 0;
-}
-
-static void print_failure(const struct vg_attest_verdict *f)
-{
-	printf("FAIL %s", vg_attest_fail_id(f->fail));
-	if (f->entry >= 0)
-		printf(" entry=%" PRId64, f->entry);
-	if (f->path[0]) {
-		fputs(" path=", stdout);
-		cli_put_path(stdout, f->path);
-	}
-	if (f->digest[0])
-		printf(" digest=%s", f->digest);
-	printf(": %s\n", f->msg);
-}
-
-/* One FAIL line per listed failure, then, past one, how many there were. */
-static void print_verdict(const struct vg_attest_verdict *v)
-{
-	uint64_t count = vg_attest_verdict_count(v);
-	size_t listed = vg_attest_verdict_listed(v);
-
-	for (size_t i = 0; i < listed; i++)
-		print_failure(vg_attest_verdict_nth(v, i));
-	if (count > 1)
-		printf("%" PRIu64 " failures%s\n", count, count > listed ? ", the first ones listed" : "");
-}
-
-static json_object *failure_json(const struct vg_attest_verdict *f)
-{
-	json_object *j = json_object_new_object();
-
-	json_object_object_add(j, "failure", json_object_new_string(vg_attest_fail_id(f->fail)));
-	if (f->entry >= 0)
-		json_object_object_add(j, "entry", json_object_new_int64(f->entry));
-	if (f->path[0])
-		json_object_object_add(j, "path", cli_json_path(f->path));
-	if (f->digest[0])
-		json_object_object_add(j, "digest", json_object_new_string(f->digest));
-	json_object_object_add(j, "message", cli_json_path(f->msg));
-	return j;
-}
-
-/*
- * check --json: the verdict as one object (docs/schemas/attest-policy-check.schema.json):
- * {result: "ok", entries} | {result: "fail", failure, entry?, path?, digest?,
- * message, failure_count, failures: [{failure, entry?, path?, digest?,
- * message}, ...]} (the first failure's fields at the top, as before; the
- * list bounded by VG_ATTEST_FAILURES_MAX, the count not) |
- * {result: "policy-rejected", message}; @v NULL unless "fail".
- */
-static void put_check_json(const char *result, uint64_t entries,
-			   const struct vg_attest_verdict *v, const char *msg)
-{
-	json_object *j = json_object_new_object();
-
-	json_object_object_add(j, "result", json_object_new_string(result));
-	if (strcmp(result, "ok") == 0)
-		json_object_object_add(j, "entries", json_object_new_int64((int64_t)entries));
-	if (v) {
-		size_t listed = vg_attest_verdict_listed(v);
-		json_object *arr = json_object_new_array();
-
-		json_object_object_add(j, "failure", json_object_new_string(vg_attest_fail_id(v->fail)));
-		if (v->entry >= 0)
-			json_object_object_add(j, "entry", json_object_new_int64(v->entry));
-		if (v->path[0])
-			json_object_object_add(j, "path", cli_json_path(v->path));
-		if (v->digest[0])
-			json_object_object_add(j, "digest", json_object_new_string(v->digest));
-		msg = v->msg;
-		json_object_object_add(j, "failure_count",
-				       json_object_new_int64((int64_t)vg_attest_verdict_count(v)));
-		for (size_t i = 0; i < listed; i++)
-			json_object_array_add(arr, failure_json(vg_attest_verdict_nth(v, i)));
-		json_object_object_add(j, "failures", arr);
-	}
-	if (msg)
-		json_object_object_add(j, "message", cli_json_path(msg));
-	puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
-					       JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(j);
-}
-
-/*
- * An ascii list converted line by line into @out, as far as its lines
- * convert: Keylime judges a line that does not parse as a failing entry,
- * so this is a verdict (log.malformed at that entry, ending the
- * judgement as an altered entry does), not a bad file. Empty lines are
- * skipped, as Keylime does. Return: 0 all of it; 1 stopped at entry
- * *@bad (@d says why); -ENOMEM.
- */
-static int ascii_prefix(const uint8_t *raw, size_t rl, struct vg_imalog_buf *out,
-			unsigned int *algo, uint64_t *bad, struct vg_diag *d)
-{
-	uint64_t n = 0;
-	size_t line = 0;
-	bool have_algo = false;
-
-	*algo = VG_HASH_SHA1;
-	while (rl) {
-		const uint8_t *nl = memchr(raw, '\n', rl);
-		size_t ll = nl ? (size_t)(nl - raw) + 1 : rl;
-		unsigned int a;
-		long r;
-
-		line++;
-		if (ll > 1 || (ll == 1 && raw[0] != '\n')) {
-			r = vg_imalog_from_ascii((const char *)raw, ll, out, &a, d);
-			if (r == -ENOMEM)
-				return -ENOMEM;
-			if (r >= 0 && have_algo && a != *algo) {
-				vg_diag_set(d, -EBADMSG, "its template digest is not of the bank of the "
-					    "lines before");
-				r = -EBADMSG;
-			}
-			if (r < 0) {
-				char m[sizeof(d->msg)];
-
-				/* the converter counts the one line it was given */
-				snprintf(m, sizeof(m), "%s",
-					 strncmp(d->msg, "line 1: ", 8) == 0 ? d->msg + 8 : d->msg);
-				vg_diag_set(d, -EBADMSG, "line %zu: %s", line, m);
-				*bad = n;
-				return 1;
-			}
-			if (r > 0 && !have_algo) {
-				*algo = a;
-				have_algo = true;
-			}
-			n += (uint64_t)r;
-		}
-		raw += ll;
-		rl -= ll;
-	}
-	return 0;
-}
-
-int cli_attest_policy_check(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "policy-key", required_argument, NULL, 'K' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "trusted", required_argument, NULL, 'T' },
-		{ "hmac-key", required_argument, NULL, 'H' },
-		{ "boot-log", required_argument, NULL, 'B' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	bool json = false;
-	const char *pf = NULL, *trusted = NULL, *boot = NULL, *lf;
-	struct cli_keyargs ka = { 0 };
-	struct vg_hmac_key hk = { 0 };
-	struct vg_trust_db *tdb = NULL;
-	struct vg_trust_index *idx = NULL;
-	struct vg_dsse_keys *keys = NULL;
-	struct vg_refpolicy *p = NULL;
-	struct vg_imalog_buf scratch = { 0 };
-	struct vg_attest_logstate st;
-	struct vg_attest_verdict v;
-	struct vg_diag d = { 0 };
-	const uint8_t *buf;
-	uint8_t *raw = NULL;
-	size_t rl, len;
-	unsigned int algo;
-	uint64_t bad = 0;
-	bool stopped = false;
-	int c, r, rc = EXIT_ERROR;
-
-	vg_attest_verdict_init(&v);
-	while ((c = getopt_long(argc, argv, "p:K:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p': pf = optarg; break;
-		case 'j': json = true; break;
-		case 'T': trusted = optarg; break;
-		case 'B': boot = optarg; break;
-		case 'H': ka.hmac_key = optarg; break;
-		case 'K':
-			if (add_policy_key(&keys, optarg) < 0)
-				goto out;
-			break;
-		case 'h': fputs(cli_attest_help, stdout); rc = EXIT_OK; goto out;
-		default: goto out;
-		}
-	}
-	if (!pf || optind < argc - 1 || (optind == argc && !boot)) {
-		cli_err("policy check needs --policy FILE and one LOG, --boot-log FILE or both");
-		goto out;
-	}
-	lf = optind < argc ? argv[optind] : NULL;
-	if (!trusted && ka.hmac_key) {
-		cli_err("--hmac-key needs --trusted DB");
-		goto out;
-	}
-	if (trusted) {
-		/* the checker's own archive database: names the package of a digest not allowed */
-		if (trust_load_key(&ka, NULL, &hk) < 0)
-			goto out;
-		if (vg_trust_db_open(trusted, hk.key, hk.len, &tdb, &d) < 0 ||
-		    vg_trust_index_load(tdb, vg_trust_db_algo_pick(tdb, VG_HASH_SHA256), &idx, &d) < 0) {
-			cli_file_err(trusted, "%s", d.msg);
-			goto out;
-		}
-		vg_trust_db_free(tdb);
-		tdb = NULL;
-	}
-	r = load_policy_file(pf, keys, &p);
-	if (r > 0) {
-		rc = EXIT_NOTVERIFIED;
-		if (json)
-			put_check_json("policy-rejected", 0, NULL,
-				       "the policy's signature does not verify with --policy-key");
-	}
-	if (r != 0)
-		goto out;
-	if (boot && !vg_refpolicy_mbpolicy(p)) {
-		cli_file_err(pf, "--boot-log: the policy has no measured_boot section");
-		goto out;
-	}
-	vg_refpolicy_set_archive(p, idx);
-	vg_attest_logstate_init(&st, VG_HASH_SHA256);
-	vg_attest_verdict_init(&v);
-	r = 0;
-	if (lf) {
-		if (cli_attest_read(lf, &raw, &rl) < 0)
-			goto out;
-		if (vg_imalog_is_ascii(raw, rl)) {
-			r = ascii_prefix(raw, rl, &scratch, &algo, &bad, &d);
-			if (r < 0) {
-				cli_err("out of memory");
-				goto out;
-			}
-			stopped = r == 1;
-			buf = scratch.data ? scratch.data : (const uint8_t *)"";
-			len = scratch.len;
-		} else if (vg_imalog_load(raw, rl, &scratch, &buf, &len, &algo, &d) < 0) {
-			cli_file_err(lf, "%s", d.msg);
-			goto out;
-		}
-		r = vg_attest_log_check(p, buf, len, algo, VG_ATTEST_PCR_IMA, NULL, &st, &v);
-	}
-	if (r >= 0 && boot) {
-		/* the boot log's events, after the list's failures (as a verifier's round) */
-		uint8_t *bb;
-		size_t bl;
-		int rb;
-
-		if (cli_attest_read(boot, &bb, &bl) < 0)
-			goto out;
-		rb = vg_mbpolicy_check_buf(vg_refpolicy_mbpolicy(p), bb, bl, &v);
-		free(bb);
-		r = rb < 0 ? rb : (r || rb);
-	}
-	if (r < 0) {
-		cli_err("%s", strerror(-r));
-		goto out;
-	}
-	if (stopped && (r == 0 || v.fail < VG_AF_LOG_MALFORMED || v.fail > VG_AF_LOG_ENTRY ||
-			vg_attest_verdict_count(&v) == 0)) {
-		/* the line that does not parse: a failing entry that ends the judgement */
-		struct vg_attest_verdict f;
-
-		vg_attest_verdict_init(&f);
-		vg_attest_fail(&f, VG_AF_LOG_MALFORMED, "entry %" PRIu64 " does not parse: %s", bad,
-			       d.msg);
-		f.entry = (int64_t)bad;
-		if (vg_attest_verdict_add(&v, &f) < 0) {
-			cli_err("out of memory");
-			goto out;
-		}
-		r = 1;
-	}
-	if (r == 1) {
-		if (json)
-			put_check_json("fail", 0, &v, NULL);
-		else
-			print_verdict(&v);
-		rc = EXIT_NOTVERIFIED;
-		goto out;
-	}
-	if (json)
-		put_check_json("ok", st.entries, NULL, NULL);
-	else if (lf)
-		printf("OK %" PRIu64 " entries%s\n", st.entries, boot ? ", boot log" : "");
-	else
-		printf("OK boot log\n");
-	rc = EXIT_OK;
-out:
-	vg_attest_verdict_release(&v);
-	vg_imalog_buf_release(&scratch);
-	vg_refpolicy_free(p);
-	vg_trust_index_free(idx);
-	vg_trust_db_free(tdb);
-	vg_hmac_key_wipe(&hk);
-	vg_dsse_keys_free(keys);
-	free(raw);
-	return rc;
-}
-
 /*
  * --allowlist-sig SIG --allowlist-sig-key KEY: @b (the policy file @path as
  * read, the bytes that are then loaded) must carry a good detached
@@ -841,7 +531,7 @@ int cli_attest_policy_import(int argc, char **argv)
 		case 'S': sigf = optarg; break;
 		case 'k': keyf = optarg; break;
 		case 'K':
-			if (add_policy_key(&keys, optarg) < 0)
+			if (cli_attest_policy_key_add(&keys, optarg) < 0)
 				goto done;
 			break;
 		case 'h': fputs(cli_attest_help, stdout); rc = EXIT_OK; goto done;

@@ -1,41 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * actions.c - what a verdict does besides changing the agent's state: a
- * line in its history (the store), and for a failure a JSON notice POSTed
- * to --webhook and --on-fail run (sh -c, by the hook process) with the
- * verdict in its environment. A reboot is history only; an agent the
- * scheduler has late (state.late) is history and both hooks, like a failure. Also the one place that says the
- * store failed or answers again (once per distinct message).
+ * actions.c - what a verdict leaves besides the agent's state: a line in
+ * its history (the store; notify.c sends it on to --webhook and --on-fail
+ * once the state is committed). A reboot is history only; an agent the
+ * scheduler has late (state.late) or stale is history and notices, like a
+ * failure. Also the one place that says the store failed or answers
+ * again (once per distinct message).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_text.h"
 #include "log.h"
 #include "verifier.h"
-#include "privsep.h"
-
-static void webhook(struct verifier *vf, const char *id, const struct vg_store_verdict *v,
-		    const char *fid)
-{
-	json_object *o = json_object_new_object();
-	struct vf_buf b;
-	char err[256];
-
-	json_object_object_add(o, "agent", json_object_new_string(id));
-	json_object_object_add(o, "failure", json_object_new_string(fid));
-	json_object_object_add(o, "message", vg_prog_json_text(v->msg));
-	json_object_object_add(o, "entry", json_object_new_int64(v->entry));
-	json_object_object_add(o, "path", vg_prog_json_text(v->path));
-	json_object_object_add(o, "digest", vg_prog_json_text(v->digest));
-	json_object_object_add(o, "time", json_object_new_int64(v->time));
-	if (vf->fetch(vf, vf->webhook, json_object_to_json_string(o), false, 0, &b, err,
-		      sizeof(err)) < 0)
-		vlog_warn("webhook: %s", err);
-	free(b.p);
-	json_object_put(o);
-}
 
 int vf_history(struct verifier *vf, const char *id, const struct vg_attest_verdict *v,
 	       struct vg_store_verdict *h)
@@ -54,27 +31,6 @@ int vf_history(struct verifier *vf, const char *id, const struct vg_attest_verdi
 		return -1;
 	}
 	return 0;
-}
-
-void vf_notify(struct verifier *vf, const char *id, const struct vg_store_verdict *h)
-{
-	const char *fid = vg_attest_fail_id(h->fail);
-
-	if (h->fail == VG_AF_REBOOT)
-		return;
-	if (vf->webhook)
-		webhook(vf, id, h, fid);
-	if (vf->on_fail)	/* run by the hook process (privsep_hook.c) */
-		vg_privsep_hook_run(id, fid, h->msg, h->path);
-}
-
-int vf_record(struct verifier *vf, struct vg_store_agent *a, const struct vg_attest_verdict *v)
-{
-	struct vg_store_verdict h;
-	int r = vf_history(vf, a->id, v, &h);
-
-	vf_notify(vf, a->id, &h);
-	return r;
 }
 
 void vf_store_status(struct verifier *vf, const char *msg)

@@ -109,6 +109,10 @@ long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent
 	r = curl_easy_perform(c);
 	if (r != CURLE_OK && (out->too_big || r == CURLE_FILESIZE_EXCEEDED))
 		snprintf(err, errlen, "%s: answer larger than %zu bytes", url, out->max);
+	else if (r == CURLE_OPERATION_TIMEDOUT)
+		/* one text whichever deadline (connect, the whole exchange) it was */
+		snprintf(err, errlen, "%s: timed out: no complete answer within --agent-timeout "
+			 "(%u s)", url, vf->agent_timeout);
 	else if (r != CURLE_OK)
 		snprintf(err, errlen, "%s: %s", url, curl_easy_strerror(r));
 	else
@@ -118,6 +122,7 @@ long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent
 	if (code < 0) {
 		free(out->p);
 		memset(out, 0, sizeof(*out));
+		out->timed_out = r == CURLE_OPERATION_TIMEDOUT;
 	}
 	return code;
 }

@@ -5,18 +5,17 @@
  * history, a stateless judgement's (POST /v1/verify/evidence with "ear"),
  * their claims built by libvigil (attest_ear.h) and signed by the key
  * process (keyproc.c, --ear-key): the key never is in this process. A
- * round signs nothing: the cost is the request's.
+ * round signs nothing: the cost is the request's. What the claims say of
+ * the instance's identity is what this verifier proved of the AK
+ * (ak_identity): an AK no registration proved gets no identity claim.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "verifier.h"
 #include "privsep.h"
-#include "vigil/hash.h"
 
 #define EAR_BUILD "vigil-verifier " VIGIL_VERSION
 
@@ -63,6 +62,26 @@ static int hist_cb(void *arg, const struct vg_store_verdict *v)
 	if (h->n < h->max)
 		h->v[h->n++] = *v;
 	return 0;
+}
+
+/*
+ * What this verifier proved of @a's AK (docs/attest-ear.md): every stored
+ * agent proved it by ActivateCredential to its EK at registration
+ * (register.c); the EK's certificate, kept with it, is checked against
+ * --ek-ca now (as the CA is now: an agent registered before --ek-ca was
+ * given, or whose EK no longer chains, is not certified).
+ */
+static unsigned int ak_identity(const struct verifier *vf, const struct vg_store_agent *a)
+{
+	struct vg_attest_verdict v;
+	int r;
+
+	if (!vf->ek_ca || !a->ek_cert_len)
+		return VG_EAR_ID_EK;
+	vg_attest_verdict_init(&v);
+	r = vg_attest_ek_check(a->ek_pub, a->ek_pub_len, a->ek_cert, a->ek_cert_len, vf->ek_ca, &v);
+	vg_attest_verdict_release(&v);
+	return r == 0 ? VG_EAR_ID_EK_CA : VG_EAR_ID_EK;
 }
 
 static void policy_id(struct verifier *vf, const char *name, char *out, size_t cap)
@@ -116,6 +135,7 @@ int vf_ear_agent(struct verifier *vf, const char *id, const char *nonce, char **
 	}
 	e.state = vg_agent_state_name(a->state);
 	e.policy_id = pid[0] ? pid : NULL;
+	e.identity = ak_identity(vf, a);
 	if (a->state == VG_AGENT_REGISTERED) {
 		e.subject = VG_EAR_NOT_YET;
 	} else if (a->state == VG_AGENT_UNREACHABLE) {
@@ -163,27 +183,35 @@ out:
 	return status;
 }
 
-int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e,
-		    const struct vg_refpolicy *pol, const struct vg_attest_verdict *v, char **ret,
-		    size_t *len, char *err, size_t errlen)
+int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e, const char *policy_id,
+		    const struct vg_attest_verdict *v, char **ret, size_t *len, char *err,
+		    size_t errlen)
 {
 	struct vg_ear ear = { .submod = "evidence", .developer = "vigil", .build = EAR_BUILD,
 			      .nonce = e->eat_nonce[0] ? e->eat_nonce : NULL, .iat = vf_now(),
-			      .v = v };
-	char pid[VF_EAR_POLICY_ID_MAX];
+			      .policy_id = policy_id && *policy_id ? policy_id : NULL, .v = v };
+	struct vg_store_agent *a = malloc(sizeof(*a));
+	struct vg_diag d = { 0 };
+	int r, status;
 
-	if (e->policy) {
-		uint8_t md[32];
-		char hex[2 * sizeof(md) + 1] = "";
-
-		if (EVP_Digest(e->policy, e->policy_len, md, NULL, EVP_sha256(), NULL) == 1)
-			vg_hex_encode(md, sizeof(md), hex);
-		snprintf(pid, sizeof(pid), "sha256:%s", hex);
-	} else {
-		pthread_mutex_lock(&vf->lock);
-		snprintf(pid, sizeof(pid), "%s@sha256:%s", e->policy_name, vf_policy_digest(vf, pol));
-		pthread_mutex_unlock(&vf->lock);
+	/* the AK sent: a registered agent's (proven at its registration), or nobody's */
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		return 500;
 	}
-	ear.policy_id = pid;
-	return vf_ear_sign(&ear, ret, len, err, errlen);
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_agent_find(vf->store, VG_STORE_KEY_AK, e->ak, e->ak_len, "", a, &d);
+	pthread_mutex_unlock(&vf->lock);
+	if (r < 0 && r != -ENOENT) {
+		snprintf(err, errlen, "%s", d.msg[0] ? d.msg : "store");
+		free(a);
+		return 500;
+	}
+	if (r == 0) {
+		ear.identity = ak_identity(vf, a);
+		ear.agent_id = a->id;
+	}
+	status = vf_ear_sign(&ear, ret, len, err, errlen);
+	free(a);
+	return status;
 }

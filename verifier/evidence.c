@@ -5,7 +5,9 @@
  * as an oracle). The same pipeline as a round (vg_attest_evidence_check)
  * from a fresh state: the quote with the AK sent, its nonce and PCRs, the
  * boot log if sent, the list from entry 0 replayed to the quoted PCR 10,
- * every entry judged by the policy sent or named. Nothing is stored.
+ * every entry judged by the policy sent or named, the boot log's events
+ * by an mb_policy sent (Keylime's reference state, judged as the
+ * policy's measured_boot section). Nothing is stored.
  * With "ear": true, the verdict is answered as a signed EAR (ear.c).
  */
 #include <errno.h>
@@ -13,8 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "json_text.h"
 #include "verifier.h"
+#include "vigil/hash.h"
 #include "vigil/attest_boot.h"
 #include "vigil/attest_mbpolicy.h"
 #include "vigil/imalog.h"
@@ -67,6 +72,118 @@ static json_object *result_json(const struct vg_attest_verdict *v, bool valid,
 	return o;
 }
 
+/*
+ * A policy document sent or stored, parsed as an upload is (DSSE-checked
+ * with --policy-key; at most VF_POLICY_CHECKS_MAX at once): into *@ret.
+ * Return: 200, 400 (@err names @what), 503, 500.
+ */
+static int load_doc(struct verifier *vf, const char *doc, size_t len, const char *what,
+		    struct vg_refpolicy **ret, char *err, size_t errlen)
+{
+	struct vg_diag d = { 0 };
+	int r;
+
+	/* linear in the document, and at most two parsed at once (as uploads) */
+	if (atomic_fetch_add(&vf->policy_checks, 1) >= VF_POLICY_CHECKS_MAX) {
+		atomic_fetch_sub(&vf->policy_checks, 1);
+		snprintf(err, errlen, "two policies are being checked already: retry");
+		return 503;
+	}
+	r = vf_policy_load(vf, (const uint8_t *)doc, len, ret, &d);
+	atomic_fetch_sub(&vf->policy_checks, 1);
+	if (r < 0) {
+		snprintf(err, errlen, "evidence: %s: %s", what, d.msg);
+		return r == -ENOMEM ? 500 : 400;
+	}
+	return 200;
+}
+
+/* "sha256:HEX" of @len bytes of @doc into @out. */
+static void doc_id(const char *prefix, const char *doc, size_t len, char *out, size_t cap)
+{
+	uint8_t md[32];
+	char hex[2 * sizeof(md) + 1] = "";
+
+	if (EVP_Digest(doc, len, md, NULL, EVP_sha256(), NULL) == 1)
+		vg_hex_encode(md, sizeof(md), hex);
+	snprintf(out, cap, "%ssha256:%s", prefix, hex);
+}
+
+/*
+ * The policy @e is judged by, and its id for an EAR (@pid: "sha256:HEX"
+ * of a document sent, "NAME@sha256:HEX" of a stored one, with
+ * "+mb_policy@sha256:HEX" when an mb_policy is its measured_boot
+ * section): a document sent (*@own), a stored one held from the cache
+ * (*@held), or, with an mb_policy, a copy of it (*@own) or an empty one
+ * that takes the mb_policy's section. Return: 200 (*@ret), 400, 404, 503,
+ * 500 (@err).
+ */
+static int evidence_policy(struct verifier *vf, const struct vg_api_evidence *e,
+			   struct vg_refpolicy **own, struct vf_pcache **held,
+			   struct vg_refpolicy **ret, char *pid, size_t pcap, char *err, size_t errlen)
+{
+	struct vg_refpolicy *mbdoc = NULL, *pol = NULL;
+	struct vg_diag d = { 0 };
+	char *doc = NULL, mbid[96] = "";
+	size_t len = 0;
+	int status = 200, r;
+
+	pid[0] = 0;
+	if (e->mb_policy) {
+		/* Keylime's reference state (or a policy's measured_boot section) */
+		status = load_doc(vf, e->mb_policy, e->mb_policy_len, "mb_policy", &mbdoc, err, errlen);
+		if (status != 200)
+			goto out;
+		if (!vg_refpolicy_mbpolicy(mbdoc)) {
+			snprintf(err, errlen, "evidence: mb_policy: no measured-boot reference state in it "
+				 "(Keylime's, or a policy's \"measured_boot\" section)");
+			status = 400;
+			goto out;
+		}
+		doc_id("+mb_policy@", e->mb_policy, e->mb_policy_len, mbid, sizeof(mbid));
+	}
+	if (e->policy) {
+		status = load_doc(vf, e->policy, e->policy_len, "runtime_policy", own, err, errlen);
+		doc_id("", e->policy, e->policy_len, pid, pcap);
+	} else if (e->policy_name[0] && mbdoc) {
+		/* a copy of the stored policy, which the mb_policy's section goes into */
+		pthread_mutex_lock(&vf->lock);
+		r = vg_store_policy_get(vf->store, e->policy_name, &doc, &len, &d);
+		pthread_mutex_unlock(&vf->lock);
+		if (r < 0) {
+			snprintf(err, errlen, "%s", r == -ENOENT ? "no such policy" : d.msg);
+			status = r == -ENOENT ? 404 : 500;
+			goto out;
+		}
+		status = load_doc(vf, doc, len, "runtime_policy_name", own, err, errlen);
+		doc_id("@", doc, len, pid + snprintf(pid, pcap, "%s", e->policy_name),
+		       pcap - strlen(e->policy_name));
+	} else if (e->policy_name[0]) {
+		pthread_mutex_lock(&vf->lock);
+		pol = vf_policy_lookup(vf, e->policy_name, err, errlen);
+		if (pol) {
+			*held = vf_policy_hold(vf, pol);
+			snprintf(pid, pcap, "%s@sha256:%s", e->policy_name, vf_policy_digest(vf, pol));
+		}
+		pthread_mutex_unlock(&vf->lock);
+		status = pol ? 200 : 404;
+	} else if (vg_refpolicy_new(own) < 0) {
+		snprintf(err, errlen, "out of memory");	/* the mb_policy alone: no runtime policy */
+		status = 500;
+	}
+	if (status != 200)
+		goto out;
+	if (mbdoc) {
+		vg_refpolicy_set_mbpolicy(*own, vg_refpolicy_take_mbpolicy(mbdoc));
+		snprintf(pid + strlen(pid), pcap - strlen(pid), "%s", pid[0] ? mbid : mbid + 1);
+	}
+	*ret = *own ? *own : pol;
+out:
+	vg_refpolicy_free(mbdoc);
+	free(doc);
+	return status;
+}
+
 int vf_evidence_judge(struct verifier *vf, const struct vg_api_evidence *e, json_object **ret,
 		      char **ret_ear, size_t *ear_len, char *err, size_t errlen)
 {
@@ -83,6 +200,7 @@ int vf_evidence_judge(struct verifier *vf, const struct vg_api_evidence *e, json
 	struct vg_attest_verdict v, mbv;
 	struct vg_diag d = { 0 };
 	bool reboot = false;
+	char pid[VF_EAR_POLICY_ID_MAX + 96];
 	int status = 400, r;
 
 	vg_attest_verdict_init(&v);
@@ -92,33 +210,9 @@ int vf_evidence_judge(struct verifier *vf, const struct vg_api_evidence *e, json
 		snprintf(err, errlen, "evidence: tpm_ak: %s", d.msg);
 		goto out;
 	}
-	if (e->policy) {
-		/* linear in the document, and at most two parsed at once (as uploads) */
-		if (atomic_fetch_add(&vf->policy_checks, 1) >= VF_POLICY_CHECKS_MAX) {
-			atomic_fetch_sub(&vf->policy_checks, 1);
-			snprintf(err, errlen, "two policies are being checked already: retry");
-			status = 503;
-			goto out;
-		}
-		r = vf_policy_load(vf, (const uint8_t *)e->policy, e->policy_len, &own, &d);
-		atomic_fetch_sub(&vf->policy_checks, 1);
-		if (r < 0) {
-			snprintf(err, errlen, "evidence: runtime_policy: %s", d.msg);
-			status = r == -ENOMEM ? 500 : 400;
-			goto out;
-		}
-		pol = own;
-	} else {
-		pthread_mutex_lock(&vf->lock);
-		pol = vf_policy_lookup(vf, e->policy_name, err, errlen);
-		if (pol)
-			held = vf_policy_hold(vf, pol);
-		pthread_mutex_unlock(&vf->lock);
-		if (!pol) {
-			status = 404;
-			goto out;
-		}
-	}
+	status = evidence_policy(vf, e, &own, &held, &pol, pid, sizeof(pid), err, errlen);
+	if (status != 200)
+		goto out;
 	/* no tpm_policy: what the quote covers (its signature and pcrDigest still checked) */
 	if (!req.mask)
 		req.mask = quoted_mask(e);
@@ -181,7 +275,7 @@ judged:
 	r = 1;
 answer:
 	if (e->ear)
-		status = vf_ear_evidence(vf, e, pol, &v, ret_ear, ear_len, err, errlen);
+		status = vf_ear_evidence(vf, e, pid, &v, ret_ear, ear_len, err, errlen);
 	else
 		*ret = result_json(&v, r == 0, &st);
 out:

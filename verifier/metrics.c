@@ -15,6 +15,8 @@
  *   late_rounds_total   counter: times an agent became late
  *   rounds_running, rounds_queued   gauges: rounds in the --max-rounds
  *       slots, due agents waiting for one
+ *   notices_{queued,sent,failed,dropped}_total{target="webhook"|"hook"}
+ *       counters, notices_pending{target} gauge: the notice queues (notify.c)
  * A round the shutdown cut short is not counted.
  */
 #include <errno.h>
@@ -75,6 +77,34 @@ static int count_state(void *arg, const struct vg_store_agent *a)
 	if (a->state <= VG_AGENT_UNREACHABLE)
 		n[a->state]++;
 	return 0;
+}
+
+/* The notice queues (notify.c), per target: --webhook, --on-fail. */
+static void notices(FILE *f, struct verifier *vf)
+{
+	static const struct {
+		const char *name, *help;
+	} fam[] = {
+		{ "notices_queued_total", "notices queued for a target (webhook, hook)" },
+		{ "notices_sent_total", "notices delivered (webhook: 2xx; hook: exit 0)" },
+		{ "notices_failed_total", "attempts that failed (a webhook's are retried with a backoff)" },
+		{ "notices_dropped_total", "notices never sent: the queue full, given up, or left at the stop" },
+		{ "notices_pending", "notices waiting in the queue now" },
+	};
+	struct vf_notify_counts c[VF_SINKS];
+
+	for (unsigned int s = 0; s < VF_SINKS; s++)
+		vf_notify_counts(vf, s, &c[s]);
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(f, fam[k].name, k == 4 ? "gauge" : "counter", fam[k].help);
+		for (unsigned int s = 0; s < VF_SINKS; s++) {
+			uint64_t v = k == 0 ? c[s].queued : k == 1 ? c[s].sent : k == 2 ? c[s].failed :
+				     k == 3 ? c[s].dropped : c[s].pending;
+
+			fprintf(f, "vigil_verifier_%s{target=\"%s\"} %" PRIu64 "\n", fam[k].name,
+				vf_notify_sink_name(s), v);
+		}
+	}
 }
 
 int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err, size_t cap)
@@ -138,6 +168,7 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	fprintf(f, "vigil_verifier_rounds_running %u\n", running);
 	family(f, "rounds_queued", "gauge", "due agents waiting for a round slot");
 	fprintf(f, "vigil_verifier_rounds_queued %u\n", queued);
+	notices(f, vf);
 	family(f, "http_requests_total", "counter", "API answers by status class");
 	for (int c = 1; c <= 5; c++)
 		fprintf(f, "vigil_verifier_http_requests_total{code=\"%dxx\"} %" PRIuFAST64 "\n", c,

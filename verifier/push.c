@@ -4,13 +4,15 @@
  * reach opens every connection itself. Four routes, each a function of
  * the request that returns the answer (rest.c sends it):
  *
- *   register  its identity; register.c's checks (EK kept, EK certificate
+ *   register  its identity; register.c's checks (the id's EK kept, the
+ *             EK one id's, the credential one id's, EK certificate
  *             against --ek-ca, AK) and MakeCredential, answered with the
  *             activation request (202); an agent already registered with
  *             this AK gets its status (200)
- *   activate  the proof of ActivateCredential: stored as registered, its
- *             url "push:" + the credential that registered it, to which
- *             it is bound from then on
+ *   activate  the proof of ActivateCredential: stored as registered (the
+ *             same checks again with the write), its url "push:" + the
+ *             credential that registered it, to which it is bound from
+ *             then on: the only id that credential may push for
  *   nonce     a challenge: a fresh nonce (single use, VF_PUSH_NONCE_MS,
  *             bound to the agent id and its credential), the bank and
  *             PCRs to quote, the list offset the verifier has judged to,
@@ -228,7 +230,7 @@ unsigned int vf_push_register(struct verifier *vf, const char *cred, const char 
 		ans->body = vf_json_status(vf, old);
 		goto out;
 	}
-	if (vf_register_challenge(vf, id, idn, act, mac, ans))
+	if (vf_register_challenge(vf, id, idn, cred, act, mac, ans))
 		goto out;
 	if (vg_api_activate_build(act, &ab) < 0 || !(ans->body = json_tokener_parse(ab))) {
 		vf_answer_error(ans, ST_INTERNAL, "out of memory");
@@ -302,24 +304,8 @@ unsigned int vf_push_activate(struct verifier *vf, const char *cred, const char 
 		goto out;
 	}
 	snprintf(url, sizeof(url), "%s%s", VF_PUSH_URL, cred);
-	{
-		/* registered meanwhile (by an operator, another credential): theirs stands */
-		struct vg_store_agent *old = malloc(sizeof(*old));
-		int r = -ENOMEM;
-
-		if (old) {
-			pthread_mutex_lock(&vf->lock);
-			r = vg_store_agent_get(vf->store, id, old, &d);
-			pthread_mutex_unlock(&vf->lock);
-		}
-		free(old);
-		if (r != -ENOENT) {
-			vf_answer_error(ans, r == 0 ? ST_CONFLICT : ST_INTERNAL, r == 0 ?
-					"this agent id was registered meanwhile" : "store");
-			goto out;
-		}
-	}
-	if (vf_register_proven(vf, id, url, "", idn, ans) == ST_CREATED)
+	/* registered meanwhile (by an operator, another credential), its EK or this credential bound since: refused */
+	if (vf_register_proven(vf, id, url, "", idn, cred, ans) == ST_CREATED)
 		vlog_info("%s registered, pushing (%s)", id, cred);
 out:
 	OPENSSL_cleanse(mac, sizeof(mac));

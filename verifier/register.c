@@ -4,12 +4,15 @@
  * of the request body that returns the answer, so that it is tested
  * without HTTP (tests/unit/test_verifier_register.c). The protocol: the
  * agent's identity (EK public, EK certificate, AK public) from its
- * /v1/identity; a known id keeps its EK; the EK certificate must match the
- * EK and chain to --ek-ca when given; the AK must be a restricted signing
- * key; then MakeCredential for the AK's name under the EK, and the agent
- * must prove with HMAC(secret, id) that its TPM activated it
- * (ActivateCredential: the AK is in the TPM of this EK). Only then is the
- * agent stored, as registered, with the verifier's bank and PCRs.
+ * /v1/identity; the bindings (bind_check: a known id keeps its EK, an EK
+ * is one agent id's, a pushing agent's credential registers one id); the
+ * EK certificate must match the EK and chain to --ek-ca when given; the AK
+ * must be a restricted signing key; then MakeCredential for the AK's name
+ * under the EK, and the agent must prove with HMAC(secret, id) that its
+ * TPM activated it (ActivateCredential: the AK is in the TPM of this EK).
+ * Only then is the agent stored, as registered, with the verifier's bank
+ * and PCRs, the bindings checked again under the lock of that write. Pull
+ * and push registration (push.c) are these same functions.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -53,11 +56,77 @@ static void agent_fill(const struct verifier *vf, const struct vg_api_register *
 	a->registered_at = vf_now();
 }
 
-unsigned int vf_register_challenge(struct verifier *vf, const char *id,
-				   const struct vg_api_identity *idn, struct vg_api_activate *act,
-				   uint8_t mac[32], struct vf_answer *ans)
+/*
+ * Under vf->lock: may @id be registered with the identity @idn, by the
+ * pushing agent's credential @cred (NULL: pulled, by an operator)?
+ *  - a known id keeps its EK (409 identity.ek_changed);
+ *  - an EK is one agent id's: another id holding it is named (403
+ *    identity.ek_bound; an operator removes that agent to enroll the TPM
+ *    under another id);
+ *  - a push credential registers one agent id: another id registered with
+ *    it is named (403; "none", no authentication at all, binds nothing);
+ *  - @fresh (push, the proof given): the id must still be unknown (409).
+ * Return: 0, or the HTTP status of the refusal (@ans).
+ */
+static unsigned int bind_check(struct verifier *vf, const char *id,
+			       const struct vg_api_identity *idn, const char *cred, bool fresh,
+			       struct vf_answer *ans)
 {
-	struct vg_store_agent *old = calloc(1, sizeof(*old));
+	struct vg_store_agent *o = malloc(sizeof(*o));
+	struct vg_diag d = { 0 };
+	char url[VG_API_URL_MAX], msg[512];
+	int r;
+
+	if (!o)
+		return vf_answer_error(ans, ST_INTERNAL, "out of memory");
+	r = vg_store_agent_get(vf->store, id, o, &d);
+	if (r == 0 && (o->ek_pub_len != idn->ek_pub_len ||
+		       memcmp(o->ek_pub, idn->ek_pub, idn->ek_pub_len) != 0)) {
+		vf_answer_failure(ans, ST_CONFLICT, VG_AF_EK_CHANGED, "agent id is registered with "
+				  "another EK: remove it first");
+		goto out;
+	}
+	if (r == 0 && fresh) {
+		vf_answer_error(ans, ST_CONFLICT, "this agent id was registered meanwhile");
+		goto out;
+	}
+	if (r == -ENOENT || r == 0)
+		r = vg_store_agent_find(vf->store, VG_STORE_KEY_EK, idn->ek_pub, idn->ek_pub_len, id,
+					o, &d);
+	if (r == 0) {
+		snprintf(msg, sizeof(msg), "this TPM's EK is registered as agent '%s': one TPM is "
+			 "one agent (an operator removes '%s' to enroll it under another id)", o->id,
+			 o->id);
+		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_BOUND, msg);
+		goto out;
+	}
+	if (r == -ENOENT && cred && strcmp(cred, "none") != 0) {
+		snprintf(url, sizeof(url), "%s%s", VF_PUSH_URL, cred);
+		r = vg_store_agent_find(vf->store, VG_STORE_KEY_URL, (const uint8_t *)url, strlen(url),
+					id, o, &d);
+		if (r == 0) {
+			snprintf(msg, sizeof(msg), "this credential registered agent '%s': a push "
+				 "credential registers one agent id (an operator removes '%s' to let "
+				 "it register another)", o->id, o->id);
+			vf_answer_error(ans, ST_FORBIDDEN, msg);
+			goto out;
+		}
+	}
+	if (r != -ENOENT) {
+		vf_answer_error(ans, ST_INTERNAL, d.msg[0] ? d.msg : "store");
+		goto out;
+	}
+	ans->code = 0;
+out:
+	free(o);
+	return ans->code;
+}
+
+unsigned int vf_register_challenge(struct verifier *vf, const char *id,
+				   const struct vg_api_identity *idn, const char *cred,
+				   struct vg_api_activate *act, uint8_t mac[32],
+				   struct vf_answer *ans)
+{
 	size_t idl = sizeof(act->id_object), esl = sizeof(act->enc_secret), nl;
 	struct vg_attest_verdict v;
 	struct vg_attest_ak *ak = NULL;
@@ -65,24 +134,14 @@ unsigned int vf_register_challenge(struct verifier *vf, const char *id,
 	uint8_t secret[32];
 	unsigned int ml = 0;
 	const uint8_t *name;
-	int r;
 
 	vg_attest_verdict_init(&v);
 	ans->code = 0;
-	if (!old) {
-		vf_answer_error(ans, ST_INTERNAL, "out of memory");
-		goto out;
-	}
-	/* a known id keeps its EK */
 	pthread_mutex_lock(&vf->lock);
-	r = vg_store_agent_get(vf->store, id, old, &d);
+	(void)bind_check(vf, id, idn, cred, false, ans);
 	pthread_mutex_unlock(&vf->lock);
-	if (r == 0 && (old->ek_pub_len != idn->ek_pub_len ||
-		       memcmp(old->ek_pub, idn->ek_pub, idn->ek_pub_len) != 0)) {
-		vf_answer_failure(ans, ST_CONFLICT, VG_AF_EK_CHANGED, "agent id is registered with "
-				  "another EK: remove it first");
+	if (ans->code)
 		goto out;
-	}
 	if (idn->ek_cert_len == 0) {
 		if (vf->ek_ca) {
 			vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_EK_CERT, "the TPM has no EK "
@@ -116,18 +175,17 @@ out:
 	OPENSSL_cleanse(secret, sizeof(secret));
 	vg_attest_ak_free(ak);
 	vg_attest_verdict_release(&v);
-	free(old);
 	return ans->code;
 }
 
 unsigned int vf_register_proven(struct verifier *vf, const char *id, const char *url,
 				const char *policy, const struct vg_api_identity *idn,
-				struct vf_answer *ans)
+				const char *cred, struct vf_answer *ans)
 {
 	struct vg_store_agent *a = calloc(1, sizeof(*a));
 	struct vg_api_register rq = { 0 };
 	struct vg_diag d = { 0 };
-	int r;
+	int r = 0;
 
 	if (!a)
 		return vf_answer_error(ans, ST_INTERNAL, "out of memory");
@@ -135,10 +193,15 @@ unsigned int vf_register_proven(struct verifier *vf, const char *id, const char 
 	snprintf(rq.url, sizeof(rq.url), "%s", url);
 	snprintf(rq.policy, sizeof(rq.policy), "%s", policy);
 	agent_fill(vf, &rq, idn, a);
+	ans->code = 0;
+	/* the bindings again, with the write: two registrations at once do not both pass */
 	pthread_mutex_lock(&vf->lock);
-	r = vg_store_agent_put(vf->store, a, &d);
+	if (!bind_check(vf, id, idn, cred, cred != NULL, ans))
+		r = vg_store_agent_put(vf->store, a, &d);
 	pthread_mutex_unlock(&vf->lock);
-	if (r < 0) {
+	if (ans->code) {
+		/* refused: said */
+	} else if (r < 0) {
 		vf_answer_error(ans, ST_INTERNAL, d.msg);
 	} else {
 		ans->code = ST_CREATED;
@@ -199,7 +262,7 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 		vf_answer_error(ans, ST_CONFLICT, err);
 		goto out;
 	}
-	if (vf_register_challenge(vf, rq.id, idn, act, mac, ans))
+	if (vf_register_challenge(vf, rq.id, idn, NULL, act, mac, ans))
 		goto out;
 	if (vg_api_activate_build(act, &ab) < 0) {
 		vf_answer_error(ans, ST_INTERNAL, "out of memory");
@@ -221,7 +284,7 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_CREDENTIAL, err);
 		goto out;
 	}
-	vf_register_proven(vf, rq.id, rq.url, rq.policy, idn, ans);
+	vf_register_proven(vf, rq.id, rq.url, rq.policy, idn, NULL, ans);
 out:
 	OPENSSL_cleanse(mac, sizeof(mac));
 	free(ab);

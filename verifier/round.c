@@ -7,7 +7,8 @@
  * then the list from there, judged against the agent's policy
  * (vg_attest_evidence_judge commits the state only on success). The
  * verdict goes to the store, if the agent did not change meanwhile, and
- * to the failure actions. It does not schedule rounds (scheduler.c).
+ * then to the notice queues (notify.c: nothing is sent here). It does
+ * not schedule rounds (scheduler.c).
  * Where the evidence comes from is the only thing a round does not
  * decide: a struct vf_source gives the nonce and the agent's answers,
  * fetched from its URL (pull, here) or taken from what it pushed
@@ -193,14 +194,17 @@ static long pull_get(struct vf_source *src, struct verifier *vf, const struct vg
 		     const char *path, size_t max, struct vf_buf *out, char *err, size_t errlen)
 {
 	char url[1024];
+	long code;
 
-	(void)src;
 	if ((size_t)snprintf(url, sizeof(url), "%s%s", a->url, path) >= sizeof(url)) {
 		memset(out, 0, sizeof(*out));
 		snprintf(err, errlen, "verifier error: agent URL too long");
 		return -1;
 	}
-	return vf->fetch(vf, url, NULL, true, max, out, err, errlen);
+	code = vf->fetch(vf, url, NULL, true, max, out, err, errlen);
+	if (code < 0 && out->timed_out)
+		src->timed_out = true;
+	return code;
 }
 
 /* Append " (...)" to the string in @buf of @size bytes, as much as fits. */
@@ -216,12 +220,12 @@ static void append_count(char *buf, size_t size, uint64_t count, size_t listed)
  * A failed round's verdict into @a and the history: every failure the
  * judgement listed (up to VG_ATTEST_FAILURES_MAX) is a line of its own,
  * the first one last so that the history, newest first, reads in log
- * order; the first also goes to the hooks (once per round) and is the
+ * order; the first is also the notice (*@note: once per round) and the
  * agent's last message, both saying how many failures the round had.
  * Return: 0, -1 (not recorded).
  */
 static int record_failures(struct verifier *vf, struct vg_store_agent *a,
-			   const struct vg_attest_verdict *v)
+			   const struct vg_attest_verdict *v, struct vg_store_verdict *note)
 {
 	uint64_t count = vg_attest_verdict_count(v);
 	size_t listed = vg_attest_verdict_listed(v);
@@ -231,7 +235,7 @@ static int record_failures(struct verifier *vf, struct vg_store_agent *a,
 	snprintf(a->last_msg, sizeof(a->last_msg), "%s", v->msg);
 	vlog_err("%s FAILED %s: %s", a->id, vg_attest_fail_id(v->fail), v->msg);
 	if (count <= 1)
-		return vf_record(vf, a, v);
+		return vf_history(vf, a->id, v, note);
 	append_count(a->last_msg, sizeof(a->last_msg), count, listed);
 	vlog_err("%s: %" PRIu64 " failures in this round, %zu listed in its history", a->id,
 		 count, listed);
@@ -245,7 +249,7 @@ static int record_failures(struct verifier *vf, struct vg_store_agent *a,
 	memcpy(head.digest, v->digest, sizeof(head.digest));
 	memcpy(head.msg, v->msg, sizeof(head.msg));
 	append_count(head.msg, sizeof(head.msg), count, listed);
-	return vf_record(vf, a, &head);
+	return vf_history(vf, a->id, &head, note);
 }
 
 /*
@@ -253,13 +257,16 @@ static int record_failures(struct verifier *vf, struct vg_store_agent *a,
  * the store, unless the agent's row is no longer the one the round began
  * with (@cur: removed, re-registered, policy changed, judged by another
  * verifier).
+ * Return: true when the state was committed with a history line the
+ * hooks are told (*@note, for vf_notify once the lock is given up).
  */
-static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct vg_store_agent *cur,
+static bool round_commit(struct verifier *vf, struct vg_store_agent *a, struct vg_store_agent *cur,
 			 int r, const struct vg_attest_state *st, bool reboot,
-			 const struct vg_attest_verdict *v)
+			 const struct vg_attest_verdict *v, struct vg_store_verdict *note)
 {
 	uint32_t old_reset = a->st.clock.reset_count;
 	struct vg_diag d = { 0 };
+	bool noted = false;
 	int r2;
 
 	r2 = cur ? vg_store_agent_get(vf->store, a->id, cur, &d) : -ENOMEM;
@@ -269,7 +276,7 @@ static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 	    memcmp(cur->ak_pub, a->ak_pub, a->ak_pub_len) != 0 ||
 	    strcmp(cur->policy, a->policy) != 0 || cur->state == VG_AGENT_FAILED ||
 	    memcmp(&cur->st, &a->st, sizeof(*st)) != 0)
-		return;
+		return false;
 	a->last_seen = vf_now();
 	a->comm_errors = cur->comm_errors;	/* mark_silent may have counted this silence */
 	if (r == 0) {
@@ -290,18 +297,19 @@ static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 				       ", the measurement list was verified again from entry 0",
 				       old_reset, st->clock.reset_count);
 			a->reboots++;
-			if (vf_record(vf, a, &rv) < 0)
-				return;		/* judged again next round, recorded then */
+			if (vf_history(vf, a->id, &rv, note) < 0)
+				return false;	/* judged again next round, recorded then */
 		}
 	} else if (r == 1) {
 		a->state = VG_AGENT_FAILED;
 		a->last_fail = v->fail;
 		a->failure_count = vg_attest_verdict_count(v);
-		if (record_failures(vf, a, v) < 0)
-			return;			/* judged again next round, recorded then */
+		if (record_failures(vf, a, v, note) < 0)
+			return false;		/* judged again next round, recorded then */
+		noted = true;
 	} else {
 		if (a->comm_errors++ == 0)
-			vf_record(vf, a, v);
+			noted = vf_history(vf, a->id, v, note) == 0;
 		a->state = VG_AGENT_UNREACHABLE;
 		a->last_fail = VG_AF_COMM;
 		a->failure_count = 1;
@@ -313,6 +321,7 @@ static void round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 	 */
 	r = vg_store_agent_update(vf->store, cur, a, &d);
 	vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
+	return r == 0 && noted;
 }
 
 int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
@@ -322,8 +331,9 @@ int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
 	struct vf_pcache *pc = NULL;
 	struct vg_attest_verdict v;
 	struct vg_attest_state st;
+	struct vg_store_verdict note;
 	struct vg_diag d = { 0 };
-	bool reboot = false;
+	bool reboot = false, noted;
 	char err[512] = "";
 	double t0;
 	int r;
@@ -356,12 +366,17 @@ int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
 		r = -2;			/* cut short by the shutdown, or evidence asked again: judged by nobody */
 		goto release;
 	}
+	/* past the silence watch's deadline: reported as the watch reports it */
+	if (r == -1 && src->timed_out)
+		(void)vf_sched_timed_out(vf, id, &v);
 	vf_metrics_round(&vf->metrics, r, v.fail, vf_metrics_clock() - t0);
 	pthread_mutex_lock(&vf->lock);
 	/* the agent may have been removed or changed meanwhile (operator, another verifier) */
 	cur = malloc(sizeof(*cur));
-	round_commit(vf, a, cur, r, &st, reboot, &v);
+	noted = round_commit(vf, a, cur, r, &st, reboot, &v, &note);
 	pthread_mutex_unlock(&vf->lock);
+	if (noted)
+		vf_notify(vf, id, &note);	/* queued: sent by notify.c's threads */
 	free(cur);
 release:
 	vg_attest_verdict_release(&v);

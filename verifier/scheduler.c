@@ -24,12 +24,14 @@
  * was due was attested by nobody meanwhile (no verifier was running): the
  * verifier that claims it reports state.stale first. Each verifier beats
  * every second into the store (verifier_beat: its id, host, load), which
- * `vigil attest status --verifiers` lists.
+ * `vigil attest status --verifiers` lists (heartbeat.c).
  *
  * The main thread also watches the rounds of ours of trusted agents: one
  * that has not answered within --interval (+ VF_SILENT_SLACK_MS) of its
  * last verification (of its start, for a round that waited for a slot)
- * makes its agent unreachable at once, not at --agent-timeout; and it
+ * makes its agent unreachable at once, not at --agent-timeout (a round
+ * whose own request times out past that deadline says the same:
+ * vf_sched_timed_out, whichever runs first); and it
  * reloads the token list when SIGHUP asked for it. A failed agent is not
  * claimed again until an operator reactivates it or assigns a policy; an
  * unreachable one is retried every round.
@@ -42,9 +44,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "notify.h"
 #include "verifier.h"
-#include "http_auth.h"
 
 /*
  * Per agent (one entry per id seen, freed only at exit): what the
@@ -58,14 +58,19 @@ struct vf_ent {
 	int64_t store_ok_ms;	/* the store's last_ok (any verifier's), whole seconds, at listing */
 	int64_t due_ms;		/* wall ms the next round is due (the store's, or our release's) */
 	int64_t start_ms;	/* our running round's start */
-	int64_t watch_ms;	/* our running round of a trusted agent: its last verification, 0 */
+	int64_t watch_ms;	/* our running round of a trusted agent: its last verification, 0
+				 * (also once the watch reported it) */
+	int64_t watched_ms;	/* ... the same, kept until the round ends */
 	int64_t silent_ms;	/* ... unreachable if it has not answered by then */
 	int64_t late_ms;	/* the due time it is late against, 0 not late */
+	int64_t seen_ms;	/* wall ms it became active (new, reactivated): not late before */
 	uint64_t gen;		/* the listing it was last in */
 	bool trusted;		/* at listing, or since a round of ours judged it so */
 	bool active;		/* in the last listing: not failed, not removed */
 	bool running;		/* a round of ours */
 	bool elsewhere;		/* leased by another verifier at listing, or not claimable since */
+	bool unreleased;	/* our round ended and the store did not take its release */
+	int64_t release_due;	/* ... the next due time to release it with */
 };
 
 static struct vf_ent **ent_slot(struct verifier *vf, const char *id)
@@ -119,20 +124,36 @@ void vf_sched_free(struct verifier *vf)
 }
 
 /*
+ * The failure of a watched round that has not answered by its deadline:
+ * one text for the silence watch and for the round's own request timing
+ * out past it. It says both when the agent was last verified (@since_ms)
+ * and when the round that waits began (@start_ms): a round that began
+ * late, the verifier's own delay, moves the deadline on.
+ */
+static void silent_fail(struct verifier *vf, struct vg_attest_verdict *v, int64_t since_ms,
+			int64_t start_ms)
+{
+	int64_t now = vf_wall_ms();
+
+	vg_attest_fail(v, VG_AF_COMM, "timed out: no answer within the interval: last verified "
+		       "%lld ms ago, this round waiting %lld ms (--interval %u ms)",
+		       (long long)(now - since_ms), (long long)(now - start_ms), vf->interval_ms);
+}
+
+/*
  * Under no lock: a trusted agent whose round has not answered within
  * --interval (+ VF_SILENT_SLACK_MS) of its last verification is
- * unreachable now. The message says both when it was last verified
- * (@since_ms) and when the round that waits began (@start_ms): a round
- * that began late, the verifier's own delay, moves the deadline on. The
- * round goes on; if the agent answers after all, the round's verdict
- * replaces this one.
+ * unreachable now (silent_fail). The round goes on; if the agent answers
+ * after all, the round's verdict replaces this one; if its request times
+ * out, the round says the same (vf_sched_timed_out).
  */
 static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms, int64_t start_ms)
 {
 	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = malloc(sizeof(*cur));
 	struct vg_attest_verdict v;
+	struct vg_store_verdict note;
 	struct vg_diag d = { 0 };
-	int64_t now;
+	bool noted = false;
 	int r;
 
 	if (!a || !cur)
@@ -142,69 +163,25 @@ static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms, i
 	if (r == 0 && cur->state == VG_AGENT_TRUSTED) {
 		*a = *cur;
 		vg_attest_verdict_init(&v);
-		now = vf_wall_ms();
-		vg_attest_fail(&v, VG_AF_COMM, "no answer within the interval: last verified %lld ms "
-			       "ago, this round waiting %lld ms (--interval %u ms)",
-			       (long long)(now - since_ms), (long long)(now - start_ms), vf->interval_ms);
+		silent_fail(vf, &v, since_ms, start_ms);
 		a->state = VG_AGENT_UNREACHABLE;
 		a->last_fail = VG_AF_COMM;
 		a->last_seen = vf_now();
 		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v.msg);
 		if (a->comm_errors++ == 0)
-			vf_record(vf, a, &v);
+			noted = vf_history(vf, id, &v, &note) == 0;
 		r = vg_store_agent_update(vf->store, cur, a, &d);
 		vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
+		noted = noted && r == 0;
 		if (r == 0)
 			vlog_warn("%s unreachable: %s", id, v.msg);
 	}
 	pthread_mutex_unlock(&vf->lock);
+	if (noted)
+		vf_notify(vf, id, &note);
 out:
 	free(a);
 	free(cur);
-}
-
-/*
- * SIGHUP: read the token list again (revocation without a restart). A
- * list that does not load (missing, mode, syntax) keeps the old one.
- */
-static void auth_load_again(struct verifier *vf)
-{
-	struct vg_auth *n = NULL, *old;
-	char err[512];
-
-	if (vf->no_auth || !vf->auth_path)
-		return;
-	if (http_auth_load(vf->auth_path, VG_AUTH_ADMIN | VG_AUTH_READ | VG_AUTH_AGENT, &n, err,
-			   sizeof(err)) < 0) {
-		vlog_warn("SIGHUP: %s; the tokens listed before stay valid",
-			err);
-		return;
-	}
-	pthread_rwlock_wrlock(&vf->auth_lock);
-	old = vf->auth;
-	vf->auth = n;
-	pthread_rwlock_unlock(&vf->auth_lock);
-	vg_auth_free(old);
-	vlog_info("SIGHUP: %zu token(s) from %s", vg_auth_count(n),
-		vf->auth_path);
-}
-
-/*
- * The reload, told to the service manager as systemd's protocol has it:
- * RELOADING=1 with the monotonic time, then READY=1 when done (put after
- * STATUS: a datagram that begins with READY=1 would also release a
- * --background parent, which the main thread alone does, at start).
- */
-static void auth_reload(struct verifier *vf)
-{
-	struct timespec ts;
-
-	vf->reload = 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	(void)notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading the token list",
-			  (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000u);
-	auth_load_again(vf);
-	(void)notify_send("STATUS=token list reloaded\nREADY=1");
 }
 
 /* Under the lock: @e's round starts now (its next one is due an interval later). */
@@ -214,8 +191,10 @@ static void round_begin(struct verifier *vf, struct vf_ent *e, int64_t now)
 
 	e->running = true;
 	e->elsewhere = false;
+	e->unreleased = false;	/* claimed again: the old lease was given back or expired */
 	e->start_ms = now;
 	e->watch_ms = e->trusted ? ok : 0;
+	e->watched_ms = e->watch_ms;
 	/*
 	 * an interval (+ slack) after the last verification, or after the start
 	 * of a round that waited for a slot: the wait is ours, not the agent's
@@ -238,7 +217,7 @@ static int64_t round_end(struct verifier *vf, struct vf_ent *e, int64_t now)
 	int64_t due = e->start_ms + (int64_t)vf->interval_ms;
 
 	e->running = false;
-	e->watch_ms = 0;
+	e->watch_ms = e->watched_ms = 0;
 	e->due_ms = due < now ? now : due;
 	vf->sched.rounds++;
 	return e->due_ms;
@@ -384,7 +363,7 @@ static int slot_start(struct verifier *vf, struct vf_ent *e, int64_t now)
 	pthread_attr_destroy(&at);
 	if (r) {
 		e->running = false;
-		e->watch_ms = 0;
+		e->watch_ms = e->watched_ms = 0;
 		return -r;
 	}
 	vf->sched.running++;
@@ -405,11 +384,15 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 	struct found_list stale = { 0 };
 	struct vg_diag d = { 0 };
 	struct vf_ent *mine = NULL;
-	int64_t now = vf_wall_ms();
+	int64_t now = vf_wall_ms(), y;
 	int n;
 
+	/* more than our share: what is due since VF_YIELD_MS only, for the same lease */
+	pthread_mutex_lock(&vf->sched.lock);
+	y = vf->sched.yield ? VF_YIELD_MS : 0;
+	pthread_mutex_unlock(&vf->sched.lock);
 	pthread_mutex_lock(&vf->lock);
-	n = vg_store_lease_claim(vf->store, vf->id, now, vf->lease_ms, max, claimed, &c, &d);
+	n = vg_store_lease_claim(vf->store, vf->id, now - y, vf->lease_ms + y, max, claimed, &c, &d);
 	vf_store_status(vf, n < 0 ? d.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);
 	pthread_mutex_lock(&vf->sched.lock);
@@ -428,6 +411,8 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 			pthread_mutex_lock(&vf->sched.lock);
 			continue;
 		}
+		if (!e->active)
+			e->seen_ms = now;
 		e->active = true;
 		if (e->trusted && c.ids.f[i].ms &&
 		    now - c.ids.f[i].ms > (int64_t)vf->interval_ms + (int64_t)vf->lease_ms)
@@ -447,10 +432,13 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 		}
 	}
 	if (n >= 0 && (unsigned int)n < max) {
-		/* what we thought due and could not claim is another verifier's (or failed) */
+		/*
+		 * what we thought due and could not claim is another verifier's (or
+		 * failed); what we let wait (yield) we try again next tick
+		 */
 		for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
 			for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next)
-				if (!e->running && e->due_ms <= now)
+				if (!e->running && e->due_ms <= now - y)
 					e->elsewhere = true;
 		vf->sched.due = 0;
 	} else if (n > 0) {
@@ -462,8 +450,13 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 	return mine;
 }
 
-/* Under no lock: our lease of @id ends; its next round is due at @due. */
-static void release(struct verifier *vf, const char *id, int64_t due)
+/*
+ * Under no lock: our lease of @id ends; its next round is due at @due.
+ * Return: 0 (released, or not ours any more), -1 (the store did not
+ * answer: the lease stays ours until it expires, --lease after it was
+ * taken, unless released later: retry_releases).
+ */
+static int release(struct verifier *vf, const char *id, int64_t due)
 {
 	struct vg_diag d = { 0 };
 	int r;
@@ -472,6 +465,36 @@ static void release(struct verifier *vf, const char *id, int64_t due)
 	r = vg_store_lease_release(vf->store, id, vf->id, due, &d);
 	vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);
+	return r < 0 && r != -ESTALE && r != -ENOENT ? -1 : 0;
+}
+
+/*
+ * From the main thread: the releases the store did not take (it was down
+ * when a round ended) are tried again, so that an agent is attested again
+ * as soon as the store answers, not only when the lease expires.
+ */
+static void retry_releases(struct verifier *vf)
+{
+	struct found_list l = { 0 };
+
+	pthread_mutex_lock(&vf->sched.lock);
+	for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
+		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next)
+			if (e->unreleased && !e->running)
+				(void)found_add(&l, e->id, e->release_due);
+	pthread_mutex_unlock(&vf->sched.lock);
+	for (size_t i = 0; i < l.n && !vf->stop; i++) {
+		struct vf_ent *e;
+
+		if (release(vf, l.f[i].id, l.f[i].ms) < 0)
+			break;		/* the store still does not answer: next tick */
+		pthread_mutex_lock(&vf->sched.lock);
+		e = *ent_slot(vf, l.f[i].id);
+		if (e && !e->running)
+			e->unreleased = false;
+		pthread_mutex_unlock(&vf->sched.lock);
+	}
+	free(l.f);
 }
 
 /*
@@ -495,7 +518,12 @@ static void *round_thread(void *arg)
 		snprintf(id, sizeof(id), "%s", e->id);
 		pthread_mutex_unlock(&vf->sched.lock);
 		/* a round cut short by our stop judged nothing: due now, for another verifier */
-		release(vf, id, vf->stop ? vf_wall_ms() : due);
+		if (release(vf, id, vf->stop ? vf_wall_ms() : due) < 0) {
+			pthread_mutex_lock(&vf->sched.lock);
+			e->unreleased = true;
+			e->release_due = due;
+			pthread_mutex_unlock(&vf->sched.lock);
+		}
 		pthread_mutex_lock(&vf->sched.lock);
 		more = !vf->stop && vf->sched.due > 0;
 		pthread_mutex_unlock(&vf->sched.lock);
@@ -574,6 +602,8 @@ static void relist(struct verifier *vf)
 
 		if (!e)
 			continue;
+		if (!e->active)
+			e->seen_ms = now;	/* new, or back from failed: due since it is known */
 		e->active = true;
 		e->gen = gen;
 		e->trusted = l.a[i].trusted;
@@ -600,55 +630,6 @@ static void relist(struct verifier *vf)
 	free(l.a);
 }
 
-struct leader_arg {
-	const char *me;
-	int64_t now;
-	bool first;			/* no verifier alive sorts before us */
-	bool seen;			/* our own row is there */
-};
-
-static int leader_cb(void *arg, const struct vg_store_verifier *v)
-{
-	struct leader_arg *la = arg;
-
-	if (strcmp(v->id, la->me) == 0)
-		la->seen = true;
-	else if (v->beat > la->now - VF_BEAT_ALIVE_MS && strcmp(v->id, la->me) < 0)
-		la->first = false;
-	return 0;
-}
-
-/* Our heartbeat into the store; whether we are the one that reports late agents. */
-static void beat(struct verifier *vf)
-{
-	struct vg_store_verifier v = { 0 };
-	struct leader_arg la = { .me = vf->id, .now = vf_wall_ms(), .first = true };
-	struct vg_diag d = { 0 };
-	int r;
-
-	snprintf(v.id, sizeof(v.id), "%s", vf->id);
-	snprintf(v.host, sizeof(v.host), "%s", vf->host);
-	v.pid = getpid();
-	v.started = vf->started_ms;
-	v.beat = la.now;
-	v.max_rounds = vf->max_rounds;
-	pthread_mutex_lock(&vf->sched.lock);
-	v.running = vf->sched.running;
-	v.rounds = (int64_t)vf->sched.rounds;
-	v.late = vf->sched.late;
-	pthread_mutex_unlock(&vf->sched.lock);
-	pthread_mutex_lock(&vf->lock);
-	r = vg_store_verifier_beat(vf->store, &v, &d);
-	if (r == 0)
-		r = vg_store_verifier_list(vf->store, leader_cb, &la, &d);
-	vf_store_status(vf, r < 0 ? d.msg : NULL);
-	pthread_mutex_unlock(&vf->lock);
-	/* a store that does not answer: we report, rather twice than never */
-	pthread_mutex_lock(&vf->sched.lock);
-	vf->sched.leader = r < 0 || la.first;
-	pthread_mutex_unlock(&vf->sched.lock);
-}
-
 /*
  * Every 50 ms: free slots filled with claimed agents, and what the lock
  * is not held for: trusted agents whose round of ours has not answered
@@ -660,7 +641,7 @@ static void tick(struct verifier *vf, bool listed)
 {
 	struct found_list silent = { 0 }, late = { 0 };
 	int64_t now = vf_wall_ms();
-	unsigned int free_slots = 0, due = 0;
+	unsigned int free_slots = 0, due = 0, active = 0, ours = 0, peers;
 	bool leader;
 
 	pthread_mutex_lock(&vf->sched.lock);
@@ -668,6 +649,8 @@ static void tick(struct verifier *vf, bool listed)
 		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next) {
 			if (!e->active)
 				continue;
+			active++;
+			ours += e->start_ms > now - (int64_t)vf->interval_ms * 3 / 2;
 			due += !e->running && !e->elsewhere && e->due_ms <= now;
 			if (e->running && e->watch_ms && now > e->silent_ms) {
 				if (found_add(&silent, e->id, e->watch_ms)) {
@@ -677,6 +660,9 @@ static void tick(struct verifier *vf, bool listed)
 			}
 		}
 	vf->sched.due = due;
+	/* several verifiers: one that ran more than its share lets the others claim first */
+	peers = vf->sched.peers ? vf->sched.peers : 1;
+	vf->sched.yield = peers > 1 && ours > (active + peers - 1) / peers;
 	if (!vf->stop && vf->sched.running < vf->max_rounds && (listed || due))
 		free_slots = vf->max_rounds - vf->sched.running;
 	pthread_mutex_unlock(&vf->sched.lock);
@@ -688,13 +674,19 @@ static void tick(struct verifier *vf, bool listed)
 	now = vf_wall_ms();
 	for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
 		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next) {
+			/*
+			 * due since it was due, or since it is known (registered, reactivated:
+			 * a stored due time from before, or one of whole seconds, is not ours)
+			 */
+			int64_t since = e->due_ms > e->seen_ms ? e->due_ms : e->seen_ms;
+
 			if (!e->active || e->running || e->late_ms || e->elsewhere ||
-			    now <= e->due_ms + VF_LATE_SLACK_MS)
+			    now <= since + VF_LATE_SLACK_MS)
 				continue;
 			/* every verifier counts it; one tells */
-			if (leader && !found_add(&late, e->id, e->due_ms))
+			if (leader && !found_add(&late, e->id, since))
 				continue;
-			e->late_ms = e->due_ms;
+			e->late_ms = since;
 			vf->sched.late++;
 			if (leader)
 				atomic_fetch_add(&vf->metrics.late_rounds, 1);
@@ -716,7 +708,7 @@ void vf_schedule(struct verifier *vf)
 		bool listed = false;
 
 		if (now - beaten >= VF_BEAT_MS || now < beaten) {
-			beat(vf);
+			vf_heartbeat(vf);
 			beaten = now;
 		}
 		if (now - last >= every || now < last) {
@@ -724,10 +716,11 @@ void vf_schedule(struct verifier *vf)
 			last = now;
 			listed = true;
 		}
+		retry_releases(vf);
 		tick(vf, listed);
 		vf_push_watch(vf);
 		if (vf->reload)
-			auth_reload(vf);
+			vf_reload_tokens(vf);
 		usleep(50000);
 	}
 }
@@ -762,4 +755,23 @@ int64_t vf_sched_late(struct verifier *vf, const char *id)
 	ms = *pp && (*pp)->active ? (*pp)->late_ms : 0;
 	pthread_mutex_unlock(&vf->sched.lock);
 	return ms;
+}
+
+bool vf_sched_timed_out(struct verifier *vf, const char *id, struct vg_attest_verdict *v)
+{
+	int64_t since = 0, start = 0;
+	struct vf_ent **pp;
+
+	pthread_mutex_lock(&vf->sched.lock);
+	pp = ent_slot(vf, id);
+	if (*pp && (*pp)->running && (*pp)->watched_ms && vf_wall_ms() > (*pp)->silent_ms) {
+		since = (*pp)->watched_ms;
+		start = (*pp)->start_ms;
+		(*pp)->watch_ms = 0;	/* reported by the round: the watch need not */
+	}
+	pthread_mutex_unlock(&vf->sched.lock);
+	if (!since)
+		return false;
+	silent_fail(vf, v, since, start);
+	return true;
 }

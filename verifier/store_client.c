@@ -178,6 +178,21 @@ static int c_agent_get(void *ctx, const char *id, struct vg_store_agent *ret, st
 	return call(ctx, SIPC_AGENT_GET, &o, &w, diag);
 }
 
+/* an EK comes as its key id (vg_store_agent_find made it), which the store process looks up */
+static int c_agent_find(void *ctx, unsigned int key, const uint8_t *val, size_t len,
+			const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
+{
+	struct sipc_out o = { 0 };
+	struct want w = { .row = SIPC_AGENT, .agent = ret };
+
+	if (len > SIPC_COL_MAX || strlen(except) > SIPC_NAME_MAX - 1)
+		return -ENOENT;		/* no column holds it, no id is that long */
+	sipc_put_u32(&o, key);
+	sipc_put_bytes(&o, val, len);
+	(void)put_name(&o, except);
+	return call(ctx, SIPC_AGENT_FIND, &o, &w, diag);
+}
+
 static int c_agent_del(void *ctx, const char *id, struct vg_diag *diag)
 {
 	struct sipc_out o = { 0 };
@@ -333,6 +348,7 @@ static void c_close(void *ctx)
 static const struct vg_store_ops ipc_ops = {
 	.agent_put = c_agent_put,
 	.agent_get = c_agent_get,
+	.agent_find = c_agent_find,
 	.agent_del = c_agent_del,
 	.agent_list = c_agent_list,
 	.agent_update = c_agent_update,

@@ -52,6 +52,7 @@ static const struct { size_t min, max; } bounds[SIPC__COUNT] = {
 	[SIPC_LEASE] = { 4 + 8, NAME_F + 8 },
 	[SIPC_VERIFIER] = { 0, VERIFIER_MAX },
 	[SIPC_EAR_SIGN] = { 4, 4 + SIPC_EAR_IN_MAX },
+	[SIPC_AGENT_FIND] = { 4 + 4 + 4, 4 + 4 + SIPC_COL_MAX + NAME_F },
 };
 
 bool sipc_bounds(uint32_t t, size_t *min, size_t *max)

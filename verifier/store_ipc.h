@@ -25,6 +25,7 @@
  *   AGENT_DEL id                 -> DONE
  *   AGENT_LIST                   -> AGENT* DONE    (rows streamed)
  *   AGENT_UPDATE old agent       -> DONE
+ *   AGENT_FIND key value except  -> [AGENT] DONE   (uint32 key, the column's bytes, an id)
  *   POLICY_PUT name doc          -> DONE
  *   POLICY_GET name              -> [POLICY] DONE
  *   POLICY_DEL name              -> DONE
@@ -85,6 +86,7 @@ enum sipc_type {
 	SIPC_LEASE,		/* reply: one claimed agent: id, int64 due */
 	SIPC_VERIFIER,		/* reply: one verifier row */
 	SIPC_EAR_SIGN,		/* network -> key process: a JWS signing input (an EAR) -> KEY_ANSWER */
+	SIPC_AGENT_FIND,
 	SIPC__COUNT
 };
 

@@ -100,6 +100,23 @@ static void answer(int fd, struct vg_store *s, struct sipc_in *in)
 		if (r == 0)
 			send_agent(&fd, &a1);
 		break;
+	case SIPC_AGENT_FIND: {
+		uint32_t key = sipc_get_u32(in);
+
+		p = sipc_get_bytes(in, SIPC_COL_MAX, &len);
+		sipc_get_name(in, name, sizeof(name));
+		sipc_end(in, WHO);
+		/*
+		 * the backend's own lookup: vg_store_agent_find() in the verifier
+		 * made an EK its key id already (store_client.c sends that)
+		 */
+		r = key < VG_STORE_KEY__COUNT ?
+		    s->ops->agent_find(s->ctx, key, p, len, name, &a1, &d) :
+		    vg_diag_set(&d, -EINVAL, "store: agent find: key %u", key);
+		if (r == 0)
+			send_agent(&fd, &a1);
+		break;
+	}
 	case SIPC_AGENT_DEL:
 		sipc_get_name(in, name, sizeof(name));
 		sipc_end(in, WHO);

@@ -9,10 +9,13 @@
  *   register.c        registration of an agent, without HTTP
  *   api_json.c        the JSON bodies the API answers with
  *   scheduler.c       which agent is attested when, rounds on their threads
+ *   heartbeat.c       this verifier's row among those sharing the store
+ *   token_reload.c    SIGHUP: the token list read again
  *   round.c           one attestation round of one agent
  *   push.c            push mode: agents that register and send their evidence
  *   agent_client.c    HTTP(S) to agents and webhooks (the only user of libcurl)
- *   actions.c         what a failure does: history, webhook, command
+ *   actions.c         what a verdict leaves: the history line
+ *   notify.c          notices to the webhook and the command, from queues of their own
  *   bootlog_cache.c   agents' boot event logs, fetched and replayed once per boot
  *   policy_cache.c    reference policies, parsed once
  *   metrics.c         counters for GET /metrics (Prometheus text)
@@ -20,7 +23,8 @@
  * Locks: vf->lock guards the store and the policy cache (order: the
  * policy parse lock, then vf->lock). The boot-log cache, the table of
  * rounds in flight and the last-trusted times each have their own lock,
- * taken alone.
+ * taken alone, and so has each notice queue (vf_notify takes it under
+ * vf->lock or none; nothing is sent under it).
  */
 #ifndef VIGIL_VERIFIER_H
 #define VIGIL_VERIFIER_H
@@ -58,6 +62,12 @@
 /* a verifier beats into the store this often, and is alive while its last beat is this recent */
 #define VF_BEAT_MS 1000
 #define VF_BEAT_ALIVE_MS 5000
+/*
+ * a verifier that ran more than its share of the rounds of the last
+ * interval and a half (agents / verifiers alive) claims an agent only once
+ * it is due this long, so that one with fewer takes it first
+ */
+#define VF_YIELD_MS 150
 
 /* An answer from a peer (agent_client.c). */
 struct vf_buf {
@@ -65,6 +75,7 @@ struct vf_buf {
 	size_t len, cap;
 	size_t max;			/* 0: VG_API_MSG_MAX */
 	bool too_big;
+	bool timed_out;			/* the peer did not finish answering within --agent-timeout */
 };
 
 struct verifier;
@@ -97,9 +108,18 @@ struct vf_source {
 	int (*nonce)(struct vf_source *src, uint8_t *nonce, size_t len);
 	/* set by get: what was asked was not sent (push): nothing is judged, nothing stored */
 	bool retry;
+	/* set by get: the agent did not finish answering within --agent-timeout */
+	bool timed_out;
 };
 struct vf_bootc;			/* bootlog_cache.c */
 struct vf_ent;				/* scheduler.c */
+struct vf_sink;				/* notify.c */
+
+/* notify.c's targets */
+enum { VF_SINK_WEBHOOK = 0, VF_SINK_HOOK, VF_SINKS };
+/* notices each target's queue holds at most: --notify-queue's default */
+#define VF_NOTIFY_QUEUE_DEFAULT 1024
+#define VF_NOTIFY_QUEUE_MAX 1000000
 
 struct verifier {
 	/* configuration: set by the options, read-only once started */
@@ -130,6 +150,8 @@ struct verifier {
 	vf_fetch_fn *fetch;		/* vf_fetch; a test's stand-in */
 	struct http_ca *push_ca;	/* --push-client-ca: a certificate from it is an agent's */
 	struct vf_push *push;		/* push.c: challenges, registrations, stale agents */
+	unsigned int notify_queue;	/* --notify-queue: notices waiting, per target */
+	struct vf_sink *notify[VF_SINKS];	/* notify.c: NULL where not configured */
 
 	/* the store and the policy cache, under lock */
 	pthread_mutex_t lock;
@@ -168,6 +190,8 @@ struct verifier {
 		unsigned int due;		/* agents due and claimable, at the last tick */
 		uint64_t rounds;		/* rounds we ran */
 		bool leader;			/* we report late agents (the first alive by id) */
+		unsigned int peers;		/* verifiers alive, us too (heartbeat.c) */
+		bool yield;			/* more than our share: VF_YIELD_MS (tick) */
 		uint64_t gen;			/* listings of the store */
 	} sched;
 
@@ -196,7 +220,8 @@ void vf_client_cleanup(void);
  * answer (0: VG_API_MSG_MAX), vf->agent_timeout seconds in all, cut short
  * by vf->stop; redirects are not followed (an answer comes from the
  * registered URL or not at all). @out is always set; free out->p.
- * Return: HTTP status, or -1 on transport failure (@err says).
+ * Return: HTTP status, or -1 on transport failure (@err says; out->timed_out
+ * when the peer did not finish answering within vf->agent_timeout).
  */
 long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent, size_t max,
 	      struct vf_buf *out, char *err, size_t errlen);
@@ -265,28 +290,54 @@ int vf_ear_sign(const struct vg_ear *e, char **ret, size_t *len, char *err, size
 int vf_ear_agent(struct verifier *vf, const char *id, const char *nonce, char **ret, size_t *len,
 		 char *err, size_t errlen);
 
-/* @e's verdict @v as a signed EAR (evidence.c). Return: as vf_ear_sign. */
-int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e,
-		    const struct vg_refpolicy *pol, const struct vg_attest_verdict *v, char **ret,
-		    size_t *len, char *err, size_t errlen);
+/*
+ * @e's verdict @v as a signed EAR (evidence.c), its policy @policy_id
+ * (VF_EAR_POLICY_ID_MAX, "" none). The AK sent is looked up
+ * among the registered agents: a registered agent's is named and has its
+ * registration's identity (VG_EAR_ID_EK_CA or _EK); another has none (no
+ * instance-identity claim, never affirming). Return: as vf_ear_sign, and
+ * 500 (the store).
+ */
+int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e, const char *policy_id,
+		    const struct vg_attest_verdict *v, char **ret, size_t *len, char *err,
+		    size_t errlen);
 
 /* ---- actions.c ---- */
 
 /*
- * Under vf->lock: @v into @id's history; *@h is the line (for vf_notify).
+ * Under vf->lock: @v into @id's history; *@h is the line (for vf_notify,
+ * once the state it goes with is committed).
  * Return: 0, -1 (not written: said).
  */
 int vf_history(struct verifier *vf, const char *id, const struct vg_attest_verdict *v,
 	       struct vg_store_verdict *h);
-/* Under no lock needed: the line @h to --webhook and --on-fail (a reboot to neither). */
-void vf_notify(struct verifier *vf, const char *id, const struct vg_store_verdict *h);
+
+/* ---- notify.c ---- */
+
+/* What a target's queue did: queued, sent, failed attempts, dropped; waiting now. */
+struct vf_notify_counts {
+	uint64_t queued, sent, failed, dropped;
+	size_t pending;
+};
+
+/* Before the rounds: a queue (of @max notices) and its thread per target configured. Return: 0, -errno. */
+int vf_notify_start(struct verifier *vf, unsigned int max);
 /*
- * A verdict into the agent's history and, unless it is a reboot, to the
- * webhook and the command.
- * Return: 0, or -1 when the history could not be written (the caller
- * keeps the old state).
+ * The line @h of agent @id to --webhook and --on-fail (a reboot to
+ * neither): queued, never sent here and never waited for; a full queue
+ * drops it (counted, said). Call once the state it tells is committed.
  */
-int vf_record(struct verifier *vf, struct vg_store_agent *a, const struct vg_attest_verdict *v);
+void vf_notify(struct verifier *vf, const char *id, const struct vg_store_verdict *h);
+/* @sink's counters now (zeros when not configured). */
+void vf_notify_counts(struct verifier *vf, unsigned int sink, struct vf_notify_counts *c);
+/* "webhook", "hook". */
+const char *vf_notify_sink_name(unsigned int sink);
+/*
+ * At the stop: the threads end their attempt (a command running is
+ * waited for @grace_ms, then left to the exit); what waits is dropped
+ * (said).
+ */
+void vf_notify_stop(struct verifier *vf, unsigned int grace_ms);
 /*
  * Under vf->lock: say when the store starts failing (once per distinct
  * message) and when it answers again. @msg NULL: the call succeeded.
@@ -357,6 +408,10 @@ void vf_sched_free(struct verifier *vf);
  * heartbeat every VF_BEAT_MS; SIGHUP (vf->reload) reloads the tokens.
  */
 void vf_schedule(struct verifier *vf);
+/* heartbeat.c: our row in the store, every VF_BEAT_MS; vf->sched.leader from the rows. */
+void vf_heartbeat(struct verifier *vf);
+/* token_reload.c: SIGHUP (vf->reload): the token list read again, said to the service manager. */
+void vf_reload_tokens(struct verifier *vf);
 /* Return: rounds running and late reports being sent (what the stop waits for). */
 size_t vf_rounds_in_flight(struct verifier *vf);
 /* Rounds running, agents due and not claimed yet, agents late, now. */
@@ -364,6 +419,14 @@ void vf_sched_counts(struct verifier *vf, unsigned int *running, unsigned int *q
 		     unsigned int *late);
 /* Return: the due time (wall ms) @id is late against, 0 when it is not late. */
 int64_t vf_sched_late(struct verifier *vf, const char *id);
+/*
+ * A round of ours of @id whose request timed out: when the round was
+ * watched (its agent trusted) and the watch's deadline has passed, @v's
+ * message becomes the one the silence watch gives (the watch reports it
+ * no more): an agent that never finishes answering is reported in one way
+ * whichever timer fires first. Return: true when @v was rewritten.
+ */
+bool vf_sched_timed_out(struct verifier *vf, const char *id, struct vg_attest_verdict *v);
 
 /* ---- api_json.c ---- */
 
@@ -418,18 +481,27 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 			 struct vf_answer *ans);
 /*
  * vf_register_challenge - the checks of a registration of @id with the
- * identity @idn (a known id keeps its EK; the EK certificate against
- * --ek-ca; the AK a restricted signing key), then MakeCredential into
- * @act and the proof the agent must give, HMAC(secret, @id), into @mac.
+ * identity @idn, by a pushing agent's credential @cred (NULL: pulled):
+ * the bindings (a known id keeps its EK: 409 identity.ek_changed; an EK
+ * registered under another id: 403 identity.ek_bound naming it; a push
+ * credential that registered another id: 403 naming it), the EK
+ * certificate against --ek-ca, the AK a restricted signing key; then
+ * MakeCredential into @act and the proof the agent must give,
+ * HMAC(secret, @id), into @mac.
  * Return: 0 (go on), or the HTTP status of the refusal in @ans.
  */
 unsigned int vf_register_challenge(struct verifier *vf, const char *id,
-				   const struct vg_api_identity *idn, struct vg_api_activate *act,
-				   uint8_t mac[32], struct vf_answer *ans);
-/* The proof was right: @id stored as registered. Return: 201, 500 (@ans). */
+				   const struct vg_api_identity *idn, const char *cred,
+				   struct vg_api_activate *act, uint8_t mac[32],
+				   struct vf_answer *ans);
+/*
+ * The proof was right: @id stored as registered, the bindings checked
+ * again under the lock of the write (for @cred, a push registration, the
+ * id must still be unknown). Return: 201; 403, 409 (refused), 500 (@ans).
+ */
 unsigned int vf_register_proven(struct verifier *vf, const char *id, const char *url,
 				const char *policy, const struct vg_api_identity *idn,
-				struct vf_answer *ans);
+				const char *cred, struct vf_answer *ans);
 
 /* ---- push.c ---- */
 

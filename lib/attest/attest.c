@@ -64,6 +64,7 @@ static const char *const fail_ids[VG_AF__COUNT] = {
 	[VG_AF_STALE] = "state.stale",
 	[VG_AF_KEYRING_KEY] = "policy.keyring_key",
 	[VG_AF_BOOT_EVENT] = "boot.event",
+	[VG_AF_EK_BOUND] = "identity.ek_bound",
 };
 
 const char *vg_attest_fail_id(unsigned int f)

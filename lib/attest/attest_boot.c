@@ -113,6 +113,7 @@ int vg_attest_boot_check(const struct vg_attest_boot *boot, const struct vg_refp
 {
 	uint32_t pins = vg_refpolicy_boot_mask(pol);
 	char q[2 * VG_HASH_MAX_DIGEST + 16];
+	int failed = 0;
 
 	if (boot) {
 		if (boot->bank != req->bank)
@@ -127,29 +128,36 @@ int vg_attest_boot_check(const struct vg_attest_boot *boot, const struct vg_refp
 			     "the MOK lists the measured_boot section judges", v))
 			return 1;
 	}
+	/* every pinned PCR that differs is a failure of its own, as Keylime lists them */
 	for (unsigned int i = 0; i < VG_PCR_COUNT; i++) {
 		const struct vg_digest *qv = &quoted->v[req->bank][i];
+		struct vg_attest_verdict f;
 		int r;
 
 		if (!(pins & (1u << i)))
 			continue;
-		if (!(req->mask & (1u << i)) || !(quoted->have[req->bank] & (1u << i)))
-			return vg_attest_fail(v, VG_AF_BOOT_VALUE, "PCR %u is pinned by the policy "
-					      "but not quoted", i);
-		r = vg_refpolicy_boot_allows(pol, i, qv);
-		if (r == 1)
-			continue;
-		hexd(qv, q);
-		if (v)
-			snprintf(v->digest, sizeof(v->digest), "%s", q);
-		if (r == -ENOENT)
-			return vg_attest_fail(v, VG_AF_BOOT_VALUE, "PCR %u: the policy pins no %s "
-					      "value (the quote has %s)", i,
-					      vg_hash_name(req->bank), q);
-		return vg_attest_fail(v, VG_AF_BOOT_VALUE, "PCR %u: %s is not a value the policy "
-				      "allows", i, q);
+		vg_attest_verdict_init(&f);
+		if (!(req->mask & (1u << i)) || !(quoted->have[req->bank] & (1u << i))) {
+			vg_attest_fail(&f, VG_AF_BOOT_VALUE, "PCR %u is pinned by the policy but not "
+				       "quoted", i);
+		} else {
+			r = vg_refpolicy_boot_allows(pol, i, qv);
+			if (r == 1)
+				continue;
+			hexd(qv, q);
+			snprintf(f.digest, sizeof(f.digest), "%s", q);
+			if (r == -ENOENT)
+				vg_attest_fail(&f, VG_AF_BOOT_VALUE, "PCR %u: the policy pins no %s "
+					       "value (the quote has %s)", i, vg_hash_name(req->bank), q);
+			else
+				vg_attest_fail(&f, VG_AF_BOOT_VALUE, "PCR %u: %s is not a value the "
+					       "policy allows", i, q);
+		}
+		if (vg_attest_verdict_add(v, &f) < 0)
+			return -ENOMEM;
+		failed = 1;
 	}
-	return 0;
+	return failed;
 }
 
 int vg_attest_boot_aggregate_check(const struct vg_attest_boot *boot, const uint8_t *log,

@@ -28,6 +28,29 @@
 #include "attest_tpm.h"
 #include "vigil/attest.h"
 
+int vg_attest_key_id(const uint8_t *pub, size_t len, uint8_t id[32], struct vg_diag *diag)
+{
+	TPM2B_PUBLIC tp;
+	EVP_PKEY *pk = NULL;
+	uint8_t *der = NULL;
+	int n, r;
+
+	r = vg__attest_decode_public(pub, len, &tp, "key", diag);
+	if (r == 0)
+		r = vg__attest_public_pkey(&tp.publicArea, &pk, diag);
+	if (r < 0)
+		return r == -ENOMEM ? r : -EBADMSG;	/* @diag says what */
+	n = i2d_PUBKEY(pk, &der);
+	EVP_PKEY_free(pk);
+	if (n <= 0) {
+		vg_ssl_clear();
+		return vg_diag_set(diag, -ENOMEM, "key: DER encoding");
+	}
+	r = EVP_Digest(der, (size_t)n, id, NULL, EVP_sha256(), NULL) == 1 ? 0 : -ENOMEM;
+	OPENSSL_free(der);
+	return r;
+}
+
 int vg_attest_ek_check(const uint8_t *ek_pub, size_t ek_len, const uint8_t *cert, size_t cert_len,
 		       const char *ca_file, struct vg_attest_verdict *v)
 {

@@ -436,6 +436,7 @@ bool vg_ear_claim(unsigned int fail, unsigned int *claim, int *value)
 		c = VG_EAR_INSTANCE_IDENTITY, v = 96;
 		break;
 	case VG_AF_EK_CHANGED:
+	case VG_AF_EK_BOUND:
 		c = VG_EAR_INSTANCE_IDENTITY, v = 97;
 		break;
 	case VG_AF_PCR_SELECTION:
@@ -544,7 +545,8 @@ int vg_ear_claims(const struct vg_ear *e, char **ret, struct vg_diag *diag)
 		has[c] = true;
 	}
 	if (e->subject == VG_EAR_JUDGED) {
-		if (identity_ok && !has[VG_EAR_INSTANCE_IDENTITY])
+		/* identity is claimed only where this verifier proved the AK to a certified EK */
+		if (identity_ok && !has[VG_EAR_INSTANCE_IDENTITY] && e->identity == VG_EAR_ID_EK_CA)
 			vec[VG_EAR_INSTANCE_IDENTITY] = 2, has[VG_EAR_INSTANCE_IDENTITY] = true;
 		if (!count)
 			vec[VG_EAR_EXECUTABLES] = 2, has[VG_EAR_EXECUTABLES] = true;
@@ -553,6 +555,8 @@ int vg_ear_claims(const struct vg_ear *e, char **ret, struct vg_diag *diag)
 				tier = vg_ear_tier_of(vec[c]);
 		if (count)
 			tier = VG_EAR_TIER_CONTRAINDICATED;
+		else if (tier == VG_EAR_TIER_AFFIRMING && e->identity != VG_EAR_ID_EK_CA)
+			tier = e->identity == VG_EAR_ID_EK ? VG_EAR_TIER_WARNING : VG_EAR_TIER_NONE;
 	}
 	root = json_object_new_object();
 	sub = json_object_new_object();

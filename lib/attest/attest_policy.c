@@ -92,6 +92,14 @@ void vg_refpolicy_set_mbpolicy(struct vg_refpolicy *p, struct vg_mbpolicy *mb)
 	p->mb = mb;
 }
 
+struct vg_mbpolicy *vg_refpolicy_take_mbpolicy(struct vg_refpolicy *p)
+{
+	struct vg_mbpolicy *mb = p->mb;
+
+	p->mb = NULL;
+	return mb;
+}
+
 const char *vg__refpolicy_algo_name(const struct vg_refpolicy *p, const struct pdig *d)
 {
 	if (d->algo >= PDIG_UNCHECKED)

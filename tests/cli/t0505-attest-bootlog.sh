@@ -6,7 +6,8 @@
 # replays it and checks it against the quoted PCRs 0-9 every round. The
 # agent stays trusted; the log is not fetched again within a boot; a boot
 # whose log has one record altered fails with boot.pcr_mismatch naming the
-# PCR; a policy pinning another PCR value fails with boot.pcr_value; a
+# PCR; a policy pinning other PCR values fails with boot.pcr_value, each
+# differing PCR listed (issue 39: as Keylime lists them); a
 # malformed log with boot.malformed naming the event; a measurement list
 # whose boot_aggregate is not the boot log's with boot.aggregate; without a
 # boot log everything is as before.
@@ -102,7 +103,7 @@ cp "$L" boot.bin
 # reference policy pins a boot PCR
 pcr0=$(grep '^PCR-00 ' replayed | cut -d: -f2)
 pcr7=$(grep '^PCR-07 ' replayed | cut -d: -f2)
-python3 - good.json pinbad.json '{"0": "sha256:'"$(printf '%063d1' 0)"'"}' <<'EOF'
+python3 - good.json pinbad.json '{"0": "sha256:'"$(printf '%063d1' 0)"'", "2": "sha256:'"$(printf '%063d2' 0)"'", "7": "sha256:'"$pcr7"'"}' <<'EOF'
 import json, sys
 p = json.load(open(sys.argv[1])); p["boot_pcrs"] = json.loads(sys.argv[3])
 json.dump(p, open(sys.argv[2], "w"))
@@ -112,6 +113,11 @@ check "policy pinning another PCR 0 assigned" "$VIGIL" attest policy assign host
 check "pinned PCR 0 differs: failed boot.pcr_value" wait_for failed boot.pcr_value
 check "... naming PCR 0 and the quoted value" grep -q "PCR 0: sha256:$pcr0 is not a value the policy allows" \
 	<("$VIGIL" attest status host1 --history)
+check "... and PCR 2, every pinned PCR that differs listed as Keylime lists them (PCR 7, pinned to its value, not)" \
+	sh -c "'$VIGIL' attest status host1 --history | awk '\$2 == \"boot.pcr_value\"' >pv.txt &&
+	       grep -q 'PCR 2: sha256:[0-9a-f]* is not a value the policy allows' pv.txt &&
+	       ! grep -q 'PCR 7' pv.txt"
+check_eq "... the round counted both" "$(att_field failure_count)" 2
 python3 - good.json pingood.json '{"0": ["sha256:'"$(printf '%064d' 0)"'", "'"$pcr0"'"], "7": "sha256:'"$pcr7"'"}' <<'EOF'
 import json, sys
 p = json.load(open(sys.argv[1])); p["boot_pcrs"] = json.loads(sys.argv[3])

@@ -128,7 +128,8 @@ evidence bad.json 'tpm_policy="{\"mask\": \"0x1ffff\", \"15\": [\"00\"]}"'
 check_eq "pinned PCR values in tpm_policy: refused (400)" "$(post bad)" 400
 check "... saying where to pin them" grep -q "boot_pcrs" bad.out
 evidence bad.json 'mb_policy="accept-all"'
-check_eq "an mb_policy: refused (400)" "$(post bad)" 400
+check_eq "an mb_policy that is no measured-boot reference state: refused (400)" "$(post bad)" 400
+check "... naming mb_policy" grep -q "evidence: mb_policy: " bad.out
 evidence bad.json 'quote=DEL'
 check_eq "no quote: 400" "$(post bad)" 400
 check "... naming it" grep -q 'missing parameter .*quote' bad.out

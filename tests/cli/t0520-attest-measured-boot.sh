@@ -16,7 +16,10 @@
 # PCR 14 (shim's MOK lists) is quoted and replayed too: a host that booted
 # another MOK list and serves the original log is boot.pcr_mismatch.
 # POST /v1/verify/evidence, sent the same evidence (the boot log as mb_log),
-# gives the same verdicts.
+# gives the same verdicts; sent Keylime's reference state of the log as
+# mb_policy (issue 39), it judges the events by it: valid for the good
+# boot (beside a runtime policy without measured_boot, or alone), the same
+# boot.event for each tampered boot.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-tpm.sh"
@@ -53,9 +56,10 @@ boot() {
 }
 wait_for() { att_wait host1 "$@"; }
 pj() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
-# stateless OUT [MASK]: the agent's evidence of now (quote of PCRs 0-10 and 14, or
-# MASK; the list, the boot log) judged by POST /v1/verify/evidence under the
-# policy "mb", no agent state used
+# stateless OUT [MASK [DATA]]: the agent's evidence of now (quote of PCRs 0-10 and
+# 14, or MASK; the list, the boot log) judged by POST /v1/verify/evidence under the
+# policy "mb", no agent state used; DATA (JSON) replaces members of the request's
+# data (null removes one)
 stateless() {
 	local n
 	n=$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -64,16 +68,22 @@ stateless() {
 	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/log?offset=0" -o cur.log
 	curl -s -H "$ATT_AHDR" "127.0.0.1:$AP/v1/bootlog" -o cur.boot
 	"$VIGIL" log convert --to ascii -o cur.ascii cur.log >/dev/null
-	/usr/bin/python3 - "$n" "$1.json" <<'PY'
+	/usr/bin/python3 - "$n" "$1.json" "${3:-{\}}" <<'PY'
 import base64, json, sys
 data = {"quote": json.load(open("q.json")), "nonce_hex": sys.argv[1], "hash_alg": "sha256",
         "tpm_ak": json.load(open("id.json"))["ak_pub"], "runtime_policy_name": "mb",
         "ima_measurement_list": open("cur.ascii").read(),
         "mb_log": base64.b64encode(open("cur.boot", "rb").read()).decode()}
+for k, v in json.loads(sys.argv[3]).items():
+    if v is None:
+        data.pop(k, None)
+    else:
+        data[k] = v
 json.dump({"type": "tpm", "data": data}, open(sys.argv[2], "w"))
 PY
-	curl -s -o "$1.out" -X POST -H "$ATT_RHDR" -H 'Content-Type: application/json' \
-		--data-binary "@$1.json" "127.0.0.1:$VP/v1/verify/evidence"
+	curl -s -o "$1.out" -w '%{http_code}' -X POST -H "$ATT_RHDR" \
+		-H 'Content-Type: application/json' --data-binary "@$1.json" \
+		"127.0.0.1:$VP/v1/verify/evidence" >"$1.code"
 }
 
 mkdir -p tree st
@@ -104,6 +114,17 @@ print("boot_pcrs" in p, m["secure_boot"], len(m["kernel"]), len(m["db"]), len(m[
 	"False True 1 4 1"
 check_rc 2 "--no-boot-pins without --boot-log is a usage error" \
 	"$VIGIL" attest policy create --log "$T/log" --no-boot-pins -o /dev/null
+check "policy create --boot-log --no-measured-boot" "$VIGIL" attest policy create --log "$T/log" \
+	--boot-log "$L" --no-measured-boot --exclude '^boot_aggregate$' -o pins.json
+check_eq "... writes boot_pcrs 0-7 and no measured_boot" "$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+print(sorted(p["boot_pcrs"]), "measured_boot" in p)' pins.json)" \
+	"['0', '1', '2', '3', '4', '5', '6', '7'] False"
+check_rc 2 "--no-measured-boot without --boot-log is a usage error" \
+	"$VIGIL" attest policy create --log "$T/log" --no-measured-boot -o /dev/null
+check_rc 2 "... and with --no-boot-pins (nothing left)" \
+	"$VIGIL" attest policy create --boot-log "$L" --no-boot-pins --no-measured-boot -o /dev/null
 "$VIGIL" attest policy create --log "$T/log" --boot-log "$L" -o pinned.json
 check "by default the PCRs 0-7 stay pinned as well" python3 -c '
 import json, sys
@@ -114,6 +135,33 @@ check "registration" "$VIGIL" attest add host1 --agent http://127.0.0.1:$AP --po
 check "the known-good boot: trusted" wait_for trusted
 stateless good
 check_eq "POST /v1/verify/evidence on the same boot: valid" "$(pj good.out 'j["valid"]')" True
+# Keylime's mb_policy (its reference state of this log, made by its create_mb_policy.py):
+# judged as the measured_boot section, beside a runtime policy that has none, or alone
+"$VIGIL" attest policy create --log "$T/log" --exclude '^boot_aggregate$' -o plain.json
+"$VIGIL" attest policy set plain plain.json >/dev/null
+REF=$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' \
+	"$VECTORS/attest/keylime-mb-refstate-secureboot.json")
+MBP="{\"runtime_policy_name\": \"plain\", \"mb_policy\": $REF}"
+MBA="{\"runtime_policy_name\": null, \"ima_measurement_list\": null, \"mb_policy\": $REF}"
+stateless kl-good 47ff "$MBP"
+check_eq "an mb_policy (Keylime's reference state) beside a policy without measured_boot: valid" \
+	"$(pj kl-good.out 'j["valid"]')" True
+stateless kl-alone 43ff "$MBA"
+check_eq "... and alone (no runtime policy, PCRs 0-9 and 14 quoted, no list): valid" \
+	"$(pj kl-alone.out 'j["valid"]')" True
+# the pins alone: stateless evidence without a boot log passes (a measured_boot section fails it)
+"$VIGIL" attest policy set pins pins.json >/dev/null
+stateless pins-nolog 47ff '{"runtime_policy_name": "pins", "mb_log": null}'
+check_eq "the pins-only policy: evidence without a boot log is valid" "$(pj pins-nolog.out 'j["valid"]')" True
+stateless mb-nolog 47ff '{"mb_log": null}'
+check_eq "... which a measured_boot policy fails: boot.event" \
+	"$(pj mb-nolog.out '[f["type"] for f in j["failures"]]')" "['boot.event']"
+stateless kl-none 47ff '{"runtime_policy_name": "plain"}'
+check_eq "without it the same evidence has no event judged: valid too" \
+	"$(pj kl-none.out 'j["valid"]')" True
+stateless kl-bad 47ff '{"runtime_policy_name": "plain", "mb_policy": "accept-all"}'
+check_eq "an mb_policy that is no reference state: 400" "$(cat kl-bad.code)" 400
+check "... saying so of mb_policy" grep -q "mb_policy" kl-bad.out
 r0=$(att_field rounds)
 sleep 1.2
 check "... over more rounds" test "$(att_field rounds)" -gt "$r0"
@@ -136,6 +184,10 @@ for c in secureboot-off kernel-unsigned kernel-foreign-key cmdline; do
 	stateless "st-$c"
 	check_eq "$c: POST /v1/verify/evidence on the same evidence: the same failure" \
 		"$(pj "st-$c.out" '[(f["type"], f["context"]["entry"]) for f in j["failures"]]')" \
+		"[('boot.event', $ev)]"
+	stateless "kl-$c" 47ff "$MBP"
+	check_eq "$c: ... judged by Keylime's mb_policy: the same failure" \
+		"$(pj "kl-$c.out" '[(f["type"], f["context"]["entry"]) for f in j["failures"]]')" \
 		"[('boot.event', $ev)]"
 	n=$((n + 1))
 	check "the untampered log, rebooted into" boot "$L"

@@ -51,14 +51,15 @@ openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out rsa.key 2>/dev
 openssl genpkey -algorithm ED25519 -out ed.key 2>/dev/null
 for k in ec rsa ed; do openssl pkey -in $k.key -pubout -out $k.pub; done
 
-# verifier [OPTIONS...]: (re)start the verifier on the same store
+# verifier [OPTIONS...]: (re)start the verifier on the same store, its EK CA swtpm's
+# (an identity claim needs the AK proven to a certified EK: t0528 has the other cases)
 verifier() {
 	if [ -n "$VPID" ]; then
 		kill "$VPID" 2>/dev/null
 		wait "$VPID" 2>/dev/null
 	fi
 	timeout 600 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$VP --db "sqlite:$T/verifier.db" \
-		--interval 200 "$@" 2>>verifier.err &
+		--interval 200 --ek-ca "$TPMDIR/ek-ca.pem" "$@" 2>>verifier.err &
 	VPID=$!
 	for i in $(seq 50); do
 		curl -s -H "$ATT_RHDR" "127.0.0.1:$VP/v1/agents" >/dev/null 2>&1 && return 0

@@ -12,7 +12,10 @@
  *    key on P-256/P-384/P-521 that passes EVP_PKEY_public_check; the
  *    scheme is RSASSA/RSAPSS or ECDSA with SHA-256/384/512 or SM3;
  *  - the Name is nameAlg || H_nameAlg(TPMT_PUBLIC bytes), recomputed here
- *    with OpenSSL, and loading the same bytes again gives the same Name.
+ *    with OpenSSL, and loading the same bytes again gives the same Name;
+ *  - vg_attest_key_id (what the verifier binds an EK by) takes or refuses
+ *    any input without harm, and for a loaded key is the SHA-256 of the
+ *    DER SubjectPublicKeyInfo of the OpenSSL key.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -22,6 +25,7 @@
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/x509.h>
 #include <tss2/tss2_mu.h>
 
 #include "fuzz.h"
@@ -46,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vg_attest_ak *ak = NULL, *ak2 = NULL;
 	struct vg_diag d = { 0 };
 	TPM2B_PUBLIC pub;
-	uint8_t re[sizeof(TPM2B_PUBLIC) + 16], h[EVP_MAX_MD_SIZE];
+	uint8_t re[sizeof(TPM2B_PUBLIC) + 16], h[EVP_MAX_MD_SIZE], kid[32];
 	size_t off = 0, nl, nl2;
 	const uint8_t *name, *name2;
 	const EVP_PKEY *k;
@@ -55,6 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *mdn;
 	int r;
 
+	r = vg_attest_key_id(data, size, kid, NULL);
+	FUZZ_CHECK(r == 0 || r == -EBADMSG || r == -ENOMEM);
 	r = vg_attest_ak_load(data, size, &ak, &d);
 	FUZZ_CHECK(r == 0 || r == -EBADMSG || r == -EOPNOTSUPP || r == -ENOMEM);
 	if (r < 0) {
@@ -98,6 +104,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			   strcmp(group, "secp521r1") == 0);
 		FUZZ_CHECK(ctx && EVP_PKEY_public_check(ctx) == 1);
 		EVP_PKEY_CTX_free(ctx);
+	}
+
+	/* the key id, recomputed */
+	{
+		uint8_t *der = NULL;
+		int n = i2d_PUBKEY((EVP_PKEY *)k, &der);
+
+		FUZZ_CHECK(n > 0 && EVP_Digest(der, (size_t)n, h, &hl, EVP_sha256(), NULL) == 1);
+		OPENSSL_free(der);
+		FUZZ_CHECK(vg_attest_key_id(data, size, kid, NULL) == 0 && memcmp(kid, h, 32) == 0);
 	}
 
 	/* the Name, recomputed, and stable */

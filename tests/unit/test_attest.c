@@ -276,6 +276,39 @@ static void keylime_tpm2tools_quote_verifies(void **state)
 	free(n);
 }
 
+/*
+ * vg_attest_key_id: the SHA-256 of the key's DER SubjectPublicKeyInfo (that
+ * of akpub.pem, the same key, by openssl pkey -outform DER | sha256sum),
+ * the same whatever attributes or authPolicy the TPM2B_PUBLIC says; another
+ * modulus another id; what is no key refused.
+ */
+static void key_id_is_the_key_not_its_encoding(void **state)
+{
+	static const uint8_t want[32] = {
+		0x4b, 0xbc, 0x3c, 0x7e, 0x98, 0x7a, 0x04, 0x37, 0x60, 0x56, 0x5a, 0x98, 0xb6, 0x8a,
+		0x7a, 0xa4, 0x73, 0xa9, 0x16, 0x3d, 0x02, 0x6b, 0x8b, 0x53, 0xef, 0x9c, 0x96, 0xb4,
+		0x39, 0xf9, 0x42, 0x6c,
+	};
+	size_t len;
+	uint8_t *pub = slurp("ak.pub", &len), id[32], id2[32];
+	struct vg_diag d = { 0 };
+
+	(void)state;
+	assert_int_equal(vg_attest_key_id(pub, len, id, &d), 0);
+	assert_memory_equal(id, want, 32);
+	pub[9] ^= 0x40;			/* objectAttributes */
+	pub[7] ^= 0x01;
+	assert_int_equal(vg_attest_key_id(pub, len, id2, &d), 0);
+	assert_memory_equal(id2, want, 32);
+	pub[len - 1] ^= 0x02;		/* the modulus */
+	assert_int_equal(vg_attest_key_id(pub, len, id2, &d), 0);
+	assert_memory_not_equal(id2, want, 32);
+	assert_int_equal(vg_attest_key_id(pub, len - 1, id2, &d), -EBADMSG);
+	assert_int_equal(vg_attest_key_id((const uint8_t *)"\x00\x01\x02", 3, id2, &d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "key"));
+	free(pub);
+}
+
 static void decoders_reject_every_truncation(void **state)
 {
 	struct hw h;
@@ -988,6 +1021,7 @@ int main(void)
 		cmocka_unit_test(hw_quote_verifies_and_tampering_is_typed),
 		cmocka_unit_test(hw_log_replays_to_quoted_pcr10),
 		cmocka_unit_test(keylime_tpm2tools_quote_verifies),
+		cmocka_unit_test(key_id_is_the_key_not_its_encoding),
 		cmocka_unit_test(decoders_reject_every_truncation),
 		cmocka_unit_test(clock_rules),
 		cmocka_unit_test(keylime_verdicts_agree),

@@ -244,7 +244,8 @@ static void claims_trusted(void **state)
 	struct vg_attest_verdict v;
 	struct vg_ear e = { .submod = "h1", .agent_id = "h1", .state = "trusted",
 			    .developer = "vigil", .build = "vigil-verifier 1", .policy_id = "p",
-			    .nonce = "abcdefgh", .iat = 1700000000, .v = &v };
+			    .nonce = "abcdefgh", .iat = 1700000000, .identity = VG_EAR_ID_EK_CA,
+			    .v = &v };
 	json_object *o;
 
 	(void)state;
@@ -275,10 +276,64 @@ static void claims_trusted(void **state)
 	json_object_put(o);
 }
 
+/*
+ * instance-identity is claimed, and the status affirming, only for an AK
+ * proven to an EK that chains to the EK CA (issue 39): an AK its agent's
+ * registration proved to an EK no CA vouches for gets no claim and
+ * warning; an AK nobody proved (the stateless endpoint's) no claim and
+ * none. A failure is contraindicated whatever the basis.
+ */
+static void claims_identity_only_where_proven(void **state)
+{
+	static const struct {
+		unsigned int id;
+		const char *status;
+		int identity;		/* 0: not claimed */
+	} cases[] = {
+		{ VG_EAR_ID_EK_CA, "affirming", 2 },
+		{ VG_EAR_ID_EK, "warning", 0 },
+		{ VG_EAR_ID_NONE, "none", 0 },
+	};
+	struct vg_attest_verdict v;
+	struct vg_ear e = { .submod = "evidence", .iat = 1, .v = &v };
+	json_object *o;
+
+	(void)state;
+	vg_attest_verdict_init(&v);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		e.identity = cases[i].id;
+		o = claims(&e);
+		assert_string_equal(str_at(o, "submods|evidence|ear.status"), cases[i].status);
+		if (cases[i].identity)
+			assert_int_equal(json_object_get_int(at(o, "submods|evidence|"
+				"ear.trustworthiness-vector|instance-identity")), cases[i].identity);
+		else
+			assert_null(at(o, "submods|evidence|ear.trustworthiness-vector|"
+				       "instance-identity"));
+		assert_int_equal(json_object_get_int(at(o, "submods|evidence|"
+				"ear.trustworthiness-vector|executables")), 2);
+		json_object_put(o);
+	}
+	/* zero, the default, is the least: nothing proven */
+	e = (struct vg_ear){ .submod = "evidence", .iat = 1, .v = &v };
+	o = claims(&e);
+	assert_string_equal(str_at(o, "submods|evidence|ear.status"), "none");
+	json_object_put(o);
+	/* a failure: contraindicated, with or without a proven identity */
+	vg_attest_fail(&v, VG_AF_DIGEST, "digest");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		e.identity = cases[i].id;
+		o = claims(&e);
+		assert_string_equal(str_at(o, "submods|evidence|ear.status"), "contraindicated");
+		json_object_put(o);
+	}
+	vg_attest_verdict_release(&v);
+}
+
 static void claims_many_failures(void **state)
 {
 	struct vg_attest_verdict v, f;
-	struct vg_ear e = { .submod = "evidence", .iat = 1, .v = &v };
+	struct vg_ear e = { .submod = "evidence", .iat = 1, .identity = VG_EAR_ID_EK_CA, .v = &v };
 	json_object *o, *arr;
 
 	(void)state;
@@ -367,6 +422,7 @@ int main(void)
 		cmocka_unit_test(alg_for_key_refuses_others),
 		cmocka_unit_test(b64url_round_trip),
 		cmocka_unit_test(claims_trusted),
+		cmocka_unit_test(claims_identity_only_where_proven),
 		cmocka_unit_test(claims_many_failures),
 		cmocka_unit_test(claim_map_covers_every_failure),
 	};

@@ -341,6 +341,57 @@ static void keylime_refstate_is_read(void **state)
 	vg_mbpolicy_free(p);
 }
 
+/*
+ * Keylime's vendor_db (issue 39): the reference state Keylime made from
+ * the RHEL log passes it; with another vendor_db certificate, or without
+ * the key (Keylime reads it as empty under Secure Boot), the vendor_db
+ * authority event 34 fails, as Keylime's verdicts say
+ * (tests/vectors/attest/keylime-mb-verdicts.json); a policy learnt from
+ * the log lists that certificate under vendor_db.
+ */
+static void keylime_vendor_db_is_judged(void **state)
+{
+	static const struct {
+		const char *ref;
+		long fail_at;		/* -1 passes */
+	} cases[] = {
+		{ "keylime-mb-refstate-secureboot.json", -1 },
+		{ "keylime-mb-refstate-secureboot-other-vendor-db.json", 34 },
+		{ "keylime-mb-refstate-secureboot-no-vendor-db.json", 34 },
+	};
+	struct vg_eventlog *log = load_log("keylime__binary_bios_measurements-secureboot");
+	struct vg_mbpolicy *p;
+	char *s = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vg_attest_verdict v;
+		struct vg_diag d = { 0 };
+		size_t n;
+		uint8_t *b = slurp("attest", cases[i].ref, &n);
+
+		p = NULL;
+		assert_int_equal(vg_mbpolicy_load(b, n, &p, &d), 0);
+		vg_attest_verdict_init(&v);
+		assert_int_equal(vg_mbpolicy_check(p, log, &v), cases[i].fail_at < 0 ? 0 : 1);
+		if (cases[i].fail_at >= 0) {
+			assert_int_equal(v.fail, VG_AF_BOOT_EVENT);
+			assert_int_equal(v.entry, cases[i].fail_at);
+			assert_int_equal(vg_attest_verdict_count(&v), 1);
+			assert_non_null(strstr(v.msg, "vendor_db certificate"));
+		}
+		vg_attest_verdict_release(&v);
+		vg_mbpolicy_free(p);
+		free(b);
+	}
+	p = learn(log);
+	assert_true(vg_mbpolicy_to_json(p, &s) > 0);
+	assert_non_null(strstr(s, "\"vendor_db\""));
+	free(s);
+	vg_mbpolicy_free(p);
+	vg_eventlog_free(log);
+}
+
 static void survives_allocation_failures(void **state)
 {
 	struct vg_eventlog *log = load_log("keylime__binary_bios_measurements-secureboot");
@@ -381,6 +432,7 @@ int main(void)
 		cmocka_unit_test(load_rejects_malformed),
 		cmocka_unit_test(refpolicy_carries_the_section),
 		cmocka_unit_test(keylime_refstate_is_read),
+		cmocka_unit_test(keylime_vendor_db_is_judged),
 		cmocka_unit_test(survives_allocation_failures),
 	};
 

@@ -455,6 +455,7 @@ static void boot_check_replay_and_pins(void **state)
 	req.mask = 0x7ff;
 
 	/* pinned values */
+	vg_attest_verdict_release(&v);
 	hex(&bt.pcr[7], h);
 	snprintf(doc, sizeof(doc), "{\"boot_pcrs\": {\"0\": \"sha256:%064d\", \"7\": [\"%s\"]}}", 0,
 		 h);
@@ -464,11 +465,27 @@ static void boot_check_replay_and_pins(void **state)
 	assert_int_equal(v.fail, VG_AF_BOOT_VALUE);
 	assert_non_null(strstr(v.msg, "PCR 0: sha256:"));
 	assert_string_equal(vg_attest_fail_id(v.fail), "boot.pcr_value");
+	assert_int_equal(vg_attest_verdict_count(&v), 1);
+	vg_attest_verdict_release(&v);
+	/* every pinned PCR that differs is listed, as Keylime lists them: 0 and 7 here */
+	q.v[VG_HASH_SHA256][7].bytes[0] ^= 1;
+	assert_int_equal(vg_attest_boot_check(NULL, pol, &req, &q, &v), 1);
+	assert_int_equal(vg_attest_verdict_count(&v), 2);
+	assert_int_equal(vg_attest_verdict_listed(&v), 2);
+	assert_non_null(strstr(vg_attest_verdict_nth(&v, 0)->msg, "PCR 0: sha256:"));
+	assert_non_null(strstr(vg_attest_verdict_nth(&v, 1)->msg, "PCR 7: sha256:"));
+	assert_int_equal(vg_attest_verdict_nth(&v, 1)->fail, VG_AF_BOOT_VALUE);
+	assert_non_null(strstr(vg_attest_verdict_nth(&v, 1)->digest, "sha256:"));
+	q.v[VG_HASH_SHA256][7].bytes[0] ^= 1;
+	vg_attest_verdict_release(&v);
 	assert_int_equal(vg_refpolicy_boot_pin(pol, 0, &bt.pcr[0]), 0);
 	assert_int_equal(vg_attest_boot_check(&bt, pol, &req, &q, &v), 0);
 	req.mask = 0x400;
 	assert_int_equal(vg_attest_boot_check(NULL, pol, &req, &q, &v), 1);
 	assert_non_null(strstr(v.msg, "PCR 0 is pinned by the policy but not quoted"));
+	/* ... and PCR 7, not quoted either */
+	assert_int_equal(vg_attest_verdict_count(&v), 2);
+	vg_attest_verdict_release(&v);
 	req.mask = 0x7ff;
 	/* the pins survive vigil's JSON */
 	n = vg_refpolicy_to_json(pol, &js);

@@ -152,6 +152,15 @@ static void sample_agent(struct vg_store_agent *a, const char *id)
 	strcpy(a->last_msg, "hello");
 }
 
+static struct vg_store_agent *agent_at(struct vg_store *s, const char *id)
+{
+	static struct vg_store_agent a;
+	struct vg_diag d = { 0 };
+
+	assert_int_equal(vg_store_agent_get(s, id, &a, &d), 0);
+	return &a;
+}
+
 static int count_cb(void *arg, const struct vg_store_agent *a)
 {
 	(void)a;
@@ -227,7 +236,132 @@ static void store_roundtrips_agents_policies_verdicts(void **state)
 	vg_store_close(s);
 }
 
-/* bytes a file name on the attested host may hold, limits of every field */
+/* a TPM2B_PUBLIC of an RSA key (the vectors' AK stands for an EK here) into @a's ek_pub */
+static void real_ek(struct vg_store_agent *a)
+{
+	char path[4096];
+	const char *v = getenv("VECTORS");
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/attest/ak.pub", v ? v : "tests/vectors");
+	f = fopen(path, "rb");
+	if (!f)
+		fail_msg("%s: cannot open", path);
+	a->ek_pub_len = fread(a->ek_pub, 1, sizeof(a->ek_pub), f);
+	fclose(f);
+	assert_true(a->ek_pub_len > 200);
+}
+
+/* agent_find: by EK, AK or URL, the first other agent by id; -ENOENT when only @except has it */
+static void store_finds_agents_by_key(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	struct vg_store_agent a, b, c, got;
+	struct vg_diag d = { 0 };
+	uint8_t other[sizeof(a.ek_pub)];
+
+	sample_agent(&a, "web1");
+	real_ek(&a);
+	sample_agent(&b, "db1");	/* the same EK as web1 (a store made before the check) */
+	real_ek(&b);
+	b.ak_pub[0] = 0xcc;
+	strcpy(b.url, "push:token:4d346600");
+	sample_agent(&c, "zz9");
+	real_ek(&c);
+	c.ek_pub[c.ek_pub_len - 1] ^= 0x02;	/* another modulus: another EK */
+	c.ak_pub_len = 3;
+	memcpy(c.ak_pub, "\xaa\xbb\x00", 3);	/* web1's AK and one byte more: not equal */
+	strcpy(c.url, "push:token:4d34660");	/* a prefix of db1's */
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	assert_int_equal(vg_store_agent_put(s, &b, &d), 0);
+	assert_int_equal(vg_store_agent_put(s, &c, &d), 0);
+	/* the EK of web1 and db1: the first by id, or the other one */
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, a.ek_pub, a.ek_pub_len, "", &got,
+					     &d), 0);
+	assert_string_equal(got.id, "db1");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, a.ek_pub, a.ek_pub_len, "db1",
+					     &got, &d), 0);
+	assert_string_equal(got.id, "web1");
+	assert_int_equal(got.ak_pub_len, 2);
+	assert_string_equal(got.url, "http://127.0.0.1:1");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, c.ek_pub, c.ek_pub_len, "zz9", &got,
+					     &d), -ENOENT);
+	/*
+	 * the EK of web1 sent with other object attributes, another authPolicy
+	 * size (and none): the same key, the same EK; bytes that are no key: none
+	 */
+	memcpy(other, a.ek_pub, a.ek_pub_len);
+	other[9] ^= 0x40;		/* objectAttributes, low byte: noDA */
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, other, a.ek_pub_len, "db1", &got,
+					     &d), 0);
+	assert_string_equal(got.id, "web1");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, a.ek_pub, 3, "", &got, &d),
+			 -ENOENT);
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, (const uint8_t *)"\x01\x02\x03", 3,
+					     "", &got, &d), -ENOENT);
+	/* AKs compared whole */
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_AK, a.ak_pub, a.ak_pub_len, "", &got,
+					     &d), 0);
+	assert_string_equal(got.id, "web1");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_AK, c.ak_pub, 3, "", &got, &d), 0);
+	assert_string_equal(got.id, "zz9");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_AK, (const uint8_t *)"\xaa", 1, "",
+					     &got, &d), -ENOENT);
+	/* URLs: a push credential's, exactly */
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_URL, (const uint8_t *)b.url,
+					     strlen(b.url), "", &got, &d), 0);
+	assert_string_equal(got.id, "db1");
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_URL, (const uint8_t *)b.url,
+					     strlen(b.url), "db1", &got, &d), -ENOENT);
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_URL, (const uint8_t *)"push:token:4d",
+					     13, "", &got, &d), -ENOENT);
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY__COUNT, a.ek_pub, 3, "", &got, &d),
+			 -EINVAL);
+	vg_store_close(s);
+}
+
+/*
+ * A row stored before ek_key (the column there and empty, as the migration
+ * leaves it): agent_find by EK cannot see it until the store is opened
+ * again, which makes its key.
+ */
+static void store_makes_the_ek_keys_it_lacks(void **state)
+{
+	struct backend *b = *state;
+	struct vg_store *s = open_or_skip(b);
+	struct vg_store_agent a, got;
+	struct vg_diag d = { 0 };
+	char cmd[sizeof(b->url) + 128];
+
+	sample_agent(&a, "web1");
+	real_ek(&a);
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	assert_int_equal(agent_at(s, "web1")->ek_key_len, 32);
+	vg_store_close(s);
+	if (b->pg) {
+		PGconn *pc = PQconnectdb(b->url);
+
+		assert_int_equal(PQstatus(pc), CONNECTION_OK);
+		admin_exec(pc, "UPDATE agents SET ek_key = NULL");
+		PQfinish(pc);
+	} else {
+		snprintf(cmd, sizeof(cmd), "sqlite3 '%s' 'UPDATE agents SET ek_key = NULL'", b->url);
+		assert_int_equal(system(cmd), 0);
+	}
+	/* the backend alone (vg_store_open's backfill not run): not found by its EK */
+	assert_int_equal(b->pg ? vg_store_pg_open(b->url, &s, &d) : vg_store_sqlite_open(b->url, &s, &d),
+			 0);
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, a.ek_pub, a.ek_pub_len, "", &got,
+					     &d), -ENOENT);
+	vg_store_close(s);
+	s = open_or_skip(b);
+	assert_int_equal(agent_at(s, "web1")->ek_key_len, 32);
+	assert_int_equal(vg_store_agent_find(s, VG_STORE_KEY_EK, a.ek_pub, a.ek_pub_len, "", &got,
+					     &d), 0);
+	assert_string_equal(got.id, "web1");
+	vg_store_close(s);
+}
+
 static void store_keeps_bytes_and_limits(void **state)
 {
 	struct vg_store *s = open_or_skip(*state);
@@ -557,15 +691,6 @@ static int claim_cb(void *arg, const char *id, int64_t due)
 	snprintf(c->id[c->n], sizeof(c->id[0]), "%s", id);
 	c->due[c->n++] = due;
 	return 0;
-}
-
-static struct vg_store_agent *agent_at(struct vg_store *s, const char *id)
-{
-	static struct vg_store_agent a;
-	struct vg_diag d = { 0 };
-
-	assert_int_equal(vg_store_agent_get(s, id, &a, &d), 0);
-	return &a;
 }
 
 static void store_leases_claim_release_expire(void **state)
@@ -1204,6 +1329,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		BOTH(store_roundtrips_agents_policies_verdicts),
 		BOTH(store_keeps_bytes_and_limits),
+		BOTH(store_finds_agents_by_key),
+		BOTH(store_makes_the_ek_keys_it_lacks),
 		BOTH(store_lists_agents_in_bytewise_order),
 		BOTH(store_history_newest_first_limited_deleted_with_agent),
 		BOTH(store_update_is_compare_and_set),

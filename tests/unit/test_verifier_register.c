@@ -7,7 +7,9 @@
  * the store a SQLite file. One success (201, the agent stored as
  * registered) and each refusal registration has: a malformed body (400),
  * an unreachable agent (502 agent.comm), a malformed identity, an id
- * registered with another EK (409), no EK certificate under --ek-ca, an EK
+ * registered with another EK (409), an EK registered under another id and
+ * a push credential that registered another id (403, naming it), no EK
+ * certificate under --ek-ca, an EK
  * certificate of another key, an AK that does not load, and a credential
  * the agent could not activate or proved wrongly (403, typed).
  */
@@ -276,6 +278,124 @@ static void register_rejects_another_ek_for_a_known_id(void **state)
 	free(a);
 }
 
+/* an agent row with the TPM's EK (and AK), under @id, with @url */
+static void put_with_this_ek(struct verifier *vf, const char *id, const char *url)
+{
+	struct vg_store_agent *a = calloc(1, sizeof(*a));
+
+	assert_non_null(a);
+	snprintf(a->id, sizeof(a->id), "%s", id);
+	snprintf(a->url, sizeof(a->url), "%s", url);
+	memcpy(a->ek_pub, ident.ek_pub, ident.ek_pub_len);
+	a->ek_pub_len = ident.ek_pub_len;
+	memcpy(a->ak_pub, ident.ak_pub, ident.ak_pub_len);
+	a->ak_pub_len = ident.ak_pub_len;
+	a->bank = VG_HASH_SHA256;
+	a->mask = 1u << VG_ATTEST_PCR_IMA;
+	vg_attest_logstate_init(&a->st.log, VG_HASH_SHA256);
+	assert_int_equal(vg_store_agent_put(vf->store, a, NULL), 0);
+	free(a);
+}
+
+/* one TPM is one agent: its EK under another id is refused, naming that id (issue 39) */
+static void register_rejects_an_ek_registered_under_another_id(void **state)
+{
+	struct verifier *vf = *state;
+	struct vg_store_agent *a = malloc(sizeof(*a));
+	struct vf_answer ans = { 0 };
+	json_object *m;
+
+	assert_non_null(a);
+	put_with_this_ek(vf, "web1", "http://127.0.0.1:8");
+	assert_int_equal(vf_register(vf, body_ok, strlen(body_ok), &ans), 403);
+	assert_true(json_object_object_get_ex(ans.body, "failure", &m));
+	assert_string_equal(json_object_get_string(m), "identity.ek_bound");
+	assert_true(json_object_object_get_ex(ans.body, "message", &m));
+	assert_non_null(strstr(json_object_get_string(m), "registered as agent 'web1'"));
+	json_object_put(ans.body);
+	assert_int_equal(vg_store_agent_get(vf->store, "host1", a, NULL), -ENOENT);
+	/* web1 itself registers again with it */
+	snprintf(agent_id, sizeof(agent_id), "web1");
+	expect(vf, "{\"id\": \"web1\", \"url\": \"http://127.0.0.1:8\", \"policy\": \"\"}", 201,
+	       "state", "registered");
+	/* once an operator removed web1, the TPM enrolls as host1 */
+	assert_int_equal(vg_store_agent_del(vf->store, "web1", NULL), 0);
+	snprintf(agent_id, sizeof(agent_id), "host1");
+	expect(vf, body_ok, 201, "state", "registered");
+	free(a);
+}
+
+/*
+ * The EK is its key, not the bytes it came in: web1's row holds this TPM's
+ * EK with another objectAttributes byte and another authPolicy (what a host
+ * replaying its EK public with other attributes would have sent first); the
+ * TPM's own encoding is still web1's EK (issue 39).
+ */
+static void register_rejects_an_ek_sent_in_another_encoding(void **state)
+{
+	struct verifier *vf = *state;
+	struct vg_store_agent *a = calloc(1, sizeof(*a));
+	struct vf_answer ans = { 0 };
+	json_object *m;
+
+	assert_non_null(a);
+	put_with_this_ek(vf, "web1", "http://127.0.0.1:8");
+	assert_int_equal(vg_store_agent_get(vf->store, "web1", a, NULL), 0);
+	a->ek_pub[9] ^= 0x40;			/* objectAttributes, low byte */
+	a->ek_pub[12] ^= 0x01;			/* the first byte of authPolicy */
+	assert_int_equal(vg_store_agent_put(vf->store, a, NULL), 0);
+	assert_int_equal(vf_register(vf, body_ok, strlen(body_ok), &ans), 403);
+	assert_true(json_object_object_get_ex(ans.body, "failure", &m));
+	assert_string_equal(json_object_get_string(m), "identity.ek_bound");
+	json_object_put(ans.body);
+	assert_int_equal(vg_store_agent_get(vf->store, "host1", a, NULL), -ENOENT);
+	free(a);
+}
+
+/*
+ * A push credential registers one id (the push routes call the same
+ * functions: vf_register_challenge, vf_register_proven); "none" (no
+ * authentication) binds nothing.
+ */
+static void push_credential_registers_one_id(void **state)
+{
+	struct verifier *vf = *state;
+	struct vg_api_identity other = ident;
+	struct vg_api_activate *act = malloc(sizeof(*act));
+	struct vf_answer ans = { 0 };
+	uint8_t mac[32];
+
+	assert_non_null(act);
+	put_with_this_ek(vf, "web1", "push:token:4d346600");
+	other.ek_pub[other.ek_pub_len - 10] ^= 0x10;	/* another TPM: only the credential is shared */
+	other.ek_cert_len = 0;
+	assert_int_equal(vf_register_challenge(vf, "db1", &other, "token:4d346600", act, mac, &ans),
+			 403);
+	assert_non_null(strstr(json_object_get_string(json_object_object_get(ans.body, "error")),
+			       "this credential registered agent 'web1'"));
+	json_object_put(ans.body);
+	ans = (struct vf_answer){ 0 };
+	/* the check is made again with the write */
+	assert_int_equal(vf_register_proven(vf, "db1", "push:token:4d346600", "", &other,
+					    "token:4d346600", &ans), 403);
+	json_object_put(ans.body);
+	ans = (struct vf_answer){ 0 };
+	/* another credential, or none at all, passes the binding (and makes its challenge) */
+	assert_int_equal(vf_register_challenge(vf, "db1", &other, "token:5e457711", act, mac, &ans),
+			 0);
+	assert_int_equal(vf_register_challenge(vf, "db1", &other, "none", act, mac, &ans), 0);
+	/* the same TPM under another credential: its EK is web1's */
+	assert_int_equal(vf_register_challenge(vf, "db1", &ident, "token:5e457711", act, mac, &ans),
+			 403);
+	json_object_put(ans.body);
+	ans = (struct vf_answer){ 0 };
+	/* web1 registered meanwhile by someone: a push activation of it is refused */
+	assert_int_equal(vf_register_proven(vf, "web1", "push:token:4d346600", "", &ident,
+					    "token:4d346600", &ans), 409);
+	json_object_put(ans.body);
+	free(act);
+}
+
 static void register_ek_ca_requires_a_certificate(void **state)
 {
 	struct verifier *vf = *state;
@@ -399,6 +519,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(register_rejects_malformed_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(register_rejects_another_ek_for_a_known_id, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(register_rejects_an_ek_sent_in_another_encoding,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(register_rejects_an_ek_registered_under_another_id,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(push_credential_registers_one_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(register_ek_ca_requires_a_certificate, setup, teardown),
 		cmocka_unit_test_setup_teardown(register_rejects_certificate_of_another_key, setup,
 						teardown),

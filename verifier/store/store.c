@@ -6,6 +6,7 @@
  * the row encoding, is store_row.c, which this file does not include.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +24,74 @@ const char *vg_agent_state_name(unsigned int s)
 
 /* ---- backend choice and wrappers ---- */
 
+/* the ids of the agents stored before ek_key (an EK and no key made of it) */
+typedef char agent_id[sizeof(((struct vg_store_agent *)0)->id)];
+
+struct keyless {
+	agent_id *id;
+	size_t n, cap;
+};
+
+static int keyless_cb(void *arg, const struct vg_store_agent *a)
+{
+	struct keyless *k = arg;
+
+	if (!a->ek_pub_len || a->ek_key_len)
+		return 0;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 16;
+		void *p = realloc(k->id, cap * sizeof(*k->id));
+
+		if (!p)
+			return -ENOMEM;
+		k->id = p;
+		k->cap = cap;
+	}
+	snprintf(k->id[k->n++], sizeof(*k->id), "%s", a->id);
+	return 0;
+}
+
+/*
+ * A store written before ek_key: each agent's is made now, so that
+ * agent_find finds its EK from the first registration on (an agent whose
+ * row changed meanwhile was written by a verifier that made it).
+ */
+static int ek_keys_backfill(struct vg_store *s, struct vg_diag *diag)
+{
+	struct keyless k = { 0 };
+	struct vg_store_agent *a = malloc(sizeof(*a));
+	int r = a ? vg_store_agent_list(s, keyless_cb, &k, diag) : -ENOMEM;
+
+	for (size_t i = 0; r >= 0 && i < k.n; i++) {
+		r = vg_store_agent_get(s, k.id[i], a, diag);
+		if (r == 0)
+			r = vg_store_agent_update(s, a, a, diag);
+		if (r == -ENOENT || r == -ESTALE)
+			r = 0;		/* removed, or written (with its key) meanwhile */
+	}
+	free(k.id);
+	free(a);
+	return r == -ENOMEM ? vg_diag_set(diag, r, "store: making the EK keys: out of memory") : r;
+}
+
 int vg_store_open(const char *url, struct vg_store **ret, struct vg_diag *diag)
 {
+	int r;
+
 	if (strncmp(url, "sqlite:", 7) == 0)
-		return vg_store_sqlite_open(url + 7, ret, diag);
-	if (strncmp(url, "postgresql:", 11) == 0 || strncmp(url, "postgres:", 9) == 0)
-		return vg_store_pg_open(url, ret, diag);
-	return vg_store_sqlite_open(url, ret, diag);
+		r = vg_store_sqlite_open(url + 7, ret, diag);
+	else if (strncmp(url, "postgresql:", 11) == 0 || strncmp(url, "postgres:", 9) == 0)
+		r = vg_store_pg_open(url, ret, diag);
+	else
+		r = vg_store_sqlite_open(url, ret, diag);
+	if (r < 0)
+		return r;
+	r = ek_keys_backfill(*ret, diag);
+	if (r < 0) {
+		vg_store_close(*ret);
+		*ret = NULL;
+	}
+	return r;
 }
 
 void vg_store_close(struct vg_store *s)
@@ -45,9 +107,33 @@ void vg_store_set_timeout(struct vg_store *s, unsigned int ms)
 	s->ops->set_timeout(s->ctx, ms);
 }
 
+/*
+ * @a with its ek_key made from its ek_pub (always on a put, when missing on
+ * an update: a row written before the column): *@copy is then a copy to
+ * free. Return: the agent to write.
+ */
+static const struct vg_store_agent *with_ek_key(const struct vg_store_agent *a, bool always,
+						struct vg_store_agent **copy)
+{
+	struct vg_store_agent *c;
+
+	*copy = NULL;
+	if (!a->ek_pub_len || (a->ek_key_len && !always) || !(c = malloc(sizeof(*c))))
+		return a;
+	*c = *a;
+	c->ek_key_len = vg_attest_key_id(c->ek_pub, c->ek_pub_len, c->ek_key, NULL) == 0 ?
+			sizeof(c->ek_key) : 0;
+	*copy = c;
+	return c;
+}
+
 int vg_store_agent_put(struct vg_store *s, const struct vg_store_agent *a, struct vg_diag *diag)
 {
-	return s->ops->agent_put(s->ctx, a, diag);
+	struct vg_store_agent *c;
+	int r = s->ops->agent_put(s->ctx, with_ek_key(a, true, &c), diag);
+
+	free(c);
+	return r;
 }
 
 int vg_store_agent_get(struct vg_store *s, const char *id, struct vg_store_agent *ret,
@@ -64,12 +150,33 @@ int vg_store_agent_del(struct vg_store *s, const char *id, struct vg_diag *diag)
 int vg_store_agent_update(struct vg_store *s, const struct vg_store_agent *old,
 			  const struct vg_store_agent *a, struct vg_diag *diag)
 {
-	return s->ops->agent_update(s->ctx, old, a, diag);
+	struct vg_store_agent *c;
+	int r = s->ops->agent_update(s->ctx, old, with_ek_key(a, false, &c), diag);
+
+	free(c);
+	return r;
 }
 
 int vg_store_agent_list(struct vg_store *s, vg_store_agent_cb cb, void *arg, struct vg_diag *diag)
 {
 	return s->ops->agent_list(s->ctx, cb, arg, diag);
+}
+
+int vg_store_agent_find(struct vg_store *s, unsigned int key, const uint8_t *val, size_t len,
+			const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
+{
+	uint8_t id[32];
+
+	if (key >= VG_STORE_KEY__COUNT)
+		return vg_diag_set(diag, -EINVAL, "store: agent find: key %u", key);
+	/* an EK by its key: the same key sent with other attributes is the same EK */
+	if (key == VG_STORE_KEY_EK) {
+		if (vg_attest_key_id(val, len, id, NULL) < 0)
+			return -ENOENT;		/* no key: no agent has it */
+		val = id;
+		len = sizeof(id);
+	}
+	return s->ops->agent_find(s->ctx, key, val, len, except ? except : "", ret, diag);
 }
 
 int vg_store_policy_put(struct vg_store *s, const char *name, const char *doc, size_t len,

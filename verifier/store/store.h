@@ -47,6 +47,9 @@ struct vg_store_agent {
 	char policy[128];		/* reference policy name ("" = none: every entry fails) */
 	uint8_t ek_pub[1024];
 	size_t ek_pub_len;
+	uint8_t ek_key[32];		/* vg_attest_key_id of ek_pub: the EK's key whatever its encoding
+					 * (made by the store from ek_pub on every write; 0 long: none) */
+	size_t ek_key_len;
 	uint8_t ek_cert[4096];
 	size_t ek_cert_len;
 	uint8_t ak_pub[1024];
@@ -102,6 +105,14 @@ typedef int (*vg_store_verdict_cb)(void *arg, const struct vg_store_verdict *v);
 typedef int (*vg_store_lease_cb)(void *arg, const char *id, int64_t due);
 typedef int (*vg_store_verifier_cb)(void *arg, const struct vg_store_verifier *v);
 
+/* The column agent_find looks an agent up by. */
+enum vg_store_key {
+	VG_STORE_KEY_EK = 0,		/* an EK's TPM2B_PUBLIC: matched by its key (ek_key), not its bytes */
+	VG_STORE_KEY_AK,		/* ak_pub */
+	VG_STORE_KEY_URL,		/* url ("push:" and a credential for a push agent) */
+	VG_STORE_KEY__COUNT
+};
+
 struct vg_store_ops {
 	int (*agent_put)(void *ctx, const struct vg_store_agent *a, struct vg_diag *diag);
 	int (*agent_get)(void *ctx, const char *id, struct vg_store_agent *ret, struct vg_diag *diag);
@@ -117,6 +128,14 @@ struct vg_store_ops {
 	 */
 	int (*agent_update)(void *ctx, const struct vg_store_agent *old,
 			    const struct vg_store_agent *a, struct vg_diag *diag);
+	/*
+	 * agent_find - the first agent by id, other than @except ("" none),
+	 * whose @key column (enum vg_store_key) is the @len bytes of @val
+	 * exactly, into *@ret (an index serves each). Return: 0, -ENOENT,
+	 * -EINVAL (@key), -EIO.
+	 */
+	int (*agent_find)(void *ctx, unsigned int key, const uint8_t *val, size_t len,
+			  const char *except, struct vg_store_agent *ret, struct vg_diag *diag);
 	int (*policy_put)(void *ctx, const char *name, const char *doc, size_t len,
 			  struct vg_diag *diag);
 	/* *@ret is malloc'd and NUL-terminated */
@@ -222,6 +241,8 @@ int vg_store_agent_del(struct vg_store *s, const char *id, struct vg_diag *diag)
 int vg_store_agent_update(struct vg_store *s, const struct vg_store_agent *old,
 			  const struct vg_store_agent *a, struct vg_diag *diag);
 int vg_store_agent_list(struct vg_store *s, vg_store_agent_cb cb, void *arg, struct vg_diag *diag);
+int vg_store_agent_find(struct vg_store *s, unsigned int key, const uint8_t *val, size_t len,
+			const char *except, struct vg_store_agent *ret, struct vg_diag *diag);
 int vg_store_policy_put(struct vg_store *s, const char *name, const char *doc, size_t len,
 			struct vg_diag *diag);
 int vg_store_policy_get(struct vg_store *s, const char *name, char **ret, size_t *len,

@@ -43,81 +43,14 @@
 #include "store_row.h"
 #include "store_secret.h"
 
-enum {
-	S_AGENT_PUT,
-	S_AGENT_GET,
-	S_AGENT_DEL,
-	S_AGENT_LIST,
-	S_AGENT_UPDATE,
-	S_POLICY_PUT,
-	S_POLICY_GET,
-	S_POLICY_DEL,
-	S_VERDICT_ADD,
-	S_VERDICT_LIST,
-	S_LEASE_CLAIM,
-	S_LEASE_RELEASE,
-	S_VERIFIER_BEAT,
-	S_VERIFIER_LIST,
-	S__COUNT
-};
-
-static const char *const stmt_names[S__COUNT] = {
-	"vg_agent_put", "vg_agent_get", "vg_agent_del", "vg_agent_list", "vg_agent_update",
-	"vg_policy_put",
-	"vg_policy_get", "vg_policy_del", "vg_verdict_add", "vg_verdict_list",
-	"vg_lease_claim", "vg_lease_release", "vg_verifier_beat", "vg_verifier_list",
-};
-
-/* serialises schema creation between verifiers starting at once ("vigilsto") */
-#define SCHEMA_LOCK "8532464671518848111"
-
-static const char schema_present[] =
-	"SELECT to_regclass('agents') IS NOT NULL AND to_regclass('policies') IS NOT NULL"
-	" AND to_regclass('verdicts') IS NOT NULL AND to_regclass('verifiers') IS NOT NULL"
-	" AND EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
-	" AND table_name = 'agents' AND column_name = 'lease_until')";
-
-static const char schema[] =
-	"BEGIN;"
-	"SELECT pg_advisory_xact_lock(" SCHEMA_LOCK ");"
-	"CREATE TABLE IF NOT EXISTS agents ("
-	" id TEXT COLLATE \"C\" PRIMARY KEY, url BYTEA NOT NULL, policy TEXT COLLATE \"C\" NOT NULL,"
-	" ek_pub BYTEA, ek_cert BYTEA, ak_pub BYTEA,"
-	" state BIGINT NOT NULL, bank BIGINT NOT NULL, mask BIGINT NOT NULL,"
-	" clock_valid BIGINT NOT NULL, clock BIGINT NOT NULL, reset_count BIGINT NOT NULL,"
-	" restart_count BIGINT NOT NULL,"
-	" log_entries BIGINT NOT NULL, log_offset BIGINT NOT NULL, log_pcr_algo BIGINT NOT NULL,"
-	" log_pcr BYTEA, log_lag BIGINT NOT NULL,"
-	" rounds BIGINT NOT NULL, reboots BIGINT NOT NULL, comm_errors BIGINT NOT NULL,"
-	" registered_at BIGINT NOT NULL, last_ok BIGINT NOT NULL, last_seen BIGINT NOT NULL,"
-	" last_fail TEXT NOT NULL, last_msg BYTEA NOT NULL,"
-	" next_due BIGINT NOT NULL DEFAULT 0, lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '',"
-	" lease_until BIGINT NOT NULL DEFAULT 0, log_keys BYTEA, failure_count BIGINT NOT NULL DEFAULT 0);"
-	/* a store made before the scheduling columns, before the keys learned, before failure_count */
-	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS next_due BIGINT NOT NULL DEFAULT 0;"
-	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '';"
-	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_until BIGINT NOT NULL DEFAULT 0;"
-	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS log_keys BYTEA;"
-	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS failure_count BIGINT NOT NULL DEFAULT 0;"
-	"CREATE INDEX IF NOT EXISTS agents_due ON agents (next_due);"
-	"CREATE TABLE IF NOT EXISTS policies (name TEXT COLLATE \"C\" PRIMARY KEY, doc BYTEA NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS verdicts ("
-	" seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, agent TEXT COLLATE \"C\" NOT NULL,"
-	" time BIGINT NOT NULL, fail TEXT NOT NULL, entry BIGINT NOT NULL,"
-	" path BYTEA NOT NULL, digest BYTEA NOT NULL, msg BYTEA NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS verdicts_agent ON verdicts (agent, seq);"
-	"CREATE TABLE IF NOT EXISTS verifiers (id TEXT COLLATE \"C\" PRIMARY KEY, host BYTEA NOT NULL,"
-	" pid BIGINT NOT NULL, started BIGINT NOT NULL, beat BIGINT NOT NULL,"
-	" max_rounds BIGINT NOT NULL, running BIGINT NOT NULL, rounds BIGINT NOT NULL,"
-	" late BIGINT NOT NULL);"
-	"COMMIT";
+#include "store_pg_sql.h"
 
 struct pg {
 	PGconn *c;
 	bool prepared;			/* the statements exist on this connection */
 	char url[512];			/* scrubbed, for messages */
 	struct store_secrets sec;	/* passwords of the URL: never in a message */
-	char sql[S__COUNT][2048];
+	char sql[S__COUNT][STORE_PG_SQL_MAX];
 	struct vg_store_agent row;	/* agent_list's row */
 	unsigned int timeout_ms;	/* per statement */
 };
@@ -136,94 +69,6 @@ static int conn_err(struct pg *q, struct vg_diag *diag, const char *what)
 	return vg_diag_set(diag, -EIO, "store: %s: %s: %s", q->url, what, m);
 }
 
-static int build_sql(struct pg *q)
-{
-	char *s;
-	int r = 0;
-
-	s = q->sql[S_AGENT_PUT];
-	snprintf(s, sizeof(q->sql[0]), "INSERT INTO agents (");
-	r |= store_sql_list(s, sizeof(q->sql[0]), store_agent_cols, STORE_AGENT_NCOLS, "%s");
-	strcat(s, ") VALUES (");
-	for (int i = 0; i < STORE_AGENT_NCOLS; i++)
-		snprintf(s + strlen(s), sizeof(q->sql[0]) - strlen(s), "%s$%d", i ? "," : "", i + 1);
-	strcat(s, ") ON CONFLICT (id) DO UPDATE SET ");
-	r |= store_sql_list(s, sizeof(q->sql[0]), store_agent_cols + 1, STORE_AGENT_NCOLS - 1,
-			    "%s = EXCLUDED.%s");
-
-	s = q->sql[S_AGENT_GET];
-	snprintf(s, sizeof(q->sql[0]), "SELECT ");
-	r |= store_sql_list(s, sizeof(q->sql[0]), store_agent_cols, STORE_AGENT_NCOLS, "%s");
-	strcat(s, ", ");
-	r |= store_sql_list(s, sizeof(q->sql[0]), store_sched_cols, STORE_SCHED_NCOLS, "%s");
-	strcat(s, " FROM agents WHERE id = $1");
-
-	s = q->sql[S_AGENT_LIST];
-	snprintf(s, sizeof(q->sql[0]), "SELECT ");
-	r |= store_sql_list(s, sizeof(q->sql[0]), store_agent_cols, STORE_AGENT_NCOLS, "%s");
-	strcat(s, ", ");
-	r |= store_sql_list(s, sizeof(q->sql[0]), store_sched_cols, STORE_SCHED_NCOLS, "%s");
-	strcat(s, " FROM agents ORDER BY id COLLATE \"C\"");
-
-	s = q->sql[S_AGENT_UPDATE];
-	snprintf(s, sizeof(q->sql[0]), "UPDATE agents SET ");
-	for (int i = 1; i < STORE_AGENT_NCOLS; i++)
-		snprintf(s + strlen(s), sizeof(q->sql[0]) - strlen(s), "%s%s = $%d", i > 1 ? ", " : "",
-			 store_agent_cols[i].name, i + 1);
-	strcat(s, " WHERE id = $1");
-	for (int k = 0; k < STORE_GUARD_NCOLS; k++)
-		snprintf(s + strlen(s), sizeof(q->sql[0]) - strlen(s), " AND %s IS NOT DISTINCT FROM $%d",
-			 store_agent_cols[store_agent_guard[k]].name, STORE_AGENT_NCOLS + 1 + k);
-	if (strlen(s) + 1 >= sizeof(q->sql[0]))
-		r = -1;
-
-	snprintf(q->sql[S_AGENT_DEL], sizeof(q->sql[0]),
-		 "WITH a AS (DELETE FROM agents WHERE id = $1 RETURNING id),"
-		 " v AS (DELETE FROM verdicts WHERE agent IN (SELECT id FROM a))"
-		 " SELECT id FROM a");
-	snprintf(q->sql[S_POLICY_PUT], sizeof(q->sql[0]),
-		 "INSERT INTO policies (name, doc) VALUES ($1, $2)"
-		 " ON CONFLICT (name) DO UPDATE SET doc = EXCLUDED.doc");
-	snprintf(q->sql[S_POLICY_GET], sizeof(q->sql[0]), "SELECT doc FROM policies WHERE name = $1");
-	snprintf(q->sql[S_POLICY_DEL], sizeof(q->sql[0]), "DELETE FROM policies WHERE name = $1");
-	snprintf(q->sql[S_VERDICT_ADD], sizeof(q->sql[0]),
-		 "INSERT INTO verdicts (agent, time, fail, entry, path, digest, msg)"
-		 " VALUES ($1, $2, $3, $4, $5, $6, $7)");
-	s = q->sql[S_VERDICT_LIST];
-	snprintf(s, sizeof(q->sql[0]), "SELECT ");
-	r |= store_sql_list(s, sizeof(q->sql[0]), store_verdict_cols, STORE_VERDICT_NCOLS, "%s");
-	strcat(s, " FROM verdicts WHERE agent = $1 ORDER BY seq DESC LIMIT $2");
-	/*
-	 * the queue pattern: rows another verifier is claiming right now are
-	 * skipped, not waited for; a row locked by it is re-checked on its new
-	 * version (its lease) before it is taken
-	 */
-	snprintf(q->sql[S_LEASE_CLAIM], sizeof(q->sql[0]),
-		 "UPDATE agents SET lease_owner = $1, lease_until = $2 + $3 WHERE id IN"
-		 " (SELECT id FROM agents WHERE state <> 2 AND next_due <= $2 AND lease_until <= $2"
-		 " AND substring(url from 1 for 5) <> 'push:'::bytea"
-		 " ORDER BY next_due, id COLLATE \"C\" LIMIT $4 FOR UPDATE SKIP LOCKED)"
-		 " RETURNING id, next_due");
-	snprintf(q->sql[S_LEASE_RELEASE], sizeof(q->sql[0]),
-		 "UPDATE agents SET lease_owner = '', lease_until = 0, next_due = $3"
-		 " WHERE id = $1 AND lease_owner = $2");
-	s = q->sql[S_VERIFIER_BEAT];
-	snprintf(s, sizeof(q->sql[0]), "WITH gone AS (DELETE FROM verifiers WHERE beat < $%d)"
-		 " INSERT INTO verifiers (", STORE_VERIFIER_NCOLS + 1);
-	r |= store_sql_list(s, sizeof(q->sql[0]), store_verifier_cols, STORE_VERIFIER_NCOLS, "%s");
-	strcat(s, ") VALUES (");
-	for (int i = 0; i < STORE_VERIFIER_NCOLS; i++)
-		snprintf(s + strlen(s), sizeof(q->sql[0]) - strlen(s), "%s$%d", i ? "," : "", i + 1);
-	strcat(s, ") ON CONFLICT (id) DO UPDATE SET ");
-	r |= store_sql_list(s, sizeof(q->sql[0]), store_verifier_cols + 1, STORE_VERIFIER_NCOLS - 1,
-			    "%s = EXCLUDED.%s");
-	s = q->sql[S_VERIFIER_LIST];
-	snprintf(s, sizeof(q->sql[0]), "SELECT ");
-	r |= store_sql_list(s, sizeof(q->sql[0]), store_verifier_cols, STORE_VERIFIER_NCOLS, "%s");
-	strcat(s, " FROM verifiers ORDER BY id COLLATE \"C\"");
-	return r ? -ENAMETOOLONG : 0;
-}
-
 /* Return: 0, or -EIO with @msg. */
 static int prepare_all(struct pg *q, char *msg, size_t cap)
 {
@@ -231,13 +76,13 @@ static int prepare_all(struct pg *q, char *msg, size_t cap)
 
 	PQclear(res);
 	for (int i = 0; i < S__COUNT; i++) {
-		res = PQprepare(q->c, stmt_names[i], q->sql[i], 0, NULL);
+		res = PQprepare(q->c, store_pg_stmt_names[i], q->sql[i], 0, NULL);
 		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 			const char *pm = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
 			char m[400];
 
 			store_secrets_clean(&q->sec, pm ? pm : PQerrorMessage(q->c), m, sizeof(m));
-			snprintf(msg, cap, "prepare %s: %s", stmt_names[i], m);
+			snprintf(msg, cap, "prepare %s: %s", store_pg_stmt_names[i], m);
 			PQclear(res);
 			return -EIO;
 		}
@@ -393,7 +238,7 @@ static int run(struct pg *q, int stmt, const struct params *p, row_fn fn, void *
 				return vg_diag_set(diag, -EIO, "store: %s: no connection to the database: %s",
 						   what, msg);
 		}
-		if (!PQsendQueryPrepared(q->c, stmt_names[stmt], p ? p->n : 0, p ? p->vals : NULL,
+		if (!PQsendQueryPrepared(q->c, store_pg_stmt_names[stmt], p ? p->n : 0, p ? p->vals : NULL,
 					 p ? p->lens : NULL, p ? p->fmts : NULL, 1)) {
 			store_secrets_clean(&q->sec, PQerrorMessage(q->c), msg, sizeof(msg));
 			failed = true;
@@ -549,6 +394,24 @@ static int pg_agent_get(void *ctx, const char *id, struct vg_store_agent *ret, s
 	if (n == 0)
 		return -ENOENT;
 	return g.r < 0 ? vg_diag_set(diag, -EBADMSG, "store: agent %s: bad row", id) : 0;
+}
+
+static int pg_agent_find(void *ctx, unsigned int key, const uint8_t *val, size_t len,
+			 const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
+{
+	struct get_arg g = { ret, 0 };
+	struct params p = { 0 };
+	long n = 0;
+	int r;
+
+	p_bytes(&p, val, len);
+	p_bytes(&p, except, strlen(except));
+	r = run(ctx, S_AGENT_FIND_EK + (int)key, &p, get_row, &g, &n, "agent find", diag);
+	if (r < 0)
+		return r;
+	if (n == 0)
+		return -ENOENT;
+	return g.r < 0 ? vg_diag_set(diag, -EBADMSG, "store: agent find: bad row") : 0;
 }
 
 static int pg_agent_del(void *ctx, const char *id, struct vg_diag *diag)
@@ -800,6 +663,7 @@ static void pg_close(void *ctx)
 static const struct vg_store_ops pg_ops = {
 	.agent_put = pg_agent_put,
 	.agent_get = pg_agent_get,
+	.agent_find = pg_agent_find,
 	.agent_del = pg_agent_del,
 	.agent_list = pg_agent_list,
 	.agent_update = pg_agent_update,
@@ -819,7 +683,7 @@ static const struct vg_store_ops pg_ops = {
 /* Return: 0, or -EIO with @msg. */
 static int create_schema(struct pg *q, char *msg, size_t cap)
 {
-	PGresult *res = PQexec(q->c, schema_present);
+	PGresult *res = PQexec(q->c, store_pg_schema_present);
 	bool present = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
 		       strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	int r = 0;
@@ -827,7 +691,7 @@ static int create_schema(struct pg *q, char *msg, size_t cap)
 	PQclear(res);
 	if (present)
 		return 0;	/* nothing to create: a role without CREATE rights can use it */
-	res = PQexec(q->c, schema);
+	res = PQexec(q->c, store_pg_schema);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
 		const char *pm = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
 
@@ -863,7 +727,7 @@ int vg_store_pg_open(const char *url, struct vg_store **ret, struct vg_diag *dia
 				"conninfo string", q->url);
 		goto fail;
 	}
-	r = build_sql(q);
+	r = store_pg_sql_build(q->sql);
 	if (r < 0) {
 		vg_diag_set(diag, r, "store: statements too long");
 		goto fail;

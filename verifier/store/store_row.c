@@ -30,6 +30,7 @@ const struct store_col store_agent_cols[STORE_AGENT_NCOLS] = {
 	{ "last_fail", STORE_TEXT },	{ "last_msg", STORE_TEXT },
 	{ "log_keys", STORE_BLOB },
 	{ "failure_count", STORE_INT },
+	{ "ek_key", STORE_BLOB },
 };
 
 /* policy, ak_pub, state, clock_valid .. log_lag, rounds */
@@ -115,6 +116,7 @@ void store_agent_encode(const struct vg_store_agent *a, struct store_val v[STORE
 	enc_text(&v[i++], a->last_msg, sizeof(a->last_msg));
 	enc_blob(&v[i++], a->st.log.keys.buf, a->st.log.keys.len);
 	v[i++].i = (int64_t)a->failure_count;
+	enc_blob(&v[i++], a->ek_key, a->ek_key_len);
 }
 
 /* up to the first NUL, truncated to @cap - 1: what snprintf("%s") did */
@@ -179,7 +181,11 @@ int store_agent_decode(const struct store_val v[STORE_AGENT_NCOLS], struct vg_st
 	if (vg_attest_learned_set(&a->st.log.keys, v[i].p, v[i].len) < 0)
 		return -EBADMSG;
 	i++;
-	a->failure_count = v[i].i > 0 ? (uint64_t)v[i].i : 0;
+	a->failure_count = v[i++].i > 0 ? (uint64_t)v[i - 1].i : 0;
+	/* a row written before the column: none (the store makes it on the next write) */
+	if (dec_blob(&v[i], a->ek_key, sizeof(a->ek_key), &a->ek_key_len) < 0 ||
+	    (a->ek_key_len && a->ek_key_len != sizeof(a->ek_key)))
+		a->ek_key_len = 0;
 	return 0;
 }
 

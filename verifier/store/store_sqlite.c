@@ -32,7 +32,8 @@ static const char schema[] =
 	" registered_at INTEGER NOT NULL, last_ok INTEGER NOT NULL, last_seen INTEGER NOT NULL,"
 	" last_fail TEXT NOT NULL, last_msg TEXT NOT NULL,"
 	" next_due INTEGER NOT NULL DEFAULT 0, lease_owner TEXT NOT NULL DEFAULT '',"
-	" lease_until INTEGER NOT NULL DEFAULT 0, log_keys BLOB, failure_count INTEGER NOT NULL DEFAULT 0);"
+	" lease_until INTEGER NOT NULL DEFAULT 0, log_keys BLOB, failure_count INTEGER NOT NULL DEFAULT 0,"
+	" ek_key BLOB);"
 	"CREATE TABLE IF NOT EXISTS policies (name TEXT PRIMARY KEY, doc TEXT NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS verdicts (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
 	" agent TEXT NOT NULL, time INTEGER NOT NULL, fail TEXT NOT NULL, entry INTEGER NOT NULL,"
@@ -54,9 +55,18 @@ static const char migrate_keys[] = "ALTER TABLE agents ADD COLUMN log_keys BLOB;
 /* a store made before failure_count: added, 0 for every agent until its next round */
 static const char migrate_fc[] =
 	"ALTER TABLE agents ADD COLUMN failure_count INTEGER NOT NULL DEFAULT 0;";
+/* a store made before ek_key: added, made for each agent by its next write (store.c) */
+static const char migrate_ek[] = "ALTER TABLE agents ADD COLUMN ek_key BLOB;";
 
-/* after the columns exist: the lease claim's order without a scan and a sort of every row */
-static const char sched_index[] = "CREATE INDEX IF NOT EXISTS agents_due ON agents(next_due);";
+/*
+ * after the columns exist: the lease claim's order without a scan and a
+ * sort of every row; agent_find's lookups by key
+ */
+static const char sched_index[] =
+	"CREATE INDEX IF NOT EXISTS agents_due ON agents(next_due);"
+	"CREATE INDEX IF NOT EXISTS agents_ek ON agents(ek_key);"
+	"CREATE INDEX IF NOT EXISTS agents_ak ON agents(ak_pub);"
+	"CREATE INDEX IF NOT EXISTS agents_url ON agents(url);";
 
 struct sq {
 	sqlite3 *db;
@@ -286,6 +296,41 @@ static int sq_agent_del(void *ctx, const char *id, struct vg_diag *diag)
 		return r;
 	}
 	return 0;
+}
+
+static int sq_agent_find(void *ctx, unsigned int key, const uint8_t *val, size_t len,
+			 const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
+{
+	static const char *const where[VG_STORE_KEY__COUNT] = {
+		"WHERE ek_key = ?1 AND id <> ?2 ORDER BY id LIMIT 1",
+		"WHERE ak_pub = ?1 AND id <> ?2 ORDER BY id LIMIT 1",
+		"WHERE url = ?1 AND id <> ?2 ORDER BY id LIMIT 1",
+	};
+	struct sq *q = ctx;
+	char sql[1024];
+	sqlite3_stmt *st;
+	int r;
+
+	select_agents(sql, sizeof(sql), where[key]);
+	r = prep(q, sql, &st, diag);
+	if (r < 0)
+		return r;
+	/* as the row was written: url TEXT, the keys BLOB (SQLite compares them by type first) */
+	if (key == VG_STORE_KEY_URL)
+		sqlite3_bind_text(st, 1, len ? (const char *)val : "", (int)len, SQLITE_STATIC);
+	else
+		sqlite3_bind_blob(st, 1, len ? val : (const uint8_t *)"", (int)len, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, except, -1, SQLITE_STATIC);
+	r = sqlite3_step(st);
+	if (r == SQLITE_ROW)
+		r = row_agent(st, ret) < 0 ? vg_diag_set(diag, -EBADMSG, "store: agent find: bad row")
+					  : 0;
+	else if (r == SQLITE_DONE)
+		r = -ENOENT;
+	else
+		r = db_err(q, diag, "agent find");
+	sqlite3_finalize(st);
+	return r;
 }
 
 static int sq_agent_list(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_diag *diag)
@@ -543,6 +588,7 @@ static void sq_close(void *ctx)
 static const struct vg_store_ops sqlite_ops = {
 	.agent_put = sq_agent_put,
 	.agent_get = sq_agent_get,
+	.agent_find = sq_agent_find,
 	.agent_del = sq_agent_del,
 	.agent_list = sq_agent_list,
 	.agent_update = sq_agent_update,
@@ -608,6 +654,8 @@ int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag
 	     sqlite3_exec(q->db, migrate_keys, NULL, NULL, &err) != SQLITE_OK) ||
 	    (!has_col(q, "failure_count") &&
 	     sqlite3_exec(q->db, migrate_fc, NULL, NULL, &err) != SQLITE_OK) ||
+	    (!has_col(q, "ek_key") &&
+	     sqlite3_exec(q->db, migrate_ek, NULL, NULL, &err) != SQLITE_OK) ||
 	    sqlite3_exec(q->db, sched_index, NULL, NULL, &err) != SQLITE_OK) {
 		vg_diag_set(diag, -EIO, "store: %s: adding the new columns: %s", path,
 			    err ? err : "?");

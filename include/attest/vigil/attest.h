@@ -110,6 +110,8 @@ enum vg_attest_fail {
 				   invalid_key), judged as Keylime does for Keylime-format policies */
 	VG_AF_BOOT_EVENT,	/* boot.event: an event of the boot log is not one the measured-boot
 				   policy allows (attest_mbpolicy.h; names the event) */
+	VG_AF_EK_BOUND,		/* identity.ek_bound: the EK is registered under another agent id
+				   (a registration refused; names that id) */
 	VG_AF__COUNT
 };
 
@@ -565,6 +567,16 @@ long vg_attest_b64_encode(const uint8_t *buf, size_t len, char **ret);
 long vg_attest_b64_decode(const char *s, uint8_t **ret);
 
 /* ---- registration (software side) ---- */
+
+/*
+ * vg_attest_key_id - what identifies a TPM key (an EK) whatever else its
+ * TPM2B_PUBLIC @pub says: SHA-256 of the DER SubjectPublicKeyInfo of the
+ * key it holds (RSA modulus and exponent, ECC curve and point), so that
+ * the same key sent with other attributes, policy or name algorithm has
+ * the same id. Return: 0, -EBADMSG (@diag: not a TPM2B_PUBLIC of an RSA or
+ * ECC key), -ENOMEM.
+ */
+int vg_attest_key_id(const uint8_t *pub, size_t len, uint8_t id[32], struct vg_diag *diag);
 
 /*
  * vg_attest_ek_check - the EK public (TPM2B_PUBLIC) must be the key of

@@ -152,13 +152,16 @@ int vg_api_policy_assign_parse(const uint8_t *body, size_t len, char name[VG_API
  *   {"type": "tpm", "data": {"quote": Q, "nonce": STR | "nonce_hex": HEX,
  *    "hash_alg": BANK, "tpm_ak": b64 TPM2B_PUBLIC, "tpm_ek": ignored,
  *    "tpm_policy": "{\"mask\": \"0x...\"}", "runtime_policy": DOC |
- *    "runtime_policy_name": NAME, "ima_measurement_list": ASCII LIST,
- *    "mb_log": b64 TCG log}}
+ *    "runtime_policy_name": NAME, "mb_policy": MB, "ima_measurement_list":
+ *    ASCII LIST, "mb_log": b64 TCG log}}
  * Q is Keylime's "r<b64 attest>:<b64 sig>:<b64 tpm2-tools PCRs>" or the
  * object vigil-agent answers GET /v1/quote with. The nonce's bytes are the
  * quote's extraData (Keylime sends text). DOC is any policy form
- * vg_refpolicy_load reads, as a string or as JSON. What vigil would not
- * enforce is refused: PCR values pinned in tpm_policy, an mb_policy.
+ * vg_refpolicy_load reads, as a string or as JSON; MB a measured-boot
+ * policy (vg_mbpolicy_load: Keylime's reference state, or vigil's
+ * section), judged as the policy's measured_boot section; one of DOC, NAME
+ * and MB at least (MB alone: an empty runtime policy). What vigil would
+ * not enforce is refused: PCR values pinned in tpm_policy.
  * "" is absent, as Keylime reads it. Beside "type" and "data", vigil's
  * own: "ear": true asks for the verdict as a signed EAR, "eat_nonce": a
  * nonce for it (8..64 of [A-Za-z0-9._~-]).
@@ -184,6 +187,8 @@ struct vg_api_evidence {
 	size_t log_len;
 	uint8_t *mb_log;		/* NULL: none */
 	size_t mb_len;
+	char *mb_policy;		/* mb_policy, NUL-terminated; NULL: none */
+	size_t mb_policy_len;
 	bool ear;			/* "ear": true: the answer is a signed EAR (attest_ear.h) */
 	char eat_nonce[VG_EAR_NONCE_MAX + 1];	/* "eat_nonce" (vg_ear_nonce_ok), "" none */
 };

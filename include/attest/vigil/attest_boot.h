@@ -79,9 +79,11 @@ uint32_t vg_attest_boot_mask(const struct vg_refpolicy *pol);
  * with @boot (NULL: the agent has no boot log), every PCR 0-9 in
  * @req->mask must equal the replay (boot.pcr_mismatch; the request must
  * cover PCRs 0-9, else boot.pcr_mismatch names the one missing), and so
- * must PCR 14 when @pol has a measured_boot section; with @pol, every PCR
- * it pins must be quoted with an allowed value (boot.pcr_value).
- * Return: 0, 1 (@v).
+ * must PCR 14 when @pol has a measured_boot section (the first that
+ * differs fails); with @pol, every PCR it pins must be quoted with an
+ * allowed value: each that is not is a boot.pcr_value failure of its own,
+ * all added to @v (vg_attest_verdict_add), as Keylime lists every PCR.
+ * Return: 0, 1 (@v), -ENOMEM.
  */
 int vg_attest_boot_check(const struct vg_attest_boot *boot, const struct vg_refpolicy *pol,
 			 const struct vg_attest_request *req, const struct vg_pcr_values *quoted,

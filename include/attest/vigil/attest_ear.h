@@ -150,6 +150,18 @@ enum vg_ear_subject {
 	VG_EAR_UNREACHABLE,		/* its latest round got no evidence: status none */
 };
 
+/*
+ * What the verifier proved of the AK the quote was verified with: the
+ * basis of instance-identity (docs/attest-ear.md). Zero is the least.
+ */
+enum vg_ear_identity {
+	VG_EAR_ID_NONE = 0,	/* nothing: an AK sent with the evidence, no registration proved it */
+	VG_EAR_ID_EK,		/* the AK proven (MakeCredential/ActivateCredential) to be in the
+				   TPM of the EK its agent registered with, that EK not chained to
+				   an EK CA (none configured, or it does not chain) */
+	VG_EAR_ID_EK_CA,	/* ... to an EK whose certificate chains to the verifier's EK CA */
+};
+
 struct vg_ear {
 	const char *submod;		/* the submodule's name: the agent id, "evidence" */
 	const char *agent_id;		/* NULL: none (the stateless endpoint) */
@@ -159,6 +171,7 @@ struct vg_ear {
 	const char *nonce;		/* eat_nonce, NULL none */
 	int64_t iat;			/* unix seconds */
 	unsigned int subject;		/* enum vg_ear_subject */
+	unsigned int identity;		/* enum vg_ear_identity */
 	const struct vg_attest_verdict *v;	/* its failures (listed, and counted) */
 };
 
@@ -166,11 +179,15 @@ struct vg_ear {
  * vg_ear_claims - the EAR claims set of @e as JSON (json-c, '/' not
  * escaped). The vector: for each failure listed, its claim takes the
  * value of the worst tier (the first failure of that tier); with no
- * failure of the quote or identity (quote.*, identity.*), instance-identity
- * is 2 (the quote verified with the AK registered by its EK); with no
- * failure at all, executables is 2 too. ear.status: the vector's worst
- * tier, contraindicated with any failure (vigil fails the agent), none
- * when @e->subject is not VG_EAR_JUDGED. *@ret is malloc'd.
+ * failure of the quote or identity (quote.*, identity.*) and
+ * @e->identity VG_EAR_ID_EK_CA, instance-identity is 2 (the quote
+ * verified with an AK proven to an EK that chains to the EK CA), else it
+ * is not claimed; with no failure at all, executables is 2 too.
+ * ear.status: the vector's worst tier, contraindicated with any failure
+ * (vigil fails the agent); with none, affirming only for VG_EAR_ID_EK_CA,
+ * warning for VG_EAR_ID_EK, none for VG_EAR_ID_NONE (never affirming
+ * on an identity nobody proved); none when @e->subject is not
+ * VG_EAR_JUDGED. *@ret is malloc'd.
  * Return: its length; -EINVAL (@e without submod, a nonce out of
  * VG_EAR_NONCE_MIN..MAX), -ENOMEM.
  */

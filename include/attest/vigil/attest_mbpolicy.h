@@ -22,6 +22,12 @@
  *   authorities        PCR 7 EV_EFI_VARIABLE_AUTHORITY of db, vendor_db,
  *                      Shim, MokList(RT): sha256 of the certificate that
  *                      verified an image must be listed
+ *   vendor_db          shim's vendor_db (Keylime's key of that name): every
+ *                      entry of a vendor_db variable event (PCR 7) and the
+ *                      certificate of a vendor_db EV_EFI_VARIABLE_AUTHORITY
+ *                      must be listed (sha256 of the SignatureData); a
+ *                      Keylime reference state without it is an empty list
+ *                      under Secure Boot, as Keylime reads it
  *   shim, grub, kernel PCR 4 EV_EFI_BOOT_SERVICES_APPLICATION (firmware
  *                      volume images skipped) by position: the 1st is the
  *                      shim, the 2nd GRUB, the rest kernels; the event's
@@ -119,5 +125,7 @@ const uint8_t *vg_mbpolicy_id(const struct vg_mbpolicy *p);
 const struct vg_mbpolicy *vg_refpolicy_mbpolicy(const struct vg_refpolicy *p);
 /* Make @mb (may be NULL) @p's section; @p takes ownership, frees the previous one. */
 void vg_refpolicy_set_mbpolicy(struct vg_refpolicy *p, struct vg_mbpolicy *mb);
+/* @p's section, taken from it (NULL: none): the caller frees it, @p has none after. */
+struct vg_mbpolicy *vg_refpolicy_take_mbpolicy(struct vg_refpolicy *p);
 
 #endif

@@ -9,7 +9,9 @@ libefivar1, tpm2-tools for tpm2_eventlog) and a Keylime checkout:
   PYTHONPATH=/tmp/keylime-mb /usr/bin/python3 tests/vectors/attest/keylime_mb_record.py
 
 It makes Keylime's reference states with its own create_mb_policy.py
-(keylime-policy create measured-boot -e LOG -i), builds the tampered logs
+(keylime-policy create measured-boot -e LOG -i), two variants of the
+secure-boot one (another vendor_db certificate; no vendor_db key, as made
+before Keylime knew it), builds the tampered logs
 with tests/cli/mb_tamper.py, and evaluates every case with Keylime's
 "example" measured-boot policy (keylime/mba/elchecking), as
 python3 -m keylime.mba.elchecking does (without its mba.load_imports(),
@@ -53,8 +55,18 @@ def main():
     refs = {"refstate-secureboot": SB, "refstate-nosecureboot": NOSB}
     for name, log in refs.items():
         refstate(os.path.join(EL, log), os.path.join(SRC, "keylime-mb-" + name + ".json"))
+    # vendor_db (issue 39): the reference state with another vendor_db certificate
+    # (its SignatureData's last byte changed), and one made before vendor_db (the key absent)
+    sb = json.load(open(os.path.join(SRC, "keylime-mb-refstate-secureboot.json")))
+    other = json.loads(json.dumps(sb))
+    d = other["vendor_db"][0]["SignatureData"]
+    other["vendor_db"][0]["SignatureData"] = d[:-2] + "%02x" % (int(d[-2:], 16) ^ 1)
+    json.dump(other, open(os.path.join(SRC, "keylime-mb-refstate-secureboot-other-vendor-db.json"), "w"))
+    old = {k: v for k, v in sb.items() if k != "vendor_db"}
+    json.dump(old, open(os.path.join(SRC, "keylime-mb-refstate-secureboot-no-vendor-db.json"), "w"))
     cases = []
-    for tamper in ("none", "secureboot-off", "db-changed", "kernel-unsigned", "cmdline"):
+    for tamper in ("none", "secureboot-off", "db-changed", "kernel-unsigned", "cmdline",
+                   "kernel-foreign-key"):
         out = os.path.join(tmp, tamper)
         ev = subprocess.run([sys.executable, os.path.join(TOP, "tests", "cli", "mb_tamper.py"),
                              tamper, os.path.join(EL, SB), out],
@@ -65,6 +77,9 @@ def main():
                   os.path.join(EL, SB)))
     cases.append(("nosecureboot-log-secureboot-refstate", NOSB, "none", -1, "refstate-secureboot",
                   os.path.join(EL, NOSB)))
+    for ref in ("refstate-secureboot-other-vendor-db", "refstate-secureboot-no-vendor-db"):
+        cases.append(("secureboot-" + ref.replace("refstate-secureboot-", ""), SB, "none", -1, ref,
+                      os.path.join(EL, SB)))
     for f in ("empty", "bogus"):
         cases.append(("log-" + f, "keylime:test/data/create-mb-policy/binary_bios_measurements-" + f,
                       "none", -1, "refstate-secureboot", os.path.join(KLDATA, "binary_bios_measurements-" + f)))

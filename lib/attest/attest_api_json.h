@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * attest_api_json.h - what the attest_api*.c files share to read and
+ * write JSON (attest_api_json.c); internal to the attest subsystem.
+ */
+#ifndef VIGIL_ATTEST_API_JSON_H
+#define VIGIL_ATTEST_API_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "vigil/diag.h"
+
+/* One JSON object filling @buf (trailing whitespace allowed), at most @max bytes. Return: 0, -EBADMSG, -ENOMEM. */
+int vg__api_parse_object_max(const uint8_t *buf, size_t len, size_t max, const char *what,
+			     json_object **ret, struct vg_diag *diag);
+/* ... at most VG_API_MSG_MAX bytes. */
+int vg__api_parse_object(const uint8_t *buf, size_t len, const char *what, json_object **ret,
+			 struct vg_diag *diag);
+/* String member @key into @out (cap with the NUL). Return: its length; -ENOENT (no diag), -EBADMSG. */
+int vg__api_get_str(json_object *o, const char *what, const char *key, char *out, size_t cap,
+		    struct vg_diag *diag);
+/* Base64 member @key into @out (at most @cap bytes). Return: length; -ENOENT, -EBADMSG, -ENOMEM. */
+long vg__api_get_b64(json_object *o, const char *what, const char *key, uint8_t *out,
+		     size_t cap, struct vg_diag *diag);
+/* String member @key, or an object member as its JSON text, malloc'd. Return: length; -ENOENT, -EBADMSG, -ENOMEM. */
+long vg__api_dup_str(json_object *o, const char *what, const char *key, char **ret,
+		     struct vg_diag *diag);
+/* A base64 / a string member added. Return: 0, -ENOMEM. */
+int vg__api_add_b64(json_object *o, const char *key, const uint8_t *b, size_t n);
+int vg__api_add_str(json_object *o, const char *key, const char *s);
+/* @o (consumed) serialised, when @r is 0, into a malloc'd string. Return: length, -ENOMEM. */
+long vg__api_finish(json_object *o, int r, char **ret);
+
+#endif

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+/*
+ * heartbeat.c - each verifier's row in the store's verifiers table, written
+ * every VF_BEAT_MS from the scheduler's loop (its id, host, pid, start,
+ * rounds running and run, agents late: `vigil attest status --verifiers`),
+ * and from the rows of all, whether this one is the one alive with the
+ * smallest id, which reports late agents (scheduler.c), and how many are
+ * alive (each one's share of the rounds).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "verifier.h"
+
+struct leader_arg {
+	const char *me;
+	int64_t now;
+	bool first;			/* no verifier alive sorts before us */
+	bool seen;			/* our own row is there */
+	unsigned int alive;		/* the others alive */
+};
+
+static int leader_cb(void *arg, const struct vg_store_verifier *v)
+{
+	struct leader_arg *la = arg;
+
+	if (strcmp(v->id, la->me) == 0) {
+		la->seen = true;
+	} else if (v->beat > la->now - VF_BEAT_ALIVE_MS) {
+		la->alive++;
+		if (strcmp(v->id, la->me) < 0)
+			la->first = false;
+	}
+	return 0;
+}
+
+void vf_heartbeat(struct verifier *vf)
+{
+	struct vg_store_verifier v = { 0 };
+	struct leader_arg la = { .me = vf->id, .now = vf_wall_ms(), .first = true };
+	struct vg_diag d = { 0 };
+	int r;
+
+	snprintf(v.id, sizeof(v.id), "%s", vf->id);
+	snprintf(v.host, sizeof(v.host), "%s", vf->host);
+	v.pid = getpid();
+	v.started = vf->started_ms;
+	v.beat = la.now;
+	v.max_rounds = vf->max_rounds;
+	pthread_mutex_lock(&vf->sched.lock);
+	v.running = vf->sched.running;
+	v.rounds = (int64_t)vf->sched.rounds;
+	v.late = vf->sched.late;
+	pthread_mutex_unlock(&vf->sched.lock);
+	pthread_mutex_lock(&vf->lock);
+	r = vg_store_verifier_beat(vf->store, &v, &d);
+	if (r == 0)
+		r = vg_store_verifier_list(vf->store, leader_cb, &la, &d);
+	vf_store_status(vf, r < 0 ? d.msg : NULL);
+	pthread_mutex_unlock(&vf->lock);
+	/* a store that does not answer: we report, rather twice than never */
+	pthread_mutex_lock(&vf->sched.lock);
+	vf->sched.leader = r < 0 || la.first;
+	if (r == 0)
+		vf->sched.peers = 1 + la.alive;
+	pthread_mutex_unlock(&vf->sched.lock);
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * store_pg_sql.c - the SQL of the PostgreSQL backend (store_pg.c, which
+ * prepares and runs it): the schema (tables, migrations of a store made
+ * by an older vigil, indexes), created by the first verifier under an
+ * advisory lock, and the text of every prepared statement, made from the
+ * column lists both backends share (store_row.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "store_row.h"
+#include "store_pg_sql.h"
+
+
+const char *const store_pg_stmt_names[S__COUNT] = {
+	"vg_agent_put", "vg_agent_get", "vg_agent_del", "vg_agent_list", "vg_agent_update",
+	"vg_policy_put",
+	"vg_policy_get", "vg_policy_del", "vg_verdict_add", "vg_verdict_list",
+	"vg_lease_claim", "vg_lease_release", "vg_verifier_beat", "vg_verifier_list",
+	"vg_agent_find_ek", "vg_agent_find_ak", "vg_agent_find_url",
+};
+
+/* serialises schema creation between verifiers starting at once ("vigilsto") */
+#define SCHEMA_LOCK "8532464671518848111"
+
+const char store_pg_schema_present[] =
+	"SELECT to_regclass('agents') IS NOT NULL AND to_regclass('policies') IS NOT NULL"
+	" AND to_regclass('verdicts') IS NOT NULL AND to_regclass('verifiers') IS NOT NULL"
+	" AND EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
+	" AND table_name = 'agents' AND column_name = 'lease_until')"
+	" AND to_regclass('agents_ek') IS NOT NULL";
+
+const char store_pg_schema[] =
+	"BEGIN;"
+	"SELECT pg_advisory_xact_lock(" SCHEMA_LOCK ");"
+	"CREATE TABLE IF NOT EXISTS agents ("
+	" id TEXT COLLATE \"C\" PRIMARY KEY, url BYTEA NOT NULL, policy TEXT COLLATE \"C\" NOT NULL,"
+	" ek_pub BYTEA, ek_cert BYTEA, ak_pub BYTEA,"
+	" state BIGINT NOT NULL, bank BIGINT NOT NULL, mask BIGINT NOT NULL,"
+	" clock_valid BIGINT NOT NULL, clock BIGINT NOT NULL, reset_count BIGINT NOT NULL,"
+	" restart_count BIGINT NOT NULL,"
+	" log_entries BIGINT NOT NULL, log_offset BIGINT NOT NULL, log_pcr_algo BIGINT NOT NULL,"
+	" log_pcr BYTEA, log_lag BIGINT NOT NULL,"
+	" rounds BIGINT NOT NULL, reboots BIGINT NOT NULL, comm_errors BIGINT NOT NULL,"
+	" registered_at BIGINT NOT NULL, last_ok BIGINT NOT NULL, last_seen BIGINT NOT NULL,"
+	" last_fail TEXT NOT NULL, last_msg BYTEA NOT NULL,"
+	" next_due BIGINT NOT NULL DEFAULT 0, lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '',"
+	" lease_until BIGINT NOT NULL DEFAULT 0, log_keys BYTEA, failure_count BIGINT NOT NULL DEFAULT 0,"
+	" ek_key BYTEA);"
+	/* a store made before the scheduling columns, before the keys learned, before failure_count */
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS next_due BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '';"
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_until BIGINT NOT NULL DEFAULT 0;"
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS log_keys BYTEA;"
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS failure_count BIGINT NOT NULL DEFAULT 0;"
+	/* ... before ek_key (each agent's is made by its next write) */
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS ek_key BYTEA;"
+	"CREATE INDEX IF NOT EXISTS agents_due ON agents (next_due);"
+	/* agent_find's lookups (a store made before them gets them) */
+	"CREATE INDEX IF NOT EXISTS agents_ek ON agents (ek_key);"
+	"CREATE INDEX IF NOT EXISTS agents_ak ON agents (ak_pub);"
+	"CREATE INDEX IF NOT EXISTS agents_url ON agents (url);"
+	"CREATE TABLE IF NOT EXISTS policies (name TEXT COLLATE \"C\" PRIMARY KEY, doc BYTEA NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS verdicts ("
+	" seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, agent TEXT COLLATE \"C\" NOT NULL,"
+	" time BIGINT NOT NULL, fail TEXT NOT NULL, entry BIGINT NOT NULL,"
+	" path BYTEA NOT NULL, digest BYTEA NOT NULL, msg BYTEA NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS verdicts_agent ON verdicts (agent, seq);"
+	"CREATE TABLE IF NOT EXISTS verifiers (id TEXT COLLATE \"C\" PRIMARY KEY, host BYTEA NOT NULL,"
+	" pid BIGINT NOT NULL, started BIGINT NOT NULL, beat BIGINT NOT NULL,"
+	" max_rounds BIGINT NOT NULL, running BIGINT NOT NULL, rounds BIGINT NOT NULL,"
+	" late BIGINT NOT NULL);"
+	"COMMIT";
+
+int store_pg_sql_build(char (*sql)[STORE_PG_SQL_MAX])
+{
+	char *s;
+	int r = 0;
+
+	s = sql[S_AGENT_PUT];
+	snprintf(s, STORE_PG_SQL_MAX, "INSERT INTO agents (");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	strcat(s, ") VALUES (");
+	for (int i = 0; i < STORE_AGENT_NCOLS; i++)
+		snprintf(s + strlen(s), STORE_PG_SQL_MAX - strlen(s), "%s$%d", i ? "," : "", i + 1);
+	strcat(s, ") ON CONFLICT (id) DO UPDATE SET ");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_agent_cols + 1, STORE_AGENT_NCOLS - 1,
+			    "%s = EXCLUDED.%s");
+
+	s = sql[S_AGENT_GET];
+	snprintf(s, STORE_PG_SQL_MAX, "SELECT ");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	strcat(s, ", ");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_sched_cols, STORE_SCHED_NCOLS, "%s");
+	strcat(s, " FROM agents WHERE id = $1");
+
+	s = sql[S_AGENT_LIST];
+	snprintf(s, STORE_PG_SQL_MAX, "SELECT ");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	strcat(s, ", ");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_sched_cols, STORE_SCHED_NCOLS, "%s");
+	strcat(s, " FROM agents ORDER BY id COLLATE \"C\"");
+
+	s = sql[S_AGENT_UPDATE];
+	snprintf(s, STORE_PG_SQL_MAX, "UPDATE agents SET ");
+	for (int i = 1; i < STORE_AGENT_NCOLS; i++)
+		snprintf(s + strlen(s), STORE_PG_SQL_MAX - strlen(s), "%s%s = $%d", i > 1 ? ", " : "",
+			 store_agent_cols[i].name, i + 1);
+	strcat(s, " WHERE id = $1");
+	for (int k = 0; k < STORE_GUARD_NCOLS; k++)
+		snprintf(s + strlen(s), STORE_PG_SQL_MAX - strlen(s), " AND %s IS NOT DISTINCT FROM $%d",
+			 store_agent_cols[store_agent_guard[k]].name, STORE_AGENT_NCOLS + 1 + k);
+	if (strlen(s) + 1 >= STORE_PG_SQL_MAX)
+		r = -1;
+
+	snprintf(sql[S_AGENT_DEL], STORE_PG_SQL_MAX,
+		 "WITH a AS (DELETE FROM agents WHERE id = $1 RETURNING id),"
+		 " v AS (DELETE FROM verdicts WHERE agent IN (SELECT id FROM a))"
+		 " SELECT id FROM a");
+	snprintf(sql[S_POLICY_PUT], STORE_PG_SQL_MAX,
+		 "INSERT INTO policies (name, doc) VALUES ($1, $2)"
+		 " ON CONFLICT (name) DO UPDATE SET doc = EXCLUDED.doc");
+	snprintf(sql[S_POLICY_GET], STORE_PG_SQL_MAX, "SELECT doc FROM policies WHERE name = $1");
+	snprintf(sql[S_POLICY_DEL], STORE_PG_SQL_MAX, "DELETE FROM policies WHERE name = $1");
+	snprintf(sql[S_VERDICT_ADD], STORE_PG_SQL_MAX,
+		 "INSERT INTO verdicts (agent, time, fail, entry, path, digest, msg)"
+		 " VALUES ($1, $2, $3, $4, $5, $6, $7)");
+	s = sql[S_VERDICT_LIST];
+	snprintf(s, STORE_PG_SQL_MAX, "SELECT ");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_verdict_cols, STORE_VERDICT_NCOLS, "%s");
+	strcat(s, " FROM verdicts WHERE agent = $1 ORDER BY seq DESC LIMIT $2");
+	/*
+	 * the queue pattern: rows another verifier is claiming right now are
+	 * skipped, not waited for; a row locked by it is re-checked on its new
+	 * version (its lease) before it is taken
+	 */
+	snprintf(sql[S_LEASE_CLAIM], STORE_PG_SQL_MAX,
+		 "UPDATE agents SET lease_owner = $1, lease_until = $2 + $3 WHERE id IN"
+		 " (SELECT id FROM agents WHERE state <> 2 AND next_due <= $2 AND lease_until <= $2"
+		 " AND substring(url from 1 for 5) <> 'push:'::bytea"
+		 " ORDER BY next_due, id COLLATE \"C\" LIMIT $4 FOR UPDATE SKIP LOCKED)"
+		 " RETURNING id, next_due");
+	snprintf(sql[S_LEASE_RELEASE], STORE_PG_SQL_MAX,
+		 "UPDATE agents SET lease_owner = '', lease_until = 0, next_due = $3"
+		 " WHERE id = $1 AND lease_owner = $2");
+	s = sql[S_VERIFIER_BEAT];
+	snprintf(s, STORE_PG_SQL_MAX, "WITH gone AS (DELETE FROM verifiers WHERE beat < $%d)"
+		 " INSERT INTO verifiers (", STORE_VERIFIER_NCOLS + 1);
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_verifier_cols, STORE_VERIFIER_NCOLS, "%s");
+	strcat(s, ") VALUES (");
+	for (int i = 0; i < STORE_VERIFIER_NCOLS; i++)
+		snprintf(s + strlen(s), STORE_PG_SQL_MAX - strlen(s), "%s$%d", i ? "," : "", i + 1);
+	strcat(s, ") ON CONFLICT (id) DO UPDATE SET ");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_verifier_cols + 1, STORE_VERIFIER_NCOLS - 1,
+			    "%s = EXCLUDED.%s");
+	s = sql[S_VERIFIER_LIST];
+	snprintf(s, STORE_PG_SQL_MAX, "SELECT ");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_verifier_cols, STORE_VERIFIER_NCOLS, "%s");
+	strcat(s, " FROM verifiers ORDER BY id COLLATE \"C\"");
+	/* agent_find: by ek_pub, ak_pub, url; an index each */
+	for (int k = 0; k < VG_STORE_KEY__COUNT; k++) {
+		static const char *const col[VG_STORE_KEY__COUNT] = { "ek_key", "ak_pub", "url" };
+
+		s = sql[S_AGENT_FIND_EK + k];
+		snprintf(s, STORE_PG_SQL_MAX, "SELECT ");
+		r |= store_sql_list(s, STORE_PG_SQL_MAX, store_agent_cols, STORE_AGENT_NCOLS, "%s");
+		strcat(s, ", ");
+		r |= store_sql_list(s, STORE_PG_SQL_MAX, store_sched_cols, STORE_SCHED_NCOLS, "%s");
+		snprintf(s + strlen(s), STORE_PG_SQL_MAX - strlen(s), " FROM agents WHERE %s = $1 "
+			 "AND id <> $2 ORDER BY id COLLATE \"C\" LIMIT 1", col[k]);
+	}
+	return r ? -ENAMETOOLONG : 0;
+}
