@@ -11,7 +11,11 @@
 #                          kernel from bookworm, the kernel of
 #                          bookworm-security; names them in $VG_BOOTDEBS/env
 #                          (SHIM_DEB, GRUB_DEB, KOLD_DEB, KNEW_DEB, KOLD,
-#                          KNEW: the two kernels' ABI, 6.1.0-N-amd64).
+#                          KNEW: the two kernels' ABI, 6.1.0-N-amd64);
+#                          debs-old/ holds bookworm's chain (shim, GRUB, the
+#                          kernel), debs-new/ the bookworm-security kernel
+#                          (hard links: vigil trust build --debs reads
+#                          regular files).
 #                          Return: 1 when the archive cannot be reached.
 #
 # apt-get runs with a private configuration (its own sources, lists, cache
@@ -60,7 +64,7 @@ vg_bootdebs() {
 	(
 		flock 9 || exit 1
 		[ -s "$c/env" ] && exit 0
-		rm -rf "$c/lists" "$c/cache" "$c/debs" "$c/debs.tmp"
+		rm -rf "$c/lists" "$c/cache" "$c/debs" "$c/debs.tmp" "$c/debs-old" "$c/debs-new"
 		mkdir -p "$c/lists/partial" "$c/cache/archives/partial" "$c/debs.tmp"
 		: >"$c/status"
 		kr=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -83,7 +87,12 @@ vg_bootdebs() {
 		(cd "$c/debs.tmp" && _vg_bootapt download "shim-signed=$shim" \
 			"grub-efi-amd64-signed=$grub" "$kold=$vold" "$knew=$vnew") >>"$c/fetch.log" 2>&1 ||
 			exit 1
-		mv "$c/debs.tmp" "$c/debs"
+		mkdir -p "$c/debs.tmp/old" "$c/debs.tmp/new"
+		ln "$c"/debs.tmp/shim-signed_*.deb "$c"/debs.tmp/grub-efi-amd64-signed_*.deb \
+			"$c"/debs.tmp/"$kold"_*.deb "$c/debs.tmp/old/" &&
+			ln "$c"/debs.tmp/"$knew"_*.deb "$c/debs.tmp/new/" || exit 1
+		mv "$c/debs.tmp/old" "$c/debs-old" && mv "$c/debs.tmp/new" "$c/debs-new" &&
+			mv "$c/debs.tmp" "$c/debs"
 		{
 			echo "SHIM_DEB='$(ls "$c"/debs/shim-signed_*.deb)'"
 			echo "GRUB_DEB='$(ls "$c"/debs/grub-efi-amd64-signed_*.deb)'"
