@@ -198,7 +198,7 @@ static int judge_announced(const struct vg_mbrefs *refs, bool initrd, const uint
 	snprintf(why, cap, "%s%.300s%s was not announced by an earlier boot's attested "
 		 "measurement list%s", initrd ? "initrd sha256:" : "kernel command line \"",
 		 initrd ? h : line, initrd ? "" : "\"",
-		 later ? " (only by this boot's, after it was loaded)" : " (vigil boot announce)");
+		 later ? " (only by this boot's, after it was loaded)" : " (vigil trust boot announce)");
 	return 1;
 }
 
