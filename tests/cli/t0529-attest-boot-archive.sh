@@ -119,6 +119,8 @@ DB=$T/tdb/trust.db
 check "trust build: shim-signed, grub-efi-amd64-signed, the bookworm kernel" \
 	"$VIGIL" trust build -o "$DB" -H key --lists "$C/lists" --debs $d1 --all-debs --grace $GRACE
 "$VIGIL" trust boot show "$DB" -H key --json >boot1.json
+check "... trust boot show --json: its schema" /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" \
+	"$SRCDIR/docs/schemas/trust-boot-show.schema.json" --lines boot1.json
 jq_boot() { /usr/bin/python3 -c "
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
