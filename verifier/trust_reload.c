@@ -17,8 +17,11 @@
  * bounded by the request deadline, far shorter).
  *
  * The network process reads the file after the sandbox: Landlock allows
- * reading the database's directory, unless the SQLite store is there too
- * (then the set is never reloaded, and the start says so).
+ * reading the database's directory, unless the SQLite store, the API's TLS
+ * key or the EAR key is there too (then the set is never reloaded, and the
+ * start says so: vigil-verifier.c). The network process keeps --trust-key
+ * to authenticate each new file: a forged database needs it and a write
+ * to the file, which the sandbox does not allow.
  */
 #include <errno.h>
 #include <stdio.h>

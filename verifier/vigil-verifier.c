@@ -92,33 +92,56 @@ static int load_archive(struct verifier *vf, const struct vf_args *a)
 	return vf_trust_open(vf, a->trust_db, a->trust_key);
 }
 
+/* Whether @path (may be NULL) is @dir or beneath it, both real paths. */
+static bool beneath(const char *dir, const char *path)
+{
+	char r[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (!path || !realpath(path, r))
+		return false;
+	return strcmp(dir, "/") == 0 || (strncmp(r, dir, n) == 0 && (r[n] == '/' || r[n] == 0));
+}
+
 /*
  * The directory of --trust-db, for the sandbox to let the network process
- * read it again, unless the SQLite store is in it (that file stays out of
- * the network process's reach): into @out, or "" (not reloaded, said).
+ * read it again, unless the SQLite store or a key the network process must
+ * never hold (the API's TLS key, the EAR key: the key process's) is in it:
+ * into @out, or "" (not reloaded, said).
  */
 static void trust_dir(struct verifier *vf, const struct vf_args *a, char *out, size_t cap)
 {
-	char t[PATH_MAX], d[PATH_MAX], *sl;
-	const char *db = a->db;
+	char t[PATH_MAX], *sl;
+	const char *db = a->db, *what = NULL;
 
 	out[0] = 0;
 	if (!vf->trust || !realpath(a->trust_db, t))
 		return;
 	sl = strrchr(t, '/');
 	*sl = 0;
+	if (!t[0])
+		snprintf(t, sizeof(t), "/");
 	if (strncmp(db, "sqlite:", 7) == 0)
 		db += 7;
-	/* the store's directory is the trust database's, or beneath it: not readable */
-	if (strncmp(a->db, "postgresql:", 11) != 0 && strncmp(a->db, "postgres:", 9) != 0 &&
-	    realpath(db, d) && (sl = strrchr(d, '/')) && (*sl = 0, 1) &&
-	    strncmp(d, t, strlen(t)) == 0 && (d[strlen(t)] == '/' || d[strlen(t)] == 0)) {
-		vlog_warn("--trust-db %s: in the directory of the store's database, which the "
-			  "network process may not read: it is not reloaded when it changes (give "
-			  "it a directory of its own)", a->trust_db);
+	if (strncmp(a->db, "postgresql:", 11) != 0 && strncmp(a->db, "postgres:", 9) != 0) {
+		char d[PATH_MAX];
+
+		/* the store's directory: the database file and its journals */
+		if (realpath(db, d) && (sl = strrchr(d, '/')) && (*sl = 0, 1) &&
+		    beneath(t, d[0] ? d : "/"))
+			what = "the store's database";
+	}
+	if (!what && beneath(t, a->api_key))
+		what = "--api-key";
+	if (!what && beneath(t, a->ear_key))
+		what = "--ear-key";
+	if (what) {
+		vlog_warn("--trust-db %s: in a directory that holds %s, which the network process "
+			  "may not read: it is not reloaded when it changes (give it a directory of "
+			  "its own)", a->trust_db, what);
 		return;
 	}
-	snprintf(out, cap, "%s", t[0] ? t : "/");
+	snprintf(out, cap, "%s", t);
 	vf->trust_reload = true;
 }
 

@@ -297,5 +297,27 @@ check "the verifier reloaded it" sh -c "for i in \$(seq 50); do [ \$(grep -c 're
 failing downgrade L3.bin \
 	"event [0-9]+ EV_EFI_BOOT_SERVICES_APPLICATION PCR 4: kernel $H is linux-image-$KOLD $KOLD_VER's, superseded by $KNEW_VER since [0-9T:Z-]+ and past the trust database's grace: a downgrade"
 check "the verifier survived" kill -0 $VPID
-check "the daemons logged nothing from the sanitizers" sh -c "! grep -q 'Sanitizer' '$T'/verifier.err '$T'/agent.err"
+
+# ---- a --trust-db the network process may not read again: said at start ----
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out tdb/ear.pem 2>/dev/null
+noreload() {	# ERR OPTIONS...
+	local err=$1 p pid i
+	shift
+	p=$(vg_port)
+	timeout 60 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$p --ek-ca "$TPMDIR/ek-ca.pem" \
+		--trust-db "$DB" --trust-key key "$@" 2>"$err" &
+	pid=$!
+	for i in $(seq 300); do grep -q 'listening on' "$err" && break; sleep 0.1; done
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	grep -q 'listening on' "$err"
+}
+check "a verifier whose SQLite store is in the trust database's directory starts" \
+	noreload nr1.err --db "sqlite:$T/tdb/v2.db"
+check "... and says the database is not reloaded" \
+	grep -q "in a directory that holds the store's database, .*not reloaded" nr1.err
+check "a verifier whose EAR key is in the trust database's directory starts" \
+	noreload nr2.err --db "sqlite:$T/v3.db" --ear-key "$T/tdb/ear.pem"
+check "... and says the database is not reloaded (the network process never reads the key)" \
+	grep -q "in a directory that holds --ear-key, .*not reloaded" nr2.err
+check "the daemons logged nothing from the sanitizers" sh -c "! grep -q 'Sanitizer' '$T'/verifier.err '$T'/agent.err '$T'/nr1.err '$T'/nr2.err"
 echo "# t0529 ran $(($(date +%s) - t_start)) s"
