@@ -54,6 +54,8 @@ struct holder {
 	bool monitor_reads;	/* it took the group (TAKE): we do not read it */
 	bool ready, ever_ready;	/* this monitor said READY=1; one did */
 	bool stopping;
+	bool renewing;		/* SIGUSR1: the monitor is stopped and started again from the binary's path */
+	char exe[4096];		/* that path (our own at start); "" : /proc/self/exe */
 	double beat, watchdog;	/* its last WATCHDOG=1; the service manager's period (0: none) */
 	double next_ping;
 	double starts[HOLD_BURST];
@@ -249,25 +251,38 @@ static int fill_below_base(struct holder *h)
 
 static void forward_note(struct holder *h)
 {
-	char buf[1024];
+	char buf[1024], out[1024];
 	ssize_t n;
 
 	while ((n = recv(h->note, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
-		bool beat = false;
+		size_t k = 0;
 
 		buf[n] = 0;
-		for (char *l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-			if (strncmp(l, "WATCHDOG=1", 10) == 0)
-				beat = true;
-			if (strncmp(l, "READY=1", 7) == 0)
+		for (char *l = buf, *e; l && *l; l = e ? e + 1 : NULL) {
+			size_t len;
+
+			e = strchr(l, '\n');
+			len = e ? (size_t)(e - l) : strlen(l);
+			if (len >= 10 && strncmp(l, "WATCHDOG=1", 10) == 0) {
+				h->beat = now_s();
+				if (h->watchdog <= 0)
+					continue;	/* ours to keep: the service manager has none */
+			}
+			if (len >= 7 && strncmp(l, "READY=1", 7) == 0)
 				h->ready = h->ever_ready = true;
+			/* a monitor that ends is not the service stopping, unless we are */
+			if (len >= 10 && strncmp(l, "STOPPING=1", 10) == 0 && !h->stopping)
+				continue;
+			if (k + len + 1 < sizeof(out)) {
+				memcpy(out + k, l, len);
+				k += len;
+				out[k++] = '\n';
+			}
 		}
-		if (beat) {
-			h->beat = now_s();
-			if (h->watchdog <= 0)
-				continue;	/* ours to keep; the service manager has none */
+		if (k) {
+			out[k - 1] = 0;
+			(void)notify_send("%s", out);
 		}
-		(void)notify_send("%s", buf);
 	}
 }
 
@@ -352,6 +367,9 @@ static void spawn(struct holder *h)
 		unsetenv("NOTIFY_SOCKET");
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
+		/* the binary's path: after a package upgrade, the new one (ours may be deleted) */
+		if (h->exe[0] && access(h->exe, X_OK) == 0)
+			execv(h->exe, h->argv);
 		execv("/proc/self/exe", h->argv);
 		_exit(127);
 	}
@@ -361,7 +379,7 @@ static void spawn(struct holder *h)
 }
 
 /* the monitor is gone: its appraisers next, then what it had read (hold.h, steps 1 and 2) */
-static void after_death(struct holder *h)
+static void after_death(struct holder *h, bool died)
 {
 	double until = now_s() + HOLD_CHILDREN_WAIT;
 	uint64_t denied = 0;
@@ -378,9 +396,10 @@ static void after_death(struct holder *h)
 	h->handed = false;
 	h->monitor_reads = false;
 	h->restarts++;
-	vd_log_at(VLOG_WARNING, "the monitor died: %llu accesses it had not answered denied; accesses wait "
-		  "for a new monitor (restart %llu)", (unsigned long long)denied,
-		  (unsigned long long)h->restarts);
+	if (died)
+		vd_log_at(VLOG_WARNING, "the monitor died: %llu accesses it had not answered denied; accesses "
+			  "wait for a new monitor (restart %llu)", (unsigned long long)denied,
+			  (unsigned long long)h->restarts);
 }
 
 static int exit_code(int status)
@@ -397,6 +416,16 @@ static void reap(struct holder *h)
 		if (p != h->monitor)
 			continue;	/* an appraiser of a dead monitor, ours since (subreaper) */
 		h->monitor = 0;
+		if (h->renewing && !h->stopping) {
+			/* asked for (SIGUSR1: a package upgrade): as after a death, but no failure */
+			h->renewing = false;
+			vd_log_at(VLOG_WARNING, "the monitor (pid %d) stopped to be renewed (%s %d): accesses wait "
+				  "for the new one", (int)p, WIFEXITED(status) ? "exit status" : "signal",
+				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			after_death(h, false);
+			spawn(h);
+			continue;
+		}
 		if (h->stopping || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 			vd_log_at(VLOG_WARNING, "the monitor stopped: vigild no longer enforces");
 			exit(h->stopping ? 0 : exit_code(status));
@@ -408,7 +437,7 @@ static void reap(struct holder *h)
 		vd_log_at(VLOG_WARNING, "the monitor (pid %d) ended: %s %d", (int)p,
 			  WIFEXITED(status) ? "exit status" : "signal",
 			  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-		after_death(h);
+		after_death(h, true);
 		spawn(h);
 	}
 }
@@ -481,6 +510,12 @@ static void on_signal(struct holder *h)
 		} else if (si.ssi_signo == SIGHUP) {
 			if (h->monitor)
 				kill(h->monitor, SIGHUP);
+		} else if (si.ssi_signo == SIGUSR1) {
+			/* renew: the monitor drains and ends, a new one from the binary's path takes over */
+			if (h->monitor && h->ready && !h->renewing) {
+				h->renewing = true;
+				kill(h->monitor, SIGTERM);
+			}
 		} else {
 			h->stopping = true;
 			if (!h->monitor)
@@ -546,7 +581,14 @@ int vd_holder_main(int argc, char **argv)
 	h->chan_child = sp[1];
 	h->note = np[0];
 	h->note_child = np[1];
-	cgroup_of(h->self, h->cgroup, sizeof(h->cgroup));
+	{
+		ssize_t n = readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
+
+		h->exe[n > 0 && h->exe[0] == '/' ? n : 0] = 0;
+		if (strstr(h->exe, " (deleted)"))
+			h->exe[0] = 0;
+	}
+		cgroup_of(h->self, h->cgroup, sizeof(h->cgroup));
 	if (!ends_with(h->cgroup, ".service"))
 		h->cgroup[0] = 0;	/* a shell's or a test's: not ours alone */
 	watchdog_setup(h);
@@ -555,6 +597,7 @@ int vd_holder_main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	h->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);

@@ -275,6 +275,10 @@ static int run(struct vd *d)
 					vd_lease_rescan(d);
 				} else if (si.ssi_signo == SIGHUP) {
 					vd_reload_start(d);
+				} else if (si.ssi_signo == SIGUSR1) {
+					vd_log_at(VLOG_WARNING, "SIGUSR1 renews the monitor under --hold (vigild.hold "
+						  "= yes) only: ignored; `systemctl restart vigild` runs a new binary, "
+						  "with a window");
 #ifdef VIGILD_TEST_HOOKS
 				} else if (si.ssi_signo == SIGUSR2) {
 					/* the test build: what the loop must never do, on demand (t0714) */
@@ -493,6 +497,7 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGIO);
+	sigaddset(&mask, SIGUSR1);	/* the holder's renewal (--hold); without one, said and ignored */
 #ifdef VIGILD_TEST_HOOKS
 	sigaddset(&mask, SIGUSR2);
 #endif

@@ -1,11 +1,13 @@
 #!/bin/bash
-# tests/hold-storm-in.sh KILLS - run inside t0730's booted host (issue 41):
+# tests/hold-storm-in.sh KILLS [COMMAND] - run inside t0730's booted host (issue 41):
 # the unprivileged user nobody runs /usr/local/bin/planted (unlabeled) in a
 # loop, appending to /tmp/storm/runs each time it ran; root runs
 # /usr/bin/hostname (from the archive) in a loop, one line per run in
 # /tmp/storm/lat ("RC START END", bash's $EPOCHREALTIME); vigild's monitor
 # (the child of the unit's main process, the holder) is SIGKILLed KILLS
-# times, 0.4-0.9 s apart. Prints "kills N holder_before H holder_after H".
+# times, 0.4-0.9 s apart; then COMMAND, if any, runs (bash -c) before the
+# loops stop. Prints COMMAND's output, then
+# "kills N holder_before H holder_after H".
 set -u
 K=$1
 H=$(systemctl show -P MainPID vigild)
@@ -31,6 +33,7 @@ while [ $n -lt "$K" ]; do
 	[ -n "$M" ] && kill -9 "$M" 2>/dev/null && n=$((n + 1))
 done
 sleep 1
+[ -n "${2:-}" ] && bash -c "$2"
 touch /tmp/storm/stop
 wait "$L"
 kill -9 "$U" 2>/dev/null

@@ -138,6 +138,14 @@ check "the sample configs are conffiles" \
 	bash -c "dpkg-deb -I '${DEBS[0]}' conffiles | grep -qx /etc/vigil/vigil.conf &&
 		dpkg-deb -I '${DEBS[0]}' conffiles | grep -qx /etc/vigil/vigild.policy"
 
+# an upgrade stops no daemon (debhelper's --no-start alone stops each unit in
+# the preinst and starts none again: an apt upgrade ended enforcement)
+for d in "${DEBS[@]}"; do
+	case $d in *dbgsym*|*-dev_*) continue ;; esac
+	check "${d##*/}: no maintainer script stops a unit on upgrade" \
+		bash -c "! dpkg-deb -I '$d' preinst 2>/dev/null | grep -q 'stop'"
+done
+
 # --- install into an overlay of / --------------------------------------------
 phase "dpkg -i"
 mkdir -p "$T/ovl/upper" "$T/ovl/work" "$R"

@@ -9,7 +9,8 @@
 # program, timed; 0 runs of the unlabeled one. The same storm without
 # --hold shows the window the holder closes (the test can fail). Then the
 # holder's own watchdog (a monitor whose loop stops is killed, the group
-# kept), a refusal at start (exit 2 from the holder), a holder killed (its
+# kept), renewal from an upgraded binary (SIGUSR1, the postinst's), a
+# refusal at start (exit 2 from the holder), a holder killed (its
 # monitor ends with it), SIGTERM (a clean stop, logged).
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-vigild.sh"
@@ -100,7 +101,50 @@ if [ -x "${VIGILD_TEST:-}" ]; then
 	vd_stop
 fi
 
-# 6. a refusal at start is the holder's exit status; a holder killed takes its monitor with it
+# 6. renewal (SIGUSR1, what the package's postinst sends on upgrade): the
+# monitor drains and ends, a new one from the binary's path takes the group
+mkdir "$T/bin" && cp "$VIGILD" "$T/bin/vigild"
+VIGILD=$T/bin/vigild check "vigild --hold from a copy of its binary starts" \
+	vd_start --hold --policy pol --watch "$F" --hmac-key hk --no-tpm
+H=$VD_PID
+cp "$VIGILD" "$T/bin/vigild.new" && mv -f "$T/bin/vigild.new" "$T/bin/vigild"	# an upgrade
+: >"$T/out/runs"
+setpriv --reuid=65534 --regid=65534 --clear-groups bash -c \
+	"while :; do '$F/bad' 2>/dev/null && echo r >>'$T/out/runs'; done" &
+U=$!
+renewed=0
+for _ in 1 2 3 4 5; do
+	M=$(monitor_of "$H")
+	sleep 0.3
+	kill -USR1 "$H"
+	for _ in $(seq 200); do
+		M2=$(monitor_of "$H")
+		[ -n "$M2" ] && [ "$M2" != "$M" ] && break
+		sleep 0.02
+	done
+	[ -n "$M2" ] && [ "$M2" != "$M" ] && renewed=$((renewed + 1))
+	for _ in $(seq 200); do grep -q "vigild: ready" <(tail -3 "$T/vigild.err") && break; sleep 0.02; done
+done
+kill "$U"; wait "$U" 2>/dev/null
+check_eq "SIGUSR1 to the holder, 5 times: 5 new monitors" "$renewed" 5
+check_eq "... the unprivileged user's unlabeled program ran 0 times meanwhile" "$(wc -l <"$T/out/runs")" 0
+M=$(monitor_of "$H")
+check_eq "... the monitor runs the binary now at the path" "$(readlink "/proc/$M/exe")" "$T/bin/vigild"
+check "... the holder, the one started, the binary before (deleted)" \
+	bash -c "readlink /proc/$H/exe | grep -q ' (deleted)\$'"
+check "... said as a renewal, not a death" grep -q 'stopped to be renewed' "$T/vigild.err"
+check "... a labeled program runs" timeout 30 "$F/good"
+check_rc 126 "... an unlabeled one is denied" timeout 30 "$F/bad"
+vd_stop
+printf 'appraise func=BPRM_CHECK\n' >pol
+check "without --hold, SIGUSR1 is said and ignored" vd_start --no-hold --policy pol --watch "$F" --hmac-key hk --no-tpm
+kill -USR1 "$VD_PID"
+sleep 0.5
+check "... vigild still runs" kill -0 "$VD_PID"
+check "... and said why" grep -q 'SIGUSR1 renews the monitor under --hold' "$T/vigild.err"
+vd_stop
+
+# 7. a refusal at start is the holder's exit status; a holder killed takes its monitor with it
 printf 'appraise func=NOT_A_HOOK\n' >badpol
 check_rc 2 "--hold with a policy it refuses: exit 2" \
 	timeout 60 "$VIGILD" --hold --control "$T/ctl" --foreground --policy badpol --watch "$F" --hmac-key hk --no-tpm

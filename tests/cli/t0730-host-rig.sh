@@ -126,6 +126,13 @@ check "vigild was ready before multi-user.target" vg_in bash -c '
 	m=$(systemctl show -P ActiveEnterTimestampMonotonic multi-user.target)
 	[ "$v" -gt 0 ] && [ "$v" -lt "$m" ]'
 echo "# ran before vigild was ready: $(vg_in journalctl -b -u vigild -o cat | grep -o '[0-9]* processes were running before vigild' || echo '?')"
+# what the boot ran before vigild was ready, by systemd's own accounting
+# (issue 41, item 3): each service whose main process started earlier
+vready=$(vg_in systemctl show -P ActiveEnterTimestampMonotonic vigild)
+early=$(vg_in bash -c "systemctl list-units --type=service --all --no-legend --plain | awk '{print \$1}' |
+	while read -r u; do t=\$(systemctl show -P ExecMainStartTimestampMonotonic \"\$u\");
+	[ \"\${t:-0}\" -gt 0 ] && [ \"\$t\" -lt ${vready:-0} ] && echo \"\$u\"; done" | tr '\n' ' ')
+echo "# services started before vigild was ready (systemd's timestamps): ${early:-none}"
 
 # --- 4. what it denies, and says ----------------------------------------------
 phase "denials"
@@ -201,8 +208,78 @@ echo "# accesses in flight at the kills, denied by the holder: $nden"
 check_eq "... the unit's main process is the one before (the holder)" "$ha" "$hb"
 check_eq "... vigild active" "$(vg_in systemctl is-active vigild)" active
 check_rc 126 "... and denying" vg_in /usr/local/bin/planted
-check "... no denial of the system's own programs" vg_in bash -c \
-	"! journalctl -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o cat | grep -v -e planted -e /usr/bin/hostname | grep -q 'deny'"
+check_eq "... no denial of the system's own programs" "$(vg_in bash -c \
+	"journalctl -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o cat | grep -v -e planted -e /usr/bin/hostname | grep deny | tail -5")" ""
+
+# --- 5c. an upgrade of vigil's packages under enforcement (issue 41, item 2) ---
+# a newer build: the same files, the version raised (the binaries are new
+# files all the same: dpkg replaces /usr/sbin/vigild)
+phase "upgrade"
+mkdir -p "$T/new"
+for d in "$VG_DEBS"/vigil_*.deb "$VG_DEBS"/vigil-attest_*.deb "$VG_DEBS"/libvigil0_*.deb; do
+	rm -rf "$T/x" && dpkg-deb -R "$d" "$T/x" &&
+		ver=$(sed -n 's/^Version: //p' "$T/x/DEBIAN/control") &&
+		sed -i "s/$ver/$ver+upg1/g" "$T/x/DEBIAN/control" &&
+		dpkg-deb -b "$T/x" "$T/new/" >/dev/null
+done
+# into the host through its own processes: vigild there cannot tell who a
+# process outside its pid namespace is, and denies such an opener
+vg_in mkdir -p /root/debs/new
+for d in "$T/new/"*.deb; do vg_in bash -c "cat >'/root/debs/new/${d##*/}'" <"$d"; done
+main0=$(vg_in systemctl show -P MainPID vigild)
+mon0=$(vg_in cat "/proc/$main0/task/$main0/children" | awk '{print $1}')
+vg_in systemctl kill --kill-who=main --signal=SIGUSR1 vigild.service
+for _ in $(seq 100); do
+	mon1=$(vg_in cat "/proc/$main0/task/$main0/children" | awk '{print $1}')
+	[ -n "$mon1" ] && [ "$mon1" != "$mon0" ] && break
+	sleep 0.05
+done
+main1=$(vg_in systemctl show -P MainPID vigild)
+check "systemctl kill --kill-who=main -s SIGUSR1 vigild: a new monitor ($mon0 -> $mon1), the same main process ($main1)" \
+	bash -c "[ -n '$mon1' ] && [ '$mon1' != '$mon0' ] && [ '$main1' = '$main0' ]"
+[ "$_failed" -eq 0 ] || vg_in journalctl -u vigild -o cat -n 15 --no-pager | sed 's/^/#   /'
+check_eq "... vigild active" "$(vg_in systemctl is-active vigild)" active
+out=$(vg_in bash -s 0 "cd /root/debs/new && apt-get install -y -q ./vigil_*.deb ./vigil-attest_*.deb ./libvigil0_*.deb >/tmp/upg.log 2>&1 &&
+	echo after-install=\$(systemctl is-active vigild) &&
+	apt-get install -y -q --reinstall ./vigil_*.deb >>/tmp/upg.log 2>&1; echo apt=\$?;
+	echo after-reinstall=\$(systemctl is-active vigild)" <"$SRCDIR/tests/hold-storm-in.sh")
+echo "# $out"
+check "apt-get install of a newer build of vigil's packages, then --reinstall, while vigild enforces" \
+	grep -q 'apt=0' <<<"$out"
+check "... vigild active after the upgrade (debhelper's preinst stopped it: --no-stop-on-upgrade)" \
+	grep -q 'after-install=active' <<<"$out"
+check "... and after the --reinstall" grep -q 'after-reinstall=active' <<<"$out"
+[ "$_failed" -eq 0 ] || vg_in tail -20 /tmp/upg.log | sed 's/^/#   /'
+check "... vigil is the newer build" grep -q '+upg1$' <<<"$(vg_in dpkg-query -W -f='${Version}' vigil)"
+read -r _ _ _ hb _ ha _ <<<"$(grep -o 'kills.*' <<<"$out")"
+check_eq "... the unit's main process is the one before (the holder)" "$ha" "$hb"
+mon2=$(vg_in cat "/proc/$ha/task/$ha/children" | awk '{print $1}')
+mexe=$(vg_in readlink "/proc/$mon2/exe")
+check "... a new monitor ($mon1 -> $mon2), from the new /usr/sbin/vigild ($mexe)" \
+	bash -c "[ -n '$mon2' ] && [ '$mon2' != '$mon1' ] && [ '$mexe' = /usr/sbin/vigild ]"
+check "... renewed, said so" vg_in bash -c "journalctl -u vigild -o cat | grep -q 'stopped to be renewed'"
+check_eq "... the unprivileged user's unlabeled program ran 0 times meanwhile" \
+	"$(vg_in wc -l /tmp/storm/runs | awk '{print $1}')" 0
+if [ "$_failed" -gt 0 ]; then
+	echo "# the upgrade's log, and vigild's journal:"
+	vg_in tail -30 /tmp/upg.log | sed 's/^/#   /'
+	vg_in journalctl -o short-monotonic --no-pager -n 400 | grep -v -e planted -e 'audit' | tail -60 | sed 's/^/#   /'
+fi
+vg_in cat /tmp/storm/lat >"$T/lat"
+python3 - "$T/lat" >"$T/lat.out" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
+ok = sorted((float(e) - float(s)) * 1000 for rc, s, e in rows if rc == "0")
+p = lambda q: ok[min(len(ok) - 1, int(q * len(ok)))] if ok else 0
+print(len(ok), len(rows) - len(ok), "%.1f %.1f %.1f" % (p(0.5), p(0.99), max(ok) if ok else 0))
+PY
+read -r gok gbad p50 p99 pmax <"$T/lat.out"
+echo "# /usr/bin/hostname through the upgrade: $gok runs, $gbad failed, p50 $p50 ms, p99 $p99 ms, max $pmax ms"
+check "... a program from the archive kept running ($gok runs, $gbad failed)" bash -c "[ $gok -gt 0 ] && [ $gbad -eq 0 ]"
+check_eq "... vigild active" "$(vg_in systemctl is-active vigild)" active
+check_rc 126 "... and denying" vg_in /usr/local/bin/planted
+check_eq "... no denial of the system's own programs" "$(vg_in bash -c \
+	"journalctl -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o cat | grep -v -e planted -e /usr/bin/hostname | grep deny | tail -5")" ""
 
 # --- 6. a software TPM, and attestation --------------------------------------
 phase "attestation"
