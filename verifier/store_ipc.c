@@ -169,7 +169,7 @@ void sipc_put_done(struct sipc_out *o, int r, const struct vg_diag *d)
 
 	sipc_put_u32(o, (uint32_t)r);
 	sipc_put_u32(o, set);
-	sipc_put_bytes(o, set ? d->msg : "", set ? strnlen(d->msg, sizeof(d->msg) - 1) : 0);
+	sipc_put_bytes(o, set ? d->msg : "", set ? strnlen(d->msg, SIPC_MSG_MAX - 1) : 0);
 }
 
 static int write_all(int fd, const void *p, size_t len)

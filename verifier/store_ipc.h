@@ -94,7 +94,7 @@ enum sipc_type {
 #define SIPC_NAME_MAX 4096		/* an agent id, a policy name (a NUL ends it) */
 #define SIPC_COL_MAX 4096		/* one TEXT/BLOB column of a row (ek_cert: 4096) */
 #define SIPC_DOC_MAX (64u << 20)	/* a policy document (--max-body: 32 MiB by default) */
-#define SIPC_MSG_MAX 256		/* a diag message */
+#define SIPC_MSG_MAX VG_DIAG_MAX	/* a diag message, whole (struct vg_diag) */
 #define SIPC_HOOK_FIELD_MAX 1024	/* one field of HOOK_RUN */
 #define SIPC_SIGN_IN_MAX 16384		/* what a TLS handshake has signed (data or hash) */
 #define SIPC_SIG_MAX 2048		/* a signature (RSA 16384 bits) */
