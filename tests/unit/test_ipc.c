@@ -5,6 +5,10 @@
  * vigil-agent (agent_proto.h): agent_msg_recv accepts a packet only when
  * it is exactly one message of a wanted type with every field in range.
  *
+ * common/ipc.h with a protocol of its own: fixed messages round-trip on
+ * packet and stream sockets, a field out of range or a descriptor the
+ * table does not say is refused (-EPROTO, the receiver lives).
+ *
  * vigil-verifier (store_ipc.h): the real store process (store_proc_main,
  * forked here on a throwaway SQLite file) answers a well-formed request,
  * and ends itself, exit status 2 with "protocol violation" on stderr, at
@@ -135,6 +139,102 @@ static void agent_recv_rejects_an_unterminated_agent_id(void **state)
 	assert_int_equal(agent_msg_recv(sp[1], &got, 1u << AGENT_MSG_ACTIVATE), 1);
 }
 
+/* ---- common/ipc.h: a protocol of its own, descriptors, the fixed path ---- */
+
+struct t_fixed {
+	uint32_t a, b;
+};
+
+static bool t_check(const void *p)
+{
+	const struct t_fixed *f = p;
+
+	return f->a < 100;
+}
+
+enum { T_FIXED = 1, T_WITH_FD, T_FIELDS, T__COUNT };
+
+static const struct ipc_type t_types[T__COUNT] = {
+	[T_FIXED] = { "FIXED", sizeof(struct t_fixed), sizeof(struct t_fixed), false, t_check },
+	[T_WITH_FD] = { "WITH_FD", 4, 4, true, NULL },
+	[T_FIELDS] = { "FIELDS", 4, 64, false, NULL },
+};
+
+static const struct ipc_proto t_proto = { "test", t_types, T__COUNT };
+
+/* a pair of @type whose receiving end returns -EPROTO (no exit) */
+static void t_pair(int type, struct ipc_chan *tx, struct ipc_chan *rx)
+{
+	int sv[2];
+
+	assert_int_equal(ipc_socketpair(type, 0, sv), 0);
+	assert_int_equal(ipc_chan_init(tx, sv[0], &t_proto, "sender", false), 0);
+	assert_int_equal(ipc_chan_init(rx, sv[1], &t_proto, "receiver", false), 0);
+}
+
+static void t_close(struct ipc_chan *tx, struct ipc_chan *rx)
+{
+	close(tx->fd);
+	close(rx->fd);
+}
+
+static void ipc_fixed_round_trips_on_both_socket_types(void **state)
+{
+	int kinds[2] = { SOCK_SEQPACKET, SOCK_STREAM };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct ipc_chan tx, rx;
+		struct t_fixed f = { 7, 9 }, got = { 0, 0 };
+		uint32_t type = 0;
+
+		t_pair(kinds[i], &tx, &rx);
+		assert_int_equal(ipc_send_fixed(&tx, T_FIXED, &f, sizeof(f), -1), 0);
+		assert_int_equal(ipc_recv_fixed(&rx, 1u << T_FIXED, &type, &got, sizeof(got), NULL), 1);
+		assert_int_equal(type, T_FIXED);
+		assert_int_equal(got.b, 9);
+		/* a field out of range, then an unwanted type: refused, the receiver lives */
+		f.a = 100;
+		assert_int_equal(ipc_send_fixed(&tx, T_FIXED, &f, sizeof(f), -1), 0);
+		assert_int_equal(ipc_recv_fixed(&rx, 1u << T_FIXED, &type, &got, sizeof(got), NULL),
+				 -EPROTO);
+		assert_non_null(strstr(rx.why, "out of range"));
+		t_close(&tx, &rx);
+	}
+}
+
+static void ipc_descriptor_travels_only_where_the_table_says(void **state)
+{
+	struct ipc_chan tx, rx;
+	uint32_t v = 1, type;
+	int fd = -1, p[2];
+	struct ipc_out o = { 0 };
+	struct ipc_in in;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	t_pair(SOCK_SEQPACKET, &tx, &rx);
+	assert_int_equal(ipc_send_fixed(&tx, T_WITH_FD, &v, 4, p[1]), 0);
+	assert_int_equal(ipc_recv_fixed(&rx, 1u << T_WITH_FD, &type, &v, 4, &fd), 1);
+	assert_true(fd >= 0 && fd != p[1]);
+	assert_int_equal(write(fd, "x", 1), 1);	/* the same pipe */
+	close(fd);
+	/* the type carries one: none sent is a violation */
+	assert_int_equal(ipc_send_fixed(&tx, T_WITH_FD, &v, 4, -1), 0);
+	assert_int_equal(ipc_recv_fixed(&rx, 1u << T_WITH_FD, &type, &v, 4, &fd), -EPROTO);
+	assert_non_null(strstr(rx.why, "descriptor missing"));
+	t_close(&tx, &rx);
+	/* a stream of fields: a descriptor the type does not carry is refused */
+	t_pair(SOCK_STREAM, &tx, &rx);
+	ipc_put_u32(&o, 5);
+	assert_int_equal(ipc_send(&tx, T_FIELDS, &o, p[0]), 0);
+	assert_int_equal(ipc_recv(&rx, &in), -EPROTO);
+	assert_non_null(strstr(rx.why, "not asked for"));
+	t_close(&tx, &rx);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* ---- vigil-verifier's store process ---- */
 
 struct proc {
@@ -166,7 +266,8 @@ static void start(struct proc *p)
 	static unsigned int n;
 	char url[256];
 	int sv[2], ep[2];
-	struct sipc_in in;
+	struct ipc_in in;
+	struct ipc_chan ch;
 
 	snprintf(url, sizeof(url), "sqlite:%s/s%u.db", dbdir, n++);
 	assert_int_equal(sipc_socketpair(sv), 0);
@@ -182,10 +283,11 @@ static void start(struct proc *p)
 	close(ep[1]);
 	p->fd = sv[0];
 	p->err = ep[0];
-	assert_int_equal(sipc_recv(p->fd, &in, "test"), 0);
+	sipc_chan(&ch, p->fd, "test");
+	assert_int_equal(ipc_recv(&ch, &in), 0);
 	assert_int_equal(in.type, SIPC_DONE);
 	assert_int_equal(sipc_get_done(&in, NULL), 0);
-	sipc_in_free(&in);
+	ipc_in_free(&in);
 }
 
 /* a raw frame: header (type, length) then @len bytes of @payload */
@@ -238,17 +340,19 @@ static void store_answers_a_well_formed_request(void **state)
 	struct proc p;
 	uint8_t b[64];
 	size_t n;
-	struct sipc_in in;
+	struct ipc_in in;
+	struct ipc_chan ch;
 	int st;
 
 	(void)state;
 	start(&p);
 	n = name_field(b, "nobody-here");
 	frame(&p, SIPC_AGENT_GET, (uint32_t)n, b, n);
-	assert_int_equal(sipc_recv(p.fd, &in, "test"), 0);
+	sipc_chan(&ch, p.fd, "test");
+	assert_int_equal(ipc_recv(&ch, &in), 0);
 	assert_int_equal(in.type, SIPC_DONE);
 	assert_int_equal(sipc_get_done(&in, NULL), -ENOENT);
-	sipc_in_free(&in);
+	ipc_in_free(&in);
 	close(p.fd);		/* a clean end: exit 0 */
 	assert_int_equal(waitpid(p.pid, &st, 0), p.pid);
 	assert_true(WIFEXITED(st));
@@ -341,6 +445,8 @@ int main(void)
 		cmocka_unit_test(agent_recv_rejects_an_unwanted_or_unknown_type),
 		cmocka_unit_test(agent_recv_rejects_fields_out_of_range),
 		cmocka_unit_test(agent_recv_rejects_an_unterminated_agent_id),
+		cmocka_unit_test(ipc_fixed_round_trips_on_both_socket_types),
+		cmocka_unit_test(ipc_descriptor_travels_only_where_the_table_says),
 		cmocka_unit_test(store_answers_a_well_formed_request),
 		cmocka_unit_test(store_dies_at_an_unknown_type),
 		cmocka_unit_test(store_dies_at_a_length_out_of_bounds),
