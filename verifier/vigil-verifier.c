@@ -384,6 +384,7 @@ static int start_processes(struct verifier *vf, const struct vf_args *a)
 		vlog_err("%s", dg.msg);
 		return -1;
 	}
+	/* store round trip (store_client.c) */
 	vg_store_set_timeout(vf->store, a->db_timeout * 1000);
 	if ((vf->on_fail && vg_privsep_hook_start(vf->on_fail, &dg) < 0) ||
 	    vg_privsep_sandbox(a->db, (const char *[]){ vf->ek_ca, vf->agent_ca, vf->client_cert,
