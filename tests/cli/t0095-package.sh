@@ -37,7 +37,7 @@ fi
 vg_init
 ip link set lo up
 mount -o remount,size=3g "$T"
-UNITRUN=$SRCDIR/tests/cli/unitrun.py
+UNITRUN=$SRCDIR/tests/helpers/unitrun.py
 PY=/usr/bin/python3
 B=$T/build			# the source copy's parent: the .debs land here
 R=$T/root			# the overlay of / the packages are installed into
