@@ -22,12 +22,10 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <gnutls/abstract.h>
@@ -99,14 +97,7 @@ static _Noreturn void key_main(int fd, gnutls_privkey_t key, EVP_PKEY *ear)
 {
 	struct ipc_chan ch;
 
-	prctl(PR_SET_NAME, "vigil-key");
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	close_range(3, (unsigned int)fd - 1, 0);	/* nothing of the parent's but stdio */
-	close_range((unsigned int)fd + 1, ~0u, 0);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	/* set up by proc_start (vf_procs[VF_PROC_KEY]): nothing of the parent's but stdio and fd */
 	sipc_chan(&ch, fd, WHO);
 	for (;;) {
 		struct ipc_in in;
@@ -305,7 +296,7 @@ int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *ear_pem, cha
 	gnutls_privkey_t key = NULL;
 	EVP_PKEY *ear = NULL;
 	unsigned int alg = 0;
-	int sv[2], r;
+	int fd, r;
 	pid_t pid;
 
 	if (ear_pem && !(ear = ear_load(ear_pem, &alg, diag)))
@@ -332,31 +323,18 @@ int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *ear_pem, cha
 			return vg_diag_set(diag, -EBADMSG, "--api-key: %s", gnutls_strerror(r));
 		}
 	}
-	r = sipc_socketpair(sv);
-	if (r < 0) {
-		if (key)
-			gnutls_privkey_deinit(key);
-		EVP_PKEY_free(ear);
-		return vg_diag_set(diag, r, "key process: socketpair: %s", strerror(-r));
-	}
-	fflush(NULL);
-	pid = fork();
+	pid = proc_start(&vf_procs[VF_PROC_KEY], &fd);
 	if (pid == 0) {
-		close(sv[0]);
 		vg_privsep_forget_url(db);
 		ear_alg = alg;
-		key_main(sv[1], key, ear);
+		key_main(fd, key, ear);
 	}
-	r = -errno;
-	close(sv[1]);
 	if (key)
 		gnutls_privkey_deinit(key);	/* our copies */
 	EVP_PKEY_free(ear);
-	if (pid < 0) {
-		close(sv[0]);
-		return vg_diag_set(diag, r, "key process: fork: %s", strerror(-r));
-	}
-	sipc_chan(&key_ch, sv[0], "the key process's answer");
+	if (pid < 0)
+		return vg_diag_set(diag, (int)pid, "key process: %s", strerror(-(int)pid));
+	sipc_chan(&key_ch, fd, "the key process's answer");
 	ear_alg = alg;
 	if (key_pem &&
 	    (gnutls_privkey_init(&ext_key) < 0 ||

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -33,15 +32,7 @@ static _Noreturn void hook_main(int fd, const char *cmd)
 	static char f[4][SIPC_HOOK_FIELD_MAX + 1];
 	struct ipc_chan ch;
 
-	prctl(PR_SET_NAME, "vigil-hook");
-	/* nothing of the parent's but stdio and our socket (the store's socket, in the hook process) */
-	close_range(3, (unsigned int)fd - 1, 0);
-	close_range((unsigned int)fd + 1, ~0u, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	/* set up by proc_start (vf_procs[VF_PROC_HOOK]): nothing of the parent's but stdio and fd */
 	sipc_chan(&ch, fd, "hook process");
 	for (;;) {
 		struct ipc_in in;
@@ -82,25 +73,14 @@ static _Noreturn void hook_main(int fd, const char *cmd)
 
 int vg_privsep_hook_start(const char *cmd, struct vg_diag *diag)
 {
-	int sv[2], r;
-	pid_t pid;
+	int fd;
+	pid_t pid = proc_start(&vf_procs[VF_PROC_HOOK], &fd);
 
-	r = sipc_socketpair(sv);
-	if (r < 0)
-		return vg_diag_set(diag, r, "hook process: socketpair: %s", strerror(-r));
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		close(sv[0]);
-		hook_main(sv[1], cmd);
-	}
-	r = -errno;
-	close(sv[1]);
-	if (pid < 0) {
-		close(sv[0]);
-		return vg_diag_set(diag, r, "hook process: fork: %s", strerror(-r));
-	}
-	sipc_chan(&hook, sv[0], "the hook process's answer");	/* the process ends when we do: the socket closes */
+	if (pid == 0)
+		hook_main(fd, cmd);
+	if (pid < 0)
+		return vg_diag_set(diag, (int)pid, "hook process: %s", strerror(-(int)pid));
+	sipc_chan(&hook, fd, "the hook process's answer");	/* the process ends when we do: the socket closes */
 	return 0;
 }
 

@@ -383,35 +383,24 @@ int vg_privsep_store_open(char *url, struct vg_store **ret, struct vg_diag *diag
 	struct sclient *c = calloc(1, sizeof(*c));
 	struct vg_store *s = calloc(1, sizeof(*s));
 	struct ipc_in in;
-	int sv[2], r;
+	int fd, r;
 
 	if (!c || !s) {
 		free(c);
 		free(s);
 		return vg_diag_set(diag, -ENOMEM, "store process");
 	}
-	r = sipc_socketpair(sv);
-	if (r < 0) {
-		free(c);
-		free(s);
-		return vg_diag_set(diag, r, "store process: socketpair: %s", strerror(-r));
-	}
-	fflush(NULL);
-	c->pid = fork();
-	if (c->pid == 0) {
-		close(sv[0]);
-		store_proc_main(sv[1], url);
-	}
-	r = -errno;
-	close(sv[1]);
-	sipc_chan(&c->ch, sv[0], WHO);
-	pthread_mutex_init(&c->lock, NULL);
+	c->pid = proc_start(&vf_procs[VF_PROC_STORE], &fd);
+	if (c->pid == 0)
+		store_proc_main(fd, url);
 	if (c->pid < 0) {
-		close(sv[0]);
+		r = (int)c->pid;
 		free(c);
 		free(s);
-		return vg_diag_set(diag, r, "store process: fork: %s", strerror(-r));
+		return vg_diag_set(diag, r, "store process: %s", strerror(-r));
 	}
+	sipc_chan(&c->ch, fd, WHO);
+	pthread_mutex_init(&c->lock, NULL);
 	if (ipc_recv(&c->ch, &in) < 0)
 		gone();
 	if (in.type != SIPC_DONE)

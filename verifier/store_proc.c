@@ -9,11 +9,9 @@
  * with it. It ends when the network process closes the socket.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 
 #include "store_ipc.h"
 #include "store_proc.h"
@@ -216,15 +214,11 @@ _Noreturn void store_proc_main(int fd, const char *url)
 	struct ipc_chan ch;
 	int r;
 
-	prctl(PR_SET_NAME, "vigil-store");
-	close_range(3, (unsigned int)fd - 1, 0);	/* nothing of the parent's but stdio */
-	close_range((unsigned int)fd + 1, ~0u, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* a ^C or a TERM to the group is the network process's to handle: it closes us */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * set up by proc_start (vf_procs[VF_PROC_STORE]): named, nothing of the
+	 * parent's but stdio, ended with it; a ^C or a TERM to the group is the
+	 * network process's to handle: it closes us
+	 */
 	sipc_chan(&ch, fd, WHO);
 	r = vg_store_open(url, &s, &d);
 	done(&ch, r < 0 ? r : 0, &d);
