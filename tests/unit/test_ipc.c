@@ -2,8 +2,9 @@
 /*
  * test_ipc.c - the privilege-separation messages refuse what breaks them.
  *
- * vigil-agent (agent_proto.h): agent_msg_recv accepts a packet only when
- * it is exactly one message of a wanted type with every field in range.
+ * vigil-agent (agent_proto.h's table on common/ipc.h): ipc_recv_fixed
+ * accepts a packet only when it is exactly one message of a wanted type
+ * with every field in range.
  *
  * common/ipc.h with a protocol of its own: fixed messages round-trip on
  * packet and stream sockets, a field out of range or a descriptor the
@@ -38,11 +39,14 @@
 /* ---- vigil-agent ---- */
 
 static int sp[2];
+static struct ipc_chan agent_rx;
 
 static int agent_setup(void **state)
 {
 	(void)state;
-	return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return -1;
+	return agent_chan(&agent_rx, sp[1], "test");
 }
 
 static int agent_teardown(void **state)
@@ -53,24 +57,44 @@ static int agent_teardown(void **state)
 	return 0;
 }
 
+static size_t msg_size(uint32_t type)
+{
+	return agent_proto.type[type].max;
+}
+
 static void good_quote(union agent_msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	m->quote.type = AGENT_MSG_QUOTE;
 	m->quote.nonce_len = 20;
 	m->quote.bank = VG_HASH_SHA256;
 	m->quote.mask = 1u << 10;
 }
 
-/* send @len bytes of @m as one packet, receive wanting QUOTE only */
-static int roundtrip(const union agent_msg *m, size_t len)
+/* one packet on @sp[0]: the frame header (@type, @len) and @len bytes of @m */
+static void send_frame(uint32_t type, const void *m, size_t len)
 {
-	static union agent_msg big[2];	/* room for an oversized packet */
-	union agent_msg got;
+	static uint8_t big[8 + sizeof(union agent_msg) * 2];	/* room for an oversized packet */
+	uint32_t h[2] = { type, (uint32_t)len };
 
-	memcpy(big, m, sizeof(*m));
-	assert_int_equal(send(sp[0], big, len, 0), (ssize_t)len);
-	return agent_msg_recv(sp[1], &got, 1u << AGENT_MSG_QUOTE);
+	memcpy(big, h, 8);
+	memcpy(big + 8, m, len < sizeof(union agent_msg) ? len : sizeof(union agent_msg));
+	assert_int_equal(send(sp[0], big, 8 + len, 0), (ssize_t)(8 + len));
+}
+
+/* receive wanting @want; Return: ipc_recv_fixed's 1, -EPROTO */
+static int recv_want(uint32_t want)
+{
+	union agent_msg got;
+	uint32_t type;
+
+	return ipc_recv_fixed(&agent_rx, want, &type, &got, sizeof(got), NULL);
+}
+
+/* send @len bytes of @m as a message of @type, receive wanting QUOTE only */
+static int roundtrip(uint32_t type, const union agent_msg *m, size_t len)
+{
+	send_frame(type, m, len);
+	return recv_want(1u << AGENT_MSG_QUOTE);
 }
 
 static void agent_recv_accepts_an_exact_message(void **state)
@@ -79,7 +103,7 @@ static void agent_recv_accepts_an_exact_message(void **state)
 
 	(void)state;
 	good_quote(&m);
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), 1);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE)), 1);
 }
 
 static void agent_recv_rejects_a_short_or_long_packet(void **state)
@@ -88,10 +112,12 @@ static void agent_recv_rejects_a_short_or_long_packet(void **state)
 
 	(void)state;
 	good_quote(&m);
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE) - 1), -EPROTO);
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE) + 1), -EPROTO);
-	assert_int_equal(roundtrip(&m, sizeof(m) + 64), -EPROTO);	/* truncated by recv: seen */
-	assert_int_equal(roundtrip(&m, 2), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE) - 1), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE) + 1), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, sizeof(m) + 64), -EPROTO);	/* truncated by recv: seen */
+	/* a packet shorter than the frame header */
+	assert_int_equal(send(sp[0], &m, 2, 0), 2);
+	assert_int_equal(recv_want(1u << AGENT_MSG_QUOTE), -EPROTO);
 }
 
 static void agent_recv_rejects_an_unwanted_or_unknown_type(void **state)
@@ -100,11 +126,9 @@ static void agent_recv_rejects_an_unwanted_or_unknown_type(void **state)
 
 	(void)state;
 	memset(&m, 0, sizeof(m));
-	m.activate.type = AGENT_MSG_ACTIVATE;
 	strcpy(m.activate.agent_id, "host1");
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_ACTIVATE)), -EPROTO);
-	m.type = 77;
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_ACTIVATE, &m, msg_size(AGENT_MSG_ACTIVATE)), -EPROTO);
+	assert_int_equal(roundtrip(77, &m, msg_size(AGENT_MSG_QUOTE)), -EPROTO);
 }
 
 static void agent_recv_rejects_fields_out_of_range(void **state)
@@ -114,29 +138,28 @@ static void agent_recv_rejects_fields_out_of_range(void **state)
 	(void)state;
 	good_quote(&m);
 	m.quote.nonce_len = VG_ATTEST_NONCE_MAX + 1;
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE)), -EPROTO);
 	good_quote(&m);
 	m.quote.bank = VG_HASH__LAST;
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE)), -EPROTO);
 	good_quote(&m);
 	m.quote.mask = 1u << VG_PCR_COUNT;
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE)), -EPROTO);
 }
 
 static void agent_recv_rejects_an_unterminated_agent_id(void **state)
 {
-	union agent_msg m, got;
-	size_t n = agent_msg_size(AGENT_MSG_ACTIVATE);
+	union agent_msg m;
+	size_t n = msg_size(AGENT_MSG_ACTIVATE);
 
 	(void)state;
 	memset(&m, 0, sizeof(m));
-	m.activate.type = AGENT_MSG_ACTIVATE;
 	memset(m.activate.agent_id, 'a', sizeof(m.activate.agent_id));
-	assert_int_equal(send(sp[0], &m, n, 0), (ssize_t)n);
-	assert_int_equal(agent_msg_recv(sp[1], &got, 1u << AGENT_MSG_ACTIVATE), -EPROTO);
+	send_frame(AGENT_MSG_ACTIVATE, &m, n);
+	assert_int_equal(recv_want(1u << AGENT_MSG_ACTIVATE), -EPROTO);
 	m.activate.agent_id[5] = '\0';
-	assert_int_equal(send(sp[0], &m, n, 0), (ssize_t)n);
-	assert_int_equal(agent_msg_recv(sp[1], &got, 1u << AGENT_MSG_ACTIVATE), 1);
+	send_frame(AGENT_MSG_ACTIVATE, &m, n);
+	assert_int_equal(recv_want(1u << AGENT_MSG_ACTIVATE), 1);
 }
 
 /* ---- common/ipc.h: a protocol of its own, descriptors, the fixed path ---- */
