@@ -47,11 +47,6 @@ const struct sandbox_role agent_net_role = {
 	SANDBOX_HTTP_NRULES
 };
 
-static const char *const read_dirs[] = {
-	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt",
-	"/proc", "/sys", "/run", NULL
-};
-
 /* the port of an http:// or https:// URL; 0 if none can be read */
 static uint16_t url_port(const char *url)
 {
@@ -89,8 +84,8 @@ int agent_net_sandbox(const struct agent *a, const char *user, uint16_t listen_p
 	uint16_t bind[2] = { listen_port, 0 }, conn[3] = { 0, 0, 0 };
 	struct sandbox sb = {
 		.name = "the network process", .single_thread = true, .landlock = true,
-		.landlock_optional = true, .read_dirs = read_dirs, .read_files = files, .dev = true,
-		.self_exe = true, .bind_ports = bind, .connect_ports = conn,
+		.landlock_optional = true, .read_dirs = sandbox_system_dirs, .read_files = files,
+		.dev = true, .self_exe = true, .bind_ports = bind, .connect_ports = conn,
 		.seccomp = agent_procs[AGENT_PROC_NET].role,
 	};
 	size_t k = 0;

@@ -82,6 +82,11 @@ const char *const sandbox_sanitizer_calls[] = {
 	NULL
 };
 
+const char *const sandbox_system_dirs[] = {
+	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt",
+	"/proc", "/sys", "/run", NULL
+};
+
 const char *const sandbox_http_calls[] = {
 	/* files: Landlock says which */
 	"read", "write", "readv", "writev", "pread64", "lseek", "close", "openat", "newfstatat",

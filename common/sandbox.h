@@ -50,6 +50,14 @@ struct sandbox_role {
 };
 
 /*
+ * The system directories a program reads to run (libraries, its
+ * configuration, CA bundles, the resolver's files, /proc, /sys, /run):
+ * a read_dirs list (NULL-terminated) for a process that reads nothing
+ * else of the system.
+ */
+extern const char *const sandbox_system_dirs[];
+
+/*
  * A process that serves and asks for HTTP (libmicrohttpd, libcurl, the
  * resolver, OpenSSL/GnuTLS, threads), reading files Landlock allows:
  * its calls, and its rules: socket(2) for IPv4, IPv6 and netlink (the

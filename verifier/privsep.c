@@ -77,11 +77,6 @@ const struct sandbox_role vf_net_role = {
 	SANDBOX_HTTP_NRULES
 };
 
-static const char *const read_dirs[] = {
-	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt",
-	"/proc", "/sys", "/run", NULL
-};
-
 /* the directory of an SQLite store URL (NULL for PostgreSQL) */
 static const char *db_dir(const char *db, char *out, size_t cap)
 {
@@ -140,8 +135,9 @@ int vg_privsep_sandbox(const char *db, const char *const *read, size_t n, struct
 	char dir[PATH_MAX], msg[512];
 	struct sandbox sb = {
 		.name = "the network process", .single_thread = true, .landlock = true,
-		.landlock_optional = true, .read_dirs = read_dirs, .except = db_dir(db, dir, sizeof(dir)),
-		.read_files = files, .dev = true, .self_exe = true, .net_any = true,
+		.landlock_optional = true, .read_dirs = sandbox_system_dirs,
+		.except = db_dir(db, dir, sizeof(dir)), .read_files = files, .dev = true,
+		.self_exe = true, .net_any = true,
 		.seccomp = vf_procs[VF_PROC_NET].role,
 	};
 	size_t k = 0;
