@@ -462,7 +462,7 @@ int main(int argc, char **argv)
 				"list with --auth-tokens FILE (not the verifier's own)");
 			return 2;
 		}
-		return http_auth_create_token("vigil-verifier", a.create_role,
+		return http_auth_create_token(a.create_role,
 					      VG_AUTH_ADMIN | VG_AUTH_READ | VG_AUTH_VERIFIER |
 					      VG_AUTH_AGENT,
 					      argv[optind], a.tokens ? a.tokens : VERIFIER_TOKENS);
