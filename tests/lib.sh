@@ -33,8 +33,23 @@ vg_init() {
 	cd "$T" || exit 1
 }
 
+# Every gpg-agent a test's GnuPG home started (gpg starts one by itself and
+# leaves it running): ended, or it outlives the test with the namespace and
+# its loop devices, and takes inotify instances the next tests need.
+vg_gpg_agents_stop() {
+	local h
+	for h in $(find "$T" -maxdepth 3 -type d \( -name 'gnupg*' -o -name '.gnupg' \) 2>/dev/null); do
+		[ -e "$h/pubring.kbx" ] || [ -d "$h/private-keys-v1.d" ] || continue
+		gpgconf --homedir "$h" --kill all 2>/dev/null
+	done
+	for h in $(pgrep -f "gpg-agent --homedir $T/" 2>/dev/null); do
+		kill "$h" 2>/dev/null
+	done
+}
+
 vg_cleanup() {
 	local rc=$?
+	vg_gpg_agents_stop
 	cd /
 	# loop devices are detached when their last mount goes away
 	for m in $(awk -v t="$T" '$5 ~ "^"t {print $5}' /proc/self/mountinfo | sort -r); do
