@@ -93,6 +93,12 @@ static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, 
 		return -1;
 	if (vg_atpm_open(vg_prog_tcti(tcti), &tpm, &dg) < 0) {
 		vlog_err("%s", dg.msg);
+		/* the default device absent: say how a host without a TPM runs the agent */
+		if (!vg_prog_tcti(tcti) && access("/dev/tpmrm0", F_OK) < 0)
+			vlog_err("this host has no TPM (/dev/tpmrm0): a software one runs as "
+				 "vigil-swtpm.service (systemctl enable --now vigil-swtpm), reached with "
+				 "tpm.tcti = %s in /etc/vigil/vigil.conf (the unit's --config); "
+				 "README.Debian, \"No TPM\"", VG_SWTPM_TCTI);
 		goto fail;
 	}
 	(void)vg_atpm_set_ek_type(tpm, ek_type);	/* checked by the option parser */

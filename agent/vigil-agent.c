@@ -50,6 +50,7 @@
 #include <openssl/crypto.h>
 
 #include "vigil/auth.h"
+#include "vigil/config.h"
 
 #include "agent.h"
 #include "log.h"
@@ -67,7 +68,7 @@
 
 static const char help[] =
 	"usage: vigil-agent --listen ADDR:PORT --state DIR [--log FILE] [--id ID]\n"
-	"                   [--tcti TCTI] [--ak ecc|rsa] [--ek-type TYPE]\n"
+	"                   [--tcti TCTI] [--config FILE] [--ak ecc|rsa] [--ek-type TYPE]\n"
 	"       vigil-agent --push URL --state DIR [--push-ca FILE] [--push-cert FILE\n"
 	"                   --push-key FILE] [--push-token-file FILE] [--log FILE] [--id ID]\n"
 	"Serve TPM quotes and the measurement list to vigil-verifier, or push them to it.\n"
@@ -75,7 +76,10 @@ static const char help[] =
 	"  -s, --state DIR         keeps the AK blob (DIR/ak.blob) across restarts\n"
 	"  -l, --log FILE          measurement list (default /run/vigil/binary_runtime_measurements)\n"
 	"  -i, --id ID             agent id (default: the host name)\n"
-	"  -t, --tcti TCTI         TPM (default $VIGIL_TCTI, else device:/dev/tpmrm0)\n"
+	"  -t, --tcti TCTI         TPM (default tpm.tcti of --config, else $VIGIL_TCTI,\n"
+	"                          else device:/dev/tpmrm0)\n"
+	"      --config FILE       vigil.conf(5) to read tpm.tcti from (the unit's:\n"
+	"                          /etc/vigil/vigil.conf, as vigild's)\n"
 	"  -a, --ak ecc|rsa        type of a new AK (default ecc: P-256, fast quotes)\n"
 	"      --ek-type TYPE      the endorsement key: rsa2048 (default, template L-1),\n"
 	"                          ecc-p256 (L-2) or ecc-p384 (H-3, swtpm_setup's ECC EK);\n"
@@ -112,7 +116,8 @@ static const char help[] =
 
 /* What main() parsed and read; the network process's share goes into struct agent. */
 struct options {
-	const char *listen, *state, *tcti, *user;
+	const char *listen, *state, *tcti, *user, *config;
+	char conf_tcti[512];	/* tpm.tcti of --config */
 	const char *tls_cert, *tls_key, *tls_ca, *tokens, *push_token;
 	bool rsa, background;
 	unsigned int ek_type;	/* enum vg_atpm_ek_type */
@@ -194,6 +199,7 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		{ "log", required_argument, NULL, 'l' },
 		{ "id", required_argument, NULL, 'i' },
 		{ "tcti", required_argument, NULL, 't' },
+		{ "config", required_argument, NULL, 'F' },
 		{ "ak", required_argument, NULL, 'a' },
 		{ "ek-type", required_argument, NULL, 'E' },
 		{ "user", required_argument, NULL, 'u' },
@@ -225,6 +231,7 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		case 'l': a->log = optarg; break;
 		case 'i': a->id = optarg; break;
 		case 't': o->tcti = optarg; break;
+		case 'F': o->config = optarg; break;
 		case 'a': o->rsa = strcmp(optarg, "rsa") == 0; break;
 		case 'E': {
 			int t = vg_atpm_ek_type_by_name(optarg);
@@ -351,6 +358,26 @@ static int setup(int argc, char **argv, struct options *o, struct agent *a, char
 
 	if (r >= 0)
 		return r;
+	if (o->config) {
+		struct vg_config cfg;
+		struct vg_diag d = { 0 };
+
+		vg_config_init(&cfg);
+		if (vg_config_load(&cfg, o->config, false, &d) < 0) {
+			vlog_err("%s", d.msg);
+			vg_config_release(&cfg);
+			return 2;
+		}
+		if (cfg.tcti && (size_t)snprintf(o->conf_tcti, sizeof(o->conf_tcti), "%s", cfg.tcti) >=
+				sizeof(o->conf_tcti)) {
+			vlog_err("%s: tpm.tcti is longer than %zu bytes", o->config, sizeof(o->conf_tcti) - 1);
+			vg_config_release(&cfg);
+			return 2;
+		}
+		vg_config_release(&cfg);
+		if (!o->tcti && o->conf_tcti[0])
+			o->tcti = o->conf_tcti;
+	}
 	if (a->push.url) {
 		if (!o->state) {
 			vlog_err("--state DIR is required");

@@ -40,6 +40,22 @@ static int write_out(const char *path, const char *data, size_t len)
 	return cli_write_out(path, data, len, 0644, VG_OUTFILE_STREAM);
 }
 
+/*
+ * What a policy made here leaves out unless --no-default-excludes: vigil's
+ * own state and credentials. Root reads them (the shipped vigild.policy
+ * measures what root reads), and they change: the databases, the agent's
+ * and the software TPM's state, the list itself, the audit trail, the
+ * operator's token read by every `vigil attest`. Each matches from the
+ * path's start, as every exclude does.
+ */
+static const char *const default_excludes[] = {
+	"/var/lib/vigil/",
+	"/run/vigil/",
+	"/run/vigil-swtpm/",
+	"/var/log/vigil/",
+	"/etc/vigil/[^/]*-tokens?$",
+};
+
 struct tree_ctx {
 	struct vg_refpolicy *p;
 	struct vg_hasher *h;
@@ -313,6 +329,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		{ "boot-bank", required_argument, NULL, 'K' },
 		{ "no-boot-pins", no_argument, NULL, 'P' },
 		{ "no-measured-boot", no_argument, NULL, 'E' },
+		{ "no-default-excludes", no_argument, NULL, 'X' },
 		{ "trusted", required_argument, NULL, 'T' },
 		{ "hmac-key", required_argument, NULL, 'H' },
 		{ "trusted-superseded", no_argument, NULL, 'S' },
@@ -324,6 +341,7 @@ int cli_attest_policy_create(int argc, char **argv)
 	const char *trusted[8];
 	size_t ntrusted = 0;
 	bool superseded = false, merged_usr = false, no_pins = false, no_mb = false;
+	bool no_default_excludes = false;
 	struct cli_keyargs ka = { 0 };
 	struct vg_hmac_key hk = { 0 };
 	int boot_bank = VG_HASH_SHA256;
@@ -368,6 +386,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		case 'B': boot = optarg; break;
 		case 'P': no_pins = true; break;
 		case 'E': no_mb = true; break;
+		case 'X': no_default_excludes = true; break;
 		case 'K':
 			boot_bank = cli_parse_algo(optarg);
 			if (boot_bank < 0)
@@ -388,6 +407,12 @@ int cli_attest_policy_create(int argc, char **argv)
 		default: goto out;
 		}
 	}
+	for (size_t i = 0; !no_default_excludes && i < sizeof(default_excludes) / sizeof(*default_excludes);
+	     i++)
+		if (vg_refpolicy_exclude(p, default_excludes[i], &d) < 0) {
+			cli_err("%s", d.msg);
+			goto out;
+		}
 	if ((!log && !tree && !boot && !ntrusted) || optind != argc) {
 		cli_err("policy create needs --log LOG, --tree DIR, --boot-log FILE, --trusted DB, "
 			"or several");

@@ -335,6 +335,16 @@ static void print_agent(json_object *a)
 	if (strcmp(jstr(a, "last_failure"), "ok") != 0 && *jstr(a, "last_failure"))
 		printf(" last_failure=%s (%s)", jstr(a, "last_failure"), jstr(a, "last_message"));
 	putchar('\n');
+	/* what an operator does next, on stderr: stdout stays one line per agent */
+	if (strcmp(jstr(a, "state"), "failed") == 0) {
+		fflush(stdout);
+		if (strcmp(jstr(a, "last_failure"), "quote.unsafe") == 0)
+			fprintf(stderr, "vigil attest: %s: its TPM was not shut down in order (power lost, "
+				"swtpm killed), so its clock may have gone back; the next orderly "
+				"shutdown clears that\n", jstr(a, "id"));
+		fprintf(stderr, "vigil attest: %s: failed, its rounds stopped; once the host is known "
+			"good, `vigil attest reactivate %s` resumes them\n", jstr(a, "id"), jstr(a, "id"));
+	}
 }
 
 /* ID HOST pid=N alive|dead (beat N ms ago) running=N/MAX rounds=N late=N [this one] */

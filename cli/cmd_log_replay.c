@@ -336,6 +336,14 @@ int cli_log_replay(int argc, char **argv)
 		goto out;
 	}
 	path = argv[optind];
+	/*
+	 * A live list grows while it is read (under a policy that measures
+	 * what root reads, this very command's reads add to it): the TPM's
+	 * PCRs are read first, so that the list read after them holds at
+	 * least what they reflect (--allow-prefix accepts the rest)
+	 */
+	if (tpm && read_tpm(tcti, x, (1u << VG_PCR_COUNT) - 1, 0) < 0)
+		goto out;
 	if (cli_log_load(path, &in) != 0)
 		goto out;
 	if (statepath) {
@@ -367,8 +375,9 @@ int cli_log_replay(int argc, char **argv)
 		for (unsigned int a = 0; a < VG_HASH__LAST; a++)
 			if (st->have[a])
 				banks |= 1u << a;
-	if (tpm && read_tpm(tcti, x, used, banks) < 0)
-		goto out;
+	/* only the PCRs the list extends, in the banks the state has (if any), are compared */
+	for (unsigned int a = 0; tpm && a < VG_HASH__LAST; a++)
+		x->pv.have[a] &= banks && !(banks & (1u << a)) ? 0 : used;
 	for (unsigned int a = 0; a < VG_HASH__LAST; a++)
 		if (x->pv.have[a])
 			x->banks |= 1u << a;

@@ -36,6 +36,7 @@
 static const char help[] =
 	"usage: vigil trust build -o DB [--hmac-key KEYFILE] [--lists DIR] [--debs DIR]\n"
 	"                         [--download] [--all-debs] [--deb FILE]... [--deb-list FILE]\n"
+	"                         [--local-deb FILE]...\n"
 	"                         [--keyring FILE]... [--algo A[,B...]]\n"
 	"                         [--grace SECONDS] [--allow-expired] [--allow-older]\n"
 	"                         [--valid-at SECONDS]\n"
@@ -68,6 +69,11 @@ static const char help[] =
 	"      --deb FILE         record this .deb (repeatable): the package of the\n"
 	"                         verified stanza with its SHA-256 and size; only the\n"
 	"                         named .debs are built, the rest of -o is carried over\n"
+	"      --local-deb FILE   also record this .deb, which no signed list vouches for\n"
+	"                         (repeatable): the administrator's explicit trust, for\n"
+	"                         local packages (vigil's own installed from a file);\n"
+	"                         its name, version and architecture from its control\n"
+	"                         file, under origin 'local'; later builds keep it\n"
 	"      --deb-list FILE    the same for each line of FILE (\"-\": standard input),\n"
 	"                         one .deb path a line, as apt's DPkg::Pre-Install-Pkgs\n"
 	"                         hook gets them (Version 1); empty lines are ignored\n"
@@ -90,7 +96,7 @@ static const char help[] =
 	"counted), 2 usage or operational error (no InRelease verified included).\n";
 
 enum { O_DOWNLOAD = 1, O_ALL_DEBS, O_GRACE, O_ALLOW_EXPIRED, O_VALID_AT, O_DEB, O_DEB_LIST,
-       O_ALLOW_OLDER };
+       O_ALLOW_OLDER, O_LOCAL_DEB };
 
 static void jadd(json_object *o, const char *k, json_object *v)
 {
@@ -515,6 +521,7 @@ int cmd_trust_build(int argc, char **argv)
 		{ "keyring", required_argument, 'k', 'k' },
 		{ "deb", required_argument, 0, O_DEB },
 		{ "deb-list", required_argument, 0, O_DEB_LIST },
+		{ "local-deb", required_argument, 0, O_LOCAL_DEB },
 		{ "algo", required_argument, 'a', 'a' },
 		{ "grace", required_argument, 0, O_GRACE },
 		{ "allow-expired", no_argument, 0, O_ALLOW_EXPIRED },
@@ -538,7 +545,7 @@ int cmd_trust_build(int argc, char **argv)
 	unsigned int flags = 0;
 	bool dl = false, given = false, lists_given = false;
 	char *dldir = NULL;
-	int c, rc = EXIT_ERROR, dropped = 0;
+	int c, r, rc = EXIT_ERROR, dropped = 0;
 	uint64_t cur = 0, sup = 0, nfiles = 0;
 
 	cli_getopt_init(&g, opts, sizeof(opts) / sizeof(opts[0]), &gr);
@@ -566,6 +573,10 @@ int cmd_trust_build(int argc, char **argv)
 		case O_DEB_LIST:
 			given = true;
 			if (trust_given_list(&b, optarg) < 0)
+				goto out;
+			break;
+		case O_LOCAL_DEB:
+			if (trust_local_add(&b, optarg) < 0)
 				goto out;
 			break;
 		case 'a':
@@ -627,12 +638,19 @@ int cmd_trust_build(int argc, char **argv)
 	b.jrels = json_object_new_array();
 	b.jlists = json_object_new_array();
 	b.jfailed = json_object_new_array();
-	if (trust_load_releases(&b, old, valid_at >= 0 ? valid_at : now, flags) < 0)
+	r = trust_load_releases(&b, old, valid_at >= 0 ? valid_at : now, flags);
+	if (r < 0)
 		goto out;
-	if (given ? trust_given_debs(&b) :
-	    b.all_debs ? trust_all_debs(&b, argv + optind, argc - optind) :
-			 trust_installed(&b, argv + optind, argc - optind))
+	if (r == 1) {
+		/* no verified list: the --local-deb packages alone (and what DB held, carried over) */
+		if (!b.json)
+			fprintf(stderr, "vigil trust: no verified Packages list: recording the --local-deb "
+				"packages only\n");
+	} else if (given ? trust_given_debs(&b) :
+		   b.all_debs ? trust_all_debs(&b, argv + optind, argc - optind) :
+				trust_installed(&b, argv + optind, argc - optind)) {
 		goto out;
+	}
 	if (vg_trust_db_create(o.output, b.algos, b.nalgos, hk.key, hk.len, &db, &d) < 0) {
 		cli_err("%s", d.msg);
 		goto out;
@@ -651,7 +669,7 @@ int cmd_trust_build(int argc, char **argv)
 			cli_err("%s", d.msg);
 			goto out;
 		}
-	if (record_all(&b, db) < 0)
+	if (record_all(&b, db) < 0 || trust_local_record(&b, db) < 0)
 		goto out;
 	if (old) {
 		dropped = vg_trust_db_carry(db, old, now, grace, &d);
@@ -688,6 +706,7 @@ out:
 	for (size_t i = 0; i < b.ngiven; i++)
 		free(b.given[i]);
 	free(b.given);
+	trust_local_free(&b);
 	vg_trust_packages_release(&b.pk);
 	json_object_put(b.jrels);
 	json_object_put(b.jlists);

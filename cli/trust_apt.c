@@ -391,6 +391,8 @@ int trust_apt_releases(struct build *b)
 		}
 	}
 	free(out);
+	if (!b->nrels && b->nlocal)
+		return -1;	/* only --local-deb packages: said by trust_load_releases' caller */
 	if (!b->nrels) {
 		cli_err("apt names no Packages list of a deb source (apt-get update?): "
 			"nothing to build from");

@@ -41,12 +41,20 @@ struct target {
 	bool given;	/* --deb, --deb-list */
 };
 
+/* --local-deb FILE: the file and its control file's Package, Version, Architecture */
+struct local_deb {
+	char *path, *name, *version, *arch;
+};
+
 struct build {
 	const char *lists, *debs;
 	const char *keyrings[VG_TRUST_MAX_KEYRINGS];
 	size_t nkr;
 	char **given;	/* --deb, --deb-list: paths */
 	size_t ngiven;
+	struct local_deb *local;	/* --local-deb (trust_local_debs.c) */
+	size_t nlocal;
+	uint64_t local_recorded;
 	unsigned int algos[VG_TRUST_MAX_ALGOS];
 	size_t nalgos;
 	bool json, verbose, all_debs;
@@ -70,6 +78,14 @@ struct build {
 	uint64_t older;		/* InReleases older than the database's (refused) */
 	uint64_t fetched;	/* --download: asked of apt-get */
 };
+
+/* --local-deb FILE: read its control file and remember it (trust_local_debs.c). Return: 0, -1 (reported). */
+int trust_local_add(struct build *b, const char *path);
+/* Whether a --local-deb is the package NAME VERSION ARCH (which the archive is then not asked for). */
+bool trust_local_names(const struct build *b, const char *name, const char *version, const char *arch);
+void trust_local_free(struct build *b);
+/* Record every --local-deb into @db, under a release of origin "local". Return: 0, -1 (reported). */
+int trust_local_record(struct build *b, struct vg_trust_db *db);
 
 /* Add a package to build (copies the strings). Return: 0, or -1 (out of memory). */
 int trust_add_target(struct build *b, const char *name, const char *version, const char *arch,

@@ -308,8 +308,10 @@ int trust_load_releases(struct build *b, struct vg_trust_db *old, int64_t now, u
 	int r0 = b->apt ? trust_apt_releases(b) :
 		 trust_lists_is_tree(b->lists) ? tree_releases(b) : flat_releases(b);
 
-	if (r0 < 0)
+	if (r0 < 0 && !b->nlocal)
 		return -1;
+	if (r0 < 0)
+		return 1;
 	for (size_t i = 0; i < b->nrels; i++) {
 		struct release *r = &b->rels[i];
 		struct vg_diag d = { 0 };
@@ -367,11 +369,16 @@ int trust_load_releases(struct build *b, struct vg_trust_db *old, int64_t now, u
 			json_object_array_add(b->jlists, jl);
 		}
 	}
+	/* only --local-deb packages then: the archive vouches for nothing here */
+	if (!verified && b->nlocal)
+		return 1;
 	if (!verified) {
 		cli_err("%s: no InRelease verified (%zu found): nothing to build from",
 			b->apt ? "apt's repositories" : b->lists, b->nrels);
 		return -1;
 	}
+	if (!lists && b->nlocal)
+		return 1;
 	if (!lists) {
 		cli_err("%s: no Packages list matches a verified InRelease: nothing to build from",
 			b->apt ? "apt's repositories" : b->lists);

@@ -227,6 +227,9 @@ int trust_installed(struct build *b, char **want, int nwant)
 		}
 		if (!f[3] || strlen(f[0]) < 2 || f[0][1] != 'i' || !wanted(want, nwant, f[1], f[3]))
 			continue;
+		/* named by --local-deb: that file vouches for it, not the archive */
+		if (trust_local_names(b, f[1], f[2], f[3]))
+			continue;
 		if (trust_add_target(b, f[1], f[2], f[3], NULL) < 0) {
 			free(out);
 			cli_err("out of memory");

@@ -10,6 +10,9 @@
 
 #include <stdlib.h>
 
+/* the software TPM the packages ship a unit for (vigil-swtpm.service) */
+#define VG_SWTPM_TCTI "swtpm:path=/run/vigil-swtpm/sock"
+
 /* Return: @opt when it names a TCTI, else $VIGIL_TCTI when set and not empty, else NULL. */
 static inline const char *vg_prog_tcti(const char *opt)
 {

@@ -115,7 +115,37 @@ struct fsfacts {
 	const char *name;
 	bool has_uuid;
 	uint8_t uuid[16];
+	/*
+	 * Where its files are in vigild's namespace (path= rules match that
+	 * name): a mount point, "/" for anywhere; NULL for files that have no
+	 * name there (a memfd, a user's own mount in his namespace), which
+	 * match no pattern.
+	 */
+	const char *dir;
 };
+
+/*
+ * Could path= pattern @pat match some file under @dir? Decided on the
+ * pattern's literal start (up to its first wildcard or escape), so never
+ * "no" where a match is possible: /srv/ followed by any wildcard, or /s
+ * followed by one, may match under /srv; /srv/app/ followed by one under
+ * /srv or /srv/app; /home/ followed by one not under /srv.
+ */
+static bool path_may_match_under(const char *pat, const char *dir)
+{
+	size_t lit = strcspn(pat, "*?[\\"), dl;
+
+	if (!dir)
+		return false;
+	dl = strlen(dir);
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	if (dl == 1)
+		return true;
+	if (lit < dl)		/* a wildcard before the end of @dir: may expand to it */
+		return strncmp(pat, dir, lit) == 0;
+	return strncmp(pat, dir, dl) == 0 && (lit == dl || pat[dl] == '/');
+}
 
 /* Can rule @r hold for some exec of a file on @f? (its other conditions taken as met) */
 static bool may_match_exec_on(const struct vg_policy_rule *r, const struct fsfacts *f)
@@ -133,6 +163,8 @@ static bool may_match_exec_on(const struct vg_policy_rule *r, const struct fsfac
 	if ((r->flags & VG_POLF_FSNAME) && f->name && r->fsname && strcmp(r->fsname, f->name) != 0)
 		return false;
 	if ((r->flags & VG_POLF_FSUUID) && memcmp(r->fsuuid, f->has_uuid ? f->uuid : zero, 16) != 0)
+		return false;
+	if ((r->xflags & VG_POLX_PATH) && r->path && !path_may_match_under(r->path, f->dir))
 		return false;
 	return true;
 }
@@ -247,7 +279,8 @@ static int userns_scope(const struct vd *d)
 
 static int fuse_scope(const struct vd *d)
 {
-	const struct fsfacts f = { .magic = FUSE_MAGIC_, .name = "fuse" };
+	/* mounted on any directory its user owns */
+	const struct fsfacts f = { .magic = FUSE_MAGIC_, .name = "fuse", .dir = "/" };
 
 	return scope_on(d, &f);
 }
@@ -261,6 +294,7 @@ static int mount_scope(const struct vd *d, const struct vd_mount *m)
 
 	snprintf(name, sizeof(name), "%.*s", (int)n, m->fstype);
 	f.name = name;
+	f.dir = m->point;
 	f.magic = vg_fstype_magic(name);
 	if (m->cls == VD_FS_LOCAL || m->cls == VD_FS_DEVICE) {
 		int fd = open(m->point, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

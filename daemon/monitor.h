@@ -875,7 +875,9 @@ json_object *vd_control_status(struct vd *d);
 int vd_stat_nowait(const char *path, struct stat *st);
 /*
  * vd_name_check - does @name lead to the file @st, walked without following
- * any symbolic link (openat2 RESOLVE_NO_SYMLINKS)? May wait on any
+ * any symbolic link (openat2 RESOLVE_NO_SYMLINKS; where a seccomp filter
+ * answers openat2 ENOSYS, as RestrictSUIDSGID= does, one component at a
+ * time with O_NOFOLLOW)? May wait on any
  * filesystem on the way: for side threads. Return: 1 yes, 0 no.
  */
 int vd_name_check(const char *name, const struct stat *st);

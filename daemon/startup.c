@@ -389,9 +389,10 @@ int vd_tpm_setup(struct vd *d)
 		return 0;
 	}
 	d->no_tpm = true;
-	vd_log_at(VLOG_WARNING, "WARNING: no TPM: %s is absent and no --tcti or $VIGIL_TCTI is given; PCR extends go "
-	       "to a software bank (%s.pcrs): the measurement list %s is NOT attestable",
-	       VD_DEFAULT_TPM_DEVICE, d->log_path, d->log_path);
+	vd_log_at(VLOG_WARNING, "WARNING: no TPM: %s is absent and no --tcti, tpm.tcti or $VIGIL_TCTI is given; "
+	       "PCR extends go to a software bank (%s.pcrs): the measurement list %s is NOT attestable; "
+	       "a software TPM runs as vigil-swtpm.service (tpm.tcti = %s; README.Debian, \"No TPM\")",
+	       VD_DEFAULT_TPM_DEVICE, d->log_path, d->log_path, VG_SWTPM_TCTI);
 	return 0;
 }
 

@@ -28,6 +28,8 @@ pkgs=(
 	gpgv debian-archive-keyring lz4 debsums
 	mmdebstrap apt-utils gnupg	# t0114: a bookworm root (tests/lib-debroot.sh), apt-ftparchive, a repository key
 	systemd strace	# t0094: systemd-analyze verify/security of the units; the daemons' system calls
+	systemd-container	# t0730: the booted host rig (systemd-nspawn -b: the packages as shipped)
+	fuse3		# t0715: a user's own FUSE filesystem (fusermount3) against vigild
 	valgrind	# make leakcheck LEAKCHECK=valgrind
 	postgresql	# server binaries for the tests' throwaway clusters (tests/lib-pg.sh); the
 			# system cluster is not started (policy-rc.d below) nor used

@@ -50,7 +50,7 @@ vd_start() {
 	: >"$T/audit"
 	: >"$T/vigild.err"
 	vd_host_gaps
-	timeout -s KILL 300 "$VIGILD" --control "${VD_CTL:-$T/ctl}" --audit "$T/audit" --foreground \
+	timeout -s KILL 300 ${VD_WRAP[@]+"${VD_WRAP[@]}"} "$VIGILD" --control "${VD_CTL:-$T/ctl}" --audit "$T/audit" --foreground \
 		"${VD_GAP_ARGS[@]}" "$@" 2>"$T/vigild.err" &
 	VD_TIMEOUT=$!
 	for _ in $(seq 200); do

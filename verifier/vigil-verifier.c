@@ -246,6 +246,11 @@ static int check_settings(struct verifier *vf, const struct vf_args *a, struct s
 	for (size_t i = 0; i < sizeof(certs) / sizeof(certs[0]); i++)
 		if (certs[i].path && tls_certs_check(certs[i].path, why, sizeof(why)) < 0) {
 			vlog_err("%s %s: %s", certs[i].opt, certs[i].path, why);
+			if (certs[i].path == vf->ek_ca && access(vf->ek_ca, F_OK) < 0)
+				vlog_err("--ek-ca names the CAs an agent's EK certificate must chain to: "
+					 "your TPMs' manufacturers' (PEM, concatenated); for vigil-swtpm's "
+					 "software TPM, its host's /var/lib/vigil/swtpm/ek-ca.pem "
+					 "(vigil-attest's README.Debian)");
 			return -1;
 		}
 	if (vf->client_key && tls_key_check(vf->client_key, vf->client_cert, why, sizeof(why)) < 0)

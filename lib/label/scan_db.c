@@ -117,7 +117,7 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 	r = vg__scan_derive_key(db, key, keylen, diag);
 	if (r < 0)
 		goto fail;
-	r = vg_outfile_open(&db->out, path, 0644, 0, diag);
+	r = vg_outfile_open(&db->out, path, 0600, 0, diag);
 	if (r < 0) {
 		char why[sizeof(diag->msg)];
 

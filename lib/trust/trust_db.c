@@ -131,7 +131,7 @@ int vg_trust_db_create(const char *path, const unsigned int *algos, size_t nalgo
 	r = vg__trust_derive_key(db, key, keylen, diag);
 	if (r < 0)
 		goto fail;
-	r = vg_outfile_open(&db->out, path, 0644, 0, diag);
+	r = vg_outfile_open(&db->out, path, 0600, 0, diag);
 	if (r < 0) {
 		char why[sizeof(diag->msg)];
 

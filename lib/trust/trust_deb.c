@@ -130,6 +130,7 @@ struct ctx {
 	char *conffiles;	/* the conffiles member, NUL-terminated */
 	size_t conffiles_len;
 	bool multiarch_same;	/* control: "Multi-Arch: same" */
+	char *control;		/* the control member, NUL-terminated */
 	bool have_script[NSCRIPTS];
 	struct vg_trust_file script[NSCRIPTS];	/* digests, mode and size; no path yet */
 	const char *member;	/* for messages */
@@ -319,6 +320,27 @@ static bool control_multiarch_same(const char *t)
 	return false;
 }
 
+/* Whether control text @t's field @name (case-insensitive) is @want exactly; no such field: true. */
+static bool control_field_is(const char *t, const char *name, const char *want)
+{
+	size_t nl = strlen(name), wl = strlen(want);
+
+	for (const char *l = t; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		const char *v, *end;
+
+		if (strncasecmp(l, name, nl) != 0 || l[nl] != ':')
+			continue;
+		v = l + nl + 1;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		end = v + strcspn(v, "\n");
+		while (end > v && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+			end--;
+		return (size_t)(end - v) == wl && memcmp(v, want, wl) == 0;
+	}
+	return true;
+}
+
 /* the member name without "./", or NULL */
 static const char *control_name(const char *name)
 {
@@ -355,7 +377,8 @@ static int read_control(struct ctx *c, struct archive *in, struct vg_diag *diag)
 			if (r < 0)
 				return r;
 			c->multiarch_same = control_multiarch_same(buf);
-			free(buf);
+			free(c->control);
+			c->control = (char *)buf;
 			continue;
 		}
 		for (size_t i = 0; i < NSCRIPTS; i++) {
@@ -574,6 +597,18 @@ int vg_trust_deb_read(int fd, const struct vg_trust_pkg *want, const unsigned in
 		r = vg_diag_set(diag, -EBADMSG, "no data.tar member");
 		goto out;
 	}
+	/* the package the bytes say they are is the one asked for */
+	if (c.control) {
+		static const char *const fields[] = { "Package", "Version", "Architecture" };
+		const char *wants[] = { want->package, want->version, want->arch };
+
+		for (size_t i = 0; i < 3; i++)
+			if (wants[i] && !control_field_is(c.control, fields[i], wants[i])) {
+				r = vg_diag_set(diag, -EKEYREJECTED, "its control file's %s is not "
+						"\"%s\"", fields[i], wants[i]);
+				goto out;
+			}
+	}
 	mark_conffiles(&c, &deb);
 	r = add_scripts(&c, want, &deb, diag);
 	if (r < 0)
@@ -592,6 +627,7 @@ out:
 		free(c.script[i].gname);
 	}
 	free(c.conffiles);
+	free(c.control);
 	free(data);
 	vg_trust_deb_release(&deb);
 	return r;

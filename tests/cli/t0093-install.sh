@@ -152,6 +152,7 @@ check "sample vigil.conf in sysconfdir/vigil" cmp "$SRCDIR/etc/vigil.conf" "$D$s
 check "sample vigild.policy in sysconfdir/vigil" cmp "$SRCDIR/etc/vigild.policy" "$D$sysconfdir/vigil/vigild.policy"
 check "apt hook in libexecdir/vigil, executable" test -x "$D$libexecdir/vigil/apt-trust"
 check "  the same script as apt/apt-trust" cmp "$SRCDIR/apt/apt-trust" "$D$libexecdir/vigil/apt-trust"
+check "vigil-swtpm's state helper in libexecdir/vigil, executable" test -x "$D$libexecdir/vigil/vigil-swtpm-state"
 check "apt configuration in sysconfdir/apt/apt.conf.d/50vigil" test -f "$D$sysconfdir/apt/apt.conf.d/50vigil"
 check "  runs the installed hook before dpkg (Pre-Install-Pkgs, Version 1) and after" \
 	bash -c "grep -qxF 'DPkg::Pre-Install-Pkgs {\"$libexecdir/vigil/apt-trust pre\";};' '$D$sysconfdir/apt/apt.conf.d/50vigil' &&
@@ -176,7 +177,8 @@ grep -v -e "^$bindir/vigil\$" -e "^$sbindir/vigil" -e "^$libdir/libvigil.so" \
 	-e "^$libdir/pkgconfig/vigil.pc\$" -e "^$includedir/vigil/" -e "^$VG_UNITDIR/vigil" \
 	-e "^$VG_SYSUSERSDIR/vigil.conf\$" -e "^$VG_COMPLETIONDIR/vigil\$" \
 	-e "^$sysconfdir/vigil/vigil" -e "^$mandir/man[158]/vigil" \
-	-e "^$libexecdir/vigil/apt-trust\$" -e "^$sysconfdir/apt/apt.conf.d/50vigil\$" "$T/all" >"$T/extra"
+	-e "^$libexecdir/vigil/apt-trust\$" -e "^$sysconfdir/apt/apt.conf.d/50vigil\$" \
+	-e "^$libexecdir/vigil/vigil-swtpm-state\$" "$T/all" >"$T/extra"
 check_eq "no other file installed (no test program)" "$(head -5 "$T/extra")" ""
 
 # --- make install: the same through the Makefile -------------------------

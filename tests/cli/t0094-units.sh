@@ -30,6 +30,9 @@ mkdir -p "$D/usr/lib/systemd"
 cp -a /usr/lib/systemd/system "$D/usr/lib/systemd/"
 # and procps's /bin/kill (vigil-attest depends on it: the verifier's ExecReload)
 mkdir -p "$D/bin" && cp /bin/kill "$D/bin/kill"
+# and swtpm (vigil suggests it: vigil-swtpm.service runs it; scripts/deps.sh
+# installs it)
+mkdir -p "$D/usr/bin" && cp /usr/bin/swtpm "$D/usr/bin/swtpm"
 U=$D$VG_UNITDIR
 
 declare -A max=([vigild]=5.0 [vigil-agent]=3.0 [vigil-verifier]=3.0)
@@ -63,8 +66,9 @@ check "vigil-verifier.service: ExecReload sends SIGHUP to the main process" \
 # under setpriv with exactly that set, on the test's own ext4 mount.
 # Caching a verdict takes a read lease, which on a file root does not own
 # needs CAP_LEASE (without it: "no read lease (Permission denied)").
-# the daily scan: a oneshot service and its timer (issue 20, item 4)
-for f in vigil-scan.service vigil-scan.timer; do
+# the daily scan: a oneshot service and its timer (issue 20, item 4); the
+# software TPM for a host without one (issue 40; t0730 runs it)
+for f in vigil-scan.service vigil-scan.timer vigil-swtpm.service; do
 	systemd-analyze verify --man=no --root="$D" "$U/$f" >"$T/verify.out" 2>&1
 	check_eq "systemd-analyze verify $f" "$?" 0
 	check_eq "  with nothing to say" "$(grep -v '^$' "$T/verify.out" | head -5)" ""
@@ -74,6 +78,11 @@ rc=$?
 score=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$T/sec.out")
 echo "# vigil-scan.service: exposure $score (at most 2.0)"
 check_eq "systemd-analyze security --offline --threshold: vigil-scan.service" "$rc" 0
+check "vigil-swtpm: the tss user's, its sockets the tss group's (as /dev/tpmrm0)" sh -c \
+	"grep -qx 'User=tss' '$U/vigil-swtpm.service' && grep -qx 'Group=tss' '$U/vigil-swtpm.service' &&
+	 grep -q 'path=/run/vigil-swtpm/sock,mode=0660' '$U/vigil-swtpm.service'"
+check "vigil-swtpm: no network, no capability" sh -c \
+	"grep -qx 'PrivateNetwork=yes' '$U/vigil-swtpm.service' && grep -qx 'CapabilityBoundingSet=' '$U/vigil-swtpm.service'"
 check "vigil-scan: oneshot, skipped until its database exists" sh -c \
 	"grep -qx 'Type=oneshot' '$U/vigil-scan.service' &&
 	 grep -qx 'ConditionPathExists=/var/lib/vigil/scan.db' '$U/vigil-scan.service'"
@@ -163,9 +172,9 @@ check_eq "vigild ExecStartPre: the gaps closed, outside the sandbox (+)" "$(exec
 check_eq "vigild ExecReload (waits for the result)" "$(execline vigild ExecReload)" \
 	"$bindir/vigil status --control /run/vigil/vigild.sock --reload"
 check_eq "vigil-agent ExecStart" "$(execline vigil-agent ExecStart)" \
-	"$sbindir/vigil-agent --listen 0.0.0.0:9002 --state /var/lib/vigil/agent --log /run/vigil/binary_runtime_measurements --auth-tokens /etc/vigil/agent-tokens"
+	"$sbindir/vigil-agent --listen 0.0.0.0:9002 --state /var/lib/vigil/agent --config /etc/vigil/vigil.conf --log /run/vigil/binary_runtime_measurements --auth-tokens /etc/vigil/agent-tokens"
 check_eq "vigil-verifier ExecStart" "$(execline vigil-verifier ExecStart)" \
-	"$sbindir/vigil-verifier --listen 127.0.0.1:8881 --db sqlite:/var/lib/vigil/verifier.db --auth-tokens /etc/vigil/verifier-tokens --agent-token-file /etc/vigil/agent-token"
+	"$sbindir/vigil-verifier --listen 127.0.0.1:8881 --db sqlite:/var/lib/vigil/verifier.db --auth-tokens /etc/vigil/verifier-tokens --agent-token-file /etc/vigil/agent-token --ek-ca /etc/vigil/ek-ca.pem"
 # every option those lines pass exists today (--help of the installed program)
 for u in vigil-agent vigil-verifier; do
 	for o in $(execline $u ExecStart | grep -oE -- '--[a-z-]+'); do

@@ -39,7 +39,7 @@ ip link set lo up
 mount -o remount,size=3g "$T"
 UNITRUN=$SRCDIR/tests/helpers/unitrun.py
 PY=/usr/bin/python3
-B=$T/build			# the source copy's parent: the .debs land here
+B=				# where the .debs are (tests/lib-debs.sh)
 R=$T/root			# the overlay of / the packages are installed into
 V=$T/vroot			# vigild's throwaway root (loop ext4)
 DAEMONS=			# "timeout-PID" of every daemon still running
@@ -47,8 +47,6 @@ START=$SECONDS
 
 pk_cleanup() {
 	local rc=$? p
-	# the build, if it is still running: its own process group
-	[ -n "${BUILD_PID:-}" ] && kill -TERM -- "-$BUILD_PID" 2>/dev/null && wait "$BUILD_PID"
 	for p in $DAEMONS; do
 		kill -KILL "$(ps -o pid= --ppid "$p" | tr -d ' ')" "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
@@ -71,34 +69,20 @@ bail() {	# stop here: what follows needs what just failed
 phase() { echo "# $1 (at $((SECONDS - START)) s)"; }
 
 # --- build -----------------------------------------------------------------
-phase "copying the source tree"
-mkdir -p "$B/vigil"
-if git -C "$SRCDIR" rev-parse --git-dir >/dev/null 2>&1; then
-	# the work tree as it is (committed or not), without ignored build dirs
-	git -C "$SRCDIR" ls-files -z -co --exclude-standard |
-		tar -C "$SRCDIR" --null --ignore-failed-read -T - -cf - 2>/dev/null |
-		tar -C "$B/vigil" -xf -
-else
-	tar -C "$SRCDIR" --exclude='./build*' --exclude='./obj-*' --exclude=./.git -cf - . |
-		tar -C "$B/vigil" -xf -
-fi
-check "the source tree is copied (debian/ included)" test -x "$B/vigil/debian/rules"
-
+# built once per build directory, shared with the host rig (tests/lib-debs.sh)
 phase "dpkg-buildpackage"
+. "$SRCDIR/tests/lib-debs.sh"
 if [ -n "${VG_T0095_DEBS:-}" ]; then
 	# debugging this script: the packages of an earlier build of this tree
-	cp "$VG_T0095_DEBS"/*.deb "$VG_T0095_DEBS"/*.changes "$VG_T0095_DEBS"/*.buildinfo "$B/"
-	: >"$T/build.log"
+	VG_DEBS=$VG_T0095_DEBS VG_DEBS_LOG=/dev/null
 	echo "# VG_T0095_DEBS: not built, taken from $VG_T0095_DEBS"
+	true
 else
-	# in the background, so that a signal to this script reaches the trap
-	(cd "$B/vigil" && DEB_BUILD_OPTIONS="nocheck parallel=2" \
-		exec setsid nice dpkg-buildpackage -us -uc -b) >"$T/build.log" 2>&1 &
-	BUILD_PID=$!
-	wait $BUILD_PID
+	vg_debs
 fi
 _report $? "dpkg-buildpackage -us -uc -b builds the packages"
-BUILD_PID=
+B=$VG_DEBS
+cp "$VG_DEBS_LOG" "$T/build.log" 2>/dev/null
 [ "$_failed" -eq 0 ] || bail "the build failed" "$T/build.log"
 check "the test suite is neither built (-Dtests=false) nor run" \
 	bash -c "! grep -qE 'tests/unit/|meson test|ninja test|^Ok: +[0-9]' '$T/build.log'"
@@ -142,9 +126,10 @@ check "libvigil-dev holds headers, libvigil.so and vigil.pc" \
 MAN=0
 if ls "$SRCDIR"/man/*.scd >/dev/null 2>&1; then
 	MAN=1
-	check "man pages: vigil(1), vigil.conf(5), vigil-policy(5), vigild(8) in vigil" \
+	check "man pages: vigil(1), vigil.conf(5), vigild.policy(5), vigild(8) in vigil" \
 		has vigil '/usr/share/man/man1/vigil\.1\.gz' '/usr/share/man/man5/vigil\.conf\.5\.gz' \
-		'/usr/share/man/man5/vigil-policy\.5\.gz' '/usr/share/man/man8/vigild\.8\.gz'
+		'/usr/share/man/man5/vigild\.policy\.5\.gz' '/usr/share/man/man5/vigil-policy\.5\.gz' \
+		'/usr/share/man/man8/vigild\.8\.gz'
 	check "man pages: vigil-agent(8), vigil-verifier(8) in vigil-attest" \
 		has vigil-attest '/usr/share/man/man8/vigil-agent\.8\.gz' \
 		'/usr/share/man/man8/vigil-verifier\.8\.gz'
@@ -379,6 +364,11 @@ check "README.Debian's credentials: admin token, verifier-tokens" \
 	rin vigil-verifier --create-token admin /etc/vigil/attest-token --auth-tokens /etc/vigil/verifier-tokens
 check "README.Debian's credentials: the agents' token, agent-tokens" \
 	rin vigil-verifier --create-token verifier /etc/vigil/agent-token --auth-tokens /etc/vigil/agent-tokens
+# vigil-attest's README.Debian: the CAs the agents' EK certificates chain
+# to, at /etc/vigil/ek-ca.pem (here a CA of the test's own)
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+	-subj "/CN=t0095 EK CA" -keyout "$T/ekca.key" -out "$T/ekca.pem" 2>/dev/null
+check "README.Debian's EK CA at /etc/vigil/ek-ca.pem" install -m 644 "$T/ekca.pem" "$R/etc/vigil/ek-ca.pem"
 for d in vigil-verifier vigil-agent; do
 	U=$(unit_path "$d.service")
 	mapfile -d '' ARGV < <($PY "$UNITRUN" exec "$U")

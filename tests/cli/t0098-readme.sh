@@ -80,6 +80,9 @@ for blk in "$T"/blocks/*.sh; do
 	fi
 	if grep -q "vigil attest add" "$blk"; then
 		check "README.md:$line: host1 is trusted after the recipe" att_wait host1 trusted
+		check "README.md:$line: the policy names the tree's files by their paths on the host" \
+			python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); k=json.dumps(d); sys.exit(0 if "\"/usr/sbin/" in k and "\"/vigild\"" not in k else 1)' \
+			"$T/home/ref.json"
 	fi
 done
 # --background, as the recipe says: a daemon that cannot serve returns its

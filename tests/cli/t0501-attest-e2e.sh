@@ -144,6 +144,10 @@ check "file outside the policy: failed" wait_for failed policy.not_in_policy
 "$VIGIL" attest status host1 --history >hist
 check "history names the file and its digest" grep -q "policy.not_in_policy entry=16 path=$T/tree/evil digest=sha256:" hist
 check_rc 1 "status exits 1 for a failed agent" "$VIGIL" attest status host1
+"$VIGIL" attest status host1 >st.out 2>st.err
+check "... and says, on stderr, how its rounds resume" \
+	grep -q 'host1: failed, its rounds stopped; .*`vigil attest reactivate host1` resumes them' st.err
+check_eq "... stdout is the one line" "$(wc -l <st.out)" 1
 check "command hook ran" grep -q "host1 policy.not_in_policy $T/tree/evil" "$T/hook"
 check "webhook got the notice" grep -Eq "\"failure\": *\"policy.not_in_policy\"" "$T/webhook"
 check "failed agent is not polled" test "$(rounds)" = "$(sleep 0.6; rounds)"
@@ -183,6 +187,19 @@ check "trusted after the reboot" wait_for trusted
 check_eq "new boot: 2 entries verified" "$(field log_entries)" 2
 "$VIGIL" attest status host1 --history >hist
 check "history records the reboot" grep -q "state.reboot" hist
+# a power loss: the TPM restarts without TPM2_Shutdown, so its clock is not
+# "safe" (it may have gone back): quote.unsafe, and the operator is told why
+# and how the rounds resume
+kill $AGENT_PID; wait $AGENT_PID 2>/dev/null
+swtpm_ioctl --unix "$TPMDIR/sock.ctrl" -i >/dev/null
+TPM2TOOLS_TCTI=$(bash "$SRCDIR/scripts/swtpm.sh" tcti "$TPMDIR") tpm2_startup -c >/dev/null 2>&1
+rm -f "$T/log"
+start_agent
+measure "$T/tree/a"
+check "a TPM restarted without TPM2_Shutdown: failed, quote.unsafe" wait_for failed quote.unsafe
+"$VIGIL" attest status host1 >st.out 2>st.err
+check "... the operator is told what it means" grep -q 'host1: its TPM was not shut down in order' st.err
+check "... and how the rounds resume" grep -q '`vigil attest reactivate host1` resumes them' st.err
 check "remove" "$VIGIL" attest remove host1
 check_rc 2 "status of a removed agent: error" "$VIGIL" attest status host1
 check "the verifier survived" kill -0 $(echo $PIDS | awk '{print $3}')

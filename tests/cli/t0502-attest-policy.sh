@@ -26,6 +26,26 @@ check_eq "a changed file fails (exit 1)" "$?" 1
 check "the verdict names entry, file and digest" \
 	grep -Eq "^FAIL policy.digest entry=3 path=\S*root/usr/bin/ls digest=sha256:[0-9a-f]{64}" out
 check "excludes skip a path" "$VIGIL" attest policy create --log list --exclude '.*/usr/bin/ls$' -o ex.json
+# vigil's own state and credentials are excluded by default: they change,
+# and root reads them (the operator's token at every `vigil attest`, the
+# list itself); here vigild's state, measured in a mount namespace of the
+# test's whose /run is a tmpfs of its own
+own() { unshare -m bash -c "mount -t tmpfs own /run && mkdir /run/vigil && echo '$1' >/run/vigil/state &&
+	'$VIGIL' measure --log '$T/own' --pcrs '$T/own.pcrs' /run/vigil/state /usr/bin/true" >/dev/null; }
+own one
+check "policy create: vigil's own state and credentials excluded by default" \
+	"$VIGIL" attest policy create --log own -o own.json
+check_eq "... the excludes it writes" "$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["excludes"]))' own.json)" \
+	"/var/lib/vigil/ /run/vigil/ /run/vigil-swtpm/ /var/log/vigil/ /etc/vigil/[^/]*-tokens?\$"
+"$VIGIL" attest policy create --log own --no-default-excludes -o own-all.json
+check_eq "... none with --no-default-excludes" \
+	"$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])).get("excludes", [])))' own-all.json)" 0
+own two
+check "the state changed, read by root again: the default policy passes the list" \
+	"$VIGIL" attest policy check --policy own.json own
+"$VIGIL" attest policy check --policy own-all.json own >out
+check_eq "... without the default excludes it fails (exit 1)" "$?" 1
+check "... naming the file" grep -q "^FAIL policy.digest .*path=/run/vigil/state" out
 "$VIGIL" attest policy create --log list -o all.json
 check "the regenerated policy holds both digests of the file" \
 	"$VIGIL" attest policy check --policy all.json list

@@ -10,7 +10,9 @@
 # reload after the database gains a package allows its files without a
 # restart; a copy bind-mounted onto a packaged path in another mount
 # namespace is denied, the packaged file bind-mounted elsewhere there runs
-# (judged by its name in vigild's namespace); a tampered or missing database refuses the start (exit 2,
+# (judged by its name in vigild's namespace), also with openat2 answered
+# ENOSYS (systemd's RestrictSUIDSGID=, as the shipped unit runs it); a
+# tampered or missing database refuses the start (exit 2,
 # naming it) and a tampered one the reload (the old table stays); a policy
 # without trust=archive never opens the database; counters and audit.
 . "$SRCDIR/tests/lib.sh"
@@ -153,6 +155,21 @@ check_eq "... a copy bind-mounted onto the packaged path there: denied (126)" "$
 runs "... the packaged file itself runs" "$R/usr/bin/hostname"
 cp pol-archive pol
 check "the policy without it: applied" "$VIGIL" status --control "$T/ctl" --reload
+
+# ---- openat2 refused: systemd's RestrictSUIDSGID= (the shipped unit has it)
+# answers it ENOSYS; the names are then walked one component at a time ----
+vd_stop
+VD_WRAP=("$VG_ENOSYS" openat2)
+check "openat2 answered ENOSYS, as under the unit's RestrictSUIDSGID=: vigild starts" \
+	vd_start --policy pol "${args[@]}" --trust-db "$T/trust.db"
+runs "... an unlabeled packaged binary runs (its name walked without openat2)" "$R/usr/bin/hostname"
+denied "... a copy at another path under the root is still denied" "$R/usr/bin/hostname2" missing-hash
+unshare -m bash -c "mount --bind '$F/hostname-copy' '$R/usr/bin/hostname' && '$R/usr/bin/hostname' --version" \
+	>/dev/null 2>&1
+check_eq "... a copy bind-mounted onto the packaged path in another mount namespace: denied (126)" "$?" 126
+check "... stops" vd_stop
+VD_WRAP=()
+check "vigild again, without the filter" vd_start --policy pol "${args[@]}" --trust-db "$T/trust.db"
 
 # ---- reload: the database gains less ----
 cp t2.db trust.db

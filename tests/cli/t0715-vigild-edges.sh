@@ -220,6 +220,31 @@ if [ -u /usr/bin/fusermount3 ]; then
 		--accept-gap memfd --accept-gap userns "${all_mounts[@]}"
 	check "... saying how to close it" grep -q 'dpkg-statoverride --update --add root root 0755 /usr/bin/fusermount3' "$T/refused.out"
 fi
+# a policy scoped to a directory by path=: a memfd's program and one on a
+# user's own mount in his namespace have no name in vigild's namespace, so
+# no path= pattern matches them: those gaps are outside the policy, and
+# enforce mode starts with them open
+printf 'appraise func=BPRM_CHECK path=%s/**\n' "$F" >pol-path
+check "a policy scoped to a directory by path=: enforce mode starts, memfd and userns not accepted" \
+	strict --policy pol-path --watch "$F" --hmac-key hk --no-tpm --accept-gap fuse "${all_mounts[@]}"
+"$VIGIL" status --control "$T/ctl" --json >gaps-path.json
+check "... memfd and userns outside the policy (or closed)" $PY -c '
+import json, sys
+g = {x["name"]: x["state"] for x in json.load(open(sys.argv[1]))["gaps"]}
+sys.exit(0 if g.get("memfd") in ("outside-policy", "closed") and g.get("userns") in ("outside-policy", "closed") else 1)' gaps-path.json
+cp "$T/unlabeled" "$F/unlabeled-here"
+check_rc 126 "... and the directory is enforced: an unlabeled program there is denied" "$F/unlabeled-here"
+check "... a labeled one runs" "$F/good"
+vd_stop
+printf 'appraise func=BPRM_CHECK path=/nowhere/**\nappraise func=BPRM_CHECK path=%s/*\n' "$T" >pol-path2
+check "a path= pattern that may match under a public mount keeps that mount in the policy" \
+	strict --policy pol-path2 --watch "$F" --hmac-key hk --no-tpm --accept-gap fuse "${all_mounts[@]}"
+"$VIGIL" status --control "$T/ctl" --json >gaps-path2.json
+check "... $T/pubtmp judged (accepted), not outside" $PY -c '
+import json, sys
+g = {x["name"]: x["state"] for x in json.load(open(sys.argv[1]))["gaps"]}
+sys.exit(0 if g.get("mount:" + sys.argv[2]) == "accepted" else 1)' gaps-path2.json "$T/pubtmp"
+vd_stop
 check_rc 2 "--accept-gap of no such gap: a usage error" "$VIGILD" --policy pol --watch "$F" --accept-gap fifo
 
 # --watch-mounts: a tmpfs root mounts 1777 after ready is watched as it appears

@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# t0730: vigil on a real host, from boot to purge, the way it ships (issue
+# 40). A Debian 12 root with systemd, on an ext4 image of its own, booted
+# with systemd-nspawn -b (tests/lib-host.sh): vigild runs from its unit,
+# watching the container's whole / (the image's filesystem, never the
+# machine's) and what is mounted under it. In it, as an administrator
+# would: vigil's .debs installed with apt (nothing starts); README.Debian
+# followed as written, block by block, up to an enforcing vigild over / with
+# the trust database (the archive's packages, vigil's own named by the
+# administrator); a reboot with vigild enabled: zero denials of the system's
+# own programs, vigild ready before multi-user.target; a planted unlabeled
+# program and a tampered packaged one denied, each in the journal with the
+# audit record's fields; reload, restart, status; the watchdog restarting a
+# stuck vigild; attestation on the software TPM of vigil-swtpm.service
+# (README.Debian's "No TPM", then vigil-attest's README.Debian: the agent
+# and the verifier from their units, the EK certificate checked against
+# --ek-ca, the host trusted, then failed naming an unknown program);
+# apt-get install and --reinstall of a signed package through the hook
+# under enforcement; apt purge of every vigil package under enforcement,
+# nothing of vigil left running, no TPM state left.
+. "$SRCDIR/tests/lib.sh"
+if ! command -v systemd-nspawn >/dev/null || ! command -v mmdebstrap >/dev/null ||
+	! command -v dpkg-buildpackage >/dev/null; then
+	echo "1..0 # SKIP needs systemd-nspawn, mmdebstrap and dpkg-buildpackage (scripts/deps.sh)"
+	exit 0
+fi
+vg_init
+. "$SRCDIR/tests/lib-debs.sh"
+. "$SRCDIR/tests/lib-host.sh"
+mount -o remount,size=5g "$T"
+mount -t tmpfs -o mode=755 rig-run /run	# nspawn's state: this namespace's, not the machine's
+H=$T/host
+START=$SECONDS
+trap '_rc=$?; vg_host_halt; (exit $_rc); vg_cleanup' EXIT
+
+bail() {	# stop here: what follows needs what just failed
+	echo "# $1; stopping here"
+	[ -n "${2:-}" ] && [ -s "$2" ] && tail -40 "$2" | sed 's/^/#   /'
+	if [ -n "${HOST_INIT:-}" ] && vg_host_unjam; then
+		echo "# vigild's journal, the last lines:"
+		vg_in journalctl -u vigild -o cat -n 30 --no-pager | sed 's/^/#   /'
+	fi
+	_failed=$((_failed + 1))
+	exit 1
+}
+phase() { echo "# $1 (at $((SECONDS - START)) s)"; }
+# in the container: a shell command line, from /root/debs (the .debs are there)
+inh() { vg_in bash -c "cd /root/debs && $1"; }
+status_json() { vg_in vigil status --json; }
+# a README's block, run as written by bash in the container from /root/debs;
+# given on standard input, not as a file: root's reads of files are
+# measured, and the attested list must not grow by the test's own scripts
+block() {	# WHAT FILE
+	check "$1: the block runs" vg_in bash -c "cd /root/debs && bash -s >/tmp/block.out 2>&1 || { cat /tmp/block.out; exit 1; }" <"$2"
+}
+
+phase "the packages and the root"
+vg_debs || bail "the packages do not build" "$VG_DEBS_LOG"
+vg_host_tar || bail "no Debian root (mmdebstrap, network)" "$BUILD_ROOT/fixtures/host-root.log"
+vg_host_make "$H" || bail "no image"
+mkdir -p "$H/root/debs"	# before it boots: nothing watches the image yet
+cp "$VG_DEBS"/vigil_*.deb "$VG_DEBS"/vigil-attest_*.deb "$VG_DEBS"/libvigil0_*.deb "$H/root/debs/"
+phase "boot"
+check "the host boots (systemd as PID 1, running)" vg_host_boot "$H"
+[ "$_failed" -eq 0 ] || bail "it did not boot" "$H.console"
+check_eq "... no unit failed" "$(vg_in systemctl --failed --no-legend | wc -l)" 0
+
+# --- 1. install: nothing starts -----------------------------------------------
+phase "install"
+check "apt installs vigil's packages from files" \
+	inh "apt-get install -y -q ./vigil_*.deb ./vigil-attest_*.deb ./libvigil0_*.deb >/tmp/apt.log 2>&1 || { tail -20 /tmp/apt.log; exit 1; }"
+check_eq "... vigild is not started" "$(vg_in systemctl is-active vigild)" inactive
+check_eq "... nor enabled" "$(vg_in systemctl is-enabled vigild)" disabled
+check_eq "... nor the agent, the verifier, the scan timer" \
+	"$(vg_in systemctl is-active vigil-agent vigil-verifier vigil-scan.timer | sort -u)" inactive
+
+# --- 2. README.Debian, followed as written ------------------------------------
+phase "README.Debian"
+mkdir -p "$T/readme"
+/usr/bin/python3 "$SRCDIR/tests/readme-debian-blocks.py" "$SRCDIR/debian/README.Debian" "$T/readme" \
+	>"$T/readme.list"
+check "README.Debian's command blocks are found" test "$(wc -l <"$T/readme.list")" -ge 6
+while read -r b; do
+	line=${b%.sh}
+	case "$(head -2 "$T/readme/$b" | tail -1)" in
+	*vigil-swtpm*) echo "$b" >"$T/readme.tpm"; continue ;;	# "No TPM": with attestation, below
+	esac
+	block "README.Debian:$line" "$T/readme/$b"
+done <"$T/readme.list"
+[ "$_failed" -eq 0 ] || bail "README.Debian did not work as written"
+check_eq "vigild enforces" "$(status_json | python3 -c 'import json,sys; print(json.load(sys.stdin)["mode"])')" \
+	enforce
+check "... appraising every program with the trust database" \
+	vg_in grep -qx 'appraise func=BPRM_CHECK trust=archive' /etc/vigil/vigild.policy
+status_json >"$T/status1.json"
+check "... which holds the system's packages and vigil's own" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+sys.exit(0 if s["counters"]["trust_files"] > 5000 else 1)' "$T/status1.json"
+check "... it watches / (the image), and no filesystem of the machine's" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+w = {x["path"]: x for x in s["watched"]}
+sys.exit(0 if "/" in w and not any(x["path"].startswith("/run/host") for x in s["watched"]) else 1)' \
+	"$T/status1.json"
+echo "# watched: $(python3 -c 'import json,sys; print(", ".join(x["path"] + " (" + x["fstype"] + ")" for x in json.load(open(sys.argv[1]))["watched"]))' "$T/status1.json")"
+check "... memfd and userns accepted (a container), listed so" python3 -c '
+import json, sys
+g = {x["name"]: x["state"] for x in json.load(open(sys.argv[1]))["gaps"]}
+sys.exit(0 if g.get("memfd") == "accepted" and g.get("userns") == "accepted" else 1)' "$T/status1.json"
+
+# --- 3. a reboot with vigild enabled -----------------------------------------
+phase "reboot"
+vg_in systemctl reboot
+vg_host_wait 60; rc=$?
+check_eq "the container reboots (nspawn exits 133)" "$rc" 133
+check "... and boots again, vigild enabled" vg_host_boot "$H"
+check_eq "... vigild is active" "$(vg_in systemctl is-active vigild)" active
+check_eq "... no unit failed" "$(vg_in systemctl --failed --no-legend | wc -l)" 0
+check_eq "... no denial of the system's own programs (journal)" \
+	"$(vg_in journalctl -b -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o cat | wc -l)" 0
+check_eq "... nor in the audit trail" "$(vg_in grep -c '"action":"deny' /var/log/vigil/audit.jsonl)" 0
+vg_in systemd-analyze critical-chain multi-user.target >"$T/chain" 2>&1
+check "vigild was ready before multi-user.target" vg_in bash -c '
+	v=$(systemctl show -P ActiveEnterTimestampMonotonic vigild)
+	m=$(systemctl show -P ActiveEnterTimestampMonotonic multi-user.target)
+	[ "$v" -gt 0 ] && [ "$v" -lt "$m" ]'
+echo "# ran before vigild was ready: $(vg_in journalctl -b -u vigild -o cat | grep -o '[0-9]* processes were running before vigild' || echo '?')"
+
+# --- 4. what it denies, and says ----------------------------------------------
+phase "denials"
+vg_in cp /usr/bin/true /usr/local/bin/planted
+check_rc 126 "a planted unlabeled program is denied" vg_in /usr/local/bin/planted
+check "... in the journal, with the record's fields" vg_in bash -c \
+	"journalctl -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o json | grep '\"VIGIL_PATH\":\"/usr/local/bin/planted\"' | grep -q '\"VIGIL_ACTION\":\"deny\"'"
+check "... as a line journalctl shows at warning" vg_in bash -c \
+	"journalctl -u vigild -p warning -o cat | grep -q 'deny exec of /usr/local/bin/planted'"
+check "... and in the audit trail" vg_in grep -q '"path":"/usr/local/bin/planted".*"action":"deny"' \
+	/var/log/vigil/audit.jsonl
+vg_in cp -a /usr/bin/hostname /root/hostname.orig
+vg_in bash -c 'printf x >>/usr/bin/hostname'
+check_rc 126 "a tampered packaged program is denied" vg_in /usr/bin/hostname
+check "... in the journal" vg_in bash -c \
+	"journalctl -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o json | grep -q '\"VIGIL_PATH\":\"/usr/bin/hostname\"'"
+vg_in cp -a /root/hostname.orig /usr/bin/hostname
+check "... restored, it runs again" vg_in /usr/bin/hostname
+
+# --- 5. operating it -----------------------------------------------------------
+phase "operating"
+check "systemctl reload vigild" vg_in systemctl reload vigild
+check "... vigil status answers" vg_in vigil status
+pid1=$(vg_in systemctl show -P MainPID vigild)
+check "systemctl restart vigild" vg_in systemctl restart vigild
+pid2=$(vg_in systemctl show -P MainPID vigild)
+check "... a new vigild ($pid1 -> $pid2), enforcing" bash -c "[ '$pid2' != '$pid1' ] && [ '$pid2' != 0 ]"
+check_rc 126 "... and denying" vg_in /usr/local/bin/planted
+# the watchdog: a vigild whose loop stops turning is killed and started again
+t0=$(date +%s%N)
+[ "${pid2:-0}" -gt 1 ] && vg_in kill -STOP "$pid2"
+for _ in $(seq 200); do
+	pid3=$(vg_in systemctl show -P MainPID vigild)
+	[ -n "$pid3" ] && [ "$pid3" != "$pid2" ] && [ "$pid3" != 0 ] && break
+	sleep 0.05
+done
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "a vigild that stops answering is restarted by the watchdog ($ms ms; WatchdogSec=5s)" \
+	bash -c "[ '$pid3' != '$pid2' ] && [ '$pid3' != 0 ] && [ $ms -le 6000 ]"
+check "... the journal says the watchdog did it" vg_in bash -c "journalctl -u vigild -o cat | grep -qi 'watchdog'"
+for _ in $(seq 100); do
+	[ "$(vg_in systemctl is-active vigild)" = active ] && break
+	sleep 0.1
+done
+check_eq "... and the new one is ready" "$(vg_in systemctl is-active vigild)" active
+
+# --- 6. a software TPM, and attestation --------------------------------------
+phase "attestation"
+[ -s "$T/readme.tpm" ] || bail "README.Debian has no \"No TPM\" block"
+b=$(cat "$T/readme.tpm")
+block "README.Debian:${b%.sh} (No TPM)" "$T/readme/$b"
+check_eq "vigil-swtpm runs" "$(vg_in systemctl is-active vigil-swtpm)" active
+check "... its state on / and its work copy on the tmpfs" \
+	vg_in test -s /var/lib/vigil/swtpm/tpm2-00.permall -a -s /run/vigil-swtpm/state/tpm2-00.permall
+check "... its CA's private keys are gone" vg_in bash -c '! find /var/lib/vigil/swtpm -name "*key*" | grep -q .'
+check_eq "... vigild is active again" "$(vg_in systemctl is-active vigild)" active
+check "... and no longer says it has no TPM" vg_in bash -c \
+	"! journalctl -u vigild -o cat -n 40 --no-pager _PID=\$(systemctl show -P MainPID vigild) | grep -q 'no TPM'"
+check "... PCR 10 of the TPM replays the list" vg_in bash -c \
+	"vigil log replay --allow-prefix --tpm=swtpm:path=/run/vigil-swtpm/sock /run/vigil/binary_runtime_measurements"
+mkdir -p "$T/attest"
+/usr/bin/python3 "$SRCDIR/tests/readme-debian-blocks.py" "$SRCDIR/debian/vigil-attest.README.Debian" \
+	"$T/attest" >"$T/attest.list"
+check "vigil-attest's README.Debian: its command blocks are found" test "$(wc -l <"$T/attest.list")" -ge 4
+while read -r b; do
+	block "vigil-attest README.Debian:${b%.sh}" "$T/attest/$b"
+done <"$T/attest.list"
+[ "$_failed" -eq 0 ] || bail "vigil-attest's README.Debian did not work as written"
+check_eq "the verifier runs (its unit, --ek-ca the software TPM's CA)" \
+	"$(vg_in systemctl is-active vigil-verifier)" active
+check_eq "the agent runs (its unit, the TPM from vigil.conf)" "$(vg_in systemctl is-active vigil-agent)" active
+H=$(vg_in hostname)
+vg_in vigil attest status --json "$H" >"$T/att1.json"
+check "the host is trusted" python3 -c '
+import json, sys
+sys.exit(0 if json.load(open(sys.argv[1]))["state"] == "trusted" else 1)' "$T/att1.json"
+# the verifier registered it under --ek-ca /etc/vigil/ek-ca.pem (it refuses an
+# EK certificate that does not chain to it): openssl says the TPM's does
+vg_in tpm2_nvread -T swtpm:path=/run/vigil-swtpm/sock 0x1c00002 >"$T/ek.der" 2>/dev/null
+vg_in cat /etc/vigil/ek-ca.pem >"$T/ek-ca.pem"
+check "... its EK certificate (the TPM's NV index) chains to the verifier's --ek-ca (openssl)" \
+	bash -c "openssl x509 -inform DER -in '$T/ek.der' | openssl verify -CAfile '$T/ek-ca.pem'"
+check "... and the verifier's unit runs with that --ek-ca" vg_in bash -c \
+	"systemctl show -P ExecStart vigil-verifier | grep -q -- '--ek-ca /etc/vigil/ek-ca.pem'"
+# a program the policy does not know runs (an administrator's own, measured
+# at exec): the next round fails the host, naming it
+vg_in bash -c 'printf "#!/bin/sh\necho x\n" >/usr/local/sbin/unknown-tool; chmod 755 /usr/local/sbin/unknown-tool'
+vg_in vigil label --hmac-key /etc/vigil/evm.key /usr/local/sbin/unknown-tool >/dev/null 2>&1
+vg_in /usr/local/sbin/unknown-tool >/dev/null 2>&1
+for _ in $(seq 60); do
+	vg_in vigil attest status --json "$H" >"$T/att2.json" 2>/dev/null
+	grep -q '"failed"' "$T/att2.json" && break
+	sleep 1
+done
+check "a program the policy does not know: the host fails, the program named" \
+	grep -q 'unknown-tool' "$T/att2.json"
+
+# --- 7. apt under enforcement: the hook records what dpkg is about to unpack ----
+phase "apt"
+d0=$(vg_in journalctl -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o cat | wc -l)
+check "apt-get install of a signed package while vigild enforces (apt's hook records it first)" \
+	vg_in bash -c "apt-get install -y -q hello >/tmp/apt2.log 2>&1 || { tail -20 /tmp/apt2.log; exit 1; }"
+check "... the new program runs, unlabeled: the trust database has it" vg_in hello
+check "apt-get install --reinstall of an installed package" \
+	vg_in bash -c "apt-get install -y -q --reinstall hostname >/tmp/apt3.log 2>&1 || { tail -20 /tmp/apt3.log; exit 1; }"
+check "... it runs" vg_in hostname
+check_eq "... and neither denied anything" \
+	"$(vg_in journalctl -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o cat | wc -l)" "$d0"
+
+# --- 8. removal under enforcement ------------------------------------------------
+phase "purge"
+check "apt purge of every vigil package while vigild enforces" \
+	vg_in bash -c "apt-get purge -y -q vigil vigil-attest libvigil0 >/tmp/purge.log 2>&1 || { tail -20 /tmp/purge.log; exit 1; }"
+check "... nothing of vigil runs any more" vg_in bash -c "! pgrep -x vigild && ! pgrep -x vigil-agent && ! pgrep -x vigil-verifier && ! pgrep -x swtpm"
+check "... and no vigil package is left" vg_in bash -c "! dpkg -l | grep -E '^(ii|iH|iU|rc) +(vigil|vigil-attest|libvigil0) '"
+check "... nor the software TPM's state" vg_in test ! -e /var/lib/vigil/swtpm
+check "... the programs it denied before run now" vg_in /usr/local/bin/planted
+vg_host_halt
+phase "done"
