@@ -77,7 +77,7 @@ check_eq "... nor the agent, the verifier, the scan timer" \
 # --- 2. README.Debian, followed as written ------------------------------------
 phase "README.Debian"
 mkdir -p "$T/readme"
-/usr/bin/python3 "$SRCDIR/tests/readme-debian-blocks.py" "$SRCDIR/debian/README.Debian" "$T/readme" \
+/usr/bin/python3 "$SRCDIR/tests/helpers/readme-debian-blocks.py" "$SRCDIR/debian/README.Debian" "$T/readme" \
 	>"$T/readme.list"
 check "README.Debian's command blocks are found" test "$(wc -l <"$T/readme.list")" -ge 6
 while read -r b; do
@@ -187,7 +187,7 @@ check "... and no longer says it has no TPM" vg_in bash -c \
 check "... PCR 10 of the TPM replays the list" vg_in bash -c \
 	"vigil log replay --allow-prefix --tpm=swtpm:path=/run/vigil-swtpm/sock /run/vigil/binary_runtime_measurements"
 mkdir -p "$T/attest"
-/usr/bin/python3 "$SRCDIR/tests/readme-debian-blocks.py" "$SRCDIR/debian/vigil-attest.README.Debian" \
+/usr/bin/python3 "$SRCDIR/tests/helpers/readme-debian-blocks.py" "$SRCDIR/debian/vigil-attest.README.Debian" \
 	"$T/attest" >"$T/attest.list"
 check "vigil-attest's README.Debian: its command blocks are found" test "$(wc -l <"$T/attest.list")" -ge 4
 while read -r b; do
