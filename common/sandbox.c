@@ -116,6 +116,9 @@ const struct sandbox_rule sandbox_http_rules[SANDBOX_HTTP_NRULES] = {
 	{ "io_uring_setup", ENOSYS, -1, 0, 0 },
 	{ "clone3", ENOSYS, -1, 0, 0 },
 	{ "clone", 0, 0, CLONE_THREAD, CLONE_THREAD },
+	/* a thread's own name (libmicrohttpd's "MHD-worker"), nothing else of prctl */
+	{ "prctl", 0, 0, PR_SET_NAME, 0xffffffff },
+	{ "prctl", 0, 0, PR_GET_NAME, 0xffffffff },
 };
 
 int sandbox_landlock_abi(void)

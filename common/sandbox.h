@@ -68,10 +68,11 @@ extern const char *const sandbox_system_dirs[];
  * compared in its low 32 bits, as the kernel reads an int (a domain
  * with high bits set is no way round); io_uring refused (ENOSYS: its
  * operations pass beside the filter), clone3 refused (ENOSYS: glibc then
- * uses clone, whose flags the filter sees) and clone only for a thread.
+ * uses clone, whose flags the filter sees) and clone only for a thread;
+ * prctl only to set or read a thread's name.
  */
 extern const char *const sandbox_http_calls[];
-#define SANDBOX_HTTP_NRULES 7
+#define SANDBOX_HTTP_NRULES 9
 extern const struct sandbox_rule sandbox_http_rules[SANDBOX_HTTP_NRULES];
 
 struct sandbox {

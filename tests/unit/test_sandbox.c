@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -111,6 +112,20 @@ static void http_role_refuses_io_uring_and_kills_the_unlisted(void **state)
 		assert_int_equal(in_sandbox(raw_unlisted, 0), 256 + SIGSYS);
 }
 
+static long raw_prctl(uint64_t option)
+{
+	return syscall(SYS_prctl, (long)option, (long)"test-name", 0L, 0L, 0L) < 0 ? -errno : 0;
+}
+
+/* libmicrohttpd names its threads (PR_SET_NAME); no other prctl is the role's */
+static void http_role_allows_a_thread_name_only(void **state)
+{
+	(void)state;
+	assert_int_equal(in_sandbox(raw_prctl, PR_SET_NAME), 0);
+	if (!sandbox_sanitizer_calls[0])
+		assert_int_equal(in_sandbox(raw_prctl, PR_SET_DUMPABLE), 256 + SIGSYS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -119,6 +134,7 @@ int main(void)
 		cmocka_unit_test(http_role_refuses_a_unix_socket_with_high_bits),
 		cmocka_unit_test(http_role_kills_at_another_family),
 		cmocka_unit_test(http_role_refuses_io_uring_and_kills_the_unlisted),
+		cmocka_unit_test(http_role_allows_a_thread_name_only),
 	};
 
 	return cmocka_run_group_tests_name("sandbox", tests, NULL, NULL);
