@@ -14,7 +14,8 @@
  *     read again on SIGHUP, push mode's CA and client certificate), /dev;
  *     nothing written; TCP: pull mode binds its --listen port and
  *     connects nowhere, push mode connects to the verifier's port only
- *     (and 53, the resolver over TCP) and binds nothing; no signal or
+ *     (and 53, the resolver over TCP, and the port of a proxy libcurl
+ *     takes from the environment) and binds nothing; no signal or
  *     abstract socket outside its domain;
  *   - seccomp: agent_net_role, the calls of an HTTP process (sandbox.h),
  *     anything else kills it.
@@ -47,22 +48,50 @@ const struct sandbox_role agent_net_role = {
 	SANDBOX_HTTP_NRULES
 };
 
-/* the port of an http:// or https:// URL; 0 if none can be read */
-static uint16_t url_port(const char *url)
+/* the port of HOST[:PORT][/...] (HOST may be [v6]): PORT, @dflt without one, 0 if unreadable */
+static uint16_t host_port(const char *h, uint16_t dflt)
 {
-	const char *h = strstr(url, "://"), *end, *colon;
+	const char *end = h + strcspn(h, "/?#"), *colon;
 	unsigned long p;
 
-	if (!h)
-		return 0;
-	h += 3;
-	end = h + strcspn(h, "/?#");
 	colon = h[0] == '[' ? memchr(h, ']', (size_t)(end - h)) : h;
 	colon = colon ? memchr(colon, ':', (size_t)(end - colon)) : NULL;
 	if (!colon)
-		return strncmp(url, "https:", 6) == 0 ? 443 : 80;
+		return dflt;
 	p = strtoul(colon + 1, NULL, 10);
 	return p > 0 && p < 65536 ? (uint16_t)p : 0;
+}
+
+/* the port of an http:// or https:// URL; 0 if none can be read */
+static uint16_t url_port(const char *url)
+{
+	const char *h = strstr(url, "://");
+
+	return h ? host_port(h + 3, strncmp(url, "https:", 6) == 0 ? 443 : 80) : 0;
+}
+
+/*
+ * The ports of the proxies libcurl would take from the environment (its
+ * variables; a proxy without a scheme or port is HTTP on 1080, as
+ * libcurl reads it) into @out (@n slots, 0 ends them): push mode reaches
+ * the verifier through them.
+ */
+static void proxy_ports(uint16_t *out, size_t n)
+{
+	static const char *const vars[] = { "http_proxy", "https_proxy", "HTTPS_PROXY",
+					    "all_proxy", "ALL_PROXY" };
+	size_t k = 0;
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]) && k + 1 < n; i++) {
+		const char *v = getenv(vars[i]), *h;
+
+		if (!v || !v[0])
+			continue;
+		h = strstr(v, "://");
+		out[k] = host_port(h ? h + 3 : v, 1080);
+		k += out[k] != 0;
+	}
+	out[k] = 0;
 }
 
 /* the directory of @path into @buf (its own copy), NULL for NULL */
@@ -81,7 +110,7 @@ int agent_net_sandbox(const struct agent *a, const char *user, uint16_t listen_p
 	const char *files[8] = { 0 };
 	const char *paths[7] = { a->log, a->boot_log, a->auth_path, a->push.ca, a->push.cert,
 				 a->push.key, NULL };
-	uint16_t bind[2] = { listen_port, 0 }, conn[3] = { 0, 0, 0 };
+	uint16_t bind[2] = { listen_port, 0 }, conn[8] = { 0 };
 	struct sandbox sb = {
 		.name = "the network process", .single_thread = true, .landlock = true,
 		.landlock_optional = true, .read_dirs = sandbox_system_dirs, .read_files = files,
@@ -99,6 +128,7 @@ int agent_net_sandbox(const struct agent *a, const char *user, uint16_t listen_p
 	if (a->push.url) {
 		conn[0] = url_port(a->push.url);
 		conn[1] = 53;
+		proxy_ports(conn + 2, sizeof(conn) / sizeof(conn[0]) - 2);
 		bind[0] = 0;
 		if (!conn[0]) {
 			snprintf(msg, cap, "--push %s: no port", a->push.url);
