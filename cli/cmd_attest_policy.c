@@ -33,6 +33,7 @@
 #include "vigil/imalog.h"
 #include "vigil/outfile.h"
 #include "vigil/trust.h"
+#include "vigil/trust_boot.h"
 
 /* NULL, "-", /dev/stdout: standard output; a fifo or device in place (cli_write_out) */
 static int write_out(const char *path, const char *data, size_t len)
@@ -285,7 +286,7 @@ static int emit_policy(const struct vg_refpolicy *p, const char *out)
  * pinned to its replay. Return: 0, -1 (reported).
  */
 static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned int bank,
-			    bool no_pins, bool no_mb)
+			    bool no_pins, bool no_mb, bool refs)
 {
 	struct vg_mbpolicy *mb = NULL;
 	struct vg_eventlog *log = NULL;
@@ -301,8 +302,13 @@ static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned i
 	free(b);
 	if (r == 0 && !no_mb)
 		r = vg_mbpolicy_from_log(log, &mb, &d);
+	/* --boot: the archive's shim, GRUB and kernels; what the host announces */
+	if (r == 0 && !no_mb && refs)
+		r = vg_mbpolicy_set_refs_keys(mb, true, true);
 	if (r == 0 && !no_mb)
 		vg_refpolicy_set_mbpolicy(p, mb);
+	else
+		vg_mbpolicy_free(mb);
 	if (r == 0 && !no_pins)
 		r = vg_eventlog_replay(log, bank, &pcrs, &d);
 	for (unsigned int i = 0; r == 0 && !no_pins && i < 8; i++)
@@ -312,6 +318,61 @@ static int policy_boot_pins(struct vg_refpolicy *p, const char *path, unsigned i
 		cli_file_err(path, "%s", d.msg[0] ? d.msg : strerror(-r));
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * --boot: the trust databases must know a shim, a GRUB and a kernel (their
+ * boot references: trust_boot.h), or every boot would fail. Return: 0, -1
+ * (reported).
+ */
+static int policy_boot_check_db(const char *const *dbs, size_t n, const struct vg_hmac_key *hk)
+{
+	unsigned int roles = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct vg_trust_db *db = NULL;
+		struct vg_trust_boot *b = NULL;
+		struct vg_diag d = { 0 };
+
+		if (vg_trust_db_open(dbs[i], hk->key, hk->len, &db, &d) < 0 ||
+		    vg_trust_boot_load(db, &b, &d) < 0) {
+			vg_trust_db_free(db);
+			cli_err("%s", d.msg);
+			return -1;
+		}
+		for (size_t k = 0; k < vg_trust_boot_count(b); k++)
+			if (vg_trust_boot_at(b, k)->state != VG_BOOT_EXPIRED)
+				roles |= 1u << vg_trust_boot_at(b, k)->role;
+		vg_trust_boot_free(b);
+		vg_trust_db_free(db);
+	}
+	if ((roles & (1u << VG_BOOT_SHIM | 1u << VG_BOOT_GRUB | 1u << VG_BOOT_KERNEL)) !=
+	    (1u << VG_BOOT_SHIM | 1u << VG_BOOT_GRUB | 1u << VG_BOOT_KERNEL)) {
+		cli_err("--boot: the trust database%s record%s no %s: build %s with shim-signed, "
+			"grub-efi-*-signed and a linux-image-* package (vigil trust build)",
+			n > 1 ? "s" : "", n > 1 ? "" : "s",
+			!(roles & 1u << VG_BOOT_SHIM) ? "shim" : !(roles & 1u << VG_BOOT_GRUB) ?
+			"GRUB" : "kernel", n > 1 ? "them" : "it");
+		return -1;
+	}
+	return 0;
+}
+
+/* --boot without --boot-log: a section of from_archive and announced alone. Return: 0, -1. */
+static int policy_boot_refs_only(struct vg_refpolicy *p)
+{
+	static const char empty[] = "{\"version\": 1}";
+	struct vg_mbpolicy *mb = NULL;
+	struct vg_diag d = { 0 };
+
+	if (vg_mbpolicy_load((const uint8_t *)empty, sizeof(empty) - 1, &mb, &d) < 0 ||
+	    vg_mbpolicy_set_refs_keys(mb, true, true) < 0) {
+		vg_mbpolicy_free(mb);
+		cli_err("out of memory");
+		return -1;
+	}
+	vg_refpolicy_set_mbpolicy(p, mb);
 	return 0;
 }
 
@@ -334,6 +395,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		{ "hmac-key", required_argument, NULL, 'H' },
 		{ "trusted-superseded", no_argument, NULL, 'S' },
 		{ "merged-usr", no_argument, NULL, 'M' },
+		{ "boot", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -341,6 +403,7 @@ int cli_attest_policy_create(int argc, char **argv)
 	const char *trusted[8];
 	size_t ntrusted = 0;
 	bool superseded = false, merged_usr = false, no_pins = false, no_mb = false;
+	bool boot_refs = false;
 	bool no_default_excludes = false;
 	struct cli_keyargs ka = { 0 };
 	struct vg_hmac_key hk = { 0 };
@@ -403,6 +466,7 @@ int cli_attest_policy_create(int argc, char **argv)
 		case 'H': ka.hmac_key = optarg; break;
 		case 'S': superseded = true; break;
 		case 'M': merged_usr = true; break;
+		case 'O': boot_refs = true; break;
 		case 'h': fputs(cli_attest_help, stdout); rc = EXIT_OK; goto out;
 		default: goto out;
 		}
@@ -446,7 +510,17 @@ int cli_attest_policy_create(int argc, char **argv)
 		cli_err("--no-boot-pins and --no-measured-boot: nothing left of --boot-log FILE");
 		goto out;
 	}
-	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank, no_pins, no_mb) < 0)
+	if (boot_refs && (!ntrusted || no_mb)) {
+		cli_err("--boot needs --trusted DB (the archive's boot images), and a measured_boot "
+			"section (not --no-measured-boot)");
+		goto out;
+	}
+	if (boot_refs && policy_boot_check_db(trusted, ntrusted, &hk) < 0)
+		goto out;
+	if (boot && policy_boot_pins(p, boot, (unsigned int)boot_bank, no_pins, no_mb,
+				     boot_refs) < 0)
+		goto out;
+	if (boot_refs && !boot && policy_boot_refs_only(p) < 0)
 		goto out;
 	if (tree) {
 		tc.p = p;

@@ -24,6 +24,7 @@
 #include "vigil/attest.h"
 #include "vigil/attest_mbpolicy.h"
 #include "vigil/attest_boot.h"
+#include "vigil/trust_boot.h"
 #include "vigil/dsse.h"
 #include "vigil/eventlog.h"
 #include "vigil/hash.h"
@@ -204,6 +205,7 @@ int cli_attest_policy_check(int argc, char **argv)
 	struct vg_hmac_key hk = { 0 };
 	struct vg_trust_db *tdb = NULL;
 	struct vg_trust_index *idx = NULL;
+	struct vg_trust_boot *tboot = NULL;	/* its boot references: from_archive */
 	struct vg_dsse_keys *keys = NULL;
 	struct vg_refpolicy *p = NULL;
 	struct vg_imalog_buf scratch = { 0 };
@@ -248,7 +250,8 @@ int cli_attest_policy_check(int argc, char **argv)
 		if (trust_load_key(&ka, NULL, &hk) < 0)
 			goto out;
 		if (vg_trust_db_open(trusted, hk.key, hk.len, &tdb, &d) < 0 ||
-		    vg_trust_index_load(tdb, vg_trust_db_algo_pick(tdb, VG_HASH_SHA256), &idx, &d) < 0) {
+		    vg_trust_index_load(tdb, vg_trust_db_algo_pick(tdb, VG_HASH_SHA256), &idx, &d) < 0 ||
+		    vg_trust_boot_load(tdb, &tboot, &d) < 0) {
 			cli_file_err(trusted, "%s", d.msg);
 			goto out;
 		}
@@ -298,7 +301,9 @@ int cli_attest_policy_check(int argc, char **argv)
 
 		if (cli_attest_read(boot, &bb, &bl) < 0)
 			goto out;
-		rb = vg_mbpolicy_check_buf(vg_refpolicy_mbpolicy(p), bb, bl, &v);
+		/* from_archive by the --trusted database; announced: nothing offline */
+		rb = vg_mbpolicy_check_buf_refs(vg_refpolicy_mbpolicy(p), bb, bl,
+						&(struct vg_mbrefs){ .archive = tboot }, &v);
 		free(bb);
 		r = rb < 0 ? rb : (r || rb);
 	}
@@ -341,6 +346,7 @@ out:
 	vg_imalog_buf_release(&scratch);
 	vg_refpolicy_free(p);
 	vg_trust_index_free(idx);
+	vg_trust_boot_free(tboot);
 	vg_trust_db_free(tdb);
 	vg_hmac_key_wipe(&hk);
 	vg_dsse_keys_free(keys);

@@ -16,6 +16,7 @@
 static const char help[] =
 	"usage: vigil trust build -o DB [OPTIONS] [PACKAGE...]\n"
 	"       vigil trust verify DB [--root DIR] [--unpackaged] [--json]\n"
+	"       vigil trust boot show DB | boot hash FILE...\n"
 	"\n"
 	"A trust database from the Debian archive: for each package, the chain\n"
 	"InRelease (OpenPGP, gpgv and the archive keyring) -> Packages -> .deb ->\n"
@@ -26,6 +27,8 @@ static const char help[] =
 	"         --debs with --all-debs)\n"
 	"verify   report modified, missing and (--unpackaged) unpackaged files;\n"
 	"         changed conffiles separately\n"
+	"boot     the boot references (shim, GRUB, kernels: Authenticode and file\n"
+	"         digests, state) of a database; the Authenticode digest of a PE image\n"
 	"\n"
 	"'vigil trust VERB --help' describes a verb.\n";
 
@@ -54,6 +57,7 @@ out:
 static const struct cli_verb verbs[] = {
 	{ "build", cmd_trust_build },
 	{ "verify", cmd_trust_verify },
+	{ "boot", cmd_trust_boot },
 };
 
 int cmd_trust(int argc, char **argv)
@@ -61,7 +65,7 @@ int cmd_trust(int argc, char **argv)
 	int rc = cli_verb_main(verbs, CLI_NVERBS(verbs), help, argc, argv);
 
 	if (rc < 0) {
-		cli_err("'%s' is not a trust command (build, verify)", argv[1]);
+		cli_err("'%s' is not a trust command (build, verify, boot)", argv[1]);
 		rc = EXIT_ERROR;
 	}
 	return rc;

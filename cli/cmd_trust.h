@@ -20,5 +20,7 @@ int trust_load_key(struct cli_keyargs *k, const char *config, struct vg_hmac_key
 
 int cmd_trust_build(int argc, char **argv);
 int cmd_trust_verify(int argc, char **argv);
+/* `vigil trust boot show|hash` (cmd_trust_boot.c) */
+int cmd_trust_boot(int argc, char **argv);
 
 #endif

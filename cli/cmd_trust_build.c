@@ -32,6 +32,7 @@
 #include "opts.h"
 #include "trust_build.h"
 #include "vigil/trust.h"
+#include "vigil/trust_boot.h"
 
 static const char help[] =
 	"usage: vigil trust build -o DB [--hmac-key KEYFILE] [--lists DIR] [--debs DIR]\n"
@@ -677,6 +678,11 @@ int cmd_trust_build(int argc, char **argv)
 			cli_err("%s", d.msg);
 			goto out;
 		}
+	}
+	/* the boot images' states: a newer shim, GRUB or kernel ABI supersedes (trust_boot.h) */
+	if (vg_trust_db_boot_settle(db, now, grace, &d) < 0) {
+		cli_err("%s", d.msg);
+		goto out;
 	}
 	if (vg_trust_db_commit(db, &d) < 0) {
 		db = NULL;

@@ -681,7 +681,7 @@ int cmd_trust_verify(int argc, char **argv)
 	owners = vg_trust_db_format(db) >= 3;
 	if (!owners)
 		cli_file_err(dbpath, "format %u: the owners of files are not recorded, and not "
-			     "compared (vigil trust build writes format 3)", vg_trust_db_format(db));
+			     "compared (vigil trust build writes format 4)", vg_trust_db_format(db));
 	loaded = true;
 	if (trust_dpkg_load(&v.dpkg, v.rootfd) < 0)
 		goto out;

@@ -174,6 +174,13 @@ int trust_local_record(struct build *b, struct vg_trust_db *db)
 						       .arch = want.arch };
 
 			memcpy(row.deb_sha256, want.sha256, 32);
+			/*
+			 * its files, not boot images: a measured_boot section's from_archive
+			 * takes only what the archive's key signed (issue 45); a site's own
+			 * kernel is listed in the policy by its digest
+			 */
+			for (size_t k = 0; k < deb.n; k++)
+				deb.files[k].boot = false;
 			r = vg_trust_db_add_package(db, relid, &row, &deb, &d);
 		}
 		if (r < 0)

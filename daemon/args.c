@@ -61,6 +61,10 @@ static const char help[] =
 	"      --accept-gap NAME  start though this way around vigild is open (memfd,\n"
 	"                         userns, fuse, mount:PATH; repeatable): refused by default in\n"
 	"                         enforce mode under a policy that judges execution\n"
+	"      --hold             keep the fanotify group in a small process of its own that\n"
+	"                         restarts the monitor when it dies: accesses wait, none is\n"
+	"                         allowed unseen (vigild.hold; --no-hold: the kernel\n"
+	"                         allows what waits when vigild dies)\n"
 	"      --close-gaps       set the sysctls that close memfd and userns (what the\n"
 	"                         policy and mode need, not what is accepted), then exit\n"
 	"                         (the unit's ExecStartPre)\n"
@@ -145,6 +149,8 @@ static int parse_size(const char *s, uint64_t *ret)
 #define OPT_WATCH_MOUNTS 0x302
 #define OPT_ACCEPT_GAP 0x303
 #define OPT_CLOSE_GAPS 0x304
+#define OPT_HOLD 0x305
+#define OPT_NO_HOLD 0x306
 
 int vd_args_parse(struct vd *d, int argc, char **argv)
 {
@@ -168,6 +174,8 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "journal", required_argument, NULL, OPT_JOURNAL },
 		{ "watch-mounts", required_argument, NULL, OPT_WATCH_MOUNTS },
 		{ "accept-gap", required_argument, NULL, OPT_ACCEPT_GAP },
+		{ "hold", no_argument, NULL, OPT_HOLD },
+		{ "no-hold", no_argument, NULL, OPT_NO_HOLD },
 		{ "close-gaps", no_argument, NULL, OPT_CLOSE_GAPS },
 		{ "workers", required_argument, NULL, 'j' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
@@ -299,6 +307,10 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		case OPT_JOURNAL:
 			d->journal_path = optarg;
 			break;
+		case OPT_HOLD:
+		case OPT_NO_HOLD:
+			d->hold = c == OPT_HOLD ? 1 : 0;
+			break;
 		case OPT_WATCH_MOUNTS:
 			if (optarg[0] != '/') {
 				vd_log("--watch-mounts needs an absolute path (/: every mount), not '%s'", optarg);
@@ -378,6 +390,13 @@ int vd_args_config(struct vd *d)
 		return -1;
 	if (!d->watch_mounts)
 		d->watch_mounts = c->vigild_watch_mounts;
+	if (d->hold < 0)
+		d->hold = c->vigild_hold > 0;
+	if (d->hold && d->background) {
+		vd_log("--hold (vigild.hold in %s) and --background: the holder is the process a service "
+		       "manager starts; run vigild in the foreground, or --no-hold", name);
+		return -1;
+	}
 	for (size_t i = 0; i < c->nvigild_accept_gap; i++) {
 		if (vd_gap_name_check(c->vigild_accept_gap[i]) < 0) {
 			vd_log("%s: vigild.accept_gap = %s: not a gap (memfd, userns, fuse or mount:PATH)", name,

@@ -221,6 +221,8 @@ void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, u
 	struct vd_side *side = o ? o->side : NULL;
 	bool slow = side && side->cls == VD_FS_SLOW;
 	int group = group_of(d, o);
+	bool parked = o && o->parked > 0;
+	int ans = parked ? o->parked : fd;	/* the number the kernel knows the event by */
 	struct stat st;
 	struct result *r;
 	struct lease *l;
@@ -234,13 +236,17 @@ void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, u
 		d->st.events++;
 	if (!(o && o->before) && is_own(d, pid)) {
 		d->st.own++;
-		(void)vd_fan_answer(group, fd, true);
+		(void)vd_fan_answer(group, ans, true);
+		if (parked)
+			vd_held_answered(d, true);
 		close(fd);
 		free(kname);
 		return;
 	}
 	if (stp && (!S_ISREG(stp->st_mode) || !d->policy)) {
-		(void)vd_fan_answer(group, fd, true);
+		(void)vd_fan_answer(group, ans, true);
+		if (parked)
+			vd_held_answered(d, true);
 		d->st.allowed++;
 		close(fd);
 		free(kname);
@@ -251,7 +257,9 @@ void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, u
 		bool allow = d->mode != MODE_ENFORCE || d->fail_open;
 
 		d->st.overflows++;
-		(void)vd_fan_answer(group, fd, allow);
+		(void)vd_fan_answer(group, ans, allow);
+		if (parked)
+			vd_held_answered(d, true);
 		allow ? d->st.allowed++ : d->st.denied++;
 		close(fd);
 		free(kname);
@@ -266,6 +274,8 @@ void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, u
 	}
 	e->used = true;
 	e->fd = fd;
+	e->answer_no = ans;
+	e->parked = parked;
 	e->side = side;
 	if (o && o->before) {
 		e->before = true;

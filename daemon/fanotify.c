@@ -201,6 +201,9 @@ int vd_fan_init(struct vd *d)
 {
 	int r;
 
+	r = vd_held_group(d);	/* a restart under --hold: the group the monitor before had */
+	if (r != 0)
+		return r < 0 ? -1 : 0;
 	d->fd_error_reported = !d->no_fd_error;
 	r = vd_fan_group_new(&d->fd_error_reported);
 	d->fan = r;

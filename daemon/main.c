@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "background.h"
+#include "hold.h"
 #include "monitor.h"
 #include "notify.h"
 
@@ -231,6 +232,9 @@ static int run(struct vd *d)
 {
 	if (loop_setup(d) < 0)
 		return -1;
+	/* from here on the loop reads the group: what waited in the holder first */
+	if (vd_held_take(d) < 0)
+		return -1;
 	watchdog_setup(d);
 	for (;;) {
 		struct epoll_event evs[8 + MAX_WORKERS];
@@ -332,6 +336,7 @@ static int run(struct vd *d)
 /* What main() took, given back in reverse: also after a refusal at start. */
 static void teardown(struct vd *d)
 {
+	vd_held_release(d);	/* first: under --hold the group outlives what follows */
 	/* an appraiser may be in the middle of a long hash: it holds nothing to save */
 	for (unsigned int i = 0; i < d->nworkers; i++)
 		if (d->w[i].pid > 0 && !d->w[i].dead) {
@@ -394,7 +399,8 @@ int main(int argc, char **argv)
 		return vd_worker_main(sock, argc - 2, argv + 2);
 	}
 	d->fan = d->sigfd = d->ctl = d->audit = d->notif = d->lock_fd = d->ep = d->commit_fd = -1;
-	d->side_fd = d->mnt_watch = d->mounts.fd = -1;
+	d->side_fd = d->mnt_watch = d->mounts.fd = d->holder = -1;
+	d->hold = -1;
 	d->self = getpid();
 #ifdef VIGILD_TEST_HOOKS
 	/* the test build, as on a kernel without these features (Debian 12's 6.1) */
@@ -428,6 +434,14 @@ int main(int argc, char **argv)
 		d->tcti = d->cfg.tcti;
 	if (vd_args_config(d) < 0 || vd_journal_setup(d) < 0)
 		goto out;
+	r = d->close_gaps ? 0 : vd_held_open(d);
+	if (r < 0)
+		goto out;
+	if (r == 0 && d->hold && !d->close_gaps) {
+		/* --hold: this process keeps the group; the monitor is its child (hold.h) */
+		vg_config_release(&d->cfg);
+		return vd_holder_main(argc, argv);
+	}
 	if (d->close_gaps) {
 		/* the unit's ExecStartPre=+, with ExecStart's options: the sysctls, and nothing else */
 		if (vd_policy_load(d, &d->policy, msg, sizeof(msg)) < 0) {
@@ -511,6 +525,8 @@ int main(int argc, char **argv)
 	if (vd_side_setup(d) < 0 || vd_fan_setup(d) < 0 || vd_gaps_check(d) < 0)
 		goto out;
 	/* the programs already running are judged before ready, while the loop answers */
+	if (vd_held_give(d) < 0)
+		goto out;
 	if (!d->loaders.policy_execs || vd_before_start(d) < 0)
 		vd_ready(d);
 	r = run(d);

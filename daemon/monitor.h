@@ -154,6 +154,7 @@ struct vd_mark {
 struct vd_origin {
 	struct vd_side *side;	/* NULL: the main group */
 	bool before;		/* a program running before vigild started (before.c): no kernel waits */
+	int parked;		/* > 0: an event that waited in the holder, answered by this number (hold.h) */
 };
 
 /* a way around vigild (gaps.c) */
@@ -206,6 +207,8 @@ struct ev {
 	 * not given to a new event that a late allow would then answer.
 	 */
 	pid_t answer_pid;
+	int answer_no;		/* the number the kernel knows it by: fd, or the holder's (hold.h) */
+	bool parked;		/* it waited in the holder while no monitor ran */
 	bool answered;		/* the appraiser wrote the allow: the monitor writes none */
 	/*
 	 * Waiting for the measurement list's writer (commit.c): the sequence
@@ -318,6 +321,12 @@ struct vd {
 	_Atomic unsigned long before_procs;	/* processes running when vigild started (before.c) */
 	unsigned int before_pending;	/* their programs not decided yet (+1 until the scan ends) */
 	bool ready;			/* READY=1 said */
+	/* --hold (hold.h, held.c) */
+	int hold;			/* -1: from vigil.conf (vigild.hold), else 0 or 1 */
+	int holder;			/* the channel to the holder; -1: none */
+	bool held_group;		/* the group was the holder's: a restart */
+	unsigned long parked_open;	/* events handed over by the holder, not answered yet */
+	bool parked_end;		/* ... and all of them handed over */
 	bool left_behind;		/* a thread stuck on a server or the TPM at exit: _exit (main.c) */
 	const char *keyrings[16];
 	size_t nkeyrings;
@@ -552,6 +561,21 @@ int vd_metrics_write(struct vd *d);
  * (nothing when the file was never written). */
 void vd_metrics_final(struct vd *d);
 void vd_metrics_tick(struct vd *d);
+
+/* ---- held.c: the monitor's side of --hold (hold.h) ---- */
+
+/* The holder's channel from the environment. Return: 1, 0 (no holder), -1 after logging. */
+int vd_held_open(struct vd *d);
+/* The group of the monitor before, from the holder. Return: 1 taken, 0 none yet, -1 after logging. */
+int vd_held_group(struct vd *d);
+/* Give the holder the group just made and marked. Return: 0 or -errno (logged). */
+int vd_held_give(struct vd *d);
+/* Stop the holder reading and judge what waited in it. Return: 0, or -1 after logging. */
+int vd_held_take(struct vd *d);
+/* One event the holder had parked was answered (@one), or none is left to answer. */
+void vd_held_answered(struct vd *d, bool one);
+/* The monitor ends: the holder reads the group from here on (what the exit opens). */
+void vd_held_release(struct vd *d);
 
 /* ---- fanotify.c ---- */
 

@@ -91,7 +91,7 @@ int vd_pool_send(struct vd *d, int w, int i)
 		/* a file without a label is hashed in this algorithm: trust=archive's, when it applies */
 		.algo = e->need_appraise && e->dec.trust_archive && d->trust ? d->trust->algo : d->algo,
 		.allowed_algos = e->dec.allowed_algos,
-		.answer_fd = answer ? e->fd : -1,
+		.answer_fd = answer ? e->answer_no : -1,
 		.uid = e->acc.fowner,
 		.gid = e->acc.fgroup,
 		.mode = e->fmode,

@@ -85,7 +85,7 @@ void vd_answer(struct vd *d, struct ev *e, bool allow)
 		 * written the allow already, and then the kernel has no such
 		 * event any more (ENOENT).
 		 */
-		int r = vd_fan_answer(d->fan, e->fd, allow);
+		int r = vd_fan_answer(d->fan, e->answer_no, allow);
 
 		if (r == -ENOENT) {
 			d->st.appraiser_answers++;
@@ -102,8 +102,10 @@ void vd_answer(struct vd *d, struct ev *e, bool allow)
 			vd_log("fanotify response for fd %d (%s) failed: %s", e->fd, e->side->point, strerror(-r));
 		}
 	} else {
-		vd_fan_respond(d, e->fd, allow);
+		vd_fan_respond(d, e->answer_no, allow);
 	}
+	if (e->parked)
+		vd_held_answered(d, true);
 	if (allow)
 		d->st.allowed++;
 	else

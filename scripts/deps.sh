@@ -26,6 +26,7 @@ pkgs=(
 	aide		# t0044: vigil scan beside AIDE on the same changes (and bench/tree's peer)
 	# vigil trust (t0110, t0111, bench/trust): the archive chain and its peers
 	gpgv debian-archive-keyring lz4 debsums
+	pesign sbsigntool python3-pefile	# t0529: Authenticode digests checked by pesign and pefile; a local kernel signed
 	mmdebstrap apt-utils gnupg	# t0114: a bookworm root (tests/lib-debroot.sh), apt-ftparchive, a repository key
 	systemd strace	# t0094: systemd-analyze verify/security of the units; the daemons' system calls
 	systemd-container	# t0730: the booted host rig (systemd-nspawn -b: the packages as shipped)

@@ -70,11 +70,18 @@ static void mb_drop(struct vf_bootc *c)
 		c->mbv = NULL;
 	}
 	c->mb_on = false;
+	free(c->raw);
+	c->raw = NULL;
+	c->rawlen = 0;
 }
 
-/* The events of the log @buf judged by @mb, the failures kept. Return: 0, -ENOMEM. */
+/*
+ * The events of the log @buf judged by @mb, the failures kept; @refs: the
+ * archive's boot references and the announcements of the boots before this
+ * one (NULL: the section uses neither). Return: 0, -ENOMEM.
+ */
 static int mb_judge(struct vf_bootc *c, const struct vg_mbpolicy *mb, const uint8_t *buf,
-		    size_t len)
+		    size_t len, const struct vg_mbrefs *refs)
 {
 	struct vg_attest_verdict *mv = malloc(sizeof(*mv));
 	int r;
@@ -82,7 +89,7 @@ static int mb_judge(struct vf_bootc *c, const struct vg_mbpolicy *mb, const uint
 	if (!mv)
 		return -ENOMEM;
 	vg_attest_verdict_init(mv);
-	r = vg_mbpolicy_check_buf(mb, buf, len, mv);
+	r = vg_mbpolicy_check_buf_refs(mb, buf, len, refs, mv);
 	if (r < 0) {
 		vg_attest_verdict_release(mv);
 		free(mv);
@@ -136,8 +143,15 @@ int vf_bootc_fetch(struct verifier *vf, struct vf_source *src, const struct vg_s
 		}
 	}
 	mb_drop(c);
+	if (c->have && !c->malformed && mb && vg_mbpolicy_uses_refs(mb)) {
+		/* judged by vf_bootc_boot, once the quote says which boot this is */
+		memcpy(c->mbid, vg_mbpolicy_id(mb), sizeof(c->mbid));
+		c->raw = b.p;
+		c->rawlen = b.len;
+		return 0;
+	}
 	if (c->have && !c->malformed && mb && mb_judge(c, mb, b.p ? b.p : (const uint8_t *)"",
-						      b.len) < 0) {
+						      b.len, NULL) < 0) {
 		free(b.p);
 		c->fetched = false;
 		vg_attest_fail(v, VG_AF_COMM, "verifier error: %s", strerror(ENOMEM));
@@ -159,6 +173,30 @@ int vf_bootc_boot(struct verifier *vf, struct vf_source *src, const struct vg_st
 		c->keyed = true;
 		c->reset = q->reset_count;
 		c->restart = q->restart_count;
+	}
+	/* from_archive, announced: the archive of this round, what earlier boots announced */
+	if (c->raw || (c->have && !c->malformed && !c->mb_on && vg_mbpolicy_uses_refs(
+							  vg_refpolicy_mbpolicy(pol)))) {
+		const struct vg_mbpolicy *mb = vg_refpolicy_mbpolicy(pol);
+		struct vg_mbrefs refs = { .archive = c->archive, .announced = &a->st.ann,
+					  .boot = q->reset_count };
+		uint8_t *raw = c->raw;
+		size_t rawlen = c->rawlen;
+
+		c->raw = NULL;
+		if (!raw) {
+			/* an entry whose log was fetched before the section used them: again */
+			free(raw);
+			return vf_bootc_fetch(vf, src, a, pol, c, v) < 0 ? -1 :
+			       vf_bootc_boot(vf, src, a, pol, c, q, v);
+		}
+		if (mb && mb_judge(c, mb, raw, rawlen, &refs) < 0) {
+			free(raw);
+			c->fetched = false;
+			vg_attest_fail(v, VG_AF_COMM, "verifier error: %s", strerror(ENOMEM));
+			return -1;
+		}
+		free(raw);
 	}
 	return 0;
 }

@@ -23,6 +23,7 @@ struct vf_pcache {
 	struct vg_refpolicy *p;
 	unsigned int refs;		/* rounds using it right now */
 	bool retired;			/* replaced: freed when refs drops to 0 */
+	struct vf_trust *trust;		/* the trust database it was parsed with (a reference) */
 	char digest[2 * 32 + 1];	/* sha256 of the stored document, hex (an EAR's policy id) */
 };
 
@@ -99,6 +100,10 @@ again:
 		return NULL;
 	}
 	snprintf(c->name, sizeof(c->name), "%s", name);
+	/* parsed with vf->trust: a reload since would have moved policy_gen on */
+	c->trust = vf->trust;
+	if (c->trust)
+		c->trust->refs++;
 	c->next = vf->policies;
 	vf->policies = c;
 	return c->p;
@@ -106,6 +111,8 @@ again:
 
 static void pcache_free(struct vf_pcache *c)
 {
+	if (c->trust)
+		c->trust->refs--;
 	vg_refpolicy_free(c->p);
 	free(c);
 }
@@ -124,6 +131,18 @@ void vf_policy_forget(struct verifier *vf, const char *name)
 		}
 }
 
+void vf_policy_forget_all(struct verifier *vf)
+{
+	while (vf->policies) {
+		struct vf_pcache *c = vf->policies;
+
+		vf->policies = c->next;
+		c->retired = true;
+		if (!c->refs)
+			pcache_free(c);
+	}
+}
+
 /* Under vf->lock: the cache entry of @p, for reference counting. */
 static struct vf_pcache *pcache_of(struct verifier *vf, const struct vg_refpolicy *p)
 {
@@ -131,6 +150,18 @@ static struct vf_pcache *pcache_of(struct verifier *vf, const struct vg_refpolic
 		if (c->p == p)
 			return c;
 	return NULL;
+}
+
+const struct vg_trust_boot *vf_policy_boot(struct verifier *vf, const struct vg_refpolicy *p)
+{
+	struct vf_pcache *c = p ? pcache_of(vf, p) : NULL;
+
+	return c && c->trust ? c->trust->boot : NULL;
+}
+
+const struct vg_trust_boot *vf_pcache_boot(const struct vf_pcache *c)
+{
+	return c && c->trust ? c->trust->boot : NULL;
 }
 
 const char *vf_policy_digest(struct verifier *vf, const struct vg_refpolicy *p)

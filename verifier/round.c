@@ -54,8 +54,9 @@ static int quote_refused(long code, const struct vf_buf *qb, const char *err,
  * Return: 0 trusted, 1 not, -1 communication failure (@v msg).
  */
 static int round_once(struct verifier *vf, struct vf_source *src, const struct vg_store_agent *a,
-		      const struct vg_refpolicy *pol, struct vg_attest_state *st, bool *reboot,
-		      struct vg_attest_verdict *v, bool *requote)
+		      const struct vg_refpolicy *pol, const struct vg_trust_boot *archive,
+		      struct vg_attest_state *st, bool *reboot, struct vg_attest_verdict *v,
+		      bool *requote)
 {
 	struct vg_api_quote_req req = { .nonce_len = 20, .bank = a->bank, .mask = a->mask };
 	struct vg_attest_request areq = { req.nonce, req.nonce_len, a->bank, a->mask };
@@ -76,6 +77,7 @@ static int round_once(struct verifier *vf, struct vf_source *src, const struct v
 		r = -1;
 		goto out;
 	}
+	bc->archive = archive;	/* this round's boot references (from_archive) */
 	/* a boot log or pinned boot PCRs: quote PCRs 0-9 (or the pinned ones) as well */
 	if (bc->fetched && bc->have && vf_bootc_stale(bc, pol))
 		bc->fetched = false;	/* another measured_boot section: judge the log anew */
@@ -172,13 +174,14 @@ out:
 
 static int round_evidence(struct verifier *vf, struct vf_source *src,
 			  const struct vg_store_agent *a, const struct vg_refpolicy *pol,
-			  struct vg_attest_state *st, bool *reboot, struct vg_attest_verdict *v)
+			  const struct vg_trust_boot *archive, struct vg_attest_state *st,
+			  bool *reboot, struct vg_attest_verdict *v)
 {
 	bool requote = false;
-	int r = round_once(vf, src, a, pol, st, reboot, v, &requote);
+	int r = round_once(vf, src, a, pol, archive, st, reboot, v, &requote);
 
 	if (requote && !src->retry)
-		r = round_once(vf, src, a, pol, st, reboot, v, NULL);
+		r = round_once(vf, src, a, pol, archive, st, reboot, v, NULL);
 	return r;
 }
 
@@ -364,7 +367,7 @@ int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
 	/* the policy object stays valid while it is held */
 	st = a->st;
 	t0 = vf_metrics_clock();
-	r = round_evidence(vf, src, a, pol, &st, &reboot, &v);
+	r = round_evidence(vf, src, a, pol, vf_pcache_boot(pc), &st, &reboot, &v);
 	if (vf->stop || src->retry) {
 		r = -2;			/* cut short by the shutdown, or evidence asked again: judged by nobody */
 		goto release;

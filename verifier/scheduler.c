@@ -728,6 +728,7 @@ void vf_schedule(struct verifier *vf)
 		vf_push_watch(vf);
 		if (vf->reload)
 			vf_reload_tokens(vf);
+		vf_trust_check(vf, now);	/* --trust-db replaced: loaded again (trust_reload.c) */
 		usleep(50000);
 	}
 }

@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <json-c/json.h>
 
@@ -89,6 +90,22 @@ typedef long vf_fetch_fn(struct verifier *vf, const char *url, const char *body,
 			 size_t max, struct vf_buf *out, char *err, size_t errlen);
 
 struct vf_pcache;			/* policy_cache.c */
+
+/*
+ * trust_reload.c: a loaded trust database (--trust-db), shared by the
+ * cached policies parsed with it (refs, under vf->lock)
+ */
+struct vf_trust {
+	struct vf_trust *next;		/* retired ones */
+	unsigned int refs;
+	int64_t retired_ms;		/* wall ms it was replaced at (0: current) */
+	struct vg_trust_index *idx;	/* its file digests */
+	struct vg_trust_boot *boot;	/* its boot references */
+	dev_t dev;			/* the file it was read from */
+	ino_t ino;
+	int64_t mtime_ns;
+	off_t size;
+};
 struct vf_push;				/* push.c */
 struct vg_store_agent;
 
@@ -135,7 +152,16 @@ struct verifier {
 	bool no_auth;			/* --insecure-no-auth: every client is admin (tests only) */
 	char agent_token[VG_AUTH_TOKEN_LEN + 1];	/* --agent-token-file: ours, for agents */
 	struct vg_dsse_keys *policy_keys;	/* --policy-key: policies must be DSSE-signed */
-	struct vg_trust_index *archive;	/* --trust-db: names the package of a digest not allowed */
+	struct vg_trust_index *archive;	/* --trust-db: names the package of a digest not allowed
+					   (trust->idx, under lock) */
+	struct vf_trust *trust;		/* --trust-db as loaded now (trust_reload.c), NULL: none */
+	struct vf_trust *trust_old;	/* replaced, freed once unused */
+	const char *trust_path;
+	uint8_t trust_key[128];		/* --trust-key, to open it again */
+	size_t trust_key_len;
+	bool trust_reload;		/* the sandbox lets us read it again */
+	int64_t trust_checked_ms;
+	uint64_t trust_reloads;
 	unsigned int bank;
 	uint32_t mask;
 	unsigned int interval_ms;
@@ -246,8 +272,22 @@ struct vg_refpolicy *vf_policy_lookup(struct verifier *vf, const char *name, cha
 				      size_t errlen);
 /* Under vf->lock: a replaced policy leaves the cache (freed once unused). */
 void vf_policy_forget(struct verifier *vf, const char *name);
+/* Under vf->lock: every cached policy retired (the trust database changed). */
+void vf_policy_forget_all(struct verifier *vf);
+/* Under vf->lock: the boot references @p (cached) was parsed with, NULL: none. */
+const struct vg_trust_boot *vf_policy_boot(struct verifier *vf, const struct vg_refpolicy *p);
+
+/* ---- trust_reload.c ---- */
+
+/* --trust-db @path with the raw key @keyfile, at start (NULL: none). Return: 0, -1 (said). */
+int vf_trust_open(struct verifier *vf, const char *path, const char *keyfile);
+/* From the scheduler's thread: the file changed? Loaded again, the policies retired. */
+void vf_trust_check(struct verifier *vf, int64_t now_ms);
+void vf_trust_free(struct verifier *vf);
 /* Under vf->lock: @p (cached) stays valid until vf_policy_put. Return: the hold, NULL if none. */
 struct vf_pcache *vf_policy_hold(struct verifier *vf, const struct vg_refpolicy *p);
+/* The boot references of the trust database a held policy was parsed with (NULL: none). */
+const struct vg_trust_boot *vf_pcache_boot(const struct vf_pcache *c);
 /* Under vf->lock: the sha256 (hex) of the document @p (cached) was parsed from, "" if unknown. */
 const char *vf_policy_digest(struct verifier *vf, const struct vg_refpolicy *p);
 /* Takes vf->lock: a round is done with its policy. NULL-safe. */
@@ -362,6 +402,14 @@ struct vf_bootc {
 	bool mb_on;			/* ... judged with a section whose id is mbid */
 	uint8_t mbid[32];
 	struct vg_attest_verdict *mbv;	/* its failures; NULL: passed or not judged */
+	/*
+	 * a section with from_archive or announced (issue 45) is judged once the
+	 * quote names the boot (vf_bootc_boot): the log kept until then, and the
+	 * round's boot references (set by round.c)
+	 */
+	uint8_t *raw;
+	size_t rawlen;
+	const struct vg_trust_boot *archive;
 };
 
 /* Return: the entry of @a (made if new), NULL on no memory. */

@@ -40,6 +40,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,38 +80,69 @@ static void on_signal(int sig)
 
 /*
  * --trust-db: the verifier's own archive database, authenticated with
- * --trust-key and read whole into memory before the sandbox (the network
- * process then reads no file of it). Return: 0, -1 (said).
+ * --trust-key and read whole into memory before the sandbox; read again
+ * when it changes (trust_reload.c). Return: 0, -1 (said).
  */
 static int load_archive(struct verifier *vf, const struct vf_args *a)
 {
-	struct vg_hmac_key hk = { 0 };
-	struct vg_trust_db *db = NULL;
-	struct vg_diag d = { 0 };
-	int r;
-
 	if (!a->trust_db != !a->trust_key) {
 		vlog_err("--trust-db and --trust-key go together");
 		return -1;
 	}
-	if (!a->trust_db)
-		return 0;
-	if (vg_hmac_key_load_raw(a->trust_key, &hk, &d) < 0) {
-		vlog_err("--trust-key %s: %s", a->trust_key, d.msg);
-		return -1;
+	return vf_trust_open(vf, a->trust_db, a->trust_key);
+}
+
+/* Whether @path (may be NULL) is @dir or beneath it, both real paths. */
+static bool beneath(const char *dir, const char *path)
+{
+	char r[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (!path || !realpath(path, r))
+		return false;
+	return strcmp(dir, "/") == 0 || (strncmp(r, dir, n) == 0 && (r[n] == '/' || r[n] == 0));
+}
+
+/*
+ * The directory of --trust-db, for the sandbox to let the network process
+ * read it again, unless the SQLite store or a key the network process must
+ * never hold (the API's TLS key, the EAR key: the key process's) is in it:
+ * into @out, or "" (not reloaded, said).
+ */
+static void trust_dir(struct verifier *vf, const struct vf_args *a, char *out, size_t cap)
+{
+	char t[PATH_MAX], *sl;
+	const char *db = a->db, *what = NULL;
+
+	out[0] = 0;
+	if (!vf->trust || !realpath(a->trust_db, t))
+		return;
+	sl = strrchr(t, '/');
+	*sl = 0;
+	if (!t[0])
+		snprintf(t, sizeof(t), "/");
+	if (strncmp(db, "sqlite:", 7) == 0)
+		db += 7;
+	if (strncmp(a->db, "postgresql:", 11) != 0 && strncmp(a->db, "postgres:", 9) != 0) {
+		char d[PATH_MAX];
+
+		/* the store's directory: the database file and its journals */
+		if (realpath(db, d) && (sl = strrchr(d, '/')) && (*sl = 0, 1) &&
+		    beneath(t, d[0] ? d : "/"))
+			what = "the store's database";
 	}
-	r = vg_trust_db_open(a->trust_db, hk.key, hk.len, &db, &d);
-	vg_hmac_key_wipe(&hk);
-	if (r == 0)
-		r = vg_trust_index_load(db, vg_trust_db_algo_pick(db, VG_HASH_SHA256), &vf->archive, &d);
-	vg_trust_db_free(db);
-	if (r < 0) {
-		vlog_err("--trust-db %s: %s", a->trust_db, d.msg);
-		return -1;
+	if (!what && beneath(t, a->api_key))
+		what = "--api-key";
+	if (!what && beneath(t, a->ear_key))
+		what = "--ear-key";
+	if (what) {
+		vlog_warn("--trust-db %s: in a directory that holds %s, which the network process "
+			  "may not read: it is not reloaded when it changes (give it a directory of "
+			  "its own)", a->trust_db, what);
+		return;
 	}
-	vlog_info("trust database %s: %zu file digests", a->trust_db,
-		  vg_trust_index_count(vf->archive));
-	return 0;
+	snprintf(out, cap, "%s", t);
+	vf->trust_reload = true;
 }
 
 /* The API's credentials: the token list, ours for agents. Return: 0, -1 (said). */
@@ -373,6 +405,7 @@ static void args_free(struct vf_args *a)
 static int start_processes(struct verifier *vf, const struct vf_args *a)
 {
 	struct vg_diag dg = { 0 };
+	char tdir[PATH_MAX];
 
 	if ((a->key_pem || a->ear_pem) &&
 	    vg_privsep_key_start(a->key_pem, a->cert_pem, a->ear_pem, (char *)a->db, &dg) < 0) {
@@ -391,9 +424,10 @@ static int start_processes(struct verifier *vf, const struct vf_args *a)
 	}
 	/* store round trip (store_client.c) */
 	vg_store_set_timeout(vf->store, a->db_timeout * 1000);
+	trust_dir(vf, a, tdir, sizeof(tdir));	/* --trust-db read again when it changes */
 	if ((vf->on_fail && vg_privsep_hook_start(vf->on_fail, &dg) < 0) ||
 	    vg_privsep_sandbox(a->db, (const char *[]){ vf->ek_ca, vf->agent_ca, vf->client_cert,
-			       vf->client_key, vf->auth_path }, 5, &dg) < 0) {
+			       vf->client_key, vf->auth_path, tdir[0] ? tdir : NULL }, 6, &dg) < 0) {
 		vlog_err("%s", dg.msg);
 		return -1;
 	}
@@ -533,7 +567,7 @@ int main(int argc, char **argv)
 	vf_policy_cache_free(&vf);
 	vg_store_close(vf.store);
 	vg_dsse_keys_free(vf.policy_keys);
-	vg_trust_index_free(vf.archive);
+	vf_trust_free(&vf);
 	vg_auth_free(vf.auth);
 	http_ca_free(vf.admin_ca);
 	http_ca_free(vf.read_ca);

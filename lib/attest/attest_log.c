@@ -292,6 +292,15 @@ int vg_attest_evidence_judge(const struct vg_refpolicy *pol, const struct vg_att
 	}
 	if (r)
 		return r;
+	/* announcements of the next boot, from the part of the list just attested */
+	if ((req->mask & (1u << VG_ATTEST_PCR_IMA)) && ev->log) {
+		uint64_t from = q->restart_log ? 0 : st->log.entries;
+
+		if (ls.entries > from)
+			(void)vg_attest_announce_collect(ev->log, ev->log_len, ev->log_algo,
+							 ls.entries - from, q->clock.reset_count,
+							 &st->ann);
+	}
 	st->clock = q->clock;
 	st->log = ls;
 	return 0;

@@ -189,6 +189,7 @@ static json_object *to_obj(const struct vg_mbpolicy *p)
 			json_object_array_add(a, json_object_new_string(p->cmdre.s[i]));
 		json_object_object_add(o, "kernel_cmdline_regex", a);
 	}
+	vg__mb_refs_to_json(p, o);
 	return o;
 }
 
@@ -201,8 +202,6 @@ static const char *obj_text(json_object *o)
 /* The id, and the regexes compiled: what a loaded policy needs before use. */
 int vg__mb_finish(struct vg_mbpolicy *p, struct vg_diag *diag)
 {
-	json_object *o;
-	const char *s;
 	int r;
 
 	for (int k = 0; k < MB__SETS; k++)
@@ -231,9 +230,15 @@ int vg__mb_finish(struct vg_mbpolicy *p, struct vg_diag *diag)
 			}
 		}
 	}
-	o = to_obj(p);
-	s = o ? obj_text(o) : NULL;
-	r = s ? vg__mb_sha256(s, strlen(s), p->id) : -ENOMEM;
+	return vg__mb_finish_id(p);
+}
+
+int vg__mb_finish_id(struct vg_mbpolicy *p)
+{
+	json_object *o = to_obj(p);
+	const char *s = o ? obj_text(o) : NULL;
+	int r = s ? vg__mb_sha256(s, strlen(s), p->id) : -ENOMEM;
+
 	json_object_put(o);
 	return r;
 }
@@ -333,9 +338,13 @@ static int load_vigil(struct vg_mbpolicy *p, json_object *o, struct vg_diag *dia
 	if (json_object_object_get_ex(o, "kernel_cmdline_regex", &v) &&
 	    (r = load_strs(&p->cmdre, "kernel_cmdline_regex", v, diag)) < 0)
 		return r;
+	r = vg__mb_refs_from_json(p, o, diag);
+	if (r < 0)
+		return r;
 	json_object_object_foreach(o, k, val) {
 		bool known = !strcmp(k, "version") || !strcmp(k, "secure_boot") ||
-			     !strcmp(k, "kernel_cmdline") || !strcmp(k, "kernel_cmdline_regex");
+			     !strcmp(k, "kernel_cmdline") || !strcmp(k, "kernel_cmdline_regex") ||
+			     !strcmp(k, "from_archive") || !strcmp(k, "announced");
 
 		(void)val;
 		for (int i = 0; i < MB__SETS; i++)

@@ -143,6 +143,7 @@ static bool contains(const char *s, const char *w)
 
 struct judge {
 	const struct vg_mbpolicy *p;
+	const struct vg_mbrefs *refs;	/* from_archive, announced (NULL: none) */
 	const struct vg_eventlog *log;
 	struct vg_attest_verdict *v;
 	int err;			/* -ENOMEM seen */
@@ -375,18 +376,34 @@ static const uint8_t *ev_sha256(struct judge *j, long idx, const struct vg_event
 	return d;
 }
 
+/* a key of from_archive or announced judges @set */
+static bool by_refs(const struct vg_mbpolicy *p, enum mb_set set)
+{
+	return (p->archive | p->announced) & (1u << set);
+}
+
 static void judge_digest(struct judge *j, long idx, const struct vg_eventlog_event *e,
 			 enum mb_set set, const char *what)
 {
 	const uint8_t *d;
-	char h[80];
+	char h[80], why[400];
 
 	j->seen[set] = true;
-	if (!j->p->set[set].judged || !(d = ev_sha256(j, idx, e)))
+	if ((!j->p->set[set].judged && !by_refs(j->p, set)) || !(d = ev_sha256(j, idx, e)))
 		return;
-	if (!vg__mb_dset_has(&j->p->set[set], d))
+	if (j->p->set[set].judged && vg__mb_dset_has(&j->p->set[set], d))
+		return;
+	/* not listed: the archive's, or announced? */
+	switch (vg__mb_ref_judge(j->p, j->refs, set, d, NULL, what, why, sizeof(why))) {
+	case 0:
+		return;
+	case 1:
+		jfail(j, idx, e, d, "%s", why);
+		return;
+	default:
 		jfail(j, idx, e, d, "%s %s is not one the policy allows (%s)", what, hexs(d, h),
 		      vg__mb_set_key[set]);
+	}
 }
 
 static void judge_ipl(struct judge *j, long idx, const struct vg_eventlog_event *e)
@@ -401,7 +418,7 @@ static void judge_ipl(struct judge *j, long idx, const struct vg_eventlog_event 
 		const char *c = s + 16;
 		bool ok = false;
 
-		if (!p->cmdline.judged && !p->cmdre.judged)
+		if (!p->cmdline.judged && !p->cmdre.judged && !(p->announced & MB_ANN_CMDLINE))
 			return;
 		j->seen_cmdline = true;
 		/* GRUB measures the line without its "kernel_cmdline: " prefix */
@@ -418,9 +435,16 @@ static void judge_ipl(struct judge *j, long idx, const struct vg_eventlog_event 
 			ok = strcmp(p->cmdline.s[i], c) == 0;
 		for (size_t i = 0; !ok && p->re && i < p->cmdre.n; i++)
 			ok = regexec(&p->re[i], c, 0, NULL, 0) == 0;
-		if (!ok)
-			jfail(j, idx, e, NULL, "kernel command line \"%.300s\" is not one the "
-			      "policy allows", c);
+		if (!ok) {
+			char why[400];
+
+			r = vg__mb_ref_judge(p, j->refs, MB__SETS, NULL, c, NULL, why, sizeof(why));
+			if (r == 1)
+				jfail(j, idx, e, NULL, "%s", why);
+			else if (r != 0)
+				jfail(j, idx, e, NULL, "kernel command line \"%.300s\" is not one the "
+				      "policy allows", c);
+		}
 	} else if (e->pcr == 9) {
 		if (contains(s, "initrd") || contains(s, "initramfs"))
 			judge_digest(j, idx, e, MB_INITRD, "initrd");
@@ -480,7 +504,13 @@ static void judge_event(struct judge *j, size_t i)
 int vg_mbpolicy_check(const struct vg_mbpolicy *p, const struct vg_eventlog *log,
 		      struct vg_attest_verdict *v)
 {
-	struct judge j = { .p = p, .log = log, .v = v };
+	return vg_mbpolicy_check_refs(p, log, NULL, v);
+}
+
+int vg_mbpolicy_check_refs(const struct vg_mbpolicy *p, const struct vg_eventlog *log,
+			   const struct vg_mbrefs *refs, struct vg_attest_verdict *v)
+{
+	struct judge j = { .p = p, .refs = refs, .log = log, .v = v };
 	static const enum mb_set need[] = { MB_SHIM, MB_GRUB, MB_KERNEL, MB_INITRD };
 	uint64_t before = vg_attest_verdict_count(v);
 
@@ -492,11 +522,12 @@ int vg_mbpolicy_check(const struct vg_mbpolicy *p, const struct vg_eventlog *log
 	if (p->set[MB_DBX].judged && p->set[MB_DBX].n && !j.seen_dbx)
 		jfail(&j, -1, NULL, NULL, "the boot log has no dbx variable event, the policy "
 		      "requires %zu revocations", p->set[MB_DBX].n);
-	if ((p->cmdline.n || p->cmdre.n) && !j.seen_cmdline)
+	if ((p->cmdline.n || p->cmdre.n || (p->announced & MB_ANN_CMDLINE)) && !j.seen_cmdline)
 		jfail(&j, -1, NULL, NULL, "the boot log has no kernel_cmdline event, the policy "
 		      "allows only certain command lines");
 	for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++)
-		if (p->set[need[k]].judged && p->set[need[k]].n && !j.seen[need[k]])
+		if (((p->set[need[k]].judged && p->set[need[k]].n) || by_refs(p, need[k])) &&
+		    !j.seen[need[k]])
 			jfail(&j, -1, NULL, NULL, "the boot log has no %s event, the policy "
 			      "requires one", vg__mb_set_key[need[k]]);
 	if (j.err)
@@ -507,6 +538,12 @@ int vg_mbpolicy_check(const struct vg_mbpolicy *p, const struct vg_eventlog *log
 int vg_mbpolicy_check_buf(const struct vg_mbpolicy *p, const uint8_t *buf, size_t len,
 			  struct vg_attest_verdict *v)
 {
+	return vg_mbpolicy_check_buf_refs(p, buf, len, NULL, v);
+}
+
+int vg_mbpolicy_check_buf_refs(const struct vg_mbpolicy *p, const uint8_t *buf, size_t len,
+			       const struct vg_mbrefs *refs, struct vg_attest_verdict *v)
+{
 	struct vg_eventlog *log = NULL;
 	struct vg_diag d = { 0 };
 	int r = vg_eventlog_parse(buf, len, &log, &d);
@@ -515,7 +552,7 @@ int vg_mbpolicy_check_buf(const struct vg_mbpolicy *p, const uint8_t *buf, size_
 		return vg_attest_fail(v, VG_AF_BOOT_MALFORMED, "boot log: %s", d.msg);
 	if (r < 0)
 		return r;
-	r = vg_mbpolicy_check(p, log, v);
+	r = vg_mbpolicy_check_refs(p, log, refs, v);
 	vg_eventlog_free(log);
 	return r;
 }

@@ -47,8 +47,16 @@ struct vg_mbpolicy {
 	struct strs cmdline;		/* literal command lines */
 	struct strs cmdre;		/* their regexes (source) */
 	regex_t *re;			/* compiled cmdre */
+	/*
+	 * "from_archive": the sets (1u << MB_SHIM, MB_GRUB, MB_KERNEL, MB_VMLINUZ)
+	 * judged by the verifier's trust database as well (struct vg_mbrefs);
+	 * "announced": initrd (1u << MB_INITRD) and command line (MB_ANN_CMDLINE)
+	 * by what earlier boots' attested lists announced
+	 */
+	unsigned int archive, announced;
 	uint8_t id[SHA256_LEN];
 };
+#define MB_ANN_CMDLINE (1u << MB__SETS)
 
 /* EFI_GLOBAL_VARIABLE 8be4df61-93ca-11d2-aa0d-00e098032b8c, as it is in memory */
 extern const uint8_t vg__mb_guid_global[16];
@@ -66,7 +74,28 @@ int vg__mb_strs_add(struct strs *s, const char *v);
 int vg__mb_sha256(const void *b, size_t n, uint8_t out[SHA256_LEN]);
 /* An empty policy (nothing judged). Return: 0, -ENOMEM. */
 int vg__mb_new(struct vg_mbpolicy **ret);
+/*
+ * "from_archive" and "announced" (attest_mbpolicy_refs.c): read from the
+ * section @o, added to @o. Return: 0, -EBADMSG (an unknown name), -ENOMEM.
+ */
+struct json_object;
+int vg__mb_refs_from_json(struct vg_mbpolicy *p, struct json_object *o, struct vg_diag *diag);
+void vg__mb_refs_to_json(const struct vg_mbpolicy *p, struct json_object *o);
+
 /* The sets sorted, the regexes compiled, the id: before a policy is used. Return: 0, -EBADMSG, -ENOMEM. */
 int vg__mb_finish(struct vg_mbpolicy *p, struct vg_diag *diag);
+/* The id alone, again (the policy changed after vg__mb_finish). Return: 0, -ENOMEM. */
+int vg__mb_finish_id(struct vg_mbpolicy *p);
+
+/*
+ * vg__mb_ref_judge - the digest @d of an event of set @set (shim, grub,
+ * kernel, vmlinuz, initrd), or the command line @line (not NULL), judged
+ * by from_archive or announced (attest_mbpolicy_refs.c); @what names the
+ * image in @why. Return: 0 allowed, 1 not (@why says why), -1 @p has no
+ * such key for it.
+ */
+struct vg_mbrefs;
+int vg__mb_ref_judge(const struct vg_mbpolicy *p, const struct vg_mbrefs *refs, enum mb_set set,
+		     const uint8_t *d, const char *line, const char *what, char *why, size_t cap);
 
 #endif

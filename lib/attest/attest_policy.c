@@ -28,6 +28,7 @@
 
 #include "internal.h"
 #include "attest_policy.h"
+#include "attest_mbpolicy_int.h"
 #include "vigil/attest.h"
 #include "vigil/attest_boot.h"
 #include "vigil/attest_mbpolicy.h"
@@ -629,6 +630,12 @@ int vg__refpolicy_judge(const struct vg_refpolicy *p, const struct vg_imalog_ent
 		return vg_attest_fail(v, VG_AF_VIOLATION, "entry %llu: measurement violation "
 				      "(ToMToU or open writers) on %s", (unsigned long long)index, path);
 	}
+	/*
+	 * the next boot's initrd and command line (attest_announce.h): files that
+	 * did not run, judged by the measured_boot section that takes them
+	 */
+	if (p->mb && p->mb->announced && vg_attest_announce_name(path, plen))
+		return 0;
 	if (fb) {
 		int k = vg__attest_buf_key(fb->data, fb->len);
 

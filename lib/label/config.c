@@ -52,6 +52,7 @@ void vg_config_init(struct vg_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->algo = VG_HASH_SHA256;
+	c->vigild_hold = -1;
 	vg_evm_config_default(&c->evm);
 }
 
@@ -227,6 +228,12 @@ static int parse_setting(struct vg_config *c, struct parser *p, const char *key,
 		if (strcmp(val, "enforce") && strcmp(val, "permissive") && strcmp(val, "fix"))
 			return bad(p, "vigild.mode must be enforce, permissive or fix, not '%s'", val);
 		return set_string(p, &c->vigild_mode, val);
+	}
+	if (strcmp(key, "vigild.hold") == 0) {
+		if (strcmp(val, "yes") && strcmp(val, "no"))
+			return bad(p, "vigild.hold must be yes or no, not '%s'", val);
+		c->vigild_hold = strcmp(val, "yes") == 0;
+		return 0;
 	}
 	if (strcmp(key, "vigild.watch_mounts") == 0) {
 		if (val[0] != '/')

@@ -9,7 +9,7 @@
  * opened database is checked (schema, then MAC) before any row is handed
  * out (trust_db_read.c).
  *
- * Schema (format 3; trust_db.h):
+ * Schema (format 4; trust_db.h):
  *   meta(key TEXT PRIMARY KEY, value BLOB): format, algos, mac
  *   releases(id, origin, label, suite, codename, date, valid_until, inrelease_sha256)
  *   packages(id, name, version, arch, release, deb_sha256, state, superseded_at)
@@ -20,6 +20,9 @@
  *   sources(name, origin, suite, codename, date): each source's Date, the
  *     newest a build accepted (a replayed older InRelease is refused); a
  *     source is named by where its InRelease is (apt's list name)
+ *   boot(name, version, arch, path, role, series, authenticode, sha256,
+ *     state, since): the boot references (trust_boot.h), carried from the
+ *     previous database and settled by vg_trust_db_boot_settle
  * There is no secondary index: every byte a reader relies on is in the
  * rows the MAC covers.
  */
@@ -35,6 +38,7 @@
 
 #include "vigil/outfile.h"
 #include "vigil/trust.h"
+#include "vigil/trust_boot.h"
 #include "trust_db.h"
 
 int vg__trust_db_err(struct vg_trust_db *db, struct vg_diag *diag, int err, const char *what)
@@ -72,6 +76,7 @@ void vg_trust_db_free(struct vg_trust_db *db)
 		return;
 	sqlite3_finalize(db->ins_file);
 	sqlite3_finalize(db->ins_pkg);
+	sqlite3_finalize(db->ins_boot);
 	sqlite3_finalize(db->q_lookup);
 	sqlite3_finalize(db->q_recorded);
 	sqlite3_close(db->db);
@@ -158,7 +163,9 @@ int vg_trust_db_create(const char *path, const unsigned int *algos, size_t nalgo
 	if (sqlite3_prepare_v2(db->db, "INSERT OR IGNORE INTO files VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1,
 			       &db->ins_file, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db->db, "INSERT INTO packages VALUES(NULL,?,?,?,?,?,?,?)", -1,
-			       &db->ins_pkg, NULL) != SQLITE_OK) {
+			       &db->ins_pkg, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO boot VALUES(?,?,?,?,?,?,?,?,0,0)", -1,
+			       &db->ins_boot, NULL) != SQLITE_OK) {
 		r = vg__trust_db_err(db, diag, -EIO, "database");
 		goto fail;
 	}
@@ -271,6 +278,31 @@ static int insert_file(struct vg_trust_db *db, const void *path, int plen, int a
 	return r;
 }
 
+/* a boot reference of @p (state settled later: vg_trust_db_boot_settle) */
+static int insert_boot(struct vg_trust_db *db, const struct vg_trust_pkgrow *p,
+		       const struct vg_trust_file *f, struct vg_diag *diag)
+{
+	sqlite3_stmt *st = db->ins_boot;
+	char series[256];
+	int r = 0;
+
+	if (vg_trust_boot_series(p->name, series, sizeof(series)) < 0)
+		return vg_diag_set(diag, -EINVAL, "package name \"%.64s...\" too long", p->name);
+	sqlite3_reset(st);
+	if (sqlite3_bind_text(st, 1, p->name, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, p->version, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 3, p->arch, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_blob(st, 4, f->path, (int)strlen(f->path), SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_int(st, 5, (int)vg_trust_boot_role(f->path)) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 6, series, -1, SQLITE_TRANSIENT) != SQLITE_OK ||
+	    sqlite3_bind_blob(st, 7, f->boot_authenticode, 32, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_blob(st, 8, f->boot_sha256, 32, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		r = vg__trust_db_err(db, diag, -EIO, "recording a boot image");
+	sqlite3_clear_bindings(st);
+	return r;
+}
+
 int vg_trust_db_add_package(struct vg_trust_db *db, int64_t release_id,
 			    const struct vg_trust_pkgrow *p, const struct vg_trust_deb *deb,
 			    struct vg_diag *diag)
@@ -289,6 +321,11 @@ int vg_trust_db_add_package(struct vg_trust_db *db, int64_t release_id,
 
 		if (kind < 0 || kind > VG_TRUST_KIND_MAX)
 			return vg_diag_set(diag, -EINVAL, "%s: file kind %d", f->path, kind);
+		if (f->boot && !f->target && vg_trust_boot_role(f->path) != VG_BOOT_NONE) {
+			r = insert_boot(db, p, f, diag);
+			if (r < 0)
+				return r;
+		}
 
 		if (f->target) {
 			r = insert_file(db, f->path, plen, ALGO_LINK, NULL, 0, id, kind,
@@ -384,6 +421,41 @@ int vg_trust_db_set_source(struct vg_trust_db *db, const char *name,
 {
 	return put_source(db, "REPLACE", name, rel->origin, rel->suite, rel->codename, rel->date,
 			  diag);
+}
+
+/*
+ * the boot references of @old this build did not record (format 4), with
+ * their state: vg_trust_db_boot_settle judges them again
+ */
+static int carry_boot(struct vg_trust_db *db, struct vg_trust_db *old, struct vg_diag *diag)
+{
+	sqlite3_stmt *st = NULL, *ins = NULL;
+	int r = 0, rc;
+
+	if (old->format < 4)
+		return 0;
+	if (sqlite3_prepare_v2(old->db, "SELECT * FROM boot", -1, &st, NULL) != SQLITE_OK)
+		return vg__trust_db_err(old, diag, -EIO, "reading");
+	if (sqlite3_prepare_v2(db->db, "INSERT OR IGNORE INTO boot VALUES(?,?,?,?,?,?,?,?,?,?)",
+			       -1, &ins, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return vg__trust_db_err(db, diag, -EIO, "recording a boot image");
+	}
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_reset(ins);
+		for (int c = 0; c < 10; c++)
+			if (sqlite3_bind_value(ins, c + 1, sqlite3_column_value(st, c)) != SQLITE_OK)
+				r = -EIO;
+		if (r == 0 && sqlite3_step(ins) != SQLITE_DONE)
+			r = -EIO;
+		if (r < 0)
+			r = vg__trust_db_err(db, diag, -EIO, "recording a boot image");
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = vg__trust_db_err(old, diag, -EIO, "reading");
+	sqlite3_finalize(ins);
+	sqlite3_finalize(st);
+	return r;
 }
 
 /* the sources of @old this build did not see (format 3; a format 1 or 2 database has none) */
@@ -486,6 +558,8 @@ int vg_trust_db_carry(struct vg_trust_db *db, struct vg_trust_db *old, int64_t n
 	free(map);
 	if (r == 0)
 		r = carry_sources(db, old, diag);
+	if (r == 0)
+		r = carry_boot(db, old, diag);
 	return r < 0 ? r : dropped;
 }
 
@@ -496,9 +570,10 @@ int vg_trust_db_commit(struct vg_trust_db *db, struct vg_diag *diag)
 
 	sqlite3_finalize(db->ins_file);
 	sqlite3_finalize(db->ins_pkg);
+	sqlite3_finalize(db->ins_boot);
 	sqlite3_finalize(db->q_lookup);
 	sqlite3_finalize(db->q_recorded);
-	db->ins_file = db->ins_pkg = NULL;
+	db->ins_file = db->ins_pkg = db->ins_boot = NULL;
 	r = vg__trust_compute_mac(db, mac, diag);
 	if (r == 0)
 		r = put_meta(db, "mac", mac, sizeof(mac), diag);

@@ -17,13 +17,15 @@
 #include "vigil/trust.h"
 
 /*
- * 3: files have their owner and group (uname, gname, uid, gid as the
+ * 4: a boot table, the Authenticode and file digests of every EFI image
+ * and kernel (trust_boot.h), each with its state and since when;
+ * 3 (read, never written): files have their owner and group (uname, gname, uid, gid as the
  * archive says), and a sources table keeps the newest Date of each
  * source; 2 (read, never written): the files table's conffile column is
  * a vg_trust_kind (maintainer scripts 2 and 3), no owner; 1 (read, never
  * written): conffile 0 or 1 only. Formats 1 and 2 have SCHEMA_V2.
  */
-#define TRUST_FORMAT 3
+#define TRUST_FORMAT 4
 #define TRUST_FORMAT_MIN 1
 #define TRUST_MAC_LABEL "vigil trust database v1"
 #define ALGO_LINK 255
@@ -40,13 +42,18 @@
 	" conffile INTEGER, size INTEGER, mode INTEGER, target BLOB," \
 	" PRIMARY KEY(path, algo, digest, package)) WITHOUT ROWID;"
 /* format 3: the owner; each source's newest Date */
-#define SCHEMA SCHEMA_COMMON \
+#define SCHEMA_V3 SCHEMA_COMMON \
 	"CREATE TABLE files(path BLOB, algo INTEGER, digest BLOB, package INTEGER," \
 	" conffile INTEGER, size INTEGER, mode INTEGER, target BLOB," \
 	" uname TEXT, gname TEXT, uid INTEGER, gid INTEGER," \
 	" PRIMARY KEY(path, algo, digest, package)) WITHOUT ROWID;" \
 	"CREATE TABLE sources(name TEXT PRIMARY KEY, origin TEXT, suite TEXT, codename TEXT," \
 	" date INTEGER) WITHOUT ROWID;"
+/* format 4: the boot references (trust_boot.h), by package name, version, architecture, path */
+#define SCHEMA SCHEMA_V3 \
+	"CREATE TABLE boot(name TEXT, version TEXT, arch TEXT, path BLOB, role INTEGER," \
+	" series TEXT, authenticode BLOB, sha256 BLOB, state INTEGER, since INTEGER," \
+	" PRIMARY KEY(name, version, arch, path)) WITHOUT ROWID;"
 
 struct pkg {
 	int64_t id;
@@ -71,7 +78,7 @@ struct vg_trust_db {
 	uint8_t mackey[32];
 	unsigned int algos[VG_TRUST_MAX_ALGOS];
 	size_t nalgos;
-	sqlite3_stmt *ins_file, *ins_pkg;
+	sqlite3_stmt *ins_file, *ins_pkg, *ins_boot;
 	sqlite3_stmt *q_lookup, *q_recorded;	/* opened: prepared on first use, kept */
 	/* an opened database: packages and releases, by id */
 	struct pkg *pkgs;

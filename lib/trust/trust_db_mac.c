@@ -22,15 +22,18 @@
 #include "vigil/trust.h"
 #include "trust_db.h"
 
-/* the MAC'ed content, table by table, in a fixed order */
-static const char *const mac_queries[] = {
-	"SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name",
-	"SELECT key, value FROM meta WHERE key <> 'mac' ORDER BY key",
-	"SELECT * FROM releases ORDER BY id",
-	"SELECT * FROM packages ORDER BY id",
-	"SELECT * FROM files ORDER BY path, algo, digest, package",
-	/* format 3 on */
-	"SELECT * FROM sources ORDER BY name",
+/* the MAC'ed content, table by table, in a fixed order; each from a format on */
+static const struct {
+	const char *sql;
+	unsigned int since;
+} mac_queries[] = {
+	{ "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name", 1 },
+	{ "SELECT key, value FROM meta WHERE key <> 'mac' ORDER BY key", 1 },
+	{ "SELECT * FROM releases ORDER BY id", 1 },
+	{ "SELECT * FROM packages ORDER BY id", 1 },
+	{ "SELECT * FROM files ORDER BY path, algo, digest, package", 1 },
+	{ "SELECT * FROM sources ORDER BY name", 3 },
+	{ "SELECT * FROM boot ORDER BY name, version, arch, path", 4 },
 };
 
 int vg__trust_derive_key(struct vg_trust_db *db, const uint8_t *key, size_t keylen,
@@ -85,7 +88,7 @@ int vg__trust_compute_mac(struct vg_trust_db *db, uint8_t out[32], struct vg_dia
 	EVP_MAC_free(mac);
 	ok = ctx && EVP_MAC_init(ctx, db->mackey, sizeof(db->mackey), params) &&
 	     EVP_MAC_update(ctx, (const uint8_t *)"vigil-trust", 11);
-	size_t nq = sizeof(mac_queries) / sizeof(mac_queries[0]) - (db->format >= 3 ? 0 : 1);
+	size_t nq = sizeof(mac_queries) / sizeof(mac_queries[0]);
 
 	for (size_t q = 0; ok && q < nq; q++) {
 		sqlite3_stmt *st = NULL;
@@ -93,7 +96,9 @@ int vg__trust_compute_mac(struct vg_trust_db *db, uint8_t out[32], struct vg_dia
 		uint8_t b[9] = { 0xff };
 		int rc;
 
-		if (sqlite3_prepare_v2(db->db, mac_queries[q], -1, &st, NULL) != SQLITE_OK) {
+		if (db->format < mac_queries[q].since)
+			continue;
+		if (sqlite3_prepare_v2(db->db, mac_queries[q].sql, -1, &st, NULL) != SQLITE_OK) {
 			r = vg__trust_db_err(db, diag, -EBADMSG, "reading");
 			ok = false;
 			break;

@@ -54,19 +54,22 @@ static int expected_schema(const char *sql, char **ret)
 	return 0;
 }
 
-/* The schema, word for word: format 3's (Return: 3) or that of 1 and 2 (Return: 2). */
+/* The schema, word for word: format 4's (Return: 4), 3's (3) or that of 1 and 2 (2). */
 static int check_schema(struct vg_trust_db *db, struct vg_diag *diag)
 {
 	sqlite3_stmt *st = NULL;
-	char *want = NULL, *want2 = NULL, *got = NULL;
+	char *want = NULL, *want2 = NULL, *want3 = NULL, *got = NULL;
 	size_t n = 0;
 	FILE *f;
 	int r = expected_schema(SCHEMA, &want), which = 0;
 
 	if (r == 0)
 		r = expected_schema(SCHEMA_V2, &want2);
+	if (r == 0)
+		r = expected_schema(SCHEMA_V3, &want3);
 	if (r < 0) {
 		free(want);
+		free(want2);
 		return vg_diag_set(diag, r, "out of memory");
 	}
 	f = open_memstream(&got, &n);
@@ -86,6 +89,8 @@ static int check_schema(struct vg_trust_db *db, struct vg_diag *diag)
 	sqlite3_finalize(st);
 	fclose(f);
 	if (r == 0 && got && strcmp(got, want) == 0)
+		which = 4;
+	else if (r == 0 && got && strcmp(got, want3) == 0)
 		which = 3;
 	else if (r == 0 && got && strcmp(got, want2) == 0)
 		which = 2;
@@ -93,6 +98,7 @@ static int check_schema(struct vg_trust_db *db, struct vg_diag *diag)
 		r = -EBADMSG;
 	free(want);
 	free(want2);
+	free(want3);
 	free(got);
 	return r < 0 ? vg_diag_set(diag, r, "%s: not a vigil trust database", db->path) : which;
 }
@@ -218,9 +224,9 @@ int vg_trust_db_open(const char *path, const uint8_t *key, size_t keylen,
 	r = check_schema(db, diag);
 	if (r < 0)
 		goto fail;
-	/* the format names the schema found: 3, or 1 and 2 */
+	/* the format names the schema found: 4, 3, or 1 and 2 */
 	if (get_meta(db, "format", &fmt, 1, &n) < 0 || n != 1 || fmt < TRUST_FORMAT_MIN ||
-	    fmt > TRUST_FORMAT || (r == 3) != (fmt == 3) ||
+	    fmt > TRUST_FORMAT || (r >= 3 ? fmt != r : fmt >= 3) ||
 	    get_meta(db, "algos", ab, sizeof(ab), &db->nalgos) < 0 || db->nalgos == 0 ||
 	    get_meta(db, "mac", want, sizeof(want), &n) < 0 || n != 32) {
 		r = vg_diag_set(diag, -EBADMSG, "%s: not a vigil trust database of format %d to %d",

@@ -20,13 +20,17 @@
 #include <archive_entry.h>
 #include <openssl/evp.h>
 
+#include "vigil/authenticode.h"
 #include "vigil/fileio.h"
 #include "vigil/trust.h"
+#include "vigil/trust_boot.h"
 #include "internal.h"
 #include "trust_internal.h"
 
 /* the largest .deb read (firmware and debug packages reach a few hundred MiB) */
 #define DEB_MAX ((uint64_t)4 << 30)
+/* the largest boot image kept in memory for its Authenticode digest (kernels: ~8 MiB) */
+#define BOOT_IMAGE_MAX ((uint64_t)256 << 20)
 
 void vg_trust_deb_release(struct vg_trust_deb *deb)
 {
@@ -136,15 +140,24 @@ struct ctx {
 	const char *member;	/* for messages */
 };
 
-/* the digests of the current entry's content into @f */
+/*
+ * the digests of the current entry's content into @f; @keep (may be NULL):
+ * the content too, whole (f->size bytes, allocated here)
+ */
 static int digest_entry(struct ctx *c, struct archive *in, struct vg_trust_file *f,
-			struct vg_diag *diag)
+			uint8_t **keep, struct vg_diag *diag)
 {
 	const void *buf;
 	size_t size;
 	la_int64_t off;
 	uint64_t total = 0;
 	int r;
+
+	if (keep) {
+		*keep = calloc(1, f->size ? (size_t)f->size : 1);
+		if (!*keep)
+			return vg_diag_set(diag, -ENOMEM, "out of memory");
+	}
 
 	for (size_t i = 0; i < c->nalgos; i++)
 		if (!EVP_DigestInit_ex(c->mctx[i], c->md[i], NULL))
@@ -164,6 +177,11 @@ static int digest_entry(struct ctx *c, struct archive *in, struct vg_trust_file 
 		for (size_t i = 0; i < c->nalgos; i++)
 			if (!EVP_DigestUpdate(c->mctx[i], buf, size))
 				return vg_diag_ssl(diag, -ENOMEM, "digest");
+		if (keep && (total > f->size || size > f->size - total))
+			return vg_diag_set(diag, -EBADMSG, "%s: %s: more content than its size",
+					   c->member, f->path);
+		if (keep && size)
+			memcpy(*keep + total, buf, size);
 		total += size;
 	}
 	if (r != ARCHIVE_EOF)
@@ -207,6 +225,31 @@ static struct vg_trust_file *find_file(struct vg_trust_deb *deb, const char *pat
 		if (strcmp(deb->files[i].path, path) == 0)
 			return &deb->files[i];
 	return NULL;
+}
+
+/*
+ * a boot image (trust_boot.h): digested as any file, and kept whole for
+ * its Authenticode digest; a file there that is no PE image (a kernel of
+ * another architecture) is only a file
+ */
+static int boot_entry(struct ctx *c, struct archive *in, struct vg_trust_file *f,
+		      struct vg_diag *diag)
+{
+	uint8_t *img = NULL;
+	struct vg_digest ad;
+	int r = digest_entry(c, in, f, &img, diag);
+
+	if (r == 0 && vg_pe_is_image(img, (size_t)f->size) &&
+	    vg_authenticode_digest(img, (size_t)f->size, VG_HASH_SHA256, &ad, NULL) == 0) {
+		memcpy(f->boot_authenticode, ad.bytes, 32);
+		r = vg__trust_sha256(img, (size_t)f->size, f->boot_sha256);
+		if (r < 0)
+			r = vg_diag_set(diag, -ENOMEM, "SHA-256");
+		else
+			f->boot = true;
+	}
+	free(img);
+	return r;
 }
 
 /* data.tar.*: every regular file and symbolic link into @deb */
@@ -265,7 +308,13 @@ static int read_data(struct ctx *c, struct archive *in, struct vg_trust_deb *deb
 			continue;
 		}
 		f->size = (uint64_t)archive_entry_size(e);
-		r = digest_entry(c, in, f, diag);
+		if (vg_trust_boot_role(path) != VG_BOOT_NONE && f->size <= BOOT_IMAGE_MAX) {
+			r = boot_entry(c, in, f, diag);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		r = digest_entry(c, in, f, NULL, diag);
 		if (r < 0)
 			return r;
 	}
@@ -395,7 +444,7 @@ static int read_control(struct ctx *c, struct archive *in, struct vg_diag *diag)
 			if (take_owner(f, e) < 0)
 				return vg_diag_set(diag, -ENOMEM, "out of memory");
 			f->size = (uint64_t)archive_entry_size(e);
-			r = digest_entry(c, in, f, diag);
+			r = digest_entry(c, in, f, NULL, diag);
 			f->path = NULL;
 			if (r < 0)
 				return r;

@@ -163,7 +163,8 @@ int vg_trust_index_load(struct vg_trust_db *db, unsigned int algo, struct vg_tru
 		return r;
 	}
 	/* the database yields path order already; sorting here makes the order this file's own */
-	qsort_r(x->e, x->n, sizeof(*x->e), cmp_entries, x);
+	if (x->n)	/* an empty database: no array at all (qsort_r's NULL is undefined) */
+		qsort_r(x->e, x->n, sizeof(*x->e), cmp_entries, x);
 	*ret = x;
 	return 0;
 }

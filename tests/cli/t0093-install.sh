@@ -158,6 +158,19 @@ check "  runs the installed hook before dpkg (Pre-Install-Pkgs, Version 1) and a
 	bash -c "grep -qxF 'DPkg::Pre-Install-Pkgs {\"$libexecdir/vigil/apt-trust pre\";};' '$D$sysconfdir/apt/apt.conf.d/50vigil' &&
 		 grep -qxF 'DPkg::Tools::Options::$libexecdir/vigil/apt-trust::Version \"1\";' '$D$sysconfdir/apt/apt.conf.d/50vigil' &&
 		 grep -qxF 'DPkg::Post-Invoke {\"if [ -x $libexecdir/vigil/apt-trust ]; then $libexecdir/vigil/apt-trust post; fi\";};' '$D$sysconfdir/apt/apt.conf.d/50vigil'"
+check "the boot announcement hook in libexecdir/vigil, executable, the same script" \
+	sh -c "test -x '$D$libexecdir/vigil/boot-announce' && cmp '$SRCDIR/apt/boot-announce' '$D$libexecdir/vigil/boot-announce'"
+check "  run by update-initramfs and by a kernel's postinst" bash -c \
+	"grep -qxF 'exec $libexecdir/vigil/boot-announce initramfs \"\$@\"' '$D$sysconfdir/initramfs/post-update.d/vigil' &&
+	 grep -qxF 'exec $libexecdir/vigil/boot-announce kernel \"\$@\"' '$D$sysconfdir/kernel/postinst.d/zz-vigil' &&
+	 test -x '$D$sysconfdir/initramfs/post-update.d/vigil' -a -x '$D$sysconfdir/kernel/postinst.d/zz-vigil'"
+# a removed, not purged package keeps them (conffiles): they must not fail
+# update-initramfs or a kernel's postinst once boot-announce is gone
+if [ ! -e "$libexecdir/vigil/boot-announce" ]; then
+	check "  with boot-announce gone (removed, not purged), each does nothing and exits 0" sh -c \
+		"sh '$D$sysconfdir/initramfs/post-update.d/vigil' 6.1.0-1-amd64 /nonexistent/initrd &&
+		 sh '$D$sysconfdir/kernel/postinst.d/zz-vigil' 6.1.0-1-amd64 /nonexistent/vmlinuz"
+fi
 # the man pages (man/NAME.SECTION.scd -> mandir/manSECTION/NAME.SECTION),
 # when the build has them: man/ in the build and scdoc to make them
 if grep -q "^subdir('man')" "$SRCDIR/meson.build" && command -v scdoc >/dev/null; then
@@ -178,7 +191,8 @@ grep -v -e "^$bindir/vigil\$" -e "^$sbindir/vigil" -e "^$libdir/libvigil.so" \
 	-e "^$VG_SYSUSERSDIR/vigil.conf\$" -e "^$VG_COMPLETIONDIR/vigil\$" \
 	-e "^$sysconfdir/vigil/vigil" -e "^$mandir/man[158]/vigil" \
 	-e "^$libexecdir/vigil/apt-trust\$" -e "^$sysconfdir/apt/apt.conf.d/50vigil\$" \
-	-e "^$libexecdir/vigil/vigil-swtpm-state\$" "$T/all" >"$T/extra"
+	-e "^$libexecdir/vigil/boot-announce\$" -e "^$sysconfdir/initramfs/post-update.d/vigil\$" \
+	-e "^$sysconfdir/kernel/postinst.d/zz-vigil\$" -e "^$libexecdir/vigil/vigil-swtpm-state\$" "$T/all" >"$T/extra"
 check_eq "no other file installed (no test program)" "$(head -5 "$T/extra")" ""
 
 # --- make install: the same through the Makefile -------------------------

@@ -74,10 +74,12 @@ check_eq "  every one of them is in force then" \
 # --- etc/vigil.conf ----------------------------------------------------------
 V=$SRCDIR/etc/vigil.conf
 check_eq "vigil.conf sets no key, keyring or other file" \
-	"$(grep -Ev '^[[:space:]]*(#|$)' "$V" | grep -Ev '^(skip|label) ' | grep -Ev '^vigild\.watch(_mounts)? = /$')" ""
-check_eq "... vigild watches / and what is mounted under it (issue 38)" \
+	"$(grep -Ev '^[[:space:]]*(#|$)' "$V" | grep -Ev '^(skip|label) ' |
+		grep -Ev -e '^vigild\.watch(_mounts)? = /$' -e '^vigild\.hold = yes$')" ""
+check_eq "... vigild watches / and what is mounted under it (issue 38), held across crashes (issue 41)" \
 	"$(grep -E '^vigild\.' "$V")" "vigild.watch = /
-vigild.watch_mounts = /"
+vigild.watch_mounts = /
+vigild.hold = yes"
 vg_ext4 "$T/fs" 32
 cp /usr/bin/true "$T/fs/prog"
 echo data >"$T/fs/data"

@@ -53,6 +53,12 @@ check "... written: true" grep -q '"written":true' out.json
 check_eq "hash without --json is unchanged" "$("$VIGIL" hash t/a)" \
 	"sha256:$(sha256sum t/a | cut -d' ' -f1)  t/a"
 
+# ---- trust boot hash (the Authenticode vectors: tests/vectors/authenticode) ----
+js "trust boot hash" trust-boot-hash 0 --lines -- "$VIGIL" trust boot hash --json \
+	"$VECTORS/authenticode/small-signed.efi"
+js "trust boot hash, no PE image" trust-boot-hash 2 --lines -- "$VIGIL" trust boot hash --json \
+	"$VECTORS/authenticode/bad-truncated.efi"
+
 # ---- measure ----
 js "measure" measure 0 --lines -- "$VIGIL" measure --json --log "$T/mlog" t/a t/b
 js "measure, a missing file" measure 2 --lines -- "$VIGIL" measure --json --log "$T/mlog" t/none t/a

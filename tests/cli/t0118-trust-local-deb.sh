@@ -83,5 +83,19 @@ check "a later build naming another local .deb" \
 check_eq "... keeps the one named before" "$(sql t.db "SELECT name, version FROM packages ORDER BY name")" \
 	"othertool|1.0
 sitetool|1.0"
+# a site's own kernel package: its files recorded, no boot image (issue 45:
+# a measured_boot section's from_archive takes only what the archive signed)
+mkdir -p pk/DEBIAN pk/boot
+printf 'Package: linux-image-9.9-site\nVersion: 1\nArchitecture: amd64\nMaintainer: t <t@example.org>\nDescription: t\n' \
+	>pk/DEBIAN/control
+cp "$VECTORS/authenticode/small-signed.efi" pk/boot/vmlinuz-9.9-site
+dpkg-deb --root-owner-group -Zxz -b pk site-kernel.deb >/dev/null
+check "a local kernel package" "$VIGIL" trust build -o t4.db --hmac-key key --lists empty \
+	--local-deb site-kernel.deb
+check_eq "... its kernel recorded as a file" \
+	"$(sql t4.db "SELECT lower(hex(digest)) FROM files WHERE CAST(path AS TEXT) = '/boot/vmlinuz-9.9-site' AND algo = 4")" \
+	"$(sha256sum pk/boot/vmlinuz-9.9-site | cut -d' ' -f1)"
+check_eq "... not as a boot image of the archive" "$("$VIGIL" trust boot show t4.db --hmac-key key --json)" ""
+
 check "help names --local-deb" bash -c "'$VIGIL' trust build --help | grep -q -- '--local-deb FILE'"
 check_eq "... once" "$("$VIGIL" trust build --help | grep -c -- '--local-deb FILE   ')" 1

@@ -48,7 +48,7 @@ const char store_pg_schema[] =
 	" last_fail TEXT NOT NULL, last_msg BYTEA NOT NULL,"
 	" next_due BIGINT NOT NULL DEFAULT 0, lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '',"
 	" lease_until BIGINT NOT NULL DEFAULT 0, log_keys BYTEA, failure_count BIGINT NOT NULL DEFAULT 0,"
-	" ek_key BYTEA);"
+	" ek_key BYTEA, boot_next BYTEA);"
 	/* a store made before the scheduling columns, before the keys learned, before failure_count */
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS next_due BIGINT NOT NULL DEFAULT 0;"
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS lease_owner TEXT COLLATE \"C\" NOT NULL DEFAULT '';"
@@ -57,6 +57,8 @@ const char store_pg_schema[] =
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS failure_count BIGINT NOT NULL DEFAULT 0;"
 	/* ... before ek_key (each agent's is made by its next write) */
 	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS ek_key BYTEA;"
+	/* ... before the next boots' announcements (attest_announce.h) */
+	"ALTER TABLE agents ADD COLUMN IF NOT EXISTS boot_next BYTEA;"
 	"CREATE INDEX IF NOT EXISTS agents_due ON agents (next_due);"
 	/* agent_find's lookups (a store made before them gets them) */
 	"CREATE INDEX IF NOT EXISTS agents_ek ON agents (ek_key);"

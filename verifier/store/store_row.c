@@ -31,6 +31,7 @@ const struct store_col store_agent_cols[STORE_AGENT_NCOLS] = {
 	{ "log_keys", STORE_BLOB },
 	{ "failure_count", STORE_INT },
 	{ "ek_key", STORE_BLOB },
+	{ "boot_next", STORE_BLOB },
 };
 
 /* policy, ak_pub, state, clock_valid .. log_lag, rounds */
@@ -117,6 +118,7 @@ void store_agent_encode(const struct vg_store_agent *a, struct store_val v[STORE
 	enc_blob(&v[i++], a->st.log.keys.buf, a->st.log.keys.len);
 	v[i++].i = (int64_t)a->failure_count;
 	enc_blob(&v[i++], a->ek_key, a->ek_key_len);
+	enc_blob(&v[i++], a->st.ann.buf, a->st.ann.len);
 }
 
 /* up to the first NUL, truncated to @cap - 1: what snprintf("%s") did */
@@ -186,6 +188,10 @@ int store_agent_decode(const struct store_val v[STORE_AGENT_NCOLS], struct vg_st
 	if (dec_blob(&v[i], a->ek_key, sizeof(a->ek_key), &a->ek_key_len) < 0 ||
 	    (a->ek_key_len && a->ek_key_len != sizeof(a->ek_key)))
 		a->ek_key_len = 0;
+	i++;
+	/* the next boots' announcements (attest_announce.h); a row before the column: none */
+	if (vg_attest_announced_set(&a->st.ann, v[i].p, v[i].len) < 0)
+		return -EBADMSG;
 	return 0;
 }
 

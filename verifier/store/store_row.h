@@ -39,7 +39,7 @@ struct store_val {
 /* vg_store_set_timeout()'s default */
 #define STORE_TIMEOUT_MS 10000
 
-#define STORE_AGENT_NCOLS 29
+#define STORE_AGENT_NCOLS 30
 #define STORE_VERDICT_NCOLS 6		/* as read back: the agent id is not a column of the row */
 
 extern const struct store_col store_agent_cols[STORE_AGENT_NCOLS];

@@ -33,7 +33,7 @@ static const char schema[] =
 	" last_fail TEXT NOT NULL, last_msg TEXT NOT NULL,"
 	" next_due INTEGER NOT NULL DEFAULT 0, lease_owner TEXT NOT NULL DEFAULT '',"
 	" lease_until INTEGER NOT NULL DEFAULT 0, log_keys BLOB, failure_count INTEGER NOT NULL DEFAULT 0,"
-	" ek_key BLOB);"
+	" ek_key BLOB, boot_next BLOB);"
 	"CREATE TABLE IF NOT EXISTS policies (name TEXT PRIMARY KEY, doc TEXT NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS verdicts (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
 	" agent TEXT NOT NULL, time INTEGER NOT NULL, fail TEXT NOT NULL, entry INTEGER NOT NULL,"
@@ -57,6 +57,8 @@ static const char migrate_fc[] =
 	"ALTER TABLE agents ADD COLUMN failure_count INTEGER NOT NULL DEFAULT 0;";
 /* a store made before ek_key: added, made for each agent by its next write (store.c) */
 static const char migrate_ek[] = "ALTER TABLE agents ADD COLUMN ek_key BLOB;";
+/* a store made before the next boots' announcements (attest_announce.h): none kept yet */
+static const char migrate_boot_next[] = "ALTER TABLE agents ADD COLUMN boot_next BLOB;";
 
 /*
  * after the columns exist: the lease claim's order without a scan and a
@@ -656,6 +658,8 @@ int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag
 	     sqlite3_exec(q->db, migrate_fc, NULL, NULL, &err) != SQLITE_OK) ||
 	    (!has_col(q, "ek_key") &&
 	     sqlite3_exec(q->db, migrate_ek, NULL, NULL, &err) != SQLITE_OK) ||
+	    (!has_col(q, "boot_next") &&
+	     sqlite3_exec(q->db, migrate_boot_next, NULL, NULL, &err) != SQLITE_OK) ||
 	    sqlite3_exec(q->db, sched_index, NULL, NULL, &err) != SQLITE_OK) {
 		vg_diag_set(diag, -EIO, "store: %s: adding the new columns: %s", path,
 			    err ? err : "?");

@@ -53,6 +53,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vigil/attest_announce.h"
 #include "vigil/diag.h"
 #include "vigil/hash.h"
 #include "vigil/imalog.h"
@@ -499,6 +500,12 @@ struct vg_attest_evidence {
 struct vg_attest_state {
 	struct vg_attest_clock clock;
 	struct vg_attest_logstate log;
+	/*
+	 * the next boots' initrds and command lines the attested lists announced
+	 * (attest_announce.h): kept across reboots, unlike @log; each with the
+	 * boot that announced it
+	 */
+	struct vg_attest_announced ann;
 };
 
 /*

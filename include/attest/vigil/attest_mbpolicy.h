@@ -40,6 +40,18 @@
  *   mok, mokx          PCR 14 EV_IPL MokList / MokListX: event sha256
  *   scrtm, platform_firmware  PCR 0 EV_S_CRTM_VERSION,
  *                      EV_EFI_PLATFORM_FIRMWARE_BLOB(2): event sha256
+ *   from_archive       ["shim", "grub", "kernel", "vmlinuz"]: those events
+ *                      are also allowed when the verifier's trust database
+ *                      has the digest as a boot image of that role
+ *                      (trust_boot.h), current or superseded within the
+ *                      grace; a boot image of another role there fails
+ *                      (the order is shim, GRUB, kernel), an expired one
+ *                      is named as a downgrade
+ *   announced          ["initrd", "kernel_cmdline"]: those events are also
+ *                      allowed when an earlier boot's attested list
+ *                      announced the digest or line (attest_announce.h)
+ * A key of from_archive or announced makes its event required, as a
+ * non-empty list does.
  *
  * Event data is trusted only when its digests are its hash: a variable
  * event (PCR 7) must hash to its sha1/sha256/sha384/sha512 digests (over
@@ -56,6 +68,7 @@
 #ifndef VIGIL_ATTEST_MBPOLICY_H
 #define VIGIL_ATTEST_MBPOLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -109,6 +122,38 @@ long vg_mbpolicy_to_json(const struct vg_mbpolicy *p, char **ret);
  */
 int vg_mbpolicy_check(const struct vg_mbpolicy *p, const struct vg_eventlog *log,
 		      struct vg_attest_verdict *v);
+
+struct vg_trust_boot;
+struct vg_attest_announced;
+
+/* What from_archive and announced are judged by (each NULL: none). */
+struct vg_mbrefs {
+	const struct vg_trust_boot *archive;		/* the verifier's trust database */
+	const struct vg_attest_announced *announced;	/* the agent's announcements */
+	uint32_t boot;		/* resetCount of the boot judged: earlier boots' announcements */
+};
+
+/*
+ * vg_mbpolicy_check_refs - vg_mbpolicy_check with @refs for the keys
+ * from_archive and announced (@refs NULL, or a member NULL: every event
+ * such a key judges fails, saying what the verifier lacks).
+ * Return: 0, 1 (@v), -ENOMEM.
+ */
+int vg_mbpolicy_check_refs(const struct vg_mbpolicy *p, const struct vg_eventlog *log,
+			   const struct vg_mbrefs *refs, struct vg_attest_verdict *v);
+int vg_mbpolicy_check_buf_refs(const struct vg_mbpolicy *p, const uint8_t *buf, size_t len,
+			       const struct vg_mbrefs *refs, struct vg_attest_verdict *v);
+
+/* Return: whether @p has from_archive or announced keys (its verdicts depend on refs). */
+bool vg_mbpolicy_uses_refs(const struct vg_mbpolicy *p);
+
+/*
+ * vg_mbpolicy_set_refs_keys - make @p judge the archive's shim, GRUB,
+ * kernel and vmlinuz (from_archive: their lists, if any, are dropped) and
+ * the announced initrd and command line (announced: their lists are kept,
+ * allowed as well); its id changes. Return: 0, -ENOMEM.
+ */
+int vg_mbpolicy_set_refs_keys(struct vg_mbpolicy *p, bool archive, bool announced);
 
 /*
  * vg_mbpolicy_check_buf - vg_mbpolicy_check on the bytes of a boot log;

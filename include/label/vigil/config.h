@@ -73,6 +73,7 @@ struct vg_config {
 	char *vigild_watch_mounts;		/* vigild.watch_mounts = PREFIX: --watch-mounts */
 	char *vigild_accept_gap[VG_CONFIG_MAX_LIST];	/* vigild.accept_gap = NAME (repeatable) */
 	size_t nvigild_accept_gap;
+	int vigild_hold;			/* vigild.hold = yes|no: --hold, --no-hold; -1: unset */
 	struct vg_select_rule *rules;
 	size_t nrules;
 	struct vg_scan_rules *scan_rules;	/* scan.group, scan.rule; NULL: none */

@@ -217,6 +217,13 @@ struct vg_trust_file {
 	bool have_owner;
 	uint32_t uid, gid;
 	char *uname, *gname;	/* NULL: none in the archive */
+	/*
+	 * a boot image (trust_boot.h: vg_trust_boot_role() of its path, a PE
+	 * image): its Authenticode SHA-256 (PCR 4) and its plain SHA-256
+	 * (GRUB's PCR 9), whatever algorithms the database records
+	 */
+	bool boot;
+	uint8_t boot_authenticode[32], boot_sha256[32];
 };
 
 struct vg_trust_deb {

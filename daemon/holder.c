@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: MIT
+/*
+ * holder.c - vigild --hold: the process that keeps the fanotify group
+ * while the monitor restarts (hold.h says how the two work together).
+ *
+ * The holder is small on purpose: it opens no file on a filesystem vigild
+ * watches after its start (only /proc, which no one marks), parses nothing
+ * from outside but its own monitor's messages and the kernel's events,
+ * and has one loop: signals, the monitor's channel and notify socket, and
+ * the group while no monitor reads it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hold.h"
+#include "monitor.h"
+#include "notify.h"
+
+#define HOLD_BASE_MAX 65536	/* the monitor's descriptors: below; the holder's events: above */
+#define HOLD_BURST 20		/* monitors started after a death within HOLD_INTERVAL... */
+#define HOLD_INTERVAL 10.0	/* ... before the holder gives up (the unit's own limit is 5 in 10 s) */
+#define HOLD_PARK_MAX 200000	/* waiting events kept; beyond, denied */
+#define HOLD_CHILDREN_WAIT 2.0	/* s: for the dead monitor's appraisers to end */
+
+struct parked {
+	int fd;
+	int32_t pid;
+	uint64_t mask;
+};
+
+struct holder {
+	char **argv;
+	int chan, chan_child;	/* SOCK_SEQPACKET: the monitor's channel (ours, its end) */
+	int note, note_child;	/* SOCK_DGRAM: the monitor's sd_notify messages */
+	int sigfd;
+	int group;		/* the monitor's permission group: -1 until it gives it */
+	bool fd_error;
+	int base;		/* the monitor's RLIMIT_NOFILE; our events' descriptors are above */
+	pid_t self, monitor;	/* monitor: 0 while none runs */
+	bool monitor_reads;	/* it took the group (TAKE): we do not read it */
+	bool ready, ever_ready;	/* this monitor said READY=1; one did */
+	bool stopping;
+	double beat, watchdog;	/* its last WATCHDOG=1; the service manager's period (0: none) */
+	double next_ping;
+	double starts[HOLD_BURST];
+	size_t nstarts;
+	struct parked *pk;
+	size_t npk, cap;
+	bool handed;		/* the parked events are with the monitor, until its DONE */
+	uint64_t restarts, denied, parked, allowed;
+	char cgroup[512];	/* our own, when it is a service's (else empty) */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* the cgroup of @pid (cgroup v2: the line "0::PATH"), or "" */
+static void cgroup_of(pid_t pid, char *out, size_t n)
+{
+	char path[64], buf[1024];
+	ssize_t r;
+	int fd;
+
+	out[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return;
+	buf[r] = 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, "0::", 3) == 0) {
+			size_t k = strcspn(l + 3, "\n");
+
+			if (k < n) {
+				memcpy(out, l + 3, k);
+				out[k] = 0;
+			}
+			return;
+		}
+	}
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+
+	return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* the parent of @pid (/proc/PID/stat's fourth field), or -1 */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t r;
+	int fd, ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return -1;
+	buf[r] = 0;
+	p = strrchr(buf, ')');	/* the name may hold spaces and parentheses */
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+/*
+ * What a restart of vigild needs, while no monitor answers: the holder's
+ * own descendants (the new monitor: its exec, libraries, settings, keys;
+ * its appraisers), PID 1 (it starts and watches services), journald (it
+ * writes what vigild says), and in a service's cgroup the unit's own
+ * processes (ExecReload=) and the software TPM's (vigil-swtpm).
+ */
+static bool restart_needs(const struct holder *h, pid_t pid)
+{
+	char cg[512];
+	pid_t p = pid;
+
+	if (pid == 1 || pid == h->self)
+		return true;
+	for (int i = 0; i < 16 && p > 1; i++) {
+		p = parent_of(p);
+		if (p == h->self)
+			return true;
+	}
+	cgroup_of(pid, cg, sizeof(cg));
+	if (!cg[0])
+		return false;
+	if (h->cgroup[0] && strcmp(cg, h->cgroup) == 0)
+		return true;
+	return ends_with(cg, "/systemd-journald.service") || ends_with(cg, "/vigil-swtpm.service");
+}
+
+static int answer(int group, int no, bool allow)
+{
+	struct fanotify_response r = { .fd = no, .response = allow ? FAN_ALLOW : FAN_DENY };
+
+	return write(group, &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : -errno;
+}
+
+static int send_msg(int sock, const struct hold_msg *m, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.b;
+		mh.msg_controllen = sizeof(u.b);
+		CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
+		CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
+		CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ? 0 : -errno;
+}
+
+int vd_hold_send(int sock, const struct hold_msg *m, int fd)
+{
+	return send_msg(sock, m, fd);
+}
+
+int vd_hold_recv(int sock, struct hold_msg *m, int *fd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *c;
+	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+
+	*fd = -1;
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -EPIPE;
+	c = CMSG_FIRSTHDR(&mh);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(c), sizeof(int));
+	if (n != (ssize_t)sizeof(*m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* fill our descriptor table below h->base, so that the events we read are numbered above it */
+static int fill_below_base(struct holder *h)
+{
+	struct rlimit rl;
+	int nul, fd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	rl.rlim_cur = rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	h->base = rl.rlim_cur / 2 < HOLD_BASE_MAX ? (int)(rl.rlim_cur / 2) : HOLD_BASE_MAX;
+	if (h->base < 2048) {
+		vd_log("--hold: too few descriptors (RLIMIT_NOFILE %llu): the holder needs twice 2048",
+		       (unsigned long long)rl.rlim_cur);
+		return -EMFILE;
+	}
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nul < 0)
+		return -errno;
+	do
+		fd = fcntl(nul, F_DUPFD_CLOEXEC, 0);
+	while (fd >= 0 && fd < h->base - 1);
+	return fd < 0 ? -errno : 0;
+}
+
+static void forward_note(struct holder *h)
+{
+	char buf[1024];
+	ssize_t n;
+
+	while ((n = recv(h->note, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
+		bool beat = false;
+
+		buf[n] = 0;
+		for (char *l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			if (strncmp(l, "WATCHDOG=1", 10) == 0)
+				beat = true;
+			if (strncmp(l, "READY=1", 7) == 0)
+				h->ready = h->ever_ready = true;
+		}
+		if (beat) {
+			h->beat = now_s();
+			if (h->watchdog <= 0)
+				continue;	/* ours to keep; the service manager has none */
+		}
+		(void)notify_send("%s", buf);
+	}
+}
+
+static void park(struct holder *h, int fd, int32_t pid, uint64_t mask)
+{
+	if (h->npk == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 256;
+		struct parked *n = cap <= HOLD_PARK_MAX ? realloc(h->pk, cap * sizeof(*n)) : NULL;
+
+		if (!n) {
+			/* no room to keep it waiting: denied, never allowed unseen */
+			(void)answer(h->group, fd, false);
+			close(fd);
+			h->denied++;
+			return;
+		}
+		h->pk = n;
+		h->cap = cap;
+	}
+	h->pk[h->npk++] = (struct parked){ fd, pid, mask };
+	h->parked++;
+}
+
+static uint64_t ev_mask_of(uint64_t m)
+{
+	return ((m & FAN_OPEN_EXEC_PERM) ? VD_EV_EXEC : 0) | ((m & FAN_OPEN_PERM) ? VD_EV_OPEN : 0);
+}
+
+/* no monitor reads the group: we do (hold.h, step 3) */
+static void read_group(struct holder *h)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
+	const struct fanotify_event_metadata *m = (const void *)buf;
+	ssize_t n = read(h->group, buf, sizeof(buf));
+
+	for (; n > 0 && FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
+		if (m->vers != FANOTIFY_METADATA_VERSION || m->fd < 0)
+			continue;	/* FAN_REPORT_FD_ERROR: the kernel answered it */
+		if (restart_needs(h, m->pid)) {
+			(void)answer(h->group, m->fd, true);
+			close(m->fd);
+			h->allowed++;
+		} else {
+			park(h, m->fd, m->pid, ev_mask_of(m->mask));
+		}
+	}
+}
+
+static void spawn(struct holder *h)
+{
+	double t = now_s();
+	pid_t pid;
+
+	if (h->nstarts == HOLD_BURST && t - h->starts[0] < HOLD_INTERVAL) {
+		vd_log("the monitor died %d times in %.0f s: the holder gives up, and the kernel allows "
+		       "what waits (the service manager may start vigild again)", HOLD_BURST, HOLD_INTERVAL);
+		exit(1);
+	}
+	if (h->nstarts == HOLD_BURST)
+		memmove(h->starts, h->starts + 1, --h->nstarts * sizeof(h->starts[0]));
+	h->starts[h->nstarts++] = t;
+	pid = fork();
+	if (pid < 0) {
+		vd_log("--hold: fork: %s", strerror(errno));
+		exit(1);
+	}
+	if (pid == 0) {
+		struct rlimit rl = { (rlim_t)h->base, (rlim_t)h->base };
+		char fdv[16], nfdv[16], pidv[16];
+		sigset_t all;
+		int c = dup(h->chan_child), n = dup(h->note_child);	/* without O_CLOEXEC */
+
+		if (c < 0 || n < 0 || setrlimit(RLIMIT_NOFILE, &rl) < 0 ||
+		    prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != h->self)
+			_exit(127);
+		snprintf(fdv, sizeof(fdv), "%d", c);
+		snprintf(nfdv, sizeof(nfdv), "%d", n);
+		snprintf(pidv, sizeof(pidv), "%d", (int)getpid());
+		if (setenv(HOLD_ENV_FD, fdv, 1) < 0 || setenv("VIGIL_NOTIFY_FD", nfdv, 1) < 0 ||
+		    (getenv("WATCHDOG_USEC") && setenv("WATCHDOG_PID", pidv, 1) < 0))
+			_exit(127);
+		unsetenv("NOTIFY_SOCKET");
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		execv("/proc/self/exe", h->argv);
+		_exit(127);
+	}
+	h->monitor = pid;
+	h->ready = false;
+	h->beat = t;
+}
+
+/* the monitor is gone: its appraisers next, then what it had read (hold.h, steps 1 and 2) */
+static void after_death(struct holder *h)
+{
+	double until = now_s() + HOLD_CHILDREN_WAIT;
+	uint64_t denied = 0;
+	pid_t p;
+
+	while ((p = waitpid(-1, NULL, WNOHANG)) >= 0 && now_s() < until)
+		if (p == 0)
+			usleep(2000);
+	for (int no = 0; no < h->base; no++)
+		if (answer(h->group, no, false) == 0)
+			denied++;
+	h->denied += denied;
+	/* the parked events handed to it, not all answered: ours again, for the next one */
+	h->handed = false;
+	h->monitor_reads = false;
+	h->restarts++;
+	vd_log_at(VLOG_WARNING, "the monitor died: %llu accesses it had not answered denied; accesses wait "
+		  "for a new monitor (restart %llu)", (unsigned long long)denied,
+		  (unsigned long long)h->restarts);
+}
+
+static int exit_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void reap(struct holder *h)
+{
+	int status;
+	pid_t p;
+
+	while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (p != h->monitor)
+			continue;	/* an appraiser of a dead monitor, ours since (subreaper) */
+		h->monitor = 0;
+		if (h->stopping || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+			vd_log_at(VLOG_WARNING, "the monitor stopped: vigild no longer enforces");
+			exit(h->stopping ? 0 : exit_code(status));
+		}
+		if (!h->ever_ready || h->group < 0) {
+			/* refused at its start (exit 2: a setting), or died holding nothing yet */
+			exit(exit_code(status));
+		}
+		vd_log_at(VLOG_WARNING, "the monitor (pid %d) ended: %s %d", (int)p,
+			  WIFEXITED(status) ? "exit status" : "signal",
+			  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+		after_death(h);
+		spawn(h);
+	}
+}
+
+static void on_message(struct holder *h)
+{
+	struct hold_msg m, r = { .type = HOLD_GROUP };
+	int fd;
+
+	if (vd_hold_recv(h->chan, &m, &fd) < 0)
+		return;	/* its death is seen by SIGCHLD */
+	switch (m.type) {
+	case HOLD_HELLO:
+		r.flags = h->fd_error ? HOLD_FD_ERROR : 0;
+		r.restarts = h->restarts;
+		r.denied = h->denied;
+		r.parked = h->npk;
+		r.allowed = h->allowed;
+		(void)send_msg(h->chan, &r, h->group);
+		break;
+	case HOLD_GROUP:
+		if (h->group < 0 && fd >= 0) {
+			h->group = fd;
+			h->fd_error = m.flags & HOLD_FD_ERROR;
+			fd = -1;
+		}
+		break;
+	case HOLD_TAKE:
+		h->monitor_reads = true;	/* from here on the monitor reads; we no longer do */
+		for (size_t i = 0; i < h->npk; i++) {
+			struct hold_msg pm = { .type = HOLD_PARKED, .no = h->pk[i].fd, .pid = h->pk[i].pid,
+					       .mask = h->pk[i].mask };
+
+			(void)send_msg(h->chan, &pm, h->pk[i].fd);
+		}
+		(void)send_msg(h->chan, &(struct hold_msg){ .type = HOLD_END }, -1);
+		h->handed = true;
+		break;
+	case HOLD_RELEASE:
+		/*
+		 * The monitor ends (stopped, or a failure of its own): what it
+		 * still opens on its way out (its metrics file, a reload's
+		 * policy) is an event no one else would read. Its own are
+		 * allowed, the rest wait as after a death.
+		 */
+		h->monitor_reads = false;
+		break;
+	case HOLD_DONE:
+		if (h->handed) {
+			for (size_t i = 0; i < h->npk; i++)
+				close(h->pk[i].fd);
+			h->npk = 0;
+			h->handed = false;
+		}
+		break;
+	default:
+		break;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static void on_signal(struct holder *h)
+{
+	struct signalfd_siginfo si;
+
+	while (read(h->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			reap(h);
+		} else if (si.ssi_signo == SIGHUP) {
+			if (h->monitor)
+				kill(h->monitor, SIGHUP);
+		} else {
+			h->stopping = true;
+			if (!h->monitor)
+				exit(0);
+			kill(h->monitor, SIGTERM);
+		}
+	}
+}
+
+/* the service manager's watchdog: ours to answer, the monitor's loop ours to watch */
+static void watchdog(struct holder *h)
+{
+	double t = now_s(), period = h->watchdog > 0 ? h->watchdog : 0;
+
+	if (h->monitor && h->ready && period > 0 && t - h->beat > period) {
+		vd_log("the monitor's loop stopped turning (no WATCHDOG=1 for %.1f s): killed", t - h->beat);
+		kill(h->monitor, SIGKILL);
+		h->ready = false;
+	}
+	if (period > 0 && t >= h->next_ping) {
+		(void)notify_send("WATCHDOG=1");
+		h->next_ping = t + period / 4;
+	}
+}
+
+static void watchdog_setup(struct holder *h)
+{
+	const char *us = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+	char *end;
+
+	if (!us || (pid && strtol(pid, NULL, 10) != (long)getpid()))
+		return;
+	errno = 0;
+	v = strtoull(us, &end, 10);
+	if (!errno && !*end && v > 0)
+		h->watchdog = (double)v / 1e6;
+}
+
+int vd_holder_main(int argc, char **argv)
+{
+	static struct holder hh;
+	struct holder *h = &hh;
+	int sp[2], np[2], r;
+	sigset_t mask;
+
+	(void)argc;
+	h->argv = argv;
+	h->group = -1;
+	h->self = getpid();
+	if ((r = fill_below_base(h)) < 0) {
+		if (r != -EMFILE)
+			vd_log("--hold: %s", strerror(-r));
+		return 2;
+	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
+	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, np) < 0) {
+		vd_log("--hold: %s", strerror(errno));
+		return 2;
+	}
+	h->chan = sp[0];
+	h->chan_child = sp[1];
+	h->note = np[0];
+	h->note_child = np[1];
+	cgroup_of(h->self, h->cgroup, sizeof(h->cgroup));
+	if (!ends_with(h->cgroup, ".service"))
+		h->cgroup[0] = 0;	/* a shell's or a test's: not ours alone */
+	watchdog_setup(h);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	h->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	signal(SIGPIPE, SIG_IGN);
+	if (h->sigfd < 0) {
+		vd_log("--hold: signalfd: %s", strerror(errno));
+		return 2;
+	}
+	spawn(h);
+	for (;;) {
+		struct pollfd p[4] = {
+			{ .fd = h->sigfd, .events = POLLIN },
+			{ .fd = h->chan, .events = POLLIN },
+			{ .fd = h->note, .events = POLLIN },
+			{ .fd = h->group >= 0 && !h->monitor_reads ? h->group : -1,
+			  .events = POLLIN },
+		};
+		int timeout = h->watchdog > 0 ? (int)(h->watchdog * 250) : -1;
+
+		watchdog(h);
+		if (poll(p, 4, timeout) < 0 && errno != EINTR) {
+			vd_log("--hold: poll: %s", strerror(errno));
+			return 1;
+		}
+		if (p[2].revents & POLLIN)
+			forward_note(h);
+		if (p[1].revents & POLLIN)
+			on_message(h);
+		if (p[0].revents & POLLIN)
+			on_signal(h);
+		if ((p[3].revents & POLLIN) && !h->monitor_reads)
+			read_group(h);
+	}
+}
