@@ -5,8 +5,9 @@
  * and the routes.
  *
  *   vigil-agent.c   options, the fork, the network process's start
+ *   agent_privsep.c the two processes' table, the network process's sandbox
  *   agent_tpm.c     the TPM process: keys, quotes, credential activation
- *   agent_proto.c   the messages between the two (agent_proto.h)
+ *   agent_proto.c   the messages between the two (agent_proto.h: a table)
  *   agent_http.c    the HTTP server: credentials, the request, the routing
  *   agent_routes.c  the five endpoints, and their answers as bodies
  *   agent_push.c    push mode: the agent sends those bodies to the verifier
@@ -29,6 +30,10 @@
 #include "vigil/auth.h"
 #include "vigil/tpm_attest.h"
 
+#include "ipc.h"
+#include "proc.h"
+#include "sandbox.h"
+
 struct http_guard;
 
 #define AGENT_BODY_MAX (64 * 1024)
@@ -45,7 +50,7 @@ struct agent_push {
 
 /* The network process's state: no TPM, no secret but the TLS key MHD holds. */
 struct agent {
-	int ipc;			/* its end of the socketpair to the TPM process */
+	struct ipc_chan ipc;		/* its end of the socketpair to the TPM process */
 	const char *id;
 	const char *log;
 	const char *boot_log;
@@ -62,6 +67,22 @@ struct agent {
 	char *first_quote;		/* tamper replay-quote: the first answer, replayed */
 #endif
 };
+
+/* The processes, in agent_procs (agent_privsep.c). */
+enum agent_proc { AGENT_PROC_TPM, AGENT_PROC_NET, AGENT_PROC__COUNT };
+
+extern const struct proc agent_procs[AGENT_PROC__COUNT];
+extern const struct sandbox_role agent_net_role;
+
+/*
+ * agent_net_sandbox - confine the network process (agent_privsep.c): as
+ * @user when given, Landlock (reads; TCP: bind @listen_port in pull
+ * mode, connect to the push URL's port in push mode), agent_net_role.
+ * Call it with one thread. Return: 0, 1 (no Landlock on this kernel:
+ * the rest applied), -errno with @msg.
+ */
+int agent_net_sandbox(const struct agent *a, const char *user, uint16_t listen_port, char *msg,
+		      size_t cap);
 
 /*
  * agent_tpm_main - the TPM process: opens the TPM, makes the EK of type

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * agent_proto.h - the only messages between vigil-agent's two processes,
- * in the manner of OpenBSD ntpd/relayd's imsg: one enum of types, one
- * fixed-size struct per type, each starting with its type.
+ * agent_proto.h - the only messages between vigil-agent's two processes:
+ * one enum of types, one fixed-size struct per type, and their table
+ * (agent_proto.c: each type's exact size and the check of its fields),
+ * framed, sent and received by common/ipc.h (ipc_send_fixed,
+ * ipc_recv_fixed: one packet each, no allocation).
  *
  * The TPM process (the parent) holds the TPM and parses nothing else; the
  * network process (the child) parses HTTP and holds no TPM. They talk over
- * a SOCK_SEQPACKET socketpair, one message per packet:
+ * a SOCK_SEQPACKET socketpair (agent_procs, agent.h), one message per packet:
  *
  *   TPM -> network   AGENT_MSG_IDENTITY         once, at start: EK, EK certificate, AK
  *   network -> TPM   AGENT_MSG_QUOTE            nonce <= 64 bytes, bank, mask < 2^24
@@ -14,7 +16,7 @@
  *   network -> TPM   AGENT_MSG_ACTIVATE         two blobs <= 512 bytes, the agent id
  *   TPM -> network   AGENT_MSG_ACTIVATE_ANSWER  HMAC-SHA256(secret, id): the secret stays
  *
- * The receiver (agent_msg_recv) checks that the packet is exactly the size
+ * The receiver (ipc_recv_fixed) checks that the packet is exactly the size
  * of a type it expects and that every length and field is in range; on a
  * violation it returns -EPROTO and the caller exits (the peer is not
  * trusted to be sane). This file does not open the TPM nor speak HTTP.
@@ -30,12 +32,15 @@
 #include "vigil/pcr.h"
 #include "vigil/tpm_attest.h"
 
+#include "ipc.h"
+
 enum agent_msg_type {
 	AGENT_MSG_IDENTITY = 1,
 	AGENT_MSG_QUOTE,
 	AGENT_MSG_QUOTE_ANSWER,
 	AGENT_MSG_ACTIVATE,
 	AGENT_MSG_ACTIVATE_ANSWER,
+	AGENT_MSG__COUNT
 };
 
 #define AGENT_BLOB_MAX 512		/* a credential blob of TPM2_ActivateCredential */
@@ -44,13 +49,11 @@ enum agent_msg_type {
 #define AGENT_PROOF_LEN 32		/* HMAC-SHA256 */
 
 struct agent_msg_identity {
-	uint32_t type;
 	uint32_t ek_pub_len, ek_cert_len, ak_pub_len;
 	uint8_t ek_pub[VG_ATPM_PUB_MAX], ek_cert[VG_ATPM_CERT_MAX], ak_pub[VG_ATPM_PUB_MAX];
 };
 
 struct agent_msg_quote {
-	uint32_t type;
 	uint32_t nonce_len;
 	uint8_t nonce[VG_ATTEST_NONCE_MAX];
 	uint32_t bank;			/* enum vg_hash_algo, < VG_HASH__LAST */
@@ -58,7 +61,6 @@ struct agent_msg_quote {
 };
 
 struct agent_msg_quote_answer {
-	uint32_t type;
 	int32_t err;			/* 0 or a negative errno (then @msg says why) */
 	char msg[AGENT_MSG_TEXT];
 	uint32_t attest_len;
@@ -70,7 +72,6 @@ struct agent_msg_quote_answer {
 };
 
 struct agent_msg_activate {
-	uint32_t type;
 	uint32_t id_len;
 	uint8_t id_object[AGENT_BLOB_MAX];
 	uint32_t es_len;
@@ -79,7 +80,6 @@ struct agent_msg_activate {
 };
 
 struct agent_msg_activate_answer {
-	uint32_t type;
 	int32_t err;			/* 0 or a negative errno (then @msg says why) */
 	char msg[AGENT_MSG_TEXT];
 	uint8_t proof[AGENT_PROOF_LEN];	/* HMAC-SHA256(secret, agent_id) */
@@ -87,7 +87,6 @@ struct agent_msg_activate_answer {
 
 /* A buffer any message fits in. */
 union agent_msg {
-	uint32_t type;
 	struct agent_msg_identity identity;
 	struct agent_msg_quote quote;
 	struct agent_msg_quote_answer quote_answer;
@@ -95,24 +94,14 @@ union agent_msg {
 	struct agent_msg_activate_answer activate_answer;
 };
 
-/* The exact size of a message of @type. Return: the size, or 0 for no such type. */
-size_t agent_msg_size(uint32_t type);
+/* The table: each type's exact size and the check of its fields. */
+extern const struct ipc_proto agent_proto;
 
 /*
- * agent_msg_send - @m (its size from its type) as one packet on @fd.
- * Return: 0, -EINVAL (no such type), -EIO (short send), or send()'s -errno.
+ * agent_chan - @ch on @fd (the SOCK_SEQPACKET pair) for agent_proto, a
+ * violation returned as -EPROTO (the caller logs and exits), named @who.
+ * Return: 0, -errno.
  */
-int agent_msg_send(int fd, const union agent_msg *m);
-
-/*
- * agent_msg_recv - one packet from @fd into @m, accepted only when it is
- * exactly a message of a type in @want (a bit mask: 1u << type), with
- * every length and field in range.
- * Return: 1 a message, 0 the peer hung up, -EPROTO a violation (wrong
- * size, type or field: the caller exits), or recv()'s -errno (-EINTR
- * too: the TPM process looks at its stop flag, the network process
- * retries).
- */
-int agent_msg_recv(int fd, union agent_msg *m, uint32_t want);
+int agent_chan(struct ipc_chan *ch, int fd, const char *who);
 
 #endif

@@ -40,18 +40,19 @@
  * Return: 0, or -EIO (the TPM process is gone: @rs's message says so). A
  * malformed answer ends this process: the TPM side is broken.
  */
-static int ask_tpm(struct agent *a, const union agent_msg *rq, union agent_msg *rs,
-		   uint32_t answer)
+static int ask_tpm(struct agent *a, uint32_t type, const void *rq, size_t len,
+		   union agent_msg *rs, uint32_t answer)
 {
+	uint32_t got;
 	int r;
 
-	if (agent_msg_send(a->ipc, rq) < 0)
+	if (ipc_send_fixed(&a->ipc, type, rq, len, -1) < 0)
 		return -EIO;
 	do
-		r = agent_msg_recv(a->ipc, rs, 1u << answer);
+		r = ipc_recv_fixed(&a->ipc, 1u << answer, &got, rs, sizeof(*rs), NULL);
 	while (r == -EINTR);
 	if (r == -EPROTO) {
-		vlog_err("malformed answer from the TPM process");
+		vlog_err("malformed answer from the TPM process (%s)", a->ipc.why);
 		_exit(2);
 	}
 	if (r <= 0)
@@ -116,13 +117,12 @@ unsigned int agent_activate_body(struct agent *a, const char *body, size_t len, 
 		snprintf(err, errlen, "credential blob too large");
 		goto out;
 	}
-	q->type = AGENT_MSG_ACTIVATE;
 	q->id_len = (uint32_t)act->id_len;
 	memcpy(q->id_object, act->id_object, act->id_len);
 	q->es_len = (uint32_t)act->es_len;
 	memcpy(q->enc_secret, act->enc_secret, act->es_len);
 	snprintf(q->agent_id, sizeof(q->agent_id), "%s", a->id);
-	if (ask_tpm(a, rq, rs, AGENT_MSG_ACTIVATE_ANSWER) < 0) {
+	if (ask_tpm(a, AGENT_MSG_ACTIVATE, q, sizeof(*q), rs, AGENT_MSG_ACTIVATE_ANSWER) < 0) {
 		code = MHD_HTTP_FORBIDDEN;
 		snprintf(err, errlen, "TPM process did not answer");
 		goto out;
@@ -196,12 +196,11 @@ unsigned int agent_quote_body(struct agent *a, struct vg_api_quote_req *qr, char
 		code = *ret ? MHD_HTTP_OK : code;
 		goto out;
 	}
-	rq->quote.type = AGENT_MSG_QUOTE;
 	rq->quote.nonce_len = (uint32_t)qr->nonce_len;
 	memcpy(rq->quote.nonce, qr->nonce, qr->nonce_len);
 	rq->quote.bank = qr->bank;
 	rq->quote.mask = qr->mask;
-	if (ask_tpm(a, rq, rs, AGENT_MSG_QUOTE_ANSWER) < 0) {
+	if (ask_tpm(a, AGENT_MSG_QUOTE, &rq->quote, sizeof(rq->quote), rs, AGENT_MSG_QUOTE_ANSWER) < 0) {
 		snprintf(err, errlen, "TPM process did not answer");
 		goto out;
 	}

@@ -81,7 +81,7 @@ static int ak_ready(struct vg_atpm *tpm, const char *state, bool rsa, unsigned i
 
 /* Keys, then the identity to the network side. Return: 0 or -1 (logged). */
 static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, bool rsa,
-		     unsigned int ek_type, int fd)
+		     unsigned int ek_type, struct ipc_chan *ch)
 {
 	union agent_msg *m = calloc(1, sizeof(*m));
 	struct agent_msg_identity *id = m ? &m->identity : NULL;
@@ -113,11 +113,10 @@ static int tpm_setup(struct vg_atpm **ret, const char *tcti, const char *state, 
 	c = sizeof(id->ak_pub);
 	if (vg_atpm_ak_public(tpm, id->ak_pub, &c) < 0)
 		goto fail;
-	id->type = AGENT_MSG_IDENTITY;
 	id->ek_pub_len = (uint32_t)a;
 	id->ek_cert_len = (uint32_t)b;
 	id->ak_pub_len = (uint32_t)c;
-	if (agent_msg_send(fd, m) < 0)
+	if (ipc_send_fixed(ch, AGENT_MSG_IDENTITY, id, sizeof(*id), -1) < 0)
 		goto fail;
 	free(m);
 	*ret = tpm;
@@ -136,7 +135,6 @@ static void quote(struct vg_atpm *tpm, const struct agent_msg_quote *q,
 	struct vg_diag d = { 0 };
 	int r;
 
-	a->type = AGENT_MSG_QUOTE_ANSWER;
 	r = pv ? vg_atpm_quote(tpm, q->nonce, q->nonce_len, q->bank, q->mask, a->attest, &al, a->sig,
 			       &sl, pv, &d) : -ENOMEM;
 	if (r == 0) {
@@ -159,7 +157,6 @@ static void activate(struct vg_atpm *tpm, const struct agent_msg_activate *q,
 	struct vg_diag d = { 0 };
 	int r;
 
-	a->type = AGENT_MSG_ACTIVATE_ANSWER;
 	r = vg_atpm_activate(tpm, q->id_object, q->id_len, q->enc_secret, q->es_len, secret,
 			     sizeof(secret), &d);
 	if (r > 0) {
@@ -173,13 +170,16 @@ static void activate(struct vg_atpm *tpm, const struct agent_msg_activate *q,
 }
 
 /* Answers until the network process hangs up or a request is malformed. Return: 0 or 2. */
-static int tpm_serve(struct vg_atpm *tpm, int fd)
+static int tpm_serve(struct vg_atpm *tpm, struct ipc_chan *ch)
 {
 	union agent_msg *rq = malloc(sizeof(*rq)), *rs = malloc(sizeof(*rs));
 	int rc = 0;
 
 	while (rq && rs && !tpm_stop) {
-		int r = agent_msg_recv(fd, rq, 1u << AGENT_MSG_QUOTE | 1u << AGENT_MSG_ACTIVATE);
+		uint32_t type, answer;
+		size_t len;
+		int r = ipc_recv_fixed(ch, 1u << AGENT_MSG_QUOTE | 1u << AGENT_MSG_ACTIVATE, &type, rq,
+				       sizeof(*rq), NULL);
 
 		if (r == 0)
 			break;
@@ -188,16 +188,21 @@ static int tpm_serve(struct vg_atpm *tpm, int fd)
 		if (r < 0) {
 			if (r == -EPROTO)
 				vlog_err("malformed request from the network "
-					"process");
+					"process (%s)", ch->why);
 			rc = 2;
 			break;
 		}
 		memset(rs, 0, sizeof(*rs));
-		if (rq->type == AGENT_MSG_QUOTE)
+		if (type == AGENT_MSG_QUOTE) {
 			quote(tpm, &rq->quote, &rs->quote_answer);
-		else
+			answer = AGENT_MSG_QUOTE_ANSWER;
+			len = sizeof(rs->quote_answer);
+		} else {
 			activate(tpm, &rq->activate, &rs->activate_answer);
-		if (agent_msg_send(fd, rs) < 0) {
+			answer = AGENT_MSG_ACTIVATE_ANSWER;
+			len = sizeof(rs->activate_answer);
+		}
+		if (ipc_send_fixed(ch, answer, rs, len, -1) < 0) {
 			rc = 2;
 			break;
 		}
@@ -214,18 +219,21 @@ int agent_tpm_main(int fd, pid_t net, const char *tcti, const char *state, bool 
 {
 	struct sigaction act = { .sa_handler = on_signal };
 	struct vg_atpm *tpm;
+	struct ipc_chan ch;
 	int rc;
 
 	net_pid = net;
+	if (agent_chan(&ch, fd, "TPM process") < 0)
+		return 2;
 	sigaction(SIGTERM, &act, NULL);
 	sigaction(SIGINT, &act, NULL);
 	sigaction(SIGHUP, &act, NULL);
-	if (tpm_setup(&tpm, tcti, state, rsa, ek_type, fd) < 0) {
+	if (tpm_setup(&tpm, tcti, state, rsa, ek_type, &ch) < 0) {
 		kill(net, SIGTERM);
 		waitpid(net, NULL, 0);
 		return 2;
 	}
-	rc = tpm_serve(tpm, fd);
+	rc = tpm_serve(tpm, &ch);
 	vg_atpm_close(tpm);		/* flushes EK and AK: swtpm has 3 slots */
 	close(fd);
 	kill(net, SIGTERM);

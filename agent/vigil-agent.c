@@ -10,10 +10,11 @@
  * socketpair, checks the exact size and every field, and exits on any
  * violation; the credential secret never leaves it (it returns only the
  * HMAC proof). The child, forked before the TPM is opened, parses HTTP
- * (agent_http.c), reads the log file, and runs with PR_SET_NO_NEW_PRIVS
- * (and --user's uid/gid). HTTP on the address given, or HTTPS with
- * --tls-cert/--tls-key; with --tls-client-ca a client certificate that
- * chains to it (mutual TLS: the verifier's certificate) is a credential.
+ * (agent_http.c), reads the log file, and runs sandboxed (--user's
+ * uid/gid, PR_SET_NO_NEW_PRIVS, Landlock, seccomp: agent_privsep.c).
+ * HTTP on the address given, or HTTPS with --tls-cert/--tls-key; with
+ * --tls-client-ca a client certificate that chains to it (mutual TLS:
+ * the verifier's certificate) is a credential.
  * Every route needs a credential (docs/api-auth.md): that certificate, or
  * a bearer token listed with role "verifier" in --auth-tokens (default
  * /etc/vigil/agent-tokens, hashes only, made by `vigil-verifier
@@ -40,12 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <grp.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <unistd.h>
 #include <netinet/in.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -65,6 +63,7 @@
 #include "http_util.h"
 #include "listen.h"
 #include "notify.h"
+#include "sandbox.h"
 #include "tls_files.h"
 
 static const char help[] =
@@ -434,12 +433,14 @@ static int net_main(struct options *o, struct agent *a)
 	union agent_msg *m = calloc(1, sizeof(*m));
 	struct http_guard *guard = NULL;
 	struct MHD_Daemon *d;
+	char why[600];
+	uint32_t type;
 	sigset_t set;
 	int sig, r;
 
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	do
-		r = m ? agent_msg_recv(a->ipc, m, 1u << AGENT_MSG_IDENTITY) : -ENOMEM;
+		r = m ? ipc_recv_fixed(&a->ipc, 1u << AGENT_MSG_IDENTITY, &type, m, sizeof(*m), NULL) :
+			-ENOMEM;
 	while (r == -EINTR);
 	if (r <= 0)
 		_exit(2);
@@ -450,16 +451,15 @@ static int net_main(struct options *o, struct agent *a)
 	memcpy(a->ak_pub, m->identity.ak_pub, m->identity.ak_pub_len);
 	a->ak_pub_len = m->identity.ak_pub_len;
 	free(m);
-	if (o->user) {
-		struct passwd *pw = getpwnam(o->user);
-
-		if (!pw || setgroups(0, NULL) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0) {
-			vlog_err("cannot become %s", o->user);
-			_exit(2);
-		}
-	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	/* --user, no new privileges, Landlock, seccomp (agent_privsep.c) */
+	r = agent_net_sandbox(a, o->user, ntohs(o->sa.sin_port), why, sizeof(why));
+	if (r < 0) {
+		vlog_err("%s", why);
 		_exit(2);
+	}
+#ifdef VIGIL_AGENT_TAMPER
+	sandbox_test_probe();	/* the test build: tests/cli/t0535 */
+#endif
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -476,7 +476,7 @@ static int net_main(struct options *o, struct agent *a)
 				"HTTP without a credential (tests only)");
 		r = agent_push_main(a, &set);
 		OPENSSL_cleanse(a->push.token, sizeof(a->push.token));
-		close(a->ipc);
+		close(a->ipc.fd);
 		agent_tamper_release(a);
 		return r;
 	}
@@ -500,7 +500,7 @@ static int net_main(struct options *o, struct agent *a)
 		agent_auth_reload(a);
 	MHD_stop_daemon(d);
 	http_guard_stop(guard);
-	close(a->ipc);
+	close(a->ipc.fd);
 	agent_tamper_release(a);
 	vg_auth_free(a->auth);
 	pems_free(o);
@@ -516,7 +516,7 @@ int main(int argc, char **argv)
 	pthread_t rw_tid;
 	sigset_t all, old;
 	char host[128];
-	int sp[2], rp[2], rc;
+	int sp, rp[2], rc;
 	pid_t pid;
 
 	vlog_init("vigil-agent");
@@ -536,18 +536,17 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		vlog_err("$NOTIFY_SOCKET %s: %s: readiness cannot be reported",
 			getenv("NOTIFY_SOCKET"), strerror(-rc));
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(rp, O_CLOEXEC) < 0) {
-		vlog_err("socketpair: %s", strerror(errno));
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		vlog_err("pipe: %s", strerror(errno));
 		return 2;
 	}
 	/* fork before the TPM is opened: the network process never has it */
-	pid = fork();
+	pid = proc_start(&agent_procs[AGENT_PROC_NET], &sp);
 	if (pid < 0) {
-		vlog_err("fork: %s", strerror(errno));
+		vlog_err("the network process: %s", strerror(-(int)pid));
 		return 2;
 	}
 	if (pid > 0) {
-		close(sp[1]);
 		close(rp[1]);
 		pems_free(&o);
 		vg_auth_free(a.auth);
@@ -564,7 +563,7 @@ int main(int argc, char **argv)
 			rw.fd = -1;
 		}
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		rc = agent_tpm_main(sp[0], pid, o.tcti, o.state, o.rsa, o.ek_type);
+		rc = agent_tpm_main(sp, pid, o.tcti, o.state, o.rsa, o.ek_type);
 		if (rw.fd >= 0)
 			pthread_join(rw_tid, NULL);	/* the network process is gone: its pipe end too */
 		(void)notify_send("STOPPING=1");
@@ -572,11 +571,11 @@ int main(int argc, char **argv)
 		/* a network process that never listened is a failed start, whatever the TPM side says */
 		return atomic_load(&rw.ready) ? rc : (rc ? rc : 2);
 	}
-	close(sp[0]);
 	close(rp[0]);
 	notify_close();
 	vg_background_drop();	/* the main process says "ready" */
 	o.ready_fd = rp[1];
-	a.ipc = sp[1];
+	if (agent_chan(&a.ipc, sp, "network process") < 0)
+		_exit(2);
 	return net_main(&o, &a);
 }

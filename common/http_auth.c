@@ -17,6 +17,7 @@
 #include <openssl/crypto.h>
 
 #include "http_auth.h"
+#include "log.h"
 #include "http_reply.h"
 
 int http_auth_role(struct MHD_Connection *c, const struct vg_auth *a, char id[VG_AUTH_ID_LEN + 1])
@@ -71,8 +72,8 @@ int http_auth_load(const char *path, unsigned int roles, struct vg_auth **ret, c
 	return r;
 }
 
-int http_auth_create_token(const char *prog, const char *role, unsigned int roles,
-			   const char *out, const char *list)
+int http_auth_create_token(const char *role, unsigned int roles, const char *out,
+			   const char *list)
 {
 	char tok[VG_AUTH_TOKEN_LEN + 2], id[VG_AUTH_ID_LEN + 1], line[160];
 	unsigned int rl = 0;
@@ -83,13 +84,13 @@ int http_auth_create_token(const char *prog, const char *role, unsigned int role
 		if ((roles & k) && strcmp(role, vg_auth_role_name(k)) == 0)
 			rl = k;
 	if (!rl) {
-		fprintf(stderr, "%s: --create-token %s: the role is one of %s%s%s%s\n", prog, role,
+		vlog_err("--create-token %s: the role is one of %s%s%s%s", role,
 			roles & VG_AUTH_ADMIN ? "admin " : "", roles & VG_AUTH_READ ? "read " : "",
 			roles & VG_AUTH_VERIFIER ? "verifier " : "", roles & VG_AUTH_AGENT ? "agent" : "");
 		return 2;
 	}
 	if (vg_auth_token_new(tok, id) < 0 || (n = vg_auth_token_line(tok, rl, line, sizeof(line))) < 0) {
-		fprintf(stderr, "%s: no randomness for a token\n", prog);
+		vlog_err("no randomness for a token");
 		return 2;
 	}
 	/*
@@ -106,36 +107,36 @@ int http_auth_create_token(const char *prog, const char *role, unsigned int role
 		usleep(10000);
 	}
 	if (lfd < 0 || fstat(lfd, &st) < 0) {
-		fprintf(stderr, "%s: %s: %s\n", prog, list, strerror(errno));
+		vlog_err("%s: %s", list, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode) || (st.st_mode & 077) ||
 	    (st.st_uid != geteuid() && st.st_uid != 0)) {
-		fprintf(stderr, "%s: %s: %s\n", prog, list, !S_ISREG(st.st_mode) ?
+		vlog_err("%s: %s", list, !S_ISREG(st.st_mode) ?
 			"not a regular file" : (st.st_mode & 077) ?
 			"group or other may access it; chmod 600 it" : "owned by another user");
 		goto out;
 	}
 	ofd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
 	if (ofd < 0) {
-		fprintf(stderr, "%s: %s: %s%s\n", prog, out, strerror(errno),
+		vlog_err("%s: %s%s", out, strerror(errno),
 			errno == EEXIST ? " (a token is never written over an existing path)" : "");
 		goto out;
 	}
 	tok[VG_AUTH_TOKEN_LEN] = '\n';
 	if (write(ofd, tok, VG_AUTH_TOKEN_LEN + 1) != VG_AUTH_TOKEN_LEN + 1 || fsync(ofd) < 0) {
-		fprintf(stderr, "%s: %s: %s\n", prog, out, strerror(errno));
+		vlog_err("%s: %s", out, strerror(errno));
 		unlink(out);
 		goto out;
 	}
 	if (write(lfd, line, (size_t)n) != n || fsync(lfd) < 0) {
-		fprintf(stderr, "%s: %s: %s\n", prog, list, strerror(errno));
+		vlog_err("%s: %s", list, strerror(errno));
 		unlink(out);
 		goto out;
 	}
 	printf("%s\n", id);
-	fprintf(stderr, "%s: %s token %s written to %s, its hash listed in %s\n", prog,
-		vg_auth_role_name(rl), id, out, list);
+	vlog_info("%s token %s written to %s, its hash listed in %s", vg_auth_role_name(rl), id, out,
+		  list);
 	rc = 0;
 out:
 	OPENSSL_cleanse(tok, sizeof(tok));

@@ -41,9 +41,9 @@ int http_auth_load(const char *path, unsigned int roles, struct vg_auth **ret, c
  * O_EXCL: an existing path, device or link is never written), its hash
  * line appended to @list (created 0600 if absent; refused if others may
  * access it). Prints the id on stdout. Return: a process exit code (0, or
- * 2 after a message on stderr naming @prog, the file and the problem).
+ * 2 after a message through vlog naming the file and the problem).
  */
-int http_auth_create_token(const char *prog, const char *role, unsigned int roles,
-			   const char *out, const char *list);
+int http_auth_create_token(const char *role, unsigned int roles, const char *out,
+			   const char *list);
 
 #endif

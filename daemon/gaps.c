@@ -563,7 +563,7 @@ void vd_gaps_mounts_changed(struct vd *d)
 
 int vd_gaps_close(struct vd *d)
 {
-	long v;
+	long v = 0;	/* read when r == 0; gcc -O3 cannot tell (-Wmaybe-uninitialized) */
 	int r, failed = 0;
 
 	if (d->mode != MODE_ENFORCE) {

@@ -2,13 +2,45 @@
 # Run every test of the build dir $1 with meson, then sum the individual
 # TAP results of all tests into the closing line "N passed, M failed".
 # A test that failed without printing any "not ok" counts as one failure.
+#
+# Every test ends what it started: each process a test starts inherits
+# VG_SUITE_ID, set here, so after the suite any process that still has it
+# in its environment was left behind by a test (a daemon not stopped, a
+# gpg-agent, a swtpm). Each is named ("not ok - left running: PID
+# COMMAND"), counted as a failure, and stopped by its PID.
 set -u
 B=${1:-build-asan}
+VG_SUITE_ID=vg-suite-$$-$(date +%s%N)
+export VG_SUITE_ID
 meson test -C "$B" --print-errorlogs --num-processes "$(nproc)" "${@:2}"
 rc=$?
-python3 - "$B/meson-logs/testlog.json" <<'PY'
+
+# the processes that carry our mark, but for this script and its own children
+left_running() {
+	local f p
+	for f in $(grep -lzx "VG_SUITE_ID=$VG_SUITE_ID" /proc/[0-9]*/environ 2>/dev/null); do
+		p=${f#/proc/}
+		p=${p%/environ}
+		[ "$p" = $$ ] && continue
+		[ "$(awk '/^PPid:/ {print $2}' "/proc/$p/status" 2>/dev/null)" = $$ ] && continue
+		echo "$p"
+	done
+}
+left=$(left_running)
+[ -n "$left" ] && sleep 2 && left=$(left_running)	# a daemon still on its way out
+nleft=0
+for p in $left; do
+	cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-200)
+	[ -n "$cmd" ] || continue
+	echo "not ok - left running after the suite: $p $cmd"
+	nleft=$((nleft + 1))
+done
+for p in $left; do kill "$p" 2>/dev/null; done
+[ $nleft -gt 0 ] && rc=1
+
+python3 - "$B/meson-logs/testlog.json" "$nleft" <<'PY'
 import json, re, sys
-passed = failed = 0
+passed, failed = 0, int(sys.argv[2])
 for line in open(sys.argv[1]):
     t = json.loads(line)
     out = t.get("stdout") or ""

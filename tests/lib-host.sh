@@ -14,7 +14,7 @@
 #                        dbus, apt, the dependencies of vigil's packages
 #                        ($VG_DEBS, tests/lib-debs.sh), swtpm and tpm2-tools,
 #                        then apt pointed at a file: copy of the part of the
-#                        archive it installed (tests/host-mirror.py: the
+#                        archive it installed (tests/helpers/host-mirror.py: the
 #                        archive's signed InRelease, its Packages, the .debs
 #                        at their pool paths, and hello's, not installed: a
 #                        package to install) and its cache emptied, as on a
@@ -75,7 +75,7 @@ vg_host_tar() {
 			--customize-hook='echo vigilhost >"$1/etc/hostname"' \
 			--customize-hook='rm -f "$1/etc/machine-id"; : >"$1/etc/machine-id"' \
 			--customize-hook='chroot "$1" sh -c "cd /var/cache/apt/archives && apt-get download -q hello"' \
-			--customize-hook="/usr/bin/python3 $SRCDIR/tests/host-mirror.py \"\$1\"" \
+			--customize-hook="/usr/bin/python3 $SRCDIR/tests/helpers/host-mirror.py \"\$1\"" \
 			--customize-hook='chroot "$1" apt-get update -q' \
 			bookworm "$VG_HOST_TAR.tmp" "$VG_HOST_MIRROR" >"$dir/host-root.log" 2>&1 &&
 			mv "$VG_HOST_TAR.tmp" "$VG_HOST_TAR" && echo "$deps" >"$VG_HOST_TAR.deps"

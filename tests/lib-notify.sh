@@ -2,7 +2,7 @@
 # tests/lib-notify.sh - a notify socket for a daemon under test (after
 # vg_init): what a daemon tells the service manager lands in $NT_LOG.
 #
-#   nt_start        start tests/notify-recv.py at $T/notify.sock and export
+#   nt_start        start tests/helpers/notify-recv.py at $T/notify.sock and export
 #                   NOTIFY_SOCKET; stopped by PID when the script ends (nt_stop)
 #   nt_clear        forget what arrived so far
 #   nt_ready        true if READY=1 arrived (since nt_clear)
@@ -14,7 +14,7 @@ NT_PID=
 nt_start() {
 	NT_LOG=$T/notify.log
 	: >"$NT_LOG"
-	/usr/bin/python3 "$SRCDIR/tests/notify-recv.py" "$T/notify.sock" "$NT_LOG" &
+	/usr/bin/python3 "$SRCDIR/tests/helpers/notify-recv.py" "$T/notify.sock" "$NT_LOG" &
 	NT_PID=$!
 	for _ in $(seq 100); do
 		[ -S "$T/notify.sock" ] && break

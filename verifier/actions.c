@@ -23,6 +23,7 @@ int vf_history(struct verifier *vf, const char *id, const struct vg_attest_verdi
 	snprintf(h->path, sizeof(h->path), "%s", v->path);
 	snprintf(h->digest, sizeof(h->digest), "%s", v->digest);
 	snprintf(h->msg, sizeof(h->msg), "%s", v->msg);
+	/* store round trip (store_client.c) */
 	if (vg_store_verdict_add(vf->store, id, h, &d) < 0) {
 		vlog_err("%s: %s %s not recorded: %s", id, vg_attest_fail_id(v->fail),
 			 v->fail == VG_AF_REBOOT || v->fail == VG_AF_LATE || v->fail == VG_AF_STALE ?

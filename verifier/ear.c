@@ -116,12 +116,14 @@ int vf_ear_agent(struct verifier *vf, const char *id, const char *nonce, char **
 	if (!vg_privsep_ear_alg())
 		return free(a), vf_ear_sign(&e, ret, len, err, errlen);	/* 501 */
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c) */
 	r = vg_store_agent_get(vf->store, id, a, &d);
 	if (r == 0 && a->state == VG_AGENT_FAILED && a->failure_count) {
 		h.max = a->failure_count < VG_ATTEST_FAILURES_MAX ? (size_t)a->failure_count :
 								    VG_ATTEST_FAILURES_MAX;
 		h.v = calloc(h.max, sizeof(*h.v));
 		/* a few more lines, for events recorded after the failure */
+		/* store round trip (store_client.c), the rows streamed back */
 		r = h.v ? vg_store_verdict_list(vf->store, id, h.max + 8, hist_cb, &h, &d) : -ENOMEM;
 	}
 	if (r == 0)
@@ -200,6 +202,7 @@ int vf_ear_evidence(struct verifier *vf, const struct vg_api_evidence *e, const 
 		return 500;
 	}
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c) */
 	r = vg_store_agent_find(vf->store, VG_STORE_KEY_AK, e->ak, e->ak_len, "", a, &d);
 	pthread_mutex_unlock(&vf->lock);
 	if (r < 0 && r != -ENOENT) {

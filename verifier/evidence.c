@@ -148,6 +148,7 @@ static int evidence_policy(struct verifier *vf, const struct vg_api_evidence *e,
 	} else if (e->policy_name[0] && mbdoc) {
 		/* a copy of the stored policy, which the mb_policy's section goes into */
 		pthread_mutex_lock(&vf->lock);
+		/* store round trip (store_client.c) */
 		r = vg_store_policy_get(vf->store, e->policy_name, &doc, &len, &d);
 		pthread_mutex_unlock(&vf->lock);
 		if (r < 0) {

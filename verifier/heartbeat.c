@@ -56,8 +56,10 @@ void vf_heartbeat(struct verifier *vf)
 	v.late = vf->sched.late;
 	pthread_mutex_unlock(&vf->sched.lock);
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c) */
 	r = vg_store_verifier_beat(vf->store, &v, &d);
 	if (r == 0)
+		/* store round trip (store_client.c), the rows streamed back */
 		r = vg_store_verifier_list(vf->store, leader_cb, &la, &d);
 	vf_store_status(vf, r < 0 ? d.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);

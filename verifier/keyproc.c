@@ -22,12 +22,10 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <gnutls/abstract.h>
@@ -44,7 +42,7 @@
 #define WHO "key process"
 #define PCERTS_MAX 16
 
-static int key_fd = -1;
+static struct ipc_chan key_ch = { .fd = -1 };
 static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 static gnutls_pcert_st pcerts[PCERTS_MAX];
 static unsigned int npcerts;
@@ -66,21 +64,21 @@ static int info(gnutls_privkey_t key, unsigned int flags)
 	return 0;	/* GNUTLS_PRIVKEY_INFO_SIGN_ALGO: no preference */
 }
 
-static void answer(int fd, int r, const gnutls_datum_t *sig)
+static void answer(struct ipc_chan *ch, int r, const gnutls_datum_t *sig)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 	bool ok = sig && r == 0 && sig->size <= SIPC_SIG_MAX;
 
 	if (sig && r == 0 && !ok)
 		r = GNUTLS_E_INTERNAL_ERROR;	/* a signature over SIPC_SIG_MAX */
-	sipc_put_u32(&o, (uint32_t)r);
-	sipc_put_bytes(&o, ok ? sig->data : NULL, ok ? sig->size : 0);
-	if (sipc_send(fd, SIPC_KEY_ANSWER, &o) < 0)
+	ipc_put_u32(&o, (uint32_t)r);
+	ipc_put_bytes(&o, ok ? sig->data : NULL, ok ? sig->size : 0);
+	if (ipc_send(ch, SIPC_KEY_ANSWER, &o, -1) < 0)
 		_exit(0);
 }
 
 /* EAR_SIGN: the JWS signature of the signing input */
-static void ear_sign(int fd, struct sipc_in *in, EVP_PKEY *ear)
+static void ear_sign(struct ipc_chan *ch, struct ipc_in *in, EVP_PKEY *ear)
 {
 	uint8_t sig[VG_JWS_SIG_MAX];
 	gnutls_datum_t sd = { sig, 0 };
@@ -88,62 +86,58 @@ static void ear_sign(int fd, struct sipc_in *in, EVP_PKEY *ear)
 	size_t len, sl = 0;
 	int r;
 
-	p = sipc_get_bytes(in, SIPC_EAR_IN_MAX, &len);
-	sipc_end(in, WHO);
+	p = ipc_get_bytes(in, SIPC_EAR_IN_MAX, &len);
+	ipc_end(in);
 	r = vg_jws_sign_pkey(ear, ear_alg, p, len, sig, &sl, NULL);
 	sd.size = (unsigned int)sl;
-	answer(fd, r, &sd);
+	answer(ch, r, &sd);
 }
 
 static _Noreturn void key_main(int fd, gnutls_privkey_t key, EVP_PKEY *ear)
 {
-	prctl(PR_SET_NAME, "vigil-key");
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	close_range(3, (unsigned int)fd - 1, 0);	/* nothing of the parent's but stdio */
-	close_range((unsigned int)fd + 1, ~0u, 0);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	struct ipc_chan ch;
+
+	/* set up by proc_start (vf_procs[VF_PROC_KEY]): nothing of the parent's but stdio and fd */
+	sipc_chan(&ch, fd, WHO);
 	for (;;) {
-		struct sipc_in in;
+		struct ipc_in in;
 		gnutls_datum_t d, sig = { 0 };
 		uint32_t algo, flags;
 		size_t len;
 		int r;
 
-		if (sipc_recv(fd, &in, WHO) < 0)
+		if (ipc_recv(&ch, &in) < 0)
 			break;
 		if (in.type == SIPC_EAR_SIGN) {
 			if (!ear)
-				sipc_die(WHO, "an EAR to sign, and no --ear-key");
-			ear_sign(fd, &in, ear);
-			sipc_in_free(&in);
+				ipc_die(WHO, "an EAR to sign, and no --ear-key");
+			ear_sign(&ch, &in, ear);
+			ipc_in_free(&in);
 			continue;
 		}
 		if (!key)
-			sipc_die(WHO, "a TLS request, and no --api-key");
+			ipc_die(WHO, "a TLS request, and no --api-key");
 		if (in.type == SIPC_KEY_INFO) {
-			flags = sipc_get_u32(&in);
-			sipc_end(&in, WHO);
-			answer(fd, info(key, flags), NULL);
-			sipc_in_free(&in);
+			flags = ipc_get_u32(&in);
+			ipc_end(&in);
+			answer(&ch, info(key, flags), NULL);
+			ipc_in_free(&in);
 			continue;
 		}
 		if (in.type != SIPC_KEY_SIGN_DATA && in.type != SIPC_KEY_SIGN_HASH)
-			sipc_die(WHO, "not a key request");
-		algo = sipc_get_u32(&in);
-		flags = sipc_get_u32(&in);
-		d.data = (unsigned char *)sipc_get_bytes(&in, SIPC_SIGN_IN_MAX, &len);
+			ipc_die(WHO, "not a key request");
+		algo = ipc_get_u32(&in);
+		flags = ipc_get_u32(&in);
+		d.data = (unsigned char *)ipc_get_bytes(&in, SIPC_SIGN_IN_MAX, &len);
 		d.size = (unsigned int)len;
-		sipc_end(&in, WHO);
+		ipc_end(&in);
 		if (in.type == SIPC_KEY_SIGN_DATA)
 			r = gnutls_privkey_sign_data2(key, (gnutls_sign_algorithm_t)algo, flags, &d, &sig);
 		else
 			r = gnutls_privkey_sign_hash2(key, (gnutls_sign_algorithm_t)algo, flags, &d, &sig);
-		answer(fd, r, &sig);
+		answer(&ch, r, &sig);
 		gnutls_free(sig.data);
-		sipc_in_free(&in);
+		ipc_in_free(&in);
 	}
 	if (key)
 		gnutls_privkey_deinit(key);
@@ -154,32 +148,32 @@ static _Noreturn void key_main(int fd, gnutls_privkey_t key, EVP_PKEY *ear)
 /* one request, its KEY_ANSWER: Return: its result; *@sig gnutls_malloc'd when given */
 static int ask(uint32_t t, uint32_t algo, uint32_t flags, const gnutls_datum_t *d, gnutls_datum_t *sig)
 {
-	struct sipc_out o = { 0 };
-	struct sipc_in in;
+	struct ipc_out o = { 0 };
+	struct ipc_in in;
 	const uint8_t *p;
 	size_t len;
 	int r;
 
 	if (t == SIPC_KEY_INFO) {
-		sipc_put_u32(&o, flags);
+		ipc_put_u32(&o, flags);
 	} else {
 		if (d->size > SIPC_SIGN_IN_MAX)
 			return GNUTLS_E_INVALID_REQUEST;
-		sipc_put_u32(&o, algo);
-		sipc_put_u32(&o, flags);
-		sipc_put_bytes(&o, d->data, d->size);
+		ipc_put_u32(&o, algo);
+		ipc_put_u32(&o, flags);
+		ipc_put_bytes(&o, d->data, d->size);
 	}
 	pthread_mutex_lock(&key_lock);
-	if (sipc_send(key_fd, t, &o) < 0 || sipc_recv(key_fd, &in, "the key process's answer") < 0) {
+	if (ipc_send(&key_ch, t, &o, -1) < 0 || ipc_recv(&key_ch, &in) < 0) {
 		vlog_err("the key process is gone");
 		_exit(2);
 	}
 	pthread_mutex_unlock(&key_lock);
 	if (in.type != SIPC_KEY_ANSWER)
-		sipc_die("the key process's answer", "not a KEY_ANSWER");
-	r = (int)sipc_get_u32(&in);
-	p = sipc_get_bytes(&in, SIPC_SIG_MAX, &len);
-	sipc_end(&in, "the key process's answer");
+		ipc_die("the key process's answer", "not a KEY_ANSWER");
+	r = (int)ipc_get_u32(&in);
+	p = ipc_get_bytes(&in, SIPC_SIG_MAX, &len);
+	ipc_end(&in);
 	if (sig && r == 0) {
 		sig->data = gnutls_malloc(len ? len : 1);
 		sig->size = (unsigned int)len;
@@ -188,7 +182,7 @@ static int ask(uint32_t t, uint32_t algo, uint32_t flags, const gnutls_datum_t *
 		else if (len)
 			memcpy(sig->data, p, len);
 	}
-	sipc_in_free(&in);
+	ipc_in_free(&in);
 	return r;
 }
 
@@ -232,8 +226,8 @@ int vg_privsep_key_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_d
 
 int vg_privsep_ear_sign(void *arg, const uint8_t *in, size_t len, uint8_t *sig, size_t *siglen)
 {
-	struct sipc_out o = { 0 };
-	struct sipc_in ans;
+	struct ipc_out o = { 0 };
+	struct ipc_in ans;
 	const uint8_t *p;
 	size_t n;
 	int r;
@@ -243,26 +237,25 @@ int vg_privsep_ear_sign(void *arg, const uint8_t *in, size_t len, uint8_t *sig, 
 		return -ENOKEY;
 	if (len > SIPC_EAR_IN_MAX)
 		return -E2BIG;
-	sipc_put_bytes(&o, in, len);
+	ipc_put_bytes(&o, in, len);
 	pthread_mutex_lock(&key_lock);
-	if (sipc_send(key_fd, SIPC_EAR_SIGN, &o) < 0 ||
-	    sipc_recv(key_fd, &ans, "the key process's answer") < 0) {
+	if (ipc_send(&key_ch, SIPC_EAR_SIGN, &o, -1) < 0 || ipc_recv(&key_ch, &ans) < 0) {
 		vlog_err("the key process is gone");
 		_exit(2);
 	}
 	pthread_mutex_unlock(&key_lock);
 	if (ans.type != SIPC_KEY_ANSWER)
-		sipc_die("the key process's answer", "not a KEY_ANSWER");
-	r = (int)sipc_get_u32(&ans);
-	p = sipc_get_bytes(&ans, SIPC_SIG_MAX, &n);
-	sipc_end(&ans, "the key process's answer");
+		ipc_die("the key process's answer", "not a KEY_ANSWER");
+	r = (int)ipc_get_u32(&ans);
+	p = ipc_get_bytes(&ans, SIPC_SIG_MAX, &n);
+	ipc_end(&ans);
 	if (r == 0 && n > VG_JWS_SIG_MAX)
-		sipc_die("the key process's answer", "a signature too long");
+		ipc_die("the key process's answer", "a signature too long");
 	if (r == 0) {
 		memcpy(sig, p, n);
 		*siglen = n;
 	}
-	sipc_in_free(&ans);
+	ipc_in_free(&ans);
 	return r < 0 ? r : 0;
 }
 
@@ -303,7 +296,7 @@ int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *ear_pem, cha
 	gnutls_privkey_t key = NULL;
 	EVP_PKEY *ear = NULL;
 	unsigned int alg = 0;
-	int sv[2], r;
+	int fd, r;
 	pid_t pid;
 
 	if (ear_pem && !(ear = ear_load(ear_pem, &alg, diag)))
@@ -330,31 +323,18 @@ int vg_privsep_key_start(char *key_pem, const char *cert_pem, char *ear_pem, cha
 			return vg_diag_set(diag, -EBADMSG, "--api-key: %s", gnutls_strerror(r));
 		}
 	}
-	r = sipc_socketpair(sv);
-	if (r < 0) {
-		if (key)
-			gnutls_privkey_deinit(key);
-		EVP_PKEY_free(ear);
-		return vg_diag_set(diag, r, "key process: socketpair: %s", strerror(-r));
-	}
-	fflush(NULL);
-	pid = fork();
+	pid = proc_start(&vf_procs[VF_PROC_KEY], &fd);
 	if (pid == 0) {
-		close(sv[0]);
 		vg_privsep_forget_url(db);
 		ear_alg = alg;
-		key_main(sv[1], key, ear);
+		key_main(fd, key, ear);
 	}
-	r = -errno;
-	close(sv[1]);
 	if (key)
 		gnutls_privkey_deinit(key);	/* our copies */
 	EVP_PKEY_free(ear);
-	if (pid < 0) {
-		close(sv[0]);
-		return vg_diag_set(diag, r, "key process: fork: %s", strerror(-r));
-	}
-	key_fd = sv[0];
+	if (pid < 0)
+		return vg_diag_set(diag, (int)pid, "key process: %s", strerror(-(int)pid));
+	sipc_chan(&key_ch, fd, "the key process's answer");
 	ear_alg = alg;
 	if (key_pem &&
 	    (gnutls_privkey_init(&ext_key) < 0 ||

@@ -119,6 +119,7 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	int r;
 
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c), the rows streamed back */
 	r = vg_store_agent_list(vf->store, count_state, states, &d);
 	pthread_mutex_unlock(&vf->lock);
 	if (r < 0) {

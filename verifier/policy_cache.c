@@ -68,6 +68,7 @@ again:
 		return c->p;
 	}
 	gen = vf->policy_gen;
+	/* store round trip (store_client.c) */
 	r = vg_store_policy_get(vf->store, name, &doc, &len, &d);
 	if (r < 0) {
 		pthread_mutex_unlock(&vf->parse_lock);

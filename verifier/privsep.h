@@ -2,7 +2,8 @@
 /*
  * privsep.h - vigil-verifier's processes, in the OpenBSD manner: a
  * process that parses holds nothing; a process that holds secrets parses
- * nothing.
+ * nothing. They are one table, vf_procs (privsep.c), started by
+ * common/proc.h, speaking store_ipc.h's messages (common/ipc.h).
  *
  *   network process (the original pid): libmicrohttpd (the REST API), the
  *     rounds and every outbound call (agents, webhooks); parses everything
@@ -29,7 +30,16 @@
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
 
+#include "proc.h"
+#include "sandbox.h"
 #include "store.h"
+
+/* The processes, in vf_procs (privsep.c): what each is, above. */
+enum vf_proc { VF_PROC_NET, VF_PROC_KEY, VF_PROC_STORE, VF_PROC_HOOK, VF_PROC__COUNT };
+
+extern const struct proc vf_procs[VF_PROC__COUNT];
+/* the network process's system calls (privsep.c) */
+extern const struct sandbox_role vf_net_role;
 
 /*
  * vg_privsep_store_open - fork the store process, which opens @url
@@ -96,12 +106,14 @@ int vg_privsep_hook_run(const char *agent, const char *failure, const char *msg,
 
 /*
  * vg_privsep_sandbox - confine the calling process, which must have a
- * single thread (threads started later inherit the confinement): no new
- * privileges; Landlock with every filesystem right the kernel knows
- * handled and only reads (and /dev) allowed, beneath system directories
- * that do not contain the database, plus the @n files @read (CA bundles,
- * client certificates, the token list read again on SIGHUP); and a
- * seccomp filter that refuses socket(AF_UNIX, ...) and io_uring.
+ * single thread (threads started later inherit the confinement), with
+ * common/sandbox.h: no new privileges; Landlock with every filesystem
+ * right the kernel knows handled and only reads (and /dev) allowed,
+ * beneath system directories that do not contain the database, plus the
+ * @n files @read (at most 15: CA bundles, client certificates, the token
+ * list read again on SIGHUP); and vf_net_role's seccomp allow-list
+ * (socket(AF_UNIX, ...) refused, io_uring refused, anything unlisted
+ * kills the process).
  * @db is the --db URL (its directory, for SQLite, is left out).
  * Return: 0, 1 when the kernel has no Landlock (seccomp alone applied),
  * -EBUSY (more than one thread), -errno.

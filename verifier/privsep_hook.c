@@ -18,43 +18,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "privsep.h"
 #include "store_ipc.h"
 
-static int hook_fd = -1;
+static struct ipc_chan hook = { .fd = -1 };
 static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static _Noreturn void hook_main(int fd, const char *cmd)
 {
 	static char f[4][SIPC_HOOK_FIELD_MAX + 1];
+	struct ipc_chan ch;
 
-	prctl(PR_SET_NAME, "vigil-hook");
-	/* nothing of the parent's but stdio and our socket (the store's socket, in the hook process) */
-	close_range(3, (unsigned int)fd - 1, 0);
-	close_range((unsigned int)fd + 1, ~0u, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	/* set up by proc_start (vf_procs[VF_PROC_HOOK]): nothing of the parent's but stdio and fd */
+	sipc_chan(&ch, fd, "hook process");
 	for (;;) {
-		struct sipc_in in;
-		struct sipc_out o = { 0 };
+		struct ipc_in in;
+		struct ipc_out o = { 0 };
 		int st = -1;
 		pid_t pid;
 
-		if (sipc_recv(fd, &in, "hook process") < 0)
+		if (ipc_recv(&ch, &in) < 0)
 			_exit(0);
 		if (in.type != SIPC_HOOK_RUN)
-			sipc_die("hook process", "not a HOOK_RUN");
+			ipc_die("hook process", "not a HOOK_RUN");
 		for (int i = 0; i < 4; i++)
-			sipc_get_name(&in, f[i], sizeof(f[i]));
-		sipc_end(&in, "hook process");
-		sipc_in_free(&in);
+			ipc_get_name(&in, f[i], sizeof(f[i]));
+		ipc_end(&in);
+		ipc_in_free(&in);
 		pid = fork();
 		if (pid == 0) {
 			signal(SIGINT, SIG_DFL);
@@ -72,64 +65,53 @@ static _Noreturn void hook_main(int fd, const char *cmd)
 		if (pid > 0)
 			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 				;
-		sipc_put_u32(&o, (uint32_t)st);
-		if (sipc_send(fd, SIPC_HOOK_DONE, &o) < 0)
+		ipc_put_u32(&o, (uint32_t)st);
+		if (ipc_send(&ch, SIPC_HOOK_DONE, &o, -1) < 0)
 			_exit(0);
 	}
 }
 
 int vg_privsep_hook_start(const char *cmd, struct vg_diag *diag)
 {
-	int sv[2], r;
-	pid_t pid;
+	int fd;
+	pid_t pid = proc_start(&vf_procs[VF_PROC_HOOK], &fd);
 
-	r = sipc_socketpair(sv);
-	if (r < 0)
-		return vg_diag_set(diag, r, "hook process: socketpair: %s", strerror(-r));
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		close(sv[0]);
-		hook_main(sv[1], cmd);
-	}
-	r = -errno;
-	close(sv[1]);
-	if (pid < 0) {
-		close(sv[0]);
-		return vg_diag_set(diag, r, "hook process: fork: %s", strerror(-r));
-	}
-	hook_fd = sv[0];	/* the process ends when we do: the socket closes */
+	if (pid == 0)
+		hook_main(fd, cmd);
+	if (pid < 0)
+		return vg_diag_set(diag, (int)pid, "hook process: %s", strerror(-(int)pid));
+	sipc_chan(&hook, fd, "the hook process's answer");	/* the process ends when we do: the socket closes */
 	return 0;
 }
 
-static void put_field(struct sipc_out *o, const char *s)
+static void put_field(struct ipc_out *o, const char *s)
 {
 	s = s ? s : "";
-	sipc_put_bytes(o, s, strnlen(s, SIPC_HOOK_FIELD_MAX));
+	ipc_put_bytes(o, s, strnlen(s, SIPC_HOOK_FIELD_MAX));
 }
 
 int vg_privsep_hook_run(const char *agent, const char *failure, const char *msg, const char *path)
 {
-	struct sipc_out o = { 0 };
-	struct sipc_in in;
+	struct ipc_out o = { 0 };
+	struct ipc_in in;
 	int r;
 
-	if (hook_fd < 0)
+	if (hook.fd < 0)
 		return -ENOSYS;
 	put_field(&o, agent);
 	put_field(&o, failure);
 	put_field(&o, msg);
 	put_field(&o, path);
 	pthread_mutex_lock(&hook_lock);
-	r = sipc_send(hook_fd, SIPC_HOOK_RUN, &o);
+	r = ipc_send(&hook, SIPC_HOOK_RUN, &o, -1);
 	if (!r)
-		r = sipc_recv(hook_fd, &in, "the hook process's answer");
+		r = ipc_recv(&hook, &in);
 	if (!r) {
 		if (in.type != SIPC_HOOK_DONE)
-			sipc_die("the hook process's answer", "not a HOOK_DONE");
-		r = (int)sipc_get_u32(&in);
-		sipc_end(&in, "the hook process's answer");
-		sipc_in_free(&in);
+			ipc_die("the hook process's answer", "not a HOOK_DONE");
+		r = (int)ipc_get_u32(&in);
+		ipc_end(&in);
+		ipc_in_free(&in);
 	}
 	pthread_mutex_unlock(&hook_lock);
 	return r;

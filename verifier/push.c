@@ -164,6 +164,7 @@ static unsigned int bound_agent(struct verifier *vf, const char *cred, const cha
 	int r;
 
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c) */
 	r = vg_store_agent_get(vf->store, id, a, &d);
 	vf_store_status(vf, r < 0 && r != -ENOENT ? d.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);
@@ -207,6 +208,7 @@ unsigned int vf_push_register(struct verifier *vf, const char *cred, const char 
 		goto out;
 	}
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c) */
 	r = vg_store_agent_get(vf->store, id, old, &d);
 	pthread_mutex_unlock(&vf->lock);
 	if (r < 0 && r != -ENOENT) {
@@ -532,6 +534,7 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 		goto out;
 	}
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c) */
 	r = vg_store_agent_get(vf->store, id, a, &d);
 	pthread_mutex_unlock(&vf->lock);
 	if (r < 0) {
@@ -708,6 +711,7 @@ void vf_push_watch(struct verifier *vf)
 		return;
 	vf->push->watched_ms = l.now;
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c), the rows streamed back */
 	r = vg_store_agent_list(vf->store, stale_cb, &l, &d);
 	pthread_mutex_unlock(&vf->lock);
 	if (r < 0 || l.oom) {

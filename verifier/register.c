@@ -79,6 +79,7 @@ static unsigned int bind_check(struct verifier *vf, const char *id,
 
 	if (!o)
 		return vf_answer_error(ans, ST_INTERNAL, "out of memory");
+	/* store round trip (store_client.c) */
 	r = vg_store_agent_get(vf->store, id, o, &d);
 	if (r == 0 && (o->ek_pub_len != idn->ek_pub_len ||
 		       memcmp(o->ek_pub, idn->ek_pub, idn->ek_pub_len) != 0)) {
@@ -91,6 +92,7 @@ static unsigned int bind_check(struct verifier *vf, const char *id,
 		goto out;
 	}
 	if (r == -ENOENT || r == 0)
+		/* store round trip (store_client.c) */
 		r = vg_store_agent_find(vf->store, VG_STORE_KEY_EK, idn->ek_pub, idn->ek_pub_len, id,
 					o, &d);
 	if (r == 0) {
@@ -102,6 +104,7 @@ static unsigned int bind_check(struct verifier *vf, const char *id,
 	}
 	if (r == -ENOENT && cred && strcmp(cred, "none") != 0) {
 		snprintf(url, sizeof(url), "%s%s", VF_PUSH_URL, cred);
+		/* store round trip (store_client.c) */
 		r = vg_store_agent_find(vf->store, VG_STORE_KEY_URL, (const uint8_t *)url, strlen(url),
 					id, o, &d);
 		if (r == 0) {
@@ -197,6 +200,7 @@ unsigned int vf_register_proven(struct verifier *vf, const char *id, const char 
 	/* the bindings again, with the write: two registrations at once do not both pass */
 	pthread_mutex_lock(&vf->lock);
 	if (!bind_check(vf, id, idn, cred, cred != NULL, ans))
+		/* store round trip (store_client.c) */
 		r = vg_store_agent_put(vf->store, a, &d);
 	pthread_mutex_unlock(&vf->lock);
 	if (ans->code) {

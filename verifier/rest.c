@@ -95,6 +95,7 @@ static enum MHD_Result h_agents(struct verifier *vf, struct MHD_Connection *c, c
 	o = json_object_new_object();
 	arr = json_object_new_array();
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c), the rows streamed back */
 	lr = vg_store_agent_list(vf->store, list_cb, &(struct list_arg){ vf, arr }, &ld);
 	pthread_mutex_unlock(&vf->lock);
 	json_object_object_add(o, "agents", arr);
@@ -120,6 +121,7 @@ static enum MHD_Result h_verifiers(struct verifier *vf, struct MHD_Connection *c
 	int r;
 
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c), the rows streamed back */
 	r = vg_store_verifier_list(vf->store, verifier_cb, arr, &d);
 	pthread_mutex_unlock(&vf->lock);
 	json_object_object_add(o, "self", json_object_new_string(vf->id));
@@ -157,6 +159,7 @@ static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, co
 		free(a);
 		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, err);
 	}
+	/* store round trip (store_client.c) */
 	r = vg_store_agent_get(vf->store, id, a, &d);
 	if (r == -ENOENT) {
 		ret = http_reply_error(c, MHD_HTTP_NOT_FOUND, "no such agent");
@@ -167,6 +170,7 @@ static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, co
 	} else if (rt->ep == VG_API_AGENT_HISTORY) {
 		json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
+		/* store round trip (store_client.c), the rows streamed back */
 		r = vg_store_verdict_list(vf->store, id, VF_HISTORY_MAX, vf_json_verdict_cb, arr,
 					  &d);
 		json_object_object_add(o, "id", json_object_new_string(id));
@@ -179,11 +183,13 @@ static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, co
 			ret = http_reply_json(c, MHD_HTTP_OK, o);
 		}
 	} else if (rt->ep == VG_API_AGENT) {	/* DELETE */
+		/* store round trip (store_client.c) */
 		ret = vg_store_agent_del(vf->store, id, &d) < 0
 			? http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
 			: http_reply_json(c, MHD_HTTP_OK, json_object_new_object());
 	} else if (rt->ep == VG_API_AGENT_REACTIVATE) {
 		a->state = VG_AGENT_REGISTERED;
+		/* store round trip (store_client.c) */
 		ret = vg_store_agent_put(vf->store, a, &d) < 0
 			? http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
 			: http_reply_json(c, MHD_HTTP_OK, vf_json_agent(a, vf_sched_late(vf, a->id)));
@@ -191,6 +197,7 @@ static enum MHD_Result h_agent(struct verifier *vf, struct MHD_Connection *c, co
 		snprintf(a->policy, sizeof(a->policy), "%s", pname);
 		a->state = VG_AGENT_REGISTERED;
 		vg_attest_logstate_init(&a->st.log, a->bank);	/* judge the whole list */
+		/* store round trip (store_client.c) */
 		ret = vg_store_agent_put(vf->store, a, &d) < 0
 			? http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg)
 			: http_reply_json(c, MHD_HTTP_OK, vf_json_agent(a, vf_sched_late(vf, a->id)));
@@ -224,6 +231,7 @@ static enum MHD_Result h_policy(struct verifier *vf, struct MHD_Connection *c, c
 						MHD_HTTP_BAD_REQUEST, d.msg);
 		vg_refpolicy_free(p);
 		pthread_mutex_lock(&vf->lock);
+		/* store round trip (store_client.c) */
 		if (vg_store_policy_put(vf->store, name, body, len, &d) < 0) {
 			ret = http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, d.msg);
 		} else {

@@ -272,6 +272,7 @@ static bool round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 	bool noted = false;
 	int r2;
 
+	/* store round trip (store_client.c) */
 	r2 = cur ? vg_store_agent_get(vf->store, a->id, cur, &d) : -ENOMEM;
 	if (r2 < 0 && r2 != -ENOENT)
 		vf_store_status(vf, d.msg);	/* the round's outcome is dropped: nothing recorded */
@@ -322,6 +323,7 @@ static bool round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 	 * written only if the row is still @cur: of verifiers sharing the store
 	 * that judged the same state, the first one's result stands (-ESTALE)
 	 */
+	/* store round trip (store_client.c) */
 	r = vg_store_agent_update(vf->store, cur, a, &d);
 	vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
 	return r == 0 && noted;
@@ -345,6 +347,7 @@ int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
 		return -2;
 	vg_attest_verdict_init(&v);
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c) */
 	r = vg_store_agent_get(vf->store, id, a, &d);
 	vf_store_status(vf, r < 0 && r != -ENOENT ? d.msg : NULL);
 	if (r == 0 && a->policy[0]) {

@@ -159,6 +159,7 @@ static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms, i
 	if (!a || !cur)
 		goto out;
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c) */
 	r = vg_store_agent_get(vf->store, id, cur, &d);
 	if (r == 0 && cur->state == VG_AGENT_TRUSTED) {
 		*a = *cur;
@@ -170,6 +171,7 @@ static void mark_silent(struct verifier *vf, const char *id, int64_t since_ms, i
 		snprintf(a->last_msg, sizeof(a->last_msg), "%s", v.msg);
 		if (a->comm_errors++ == 0)
 			noted = vf_history(vf, id, &v, &note) == 0;
+		/* store round trip (store_client.c) */
 		r = vg_store_agent_update(vf->store, cur, a, &d);
 		vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
 		noted = noted && r == 0;
@@ -392,6 +394,7 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 	y = vf->sched.yield ? VF_YIELD_MS : 0;
 	pthread_mutex_unlock(&vf->sched.lock);
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c), the rows streamed back */
 	n = vg_store_lease_claim(vf->store, vf->id, now - y, vf->lease_ms + y, max, claimed, &c, &d);
 	vf_store_status(vf, n < 0 ? d.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);
@@ -406,6 +409,7 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 			/* no memory: given back, due now */
 			pthread_mutex_unlock(&vf->sched.lock);
 			pthread_mutex_lock(&vf->lock);
+			/* store round trip (store_client.c) */
 			(void)vg_store_lease_release(vf->store, c.ids.f[i].id, vf->id, now, &d);
 			pthread_mutex_unlock(&vf->lock);
 			pthread_mutex_lock(&vf->sched.lock);
@@ -426,6 +430,7 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 			/* no thread: given back, due now, for whoever has one */
 			pthread_mutex_unlock(&vf->sched.lock);
 			pthread_mutex_lock(&vf->lock);
+			/* store round trip (store_client.c) */
 			(void)vg_store_lease_release(vf->store, e->id, vf->id, now, &d);
 			pthread_mutex_unlock(&vf->lock);
 			pthread_mutex_lock(&vf->sched.lock);
@@ -462,6 +467,7 @@ static int release(struct verifier *vf, const char *id, int64_t due)
 	int r;
 
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c) */
 	r = vg_store_lease_release(vf->store, id, vf->id, due, &d);
 	vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);
@@ -588,6 +594,7 @@ static void relist(struct verifier *vf)
 	int r;
 
 	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c), the rows streamed back */
 	r = vg_store_agent_list(vf->store, collect, &l, &sd);
 	vf_store_status(vf, r < 0 ? sd.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);

@@ -33,7 +33,7 @@
 #define WHO "the store process's answer"
 
 struct sclient {
-	int fd;
+	struct ipc_chan ch;
 	pid_t pid;
 	pthread_mutex_t lock;
 };
@@ -60,25 +60,25 @@ static _Noreturn void gone(void)
 	_exit(2);
 }
 
-static void row(struct sipc_in *in, struct want *w)
+static void row(struct ipc_in *in, struct want *w)
 {
 	struct vg_store_verdict v;
 	size_t len;
 	const uint8_t *p;
 
 	if (in->type != w->row || (!w->many && w->rows))
-		sipc_die(WHO, "a reply that does not answer the request");
+		ipc_die(WHO, "a reply that does not answer the request");
 	w->rows++;
 	switch (in->type) {
 	case SIPC_AGENT:
 		sipc_get_agent(in, w->agent);
-		sipc_end(in, WHO);
+		ipc_end(in);
 		if (w->acb && !w->cb_ret)
 			w->cb_ret = w->acb(w->arg, w->agent);
 		break;
 	case SIPC_VERDICT:
 		sipc_get_verdict(in, &v);
-		sipc_end(in, WHO);
+		ipc_end(in);
 		if (!w->cb_ret)
 			w->cb_ret = w->vcb(w->arg, &v);
 		break;
@@ -86,9 +86,9 @@ static void row(struct sipc_in *in, struct want *w)
 		char id[sizeof(((struct vg_store_agent *)0)->id)];
 		int64_t due;
 
-		sipc_get_name(in, id, sizeof(id));
-		due = sipc_get_i64(in);
-		sipc_end(in, WHO);
+		ipc_get_name(in, id, sizeof(id));
+		due = ipc_get_i64(in);
+		ipc_end(in);
 		if (!w->cb_ret)
 			w->cb_ret = w->lcb(w->arg, id, due);
 		break;
@@ -97,16 +97,16 @@ static void row(struct sipc_in *in, struct want *w)
 		struct vg_store_verifier vr;
 
 		sipc_get_verifier(in, &vr);
-		sipc_end(in, WHO);
+		ipc_end(in);
 		if (!w->cb_ret)
 			w->cb_ret = w->wcb(w->arg, &vr);
 		break;
 	}
 	default:	/* SIPC_POLICY: the document moved to the front of the buffer, which is handed over */
-		p = sipc_get_bytes(in, SIPC_DOC_MAX, &len);
-		sipc_end(in, WHO);
+		p = ipc_get_bytes(in, SIPC_DOC_MAX, &len);
+		ipc_end(in);
 		memmove(in->p, p, len);
-		*w->doc = (char *)in->p;	/* sipc_recv allocated one byte more */
+		*w->doc = (char *)in->p;	/* ipc_recv allocated one byte more */
 		in->p = NULL;
 		(*w->doc)[len] = 0;
 		*w->doclen = len;
@@ -114,7 +114,7 @@ static void row(struct sipc_in *in, struct want *w)
 	}
 }
 
-static int call(struct sclient *c, uint32_t type, struct sipc_out *o, struct want *w,
+static int call(struct sclient *c, uint32_t type, struct ipc_out *o, struct want *w,
 		struct vg_diag *diag)
 {
 	struct want none = { 0 };
@@ -123,46 +123,46 @@ static int call(struct sclient *c, uint32_t type, struct sipc_out *o, struct wan
 	if (!w)
 		w = &none;
 	if (o->err) {
-		free(o->p);
+		ipc_out_free(o);
 		return vg_diag_set(diag, o->err, "store: a request too large");
 	}
 	pthread_mutex_lock(&c->lock);
-	if (sipc_send(c->fd, type, o) < 0)
+	if (ipc_send(&c->ch, type, o, -1) < 0)
 		gone();
 	for (;;) {
-		struct sipc_in in;
+		struct ipc_in in;
 
-		if (sipc_recv(c->fd, &in, WHO) < 0)
+		if (ipc_recv(&c->ch, &in) < 0)
 			gone();
 		if (in.type != SIPC_DONE) {
 			row(&in, w);
-			sipc_in_free(&in);
+			ipc_in_free(&in);
 			continue;
 		}
 		r = sipc_get_done(&in, diag);
-		sipc_end(&in, WHO);
-		sipc_in_free(&in);
+		ipc_end(&in);
+		ipc_in_free(&in);
 		break;
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (!w->many && w->row && w->rows != (r == 0))
-		sipc_die(WHO, "a row missing, or one with a failure");
+		ipc_die(WHO, "a row missing, or one with a failure");
 	return w->cb_ret ? w->cb_ret : r;
 }
 
-static int put_name(struct sipc_out *o, const char *s)
+static int put_name(struct ipc_out *o, const char *s)
 {
 	size_t n = strlen(s);
 
 	if (n > SIPC_NAME_MAX - 1)
 		return -ENOENT;		/* longer than any stored name */
-	sipc_put_bytes(o, s, n);
+	ipc_put_bytes(o, s, n);
 	return 0;
 }
 
 static int c_agent_put(void *ctx, const struct vg_store_agent *a, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	sipc_put_agent(&o, a);
 	return call(ctx, SIPC_AGENT_PUT, &o, NULL, diag);
@@ -170,7 +170,7 @@ static int c_agent_put(void *ctx, const struct vg_store_agent *a, struct vg_diag
 
 static int c_agent_get(void *ctx, const char *id, struct vg_store_agent *ret, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 	struct want w = { .row = SIPC_AGENT, .agent = ret };
 
 	if (put_name(&o, id) < 0)
@@ -182,20 +182,20 @@ static int c_agent_get(void *ctx, const char *id, struct vg_store_agent *ret, st
 static int c_agent_find(void *ctx, unsigned int key, const uint8_t *val, size_t len,
 			const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 	struct want w = { .row = SIPC_AGENT, .agent = ret };
 
 	if (len > SIPC_COL_MAX || strlen(except) > SIPC_NAME_MAX - 1)
 		return -ENOENT;		/* no column holds it, no id is that long */
-	sipc_put_u32(&o, key);
-	sipc_put_bytes(&o, val, len);
+	ipc_put_u32(&o, key);
+	ipc_put_bytes(&o, val, len);
 	(void)put_name(&o, except);
 	return call(ctx, SIPC_AGENT_FIND, &o, &w, diag);
 }
 
 static int c_agent_del(void *ctx, const char *id, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	if (put_name(&o, id) < 0)
 		return -ENOENT;
@@ -204,7 +204,7 @@ static int c_agent_del(void *ctx, const char *id, struct vg_diag *diag)
 
 static int c_agent_list(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 	struct want w = { .row = SIPC_AGENT, .many = true, .acb = cb, .arg = arg };
 	int r;
 
@@ -219,7 +219,7 @@ static int c_agent_list(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_di
 static int c_agent_update(void *ctx, const struct vg_store_agent *old,
 			  const struct vg_store_agent *a, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	sipc_put_agent(&o, old);
 	sipc_put_agent(&o, a);
@@ -229,18 +229,18 @@ static int c_agent_update(void *ctx, const struct vg_store_agent *old,
 static int c_policy_put(void *ctx, const char *name, const char *doc, size_t len,
 			struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	if (len > SIPC_DOC_MAX || strlen(name) > SIPC_NAME_MAX - 1)
 		return vg_diag_set(diag, -EFBIG, "store: a policy over %u bytes", SIPC_DOC_MAX);
 	put_name(&o, name);
-	sipc_put_tail(&o, doc, len);
+	ipc_put_tail(&o, doc, len);
 	return call(ctx, SIPC_POLICY_PUT, &o, NULL, diag);
 }
 
 static int c_policy_get(void *ctx, const char *name, char **ret, size_t *len, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 	struct want w = { .row = SIPC_POLICY, .doc = ret, .doclen = len };
 
 	*ret = NULL;
@@ -251,7 +251,7 @@ static int c_policy_get(void *ctx, const char *name, char **ret, size_t *len, st
 
 static int c_policy_del(void *ctx, const char *name, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	if (put_name(&o, name) < 0)
 		return -ENOENT;
@@ -261,7 +261,7 @@ static int c_policy_del(void *ctx, const char *name, struct vg_diag *diag)
 static int c_verdict_add(void *ctx, const char *id, const struct vg_store_verdict *v,
 			 struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	if (put_name(&o, id) < 0)
 		return -ENOENT;
@@ -272,27 +272,27 @@ static int c_verdict_add(void *ctx, const char *id, const struct vg_store_verdic
 static int c_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdict_cb cb,
 			  void *arg, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 	struct want w = { .row = SIPC_VERDICT, .many = true, .vcb = cb, .arg = arg };
 
 	if (put_name(&o, id) < 0)
 		return 0;	/* no such agent: no history */
-	sipc_put_i64(&o, (int64_t)max);
+	ipc_put_i64(&o, (int64_t)max);
 	return call(ctx, SIPC_VERDICT_LIST, &o, &w, diag);
 }
 
 static int c_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
 			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 	struct want w = { .row = SIPC_LEASE, .many = true, .lcb = cb, .arg = arg };
 	int r;
 
 	if (put_name(&o, owner) < 0)
 		return -EINVAL;
-	sipc_put_i64(&o, now);
-	sipc_put_i64(&o, lease_ms);
-	sipc_put_u32(&o, max);
+	ipc_put_i64(&o, now);
+	ipc_put_i64(&o, lease_ms);
+	ipc_put_u32(&o, max);
 	r = call(ctx, SIPC_LEASE_CLAIM, &o, &w, diag);
 	return r < 0 ? r : (int)w.rows;
 }
@@ -300,19 +300,19 @@ static int c_lease_claim(void *ctx, const char *owner, int64_t now, int64_t leas
 static int c_lease_release(void *ctx, const char *id, const char *owner, int64_t next_due,
 			   struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	if (put_name(&o, id) < 0 || put_name(&o, owner) < 0) {
-		free(o.p);
+		ipc_out_free(&o);
 		return -ESTALE;
 	}
-	sipc_put_i64(&o, next_due);
+	ipc_put_i64(&o, next_due);
 	return call(ctx, SIPC_LEASE_RELEASE, &o, NULL, diag);
 }
 
 static int c_verifier_beat(void *ctx, const struct vg_store_verifier *v, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	sipc_put_verifier(&o, v);
 	return call(ctx, SIPC_VERIFIER_BEAT, &o, NULL, diag);
@@ -320,7 +320,7 @@ static int c_verifier_beat(void *ctx, const struct vg_store_verifier *v, struct 
 
 static int c_verifier_list(void *ctx, vg_store_verifier_cb cb, void *arg, struct vg_diag *diag)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 	struct want w = { .row = SIPC_VERIFIER, .many = true, .wcb = cb, .arg = arg };
 
 	return call(ctx, SIPC_VERIFIER_LIST, &o, &w, diag);
@@ -328,9 +328,9 @@ static int c_verifier_list(void *ctx, vg_store_verifier_cb cb, void *arg, struct
 
 static void c_set_timeout(void *ctx, unsigned int ms)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
-	sipc_put_u32(&o, ms);
+	ipc_put_u32(&o, ms);
 	call(ctx, SIPC_SET_TIMEOUT, &o, NULL, NULL);
 }
 
@@ -338,7 +338,7 @@ static void c_close(void *ctx)
 {
 	struct sclient *c = ctx;
 
-	close(c->fd);		/* the store process closes the database and exits */
+	close(c->ch.fd);	/* the store process closes the database and exits */
 	while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	pthread_mutex_destroy(&c->lock);
@@ -382,43 +382,32 @@ int vg_privsep_store_open(char *url, struct vg_store **ret, struct vg_diag *diag
 {
 	struct sclient *c = calloc(1, sizeof(*c));
 	struct vg_store *s = calloc(1, sizeof(*s));
-	struct sipc_in in;
-	int sv[2], r;
+	struct ipc_in in;
+	int fd, r;
 
 	if (!c || !s) {
 		free(c);
 		free(s);
 		return vg_diag_set(diag, -ENOMEM, "store process");
 	}
-	r = sipc_socketpair(sv);
-	if (r < 0) {
-		free(c);
-		free(s);
-		return vg_diag_set(diag, r, "store process: socketpair: %s", strerror(-r));
-	}
-	fflush(NULL);
-	c->pid = fork();
-	if (c->pid == 0) {
-		close(sv[0]);
-		store_proc_main(sv[1], url);
-	}
-	close(sv[1]);
-	c->fd = sv[0];
-	pthread_mutex_init(&c->lock, NULL);
+	c->pid = proc_start(&vf_procs[VF_PROC_STORE], &fd);
+	if (c->pid == 0)
+		store_proc_main(fd, url);
 	if (c->pid < 0) {
-		r = -errno;
-		close(c->fd);
+		r = (int)c->pid;
 		free(c);
 		free(s);
-		return vg_diag_set(diag, r, "store process: fork: %s", strerror(-r));
+		return vg_diag_set(diag, r, "store process: %s", strerror(-r));
 	}
-	if (sipc_recv(c->fd, &in, WHO) < 0)
+	sipc_chan(&c->ch, fd, WHO);
+	pthread_mutex_init(&c->lock, NULL);
+	if (ipc_recv(&c->ch, &in) < 0)
 		gone();
 	if (in.type != SIPC_DONE)
-		sipc_die(WHO, "not the result of the open");
+		ipc_die(WHO, "not the result of the open");
 	r = sipc_get_done(&in, diag);
-	sipc_end(&in, WHO);
-	sipc_in_free(&in);
+	ipc_end(&in);
+	ipc_in_free(&in);
 	vg_privsep_forget_url(url);
 	if (r < 0) {
 		c_close(c);

@@ -7,17 +7,13 @@
  * socketpairs, and the key process (which alone holds the API's TLS key,
  * keyproc.c).
  *
- * A frame is a header of two uint32 in host order (the peers are the
- * same binary on the same machine), type and payload length, then the
- * payload. The payload is never cast to a struct: it is read field by
- * field (sipc_get_*), integers as uint32 / int64, variable-length fields
- * as a uint32 length and the bytes, each length checked against the
- * field's cap. A receiver checks the frame's length against the type's
- * bounds before reading it, then that the fields consume it exactly; any
- * violation (unknown type, a length out of bounds, a field over its cap,
- * bytes left over, a reply that does not answer the request) ends the
- * receiving process (sipc_die): a peer that breaks the protocol is not
- * reasoned with.
+ * The framing, the exact-length checks and the end of a peer that
+ * breaks the protocol are common/ipc.h's; this header is the verifier's
+ * table: every type, its payload's bounds (store_ipc.c) and its fields.
+ * Payloads are fields (ipc_put_* / ipc_get_*), integers as uint32 /
+ * int64, variable-length fields as a uint32 length and the bytes, each
+ * length checked against the field's cap; a reply that does not answer
+ * the request ends the receiver too.
  *
  * Requests and their replies (network -> store unless said):
  *   AGENT_PUT agent              -> DONE
@@ -55,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipc.h"
 #include "store.h"
 
 enum sipc_type {
@@ -100,78 +97,26 @@ enum sipc_type {
 #define SIPC_SIG_MAX 2048		/* a signature (RSA 16384 bits) */
 #define SIPC_EAR_IN_MAX (1u << 20)	/* an EAR's JWS signing input (64 failures: ~150 KiB) */
 
-/* Return: the bounds of a payload of type @t; false for an unknown type. */
-bool sipc_bounds(uint32_t t, size_t *min, size_t *max);
+/* The verifier's protocol: every type above with its bounds (store_ipc.c). */
+extern const struct ipc_proto sipc_proto;
 
-/*
- * An outgoing payload. On allocation failure @err is set and nothing more
- * is added. @tail: the bytes of a last field written after @p without a
- * copy (sipc_put_tail), for policy documents.
- */
-struct sipc_out {
-	uint8_t *p;
-	size_t len, cap;
-	int err;
-	const void *tail;
-	size_t tail_len;
-};
-
-void sipc_put_u32(struct sipc_out *o, uint32_t v);
-void sipc_put_i64(struct sipc_out *o, int64_t v);
-void sipc_put_bytes(struct sipc_out *o, const void *p, size_t len);
-/* like sipc_put_bytes, @p not copied: it must stay valid until sipc_send; the last field */
-void sipc_put_tail(struct sipc_out *o, const void *p, size_t len);
-void sipc_put_agent(struct sipc_out *o, const struct vg_store_agent *a);
-void sipc_put_verdict(struct sipc_out *o, const struct vg_store_verdict *v);
-void sipc_put_done(struct sipc_out *o, int r, const struct vg_diag *d);
-void sipc_put_verifier(struct sipc_out *o, const struct vg_store_verifier *v);
-
-/*
- * sipc_socketpair - a connected pair for one of our processes, with send
- * and receive buffers of up to 4 MiB each (a policy document crosses in
- * few context switches). Return: 0, -errno.
- */
-int sipc_socketpair(int sv[2]);
-
-/*
- * sipc_send - frame @o (type @t) and write it whole to @fd; frees @o.
- * Return: 0, -errno (the peer is gone), -ENOMEM (@o->err).
- */
-int sipc_send(int fd, uint32_t t, struct sipc_out *o);
-
-/* An incoming payload: reading past its end or over a cap sets @bad. */
-struct sipc_in {
-	uint32_t type;
-	uint8_t *p;
-	size_t len, off;
-	bool bad;
-};
-
-/*
- * sipc_recv - read one frame from @fd: the header, the bounds of its type
- * checked (sipc_die on a violation), then the payload. @in->p is
- * malloc'd with one byte to spare after the payload (free it with
- * sipc_in_free, or take it and set it NULL). Return: 0, -EPIPE at the end of
- * the stream before a header, -errno.
- */
-int sipc_recv(int fd, struct sipc_in *in, const char *who);
-void sipc_in_free(struct sipc_in *in);
-
-uint32_t sipc_get_u32(struct sipc_in *in);
-int64_t sipc_get_i64(struct sipc_in *in);
-/* Return: the field's bytes (inside @in->p, @len set), NULL with @bad on a violation. */
-const uint8_t *sipc_get_bytes(struct sipc_in *in, size_t cap, size_t *len);
-/* a name into @buf (@cap, NUL-terminated): a NUL in it or @cap bytes or more is @bad */
-void sipc_get_name(struct sipc_in *in, char *buf, size_t cap);
-void sipc_get_agent(struct sipc_in *in, struct vg_store_agent *a);
-void sipc_get_verdict(struct sipc_in *in, struct vg_store_verdict *v);
-void sipc_get_verifier(struct sipc_in *in, struct vg_store_verifier *v);
+/* The rows, field by field (the backends' own column values, store_row.h). */
+void sipc_put_agent(struct ipc_out *o, const struct vg_store_agent *a);
+void sipc_put_verdict(struct ipc_out *o, const struct vg_store_verdict *v);
+void sipc_put_done(struct ipc_out *o, int r, const struct vg_diag *d);
+void sipc_put_verifier(struct ipc_out *o, const struct vg_store_verifier *v);
+void sipc_get_agent(struct ipc_in *in, struct vg_store_agent *a);
+void sipc_get_verdict(struct ipc_in *in, struct vg_store_verdict *v);
+void sipc_get_verifier(struct ipc_in *in, struct vg_store_verifier *v);
 /* DONE's fields: Return: the result; @d (may be NULL) set when the sender's was */
-int sipc_get_done(struct sipc_in *in, struct vg_diag *d);
-/* the payload consumed exactly and nothing bad: or sipc_die */
-void sipc_end(struct sipc_in *in, const char *who);
+int sipc_get_done(struct ipc_in *in, struct vg_diag *d);
 
-/* A protocol violation: say so on stderr and _exit(2). */
-_Noreturn void sipc_die(const char *who, const char *what);
+/*
+ * sipc_chan - @ch on @fd for our processes' protocol; a violation ends
+ * the receiver, named @who. sipc_socketpair: a SOCK_STREAM pair with
+ * 4 MiB buffers (a policy document crosses in few context switches).
+ */
+void sipc_chan(struct ipc_chan *ch, int fd, const char *who);
+int sipc_socketpair(int sv[2]);
 
 #endif

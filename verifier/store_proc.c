@@ -5,15 +5,13 @@
  * file, the libpq connection) and answers the store_ipc.h requests of the
  * network process, one at a time, with the real backend (store.h). It
  * parses nothing but those messages; one that breaks the protocol ends it
- * (sipc_die), and the network process, whose every store call then fails,
+ * (ipc.h), and the network process, whose every store call then fails,
  * with it. It ends when the network process closes the socket.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 
 #include "store_ipc.h"
 #include "store_proc.h"
@@ -26,61 +24,61 @@ static struct vg_store_verdict vd;
 static struct vg_store_verifier vr;
 static char name[SIPC_NAME_MAX + 1];
 
-static void reply(int fd, uint32_t t, struct sipc_out *o)
+static void reply(struct ipc_chan *ch, uint32_t t, struct ipc_out *o)
 {
-	if (sipc_send(fd, t, o) < 0)
+	if (ipc_send(ch, t, o, -1) < 0)
 		_exit(0);	/* the network process is gone */
 }
 
-static void done(int fd, int r, const struct vg_diag *d)
+static void done(struct ipc_chan *ch, int r, const struct vg_diag *d)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	sipc_put_done(&o, r, d);
-	reply(fd, SIPC_DONE, &o);
+	reply(ch, SIPC_DONE, &o);
 }
 
 static int send_agent(void *arg, const struct vg_store_agent *a)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	sipc_put_agent(&o, a);
-	reply(*(int *)arg, SIPC_AGENT, &o);
+	reply(arg, SIPC_AGENT, &o);
 	return 0;
 }
 
 static int send_verdict(void *arg, const struct vg_store_verdict *v)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	sipc_put_verdict(&o, v);
-	reply(*(int *)arg, SIPC_VERDICT, &o);
+	reply(arg, SIPC_VERDICT, &o);
 	return 0;
 }
 
 static int send_lease(void *arg, const char *id, int64_t due)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
-	sipc_put_bytes(&o, id, strlen(id));
-	sipc_put_i64(&o, due);
-	reply(*(int *)arg, SIPC_LEASE, &o);
+	ipc_put_bytes(&o, id, strlen(id));
+	ipc_put_i64(&o, due);
+	reply(arg, SIPC_LEASE, &o);
 	return 0;
 }
 
 static int send_verifier(void *arg, const struct vg_store_verifier *v)
 {
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 
 	sipc_put_verifier(&o, v);
-	reply(*(int *)arg, SIPC_VERIFIER, &o);
+	reply(arg, SIPC_VERIFIER, &o);
 	return 0;
 }
 
-static void answer(int fd, struct vg_store *s, struct sipc_in *in)
+static void answer(struct ipc_chan *ch, struct vg_store *s, struct ipc_in *in)
 {
 	struct vg_diag d = { 0 };
-	struct sipc_out o = { 0 };
+	struct ipc_out o = { 0 };
 	char *doc = NULL;
 	size_t len = 0;
 	const uint8_t *p;
@@ -90,22 +88,22 @@ static void answer(int fd, struct vg_store *s, struct sipc_in *in)
 	switch (in->type) {
 	case SIPC_AGENT_PUT:
 		sipc_get_agent(in, &a1);
-		sipc_end(in, WHO);
+		ipc_end(in);
 		r = vg_store_agent_put(s, &a1, &d);
 		break;
 	case SIPC_AGENT_GET:
-		sipc_get_name(in, name, sizeof(name));
-		sipc_end(in, WHO);
+		ipc_get_name(in, name, sizeof(name));
+		ipc_end(in);
 		r = vg_store_agent_get(s, name, &a1, &d);
 		if (r == 0)
-			send_agent(&fd, &a1);
+			send_agent(ch, &a1);
 		break;
 	case SIPC_AGENT_FIND: {
-		uint32_t key = sipc_get_u32(in);
+		uint32_t key = ipc_get_u32(in);
 
-		p = sipc_get_bytes(in, SIPC_COL_MAX, &len);
-		sipc_get_name(in, name, sizeof(name));
-		sipc_end(in, WHO);
+		p = ipc_get_bytes(in, SIPC_COL_MAX, &len);
+		ipc_get_name(in, name, sizeof(name));
+		ipc_end(in);
 		/*
 		 * the backend's own lookup: vg_store_agent_find() in the verifier
 		 * made an EK its key id already (store_client.c sends that)
@@ -114,72 +112,72 @@ static void answer(int fd, struct vg_store *s, struct sipc_in *in)
 		    s->ops->agent_find(s->ctx, key, p, len, name, &a1, &d) :
 		    vg_diag_set(&d, -EINVAL, "store: agent find: key %u", key);
 		if (r == 0)
-			send_agent(&fd, &a1);
+			send_agent(ch, &a1);
 		break;
 	}
 	case SIPC_AGENT_DEL:
-		sipc_get_name(in, name, sizeof(name));
-		sipc_end(in, WHO);
+		ipc_get_name(in, name, sizeof(name));
+		ipc_end(in);
 		r = vg_store_agent_del(s, name, &d);
 		break;
 	case SIPC_AGENT_LIST:
-		sipc_end(in, WHO);
-		r = vg_store_agent_list(s, send_agent, &fd, &d);
+		ipc_end(in);
+		r = vg_store_agent_list(s, send_agent, ch, &d);
 		break;
 	case SIPC_AGENT_UPDATE:
 		sipc_get_agent(in, &a1);
 		sipc_get_agent(in, &a2);
-		sipc_end(in, WHO);
+		ipc_end(in);
 		r = vg_store_agent_update(s, &a1, &a2, &d);
 		break;
 	case SIPC_POLICY_PUT:
-		sipc_get_name(in, name, sizeof(name));
-		p = sipc_get_bytes(in, SIPC_DOC_MAX, &len);
-		sipc_end(in, WHO);
+		ipc_get_name(in, name, sizeof(name));
+		p = ipc_get_bytes(in, SIPC_DOC_MAX, &len);
+		ipc_end(in);
 		r = vg_store_policy_put(s, name, (const char *)p, len, &d);
 		break;
 	case SIPC_POLICY_GET:
-		sipc_get_name(in, name, sizeof(name));
-		sipc_end(in, WHO);
+		ipc_get_name(in, name, sizeof(name));
+		ipc_end(in);
 		r = vg_store_policy_get(s, name, &doc, &len, &d);
 		if (r == 0) {
-			sipc_put_tail(&o, doc, len);
-			reply(fd, SIPC_POLICY, &o);
+			ipc_put_tail(&o, doc, len);
+			reply(ch, SIPC_POLICY, &o);
 			free(doc);
 		}
 		break;
 	case SIPC_POLICY_DEL:
-		sipc_get_name(in, name, sizeof(name));
-		sipc_end(in, WHO);
+		ipc_get_name(in, name, sizeof(name));
+		ipc_end(in);
 		r = vg_store_policy_del(s, name, &d);
 		break;
 	case SIPC_VERDICT_ADD:
-		sipc_get_name(in, name, sizeof(name));
+		ipc_get_name(in, name, sizeof(name));
 		sipc_get_verdict(in, &vd);
-		sipc_end(in, WHO);
+		ipc_end(in);
 		r = vg_store_verdict_add(s, name, &vd, &d);
 		break;
 	case SIPC_VERDICT_LIST:
-		sipc_get_name(in, name, sizeof(name));
-		max = (uint64_t)sipc_get_i64(in);
-		sipc_end(in, WHO);
-		r = vg_store_verdict_list(s, name, (size_t)max, send_verdict, &fd, &d);
+		ipc_get_name(in, name, sizeof(name));
+		max = (uint64_t)ipc_get_i64(in);
+		ipc_end(in);
+		r = vg_store_verdict_list(s, name, (size_t)max, send_verdict, ch, &d);
 		break;
 	case SIPC_SET_TIMEOUT:
-		vg_store_set_timeout(s, sipc_get_u32(in));
-		sipc_end(in, WHO);
+		vg_store_set_timeout(s, ipc_get_u32(in));
+		ipc_end(in);
 		r = 0;
 		break;
 	case SIPC_LEASE_CLAIM: {
 		int64_t now, lease;
 		uint32_t n;
 
-		sipc_get_name(in, name, sizeof(name));
-		now = sipc_get_i64(in);
-		lease = sipc_get_i64(in);
-		n = sipc_get_u32(in);
-		sipc_end(in, WHO);
-		r = vg_store_lease_claim(s, name, now, lease, n, send_lease, &fd, &d);
+		ipc_get_name(in, name, sizeof(name));
+		now = ipc_get_i64(in);
+		lease = ipc_get_i64(in);
+		n = ipc_get_u32(in);
+		ipc_end(in);
+		r = vg_store_lease_claim(s, name, now, lease, n, send_lease, ch, &d);
 		if (r > 0)
 			r = 0;		/* the count is the rows sent */
 		break;
@@ -187,55 +185,53 @@ static void answer(int fd, struct vg_store *s, struct sipc_in *in)
 	case SIPC_LEASE_RELEASE: {
 		int64_t due;
 
-		sipc_get_name(in, name, sizeof(name));
-		sipc_get_name(in, a1.lease_owner, sizeof(a1.lease_owner));
-		due = sipc_get_i64(in);
-		sipc_end(in, WHO);
+		ipc_get_name(in, name, sizeof(name));
+		ipc_get_name(in, a1.lease_owner, sizeof(a1.lease_owner));
+		due = ipc_get_i64(in);
+		ipc_end(in);
 		r = vg_store_lease_release(s, name, a1.lease_owner, due, &d);
 		break;
 	}
 	case SIPC_VERIFIER_BEAT:
 		sipc_get_verifier(in, &vr);
-		sipc_end(in, WHO);
+		ipc_end(in);
 		r = vg_store_verifier_beat(s, &vr, &d);
 		break;
 	case SIPC_VERIFIER_LIST:
-		sipc_end(in, WHO);
-		r = vg_store_verifier_list(s, send_verifier, &fd, &d);
+		ipc_end(in);
+		r = vg_store_verifier_list(s, send_verifier, ch, &d);
 		break;
 	default:
-		sipc_die(WHO, "not a request");
+		ipc_die(WHO, "not a request");
 	}
-	done(fd, r, &d);
+	done(ch, r, &d);
 }
 
 _Noreturn void store_proc_main(int fd, const char *url)
 {
 	struct vg_diag d = { 0 };
 	struct vg_store *s = NULL;
+	struct ipc_chan ch;
 	int r;
 
-	prctl(PR_SET_NAME, "vigil-store");
-	close_range(3, (unsigned int)fd - 1, 0);	/* nothing of the parent's but stdio */
-	close_range((unsigned int)fd + 1, ~0u, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* a ^C or a TERM to the group is the network process's to handle: it closes us */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * set up by proc_start (vf_procs[VF_PROC_STORE]): named, nothing of the
+	 * parent's but stdio, ended with it; a ^C or a TERM to the group is the
+	 * network process's to handle: it closes us
+	 */
+	sipc_chan(&ch, fd, WHO);
 	r = vg_store_open(url, &s, &d);
-	done(fd, r < 0 ? r : 0, &d);
+	done(&ch, r < 0 ? r : 0, &d);
 	if (r < 0)
 		_exit(0);
 	for (;;) {
-		struct sipc_in in;
+		struct ipc_in in;
 
-		r = sipc_recv(fd, &in, WHO);
+		r = ipc_recv(&ch, &in);
 		if (r < 0)
 			break;		/* closed: the network process is done */
-		answer(fd, s, &in);
-		sipc_in_free(&in);
+		answer(&ch, s, &in);
+		ipc_in_free(&in);
 	}
 	vg_store_close(s);
 	_exit(0);

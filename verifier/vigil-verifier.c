@@ -422,6 +422,7 @@ static int start_processes(struct verifier *vf, const struct vf_args *a)
 		vlog_err("%s", dg.msg);
 		return -1;
 	}
+	/* store round trip (store_client.c) */
 	vg_store_set_timeout(vf->store, a->db_timeout * 1000);
 	trust_dir(vf, a, tdir, sizeof(tdir));	/* --trust-db read again when it changes */
 	if ((vf->on_fail && vg_privsep_hook_start(vf->on_fail, &dg) < 0) ||
@@ -500,7 +501,7 @@ int main(int argc, char **argv)
 				"list with --auth-tokens FILE (not the verifier's own)");
 			return 2;
 		}
-		return http_auth_create_token("vigil-verifier", a.create_role,
+		return http_auth_create_token(a.create_role,
 					      VG_AUTH_ADMIN | VG_AUTH_READ | VG_AUTH_VERIFIER |
 					      VG_AUTH_AGENT,
 					      argv[optind], a.tokens ? a.tokens : VERIFIER_TOKENS);

@@ -9,7 +9,7 @@
  * rather than installed and read at run time: the page always matches the
  * API of the binary serving it (no stale copy under /usr/share after an
  * upgrade), there is no path to configure, and the network-facing process
- * opens no file after its sandbox is set (privsep_sandbox.c: Landlock
+ * opens no file after its sandbox is set (privsep.c: Landlock
  * would refuse it, and a path an attacker could swap is not there to
  * swap). The cost, about 20 KB of read-only data, is paid by every
  * verifier, used or not.

@@ -164,7 +164,7 @@ want = {"path": sys.argv[2] + "/logs/a", "selection": "regular", "excluded": Fal
 assert d == want, d' x.json "$R" "$RX"
 check "--explain --json validates" sh -c \
 	"'$VIGIL' scan --explain $R/skip --config rules.conf --json >x.json &&
-	 /usr/bin/python3 '$SRCDIR/tests/cli/json_validate.py' '$SRCDIR/docs/schemas/scan-explain.schema.json' x.json"
+	 /usr/bin/python3 '$SRCDIR/tests/helpers/json_validate.py' '$SRCDIR/docs/schemas/scan-explain.schema.json' x.json"
 # restricted to file types (AIDE's restricted rules)
 printf 'scan.rule = %s/eq d p\nscan.rule = !%s/skip f\n' "$RX" "$RX" >typed.conf
 check_eq "--explain: a rule restricted to directories, for a directory" \

@@ -149,7 +149,7 @@ check_rc 1 "a setuid bit, a packaged file removed, a local file, an edited conff
 	in_root vigil scan --check /var/lib/vigil/scan.db --json
 keep
 sed -n '/^{/p' "$T/last" >mix.json
-check "... its JSON validates (scan-check)" /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" --lines "$SRCDIR/docs/schemas/scan-check.schema.json" mix.json
+check "... its JSON validates (scan-check)" /usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" --lines "$SRCDIR/docs/schemas/scan-check.schema.json" mix.json
 check_eq "... each with the baseline that judged it (the conffile's changes since --init: the upgrade's and the hook's label too)" \
 	"$(/usr/bin/python3 -c 'import json, sys
 for l in open(sys.argv[1]):

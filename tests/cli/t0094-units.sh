@@ -106,11 +106,11 @@ echo two >>"$T/scanned/f"
 # shellcheck disable=SC2086
 check_rc 1 "vigil-scan's ExecStart: a change, exit 1 (the unit shows failed)" "$VIGIL" $args
 check "  and the report names it" grep -q "^changed: $T/scanned/f (content, size" "$T/scan.report"
-# SystemCallFilter= lets through (tests/syscalls-allowed.py expands the
+# SystemCallFilter= lets through (tests/helpers/syscalls-allowed.py expands the
 # groups with this systemd). vigild is not traced here: a traced fanotify
 # listener answers so slowly that the machine's other opens wait on it.
 if command -v strace >/dev/null; then
-	allowed() { /usr/bin/python3 "$SRCDIR/tests/syscalls-allowed.py" "$U/$1.service" "$T/trace.$1"; }
+	allowed() { /usr/bin/python3 "$SRCDIR/tests/helpers/syscalls-allowed.py" "$U/$1.service" "$T/trace.$1"; }
 	export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 	att_auth
 	vg_tpm_start

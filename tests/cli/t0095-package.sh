@@ -37,7 +37,7 @@ fi
 vg_init
 ip link set lo up
 mount -o remount,size=3g "$T"
-UNITRUN=$SRCDIR/tests/cli/unitrun.py
+UNITRUN=$SRCDIR/tests/helpers/unitrun.py
 PY=/usr/bin/python3
 B=				# where the .debs are (tests/lib-debs.sh)
 R=$T/root			# the overlay of / the packages are installed into

@@ -19,7 +19,7 @@ IV=$VECTORS/imalog
 EV=$VECTORS/eventlog
 export VIGIL_CONFIG=/dev/null
 # valid SCHEMA FILE [--lines]: FILE validates against docs/schemas/SCHEMA.schema.json
-valid() { /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$S/$1.schema.json" "${@:3}" "$2"; }
+valid() { /usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" "$S/$1.schema.json" "${@:3}" "$2"; }
 # js WHAT SCHEMA WANT_RC [--lines] -- CMD...: run CMD (stdout to out.json), check its
 # exit status and that its output validates
 js() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t0098: every command block of README.md runs, verbatim, as a reader
 # following it would run it (issue 15, item 6). The blocks are extracted
-# by tests/readme-blocks.py; `make demo`/`make test` and blocks marked
+# by tests/helpers/readme-blocks.py; `make demo`/`make test` and blocks marked
 # `<!-- slow: ... -->` are exempt. They run in order, in one working
 # directory, with what a real host has and this one lacks:
 # - vigil, vigild, vigil-agent, vigil-verifier of this build on PATH;
@@ -60,11 +60,11 @@ check "the measurement list a vigild keeps" \
 	"$VIGIL" measure --tpm --log /run/vigil/binary_runtime_measurements /usr/bin/true /usr/bin/env
 unset VIGIL_CONFIG	# the blocks see the (overlaid) /etc/vigil/vigil.conf
 
-check "README's blocks are found" /usr/bin/python3 "$SRCDIR/tests/readme-blocks.py" \
+check "README's blocks are found" /usr/bin/python3 "$SRCDIR/tests/helpers/readme-blocks.py" \
 	"$SRCDIR/README.md" "$T/blocks"
 while read -r what line reason; do
 	[ "$what" = skip ] && _report 0 "README.md:$line # SKIP $reason"
-done < <(/usr/bin/python3 "$SRCDIR/tests/readme-blocks.py" "$SRCDIR/README.md" "$T/blocks" 2>/dev/null)
+done < <(/usr/bin/python3 "$SRCDIR/tests/helpers/readme-blocks.py" "$SRCDIR/README.md" "$T/blocks" 2>/dev/null)
 cd "$T/home" || exit 1
 for blk in "$T"/blocks/*.sh; do
 	line=$(basename "$blk" .sh)

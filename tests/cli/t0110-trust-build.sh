@@ -37,7 +37,7 @@ check "build --all-debs over the real lists" \
 	"$VIGIL" trust build -o t.db --hmac-key key --debs debs --all-debs --json
 cp "$T/.out" build.json
 check "its --json validates (trust-build)" \
-	/usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$SRCDIR/docs/schemas/trust-build.schema.json" build.json
+	/usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" "$SRCDIR/docs/schemas/trust-build.schema.json" build.json
 check_eq "four packages recorded, none failed" \
 	"$(/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["recorded"], d["unverified"], len(d["failed"]))' build.json)" "4 0 0"
 check "every InRelease of the lists verified by gpgv" /usr/bin/python3 -c '

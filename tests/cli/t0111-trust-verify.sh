@@ -97,7 +97,7 @@ check "... not: byte code of a packaged module" test -z "$(grep "mod.cpython-311
 check "... the summary counts each (other-tool: dpkg's, not unpackaged)" grep -q " ok, 2 modified, 1 missing, 1 conffiles changed, 0 diverted, 0 excluded by dpkg, 2 unpackaged, 2 of packages not in the database, 1 generated at install, 0 alternatives, 0 diverted files$" "$T/last"
 check_rc 1 "--json: exit 1" "$VIGIL" trust verify t.db --hmac-key key --root root --unpackaged --json
 cp "$T/.out" v.json
-check "... validates (trust-verify)" /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$SRCDIR/docs/schemas/trust-verify.schema.json" v.json
+check "... validates (trust-verify)" /usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" "$SRCDIR/docs/schemas/trust-verify.schema.json" v.json
 check_eq "... modified, missing, conffiles, unpackaged" \
 	"$(jpy v.json '" ".join([",".join(sorted(m["file"] for m in d["modified"])), ",".join(m["file"] for m in d["missing"]), ",".join(c["file"] + ":" + c["state"] for c in d["conffiles"]), ",".join(sorted(d["unpackaged"]))])')" \
 	"/bin/hostname,/usr/bin/lessecho /usr/bin/less $conf:changed /usr/bin/dropped-in,/usr/lib/python3/dist-packages/m/__pycache__/stray.cpython-311.pyc"

@@ -22,7 +22,7 @@ fi
 head -c 64 /dev/urandom >key
 keep() { cp "$T/.out" "$T/last"; }
 pj() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
-valid() { /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$S/$1.schema.json" "$2"; }
+valid() { /usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" "$S/$1.schema.json" "$2"; }
 # mklog OUT NAME=FILE...: an ascii ima-ng list of each FILE's sha256 under
 # NAME (template digests computed here), converted by vigil log convert
 mklog() {

@@ -50,7 +50,7 @@ check "... the mode" grep -qx "modified: /bin/cat (coreutils [^ ]* amd64) mode 0
 check_eq "... those three, nothing else" "$(grep -c '^modified: ' meta.txt) $(grep -c '^missing: ' meta.txt)" "3 0"
 check_rc 1 "--json" "$VIGIL" trust verify t.db -H key --root "$R" --json
 cp "$T/.out" meta.json
-check "... validates (trust-verify)" /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$SRCDIR/docs/schemas/trust-verify.schema.json" meta.json
+check "... validates (trust-verify)" /usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" "$SRCDIR/docs/schemas/trust-verify.schema.json" meta.json
 check_eq "... each difference with its old and new value" \
 	"$(jpy meta.json '"; ".join(m["file"] + " " + ",".join(m["changed"]) + " " + " ".join(k + "=" + str(m[k]["old"]) + ">" + str(m[k]["new"]) for k in ("mode", "owner", "group") if k in m) for m in d["modified"])')" \
 	"/bin/cat mode mode=0755>0700; /bin/dash mode mode=0755>4755; /bin/ls owner,group owner={'id': 0, 'name': 'root'}>{'id': 65534, 'name': 'nobody'} group={'id': 0, 'name': 'root'}>{'id': 65534, 'name': 'nogroup'}"

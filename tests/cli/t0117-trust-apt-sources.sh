@@ -90,7 +90,7 @@ check "trust build --download in the root (no --lists, no --keyring: apt's repos
 keep
 cp "$T/last" dl.out
 sed -n '/^{/,$p' dl.out >dl.json
-check "... its JSON validates (trust-build)" /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$SRCDIR/docs/schemas/trust-build.schema.json" dl.json
+check "... its JSON validates (trust-build)" /usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" "$SRCDIR/docs/schemas/trust-build.schema.json" dl.json
 check_eq "... both InReleases verified, each with its sources entry" \
 	"$(jpy dl.json '" ".join(sorted(r["source"].split("/")[-1] + ":" + str(r["verified"]) for r in d["releases"]))')" \
 	"mirror.sources:1:True vgtest.list:1:True"

@@ -9,7 +9,7 @@
 vg_init
 V=$VECTORS/imalog
 E=$VECTORS/evmctl/ima-log
-GEN=$SRCDIR/tests/cli/imalog_gen.py
+GEN=$SRCDIR/tests/helpers/imalog_gen.py
 
 for f in "$V/embrave.binary_runtime_measurements" "$V/ibmtss-imatest.log" "$E/binary_runtime_measurements" \
 	"$E/binary_runtime_measurements_sha256" "$E/ima-template.binary_runtime_measurements"; do

@@ -9,7 +9,7 @@
 . "$SRCDIR/tests/lib.sh"
 vg_init
 V=$VECTORS/eventlog
-O="python3 $SRCDIR/tests/cli/eventlog_oracle.py"
+O="python3 $SRCDIR/tests/helpers/eventlog_oracle.py"
 have_tools=; command -v tpm2_eventlog >/dev/null && have_tools=1
 
 # where tpm2_eventlog 5.4 (Debian 12) cannot be the oracle:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t0511: vigil-verifier's GET /metrics (issue 15, item 5), on loopback with
 # swtpm: it needs a credential like every route (none: 401; read: 200), is
-# text/plain; version=0.0.4, passes tests/cli/prom_check.py, and counts
+# text/plain; version=0.0.4, passes tests/helpers/prom_check.py, and counts
 # what happened: rounds by result and failure type (a file outside the
 # policy fails the agent: policy.not_in_policy), the round duration
 # histogram, agents by state, API answers by status class (the 401 is
@@ -23,7 +23,7 @@ PIDS=
 trap '_rc=$?; for p in $PIDS; do kill $p 2>/dev/null; done; wait 2>/dev/null;
       bash "$SRCDIR/scripts/swtpm.sh" stop "$TPMDIR" >/dev/null 2>&1; (exit $_rc); vg_cleanup' EXIT
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
-PC="/usr/bin/python3 $SRCDIR/tests/cli/prom_check.py"
+PC="/usr/bin/python3 $SRCDIR/tests/helpers/prom_check.py"
 up() { for i in $(seq 100); do curl -s "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
 # metrics FILE: GET /metrics with the read token into FILE; prints the status
 metrics() { curl -s --max-time 10 -D hdr -o "$1" -w '%{http_code}' -H "$ATT_RHDR" "$V/metrics"; }
@@ -77,7 +77,7 @@ check_eq "the agent is failed" "$(value 'vigil_verifier_agents{state="failed"}' 
 check_eq "none trusted" "$(value 'vigil_verifier_agents{state="trusted"}' m2.prom)" 0
 
 # ---- vigil attest status --json against its schema ----
-AS="/usr/bin/python3 $SRCDIR/tests/cli/json_validate.py $SRCDIR/docs/schemas/attest-status.schema.json"
+AS="/usr/bin/python3 $SRCDIR/tests/helpers/json_validate.py $SRCDIR/docs/schemas/attest-status.schema.json"
 "$VIGIL" attest status --json host1 >as1.json
 check "attest status --json ID validates" $AS as1.json
 "$VIGIL" attest status --json >as2.json

@@ -32,7 +32,7 @@ TPMS=
 trap '_rc=$?; for p in $PIDS; do kill -CONT $p 2>/dev/null; kill $p 2>/dev/null; done; wait 2>/dev/null;
       for d in $TPMS; do bash "$SW" stop "$d" >/dev/null 2>&1; done; (exit $_rc); vg_cleanup' EXIT
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
-PC="/usr/bin/python3 $SRCDIR/tests/cli/prom_check.py"
+PC="/usr/bin/python3 $SRCDIR/tests/helpers/prom_check.py"
 up() { for i in $(seq 100); do curl -s "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
 value() { awk -v k="$1" '$1 == k { print $2 }' "$2"; }
 # every agent's "ID ROUNDS STATE LATE" from `vigil attest status --json`, by id
@@ -149,7 +149,7 @@ check "... overdue_since a time in the last minute" python3 -c '
 import json, sys, time; d = json.load(open(sys.argv[1]))
 sys.exit(not time.time() - 60 < d["overdue_since"] <= time.time())' late.json
 check_eq "... its state stays trusted" "$(att_field state h02)" trusted
-AS="/usr/bin/python3 $SRCDIR/tests/cli/json_validate.py $SRCDIR/docs/schemas/attest-status.schema.json"
+AS="/usr/bin/python3 $SRCDIR/tests/helpers/json_validate.py $SRCDIR/docs/schemas/attest-status.schema.json"
 check "... the JSON validates against attest-status.schema.json" $AS late.json
 "$VIGIL" attest status h02 >late.txt
 sed 's/^/# /' late.txt

@@ -16,7 +16,7 @@
 . "$SRCDIR/tests/lib-attest.sh"
 vg_init
 S=$SRCDIR/docs/schemas
-valid() { /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$S/$1.schema.json" "$2"; }
+valid() { /usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" "$S/$1.schema.json" "$2"; }
 # jq-less: the value of a python expression over the JSON document in file $1 (as j)
 pj() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 

@@ -19,7 +19,7 @@ S=$SRCDIR/docs/schemas
 J=$VECTORS/attest/keylime-perf-tests__hw_quote_pcr0-16.json
 LOG=$VECTORS/attest/perf_ima_log.txt
 pj() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
-valid() { /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$S/$1.schema.json" "$2"; }
+valid() { /usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" "$S/$1.schema.json" "$2"; }
 
 att_auth
 VP=$(vg_port)

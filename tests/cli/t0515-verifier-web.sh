@@ -8,7 +8,7 @@
 #   routes   docs/openapi.json is well formed (every $ref resolves, a role
 #            per operation) and lists exactly the routes, methods and roles
 #            of the verifier's own table (vg_api_routes, printed by
-#            tests/cli/api_routes); a route added on either side only is
+#            tests/helpers/api_routes); a route added on either side only is
 #            caught (both checked with a mutated copy)
 #   probe    every documented operation on the live verifier: no
 #            credential 401 (the page's files 200), read token 403 on admin
@@ -19,7 +19,7 @@
 #            (python3-jsonschema)
 #   headers  the page's Content-Security-Policy (no inline script),
 #            nosniff, frame-ancestors, no-store; the same on API answers
-#   browser  headless Chromium (tests/cli/web_check.py, DevTools protocol
+#   browser  headless Chromium (tests/helpers/web_check.py, DevTools protocol
 #            over a pipe) loads /ui/#token=READ: the agents and states
 #            shown equal GET /v1/agents, the state and policy filters
 #            work, the hostile name is text (no <img>, nothing ran), the
@@ -42,7 +42,7 @@ AGENT=${VIGIL_AGENT_BIN:?}
 VERIFIER=${VIGIL_VERIFIER_BIN:?}
 SW="$SRCDIR/scripts/swtpm.sh"
 OA=$SRCDIR/docs/openapi.json
-OC="/usr/bin/python3 $SRCDIR/tests/cli/openapi_check.py"
+OC="/usr/bin/python3 $SRCDIR/tests/helpers/openapi_check.py"
 ART=${BUILD_ROOT:?}/test-artifacts/web
 PIDS=
 TPMS=
@@ -213,7 +213,7 @@ if [ -z "$CHROMIUM" ]; then
 	exit 0
 fi
 rm -rf "$ART" && mkdir -p "$ART"
-timeout 150 /usr/bin/python3 "$SRCDIR/tests/cli/web_check.py" "$CHROMIUM" "$V" "$READ" \
+timeout 150 /usr/bin/python3 "$SRCDIR/tests/helpers/web_check.py" "$CHROMIUM" "$V" "$READ" \
 	"$ART" >web.json 2>web.err
 check "chromium drove the page" test -s web.json
 phase browser done

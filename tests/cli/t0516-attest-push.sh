@@ -238,7 +238,7 @@ check_eq "state.stale ran the hook once" "$(grep -c '^h2 state.stale$' hooks)" 1
 "$VIGIL" attest status h2 --history >hist2
 check_eq "... and is in h2's history once" "$(grep -c ' state.stale ' hist2)" $((n0 + 1))
 "$VIGIL" attest status --json h2 >st2.json
-check "status JSON valid against its schema" python3 "$SRCDIR/tests/cli/json_validate.py" \
+check "status JSON valid against its schema" python3 "$SRCDIR/tests/helpers/json_validate.py" \
 	"$SRCDIR/docs/schemas/attest-status.schema.json" st2.json
 sig_agent CONT $H2
 check "it pushes again: not stale" sh -c 'for i in $(seq 100); do

@@ -149,7 +149,7 @@ check "each verifier ran at least 40% of the rounds in the window" \
 	awk '{ n[NR] = $2; t += $2 } END { exit !(NR == 2 && n[1] * 5 >= t * 2 && n[2] * 5 >= t * 2) }' vdelta
 "$VIGIL" attest status --verifiers --json >ver.json
 sed 's/^/# /' ver.json | grep -E '"(id|alive|rounds|running)"'
-VS="/usr/bin/python3 $SRCDIR/tests/cli/json_validate.py $SRCDIR/docs/schemas/attest-verifiers.schema.json"
+VS="/usr/bin/python3 $SRCDIR/tests/helpers/json_validate.py $SRCDIR/docs/schemas/attest-verifiers.schema.json"
 check "status --verifiers --json validates against attest-verifiers.schema.json" $VS ver.json
 check "both verifiers ran rounds (the work is shared)" python3 -c '
 import json, sys

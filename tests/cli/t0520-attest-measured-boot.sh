@@ -6,7 +6,7 @@
 # vigil-agent --boot-log and judged by vigil-verifier under a policy that
 # `vigil attest policy create --boot-log --no-boot-pins` learnt from it:
 # trusted. Then four tampered boots, each log made self-consistent
-# (tests/cli/mb_tamper.py recomputes the changed event's digests) and the
+# (tests/helpers/mb_tamper.py recomputes the changed event's digests) and the
 # swtpm's PCRs extended to match it, so the quote agrees with the log and
 # only the event is wrong: Secure Boot off (SecureBoot=0), a kernel the
 # policy does not list (another authenticode digest), a kernel signed by a
@@ -168,7 +168,7 @@ check "... over more rounds" test "$(att_field rounds)" -gt "$r0"
 
 n=0
 for c in secureboot-off kernel-unsigned kernel-foreign-key cmdline; do
-	ev=$(python3 "$SRCDIR/tests/cli/mb_tamper.py" "$c" "$L" "$c.bin") || { check "tamper $c" false; continue; }
+	ev=$(python3 "$SRCDIR/tests/helpers/mb_tamper.py" "$c" "$L" "$c.bin") || { check "tamper $c" false; continue; }
 	case $c in
 	secureboot-off) what="event $ev EV_EFI_VARIABLE_DRIVER_CONFIG PCR 7: SecureBoot=0, the policy requires Secure Boot on" ;;
 	kernel-unsigned) what="event $ev EV_EFI_BOOT_SERVICES_APPLICATION PCR 4: kernel sha256:[0-9a-f]{64} is not one the policy allows" ;;
@@ -201,7 +201,7 @@ check_eq "four tampered boots judged" "$n" 4
 # (a key of its own enrolled), and whose agent serves the original log, is
 # boot.pcr_mismatch naming PCR 14; before PCR 14 was replayed it was
 # trusted, the lie judged as the log said.
-ev=$(python3 "$SRCDIR/tests/cli/mb_tamper.py" mok-foreign "$L" mok.bin)
+ev=$(python3 "$SRCDIR/tests/helpers/mb_tamper.py" mok-foreign "$L" mok.bin)
 check_eq "the MokList event changed (index 30 of the log)" "$ev" 30
 check "booted with another MOK list, the agent serving the original log" boot "$T/mok.bin" "$L"
 check "... failed boot.pcr_mismatch" wait_for failed boot.pcr_mismatch

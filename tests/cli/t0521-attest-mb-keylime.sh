@@ -4,7 +4,7 @@
 # Keylime 9b1f6e6's "example" measured-boot policy said (recorded once by
 # tests/vectors/attest/keylime_mb_record.py: Keylime cannot run here) on its
 # own test logs (test/data/create-mb-policy), good and tampered (the logs
-# tampered by tests/cli/mb_tamper.py, made again here byte for byte), each
+# tampered by tests/helpers/mb_tamper.py, made again here byte for byte), each
 # judged by a reference state Keylime's create_mb_policy.py made. vigil
 # imports that reference state (vigil attest policy import) and judges the
 # same log (policy check --boot-log): the verdict must be Keylime's, and
@@ -54,7 +54,7 @@ while read -r name log tamper ref kv ev; do
 	case "$log" in
 	keylime:*) lf=$EL/keylime__${log##*/} ;;	# Keylime's empty and bogus logs, copied
 	*) lf=$name.bin
-	   python3 "$SRCDIR/tests/cli/mb_tamper.py" "$tamper" "$EL/$log" "$lf" >/dev/null ;;
+	   python3 "$SRCDIR/tests/helpers/mb_tamper.py" "$tamper" "$EL/$log" "$lf" >/dev/null ;;
 	esac
 	if [ -n "${excluded[$name]:-}" ]; then
 		echo "# excluded: $name (Keylime: $kv): ${excluded[$name]}"

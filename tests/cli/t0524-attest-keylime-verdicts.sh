@@ -7,7 +7,7 @@
 # test policies, the keys learned from a keyring entry, the real lists
 # (rust-keylime, keylime-perf-tests) with its test policy plain and
 # DSSE-wrapped, keylime-tests' keylime_create_policy outputs, and the
-# create-runtime-policy lists per digest algorithm. tests/cli/keylime-verdicts.py
+# create-runtime-policy lists per digest algorithm. tests/helpers/keylime-verdicts.py
 # runs `vigil attest policy check --json` on each and compares the verdict
 # and the failing entries; it names the Keylime case of each line, and
 # says where vigil is deliberately different (an entry that does not parse
@@ -15,7 +15,7 @@
 # in the JSON ("exclusions") and printed.
 . "$SRCDIR/tests/lib.sh"
 vg_init
-python3 "$SRCDIR/tests/cli/keylime-verdicts.py" "$VIGIL" "$VECTORS/attest" >res 2>err
+python3 "$SRCDIR/tests/helpers/keylime-verdicts.py" "$VIGIL" "$VECTORS/attest" >res 2>err
 check_eq "the comparison ran" "$?" 0
 # one TAP line per case: passed through as this test's own checks
 rm -f "$T/.out"

@@ -3,7 +3,7 @@
 # agent, trusted, then with three files not in its policy (failed, three
 # policy.not_in_policy). Its EAR (GET /v1/agents/ID/ear, and `vigil
 # attest status ID --ear`) is verified with an independent JOSE
-# implementation, Debian's python3-jwcrypto (tests/cli/ear_check.py): the
+# implementation, Debian's python3-jwcrypto (tests/helpers/ear_check.py): the
 # signature with the verifier's public key, the algorithm the key
 # dictates, and the claims against the plain JSON status and history
 # (state, AR4SI tier, failure_count, every failure in order) -- for an EC
@@ -22,9 +22,9 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 VERIFIER=${VIGIL_VERIFIER_BIN:?}
 AGENT=${VIGIL_AGENT_BIN:?}
 S=$SRCDIR/docs/schemas
-EC="/usr/bin/python3 $SRCDIR/tests/cli/ear_check.py"
+EC="/usr/bin/python3 $SRCDIR/tests/helpers/ear_check.py"
 pj() { /usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
-valid() { /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" "$S/$1.schema.json" "$2"; }
+valid() { /usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" "$S/$1.schema.json" "$2"; }
 
 if ! command -v swtpm >/dev/null || ! command -v tpm2_pcrread >/dev/null; then
 	echo "1..0 # SKIP needs swtpm and tpm2-tools"

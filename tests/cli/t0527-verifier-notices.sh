@@ -198,7 +198,7 @@ check "... every one sent, once: nothing pending or dropped" \
 for i in $(seq 300); do [ "$(grep -c ' policy.digest$' hooks 2>/dev/null)" -ge $F ] && break; sleep 0.1; done
 check_eq "the command ran once per failure" "$(grep ' policy.digest$' hooks | sort)" \
 	"$(echo "$tampered" | sed 's/$/ policy.digest/')"
-check "the metrics are valid Prometheus text" python3 "$SRCDIR/tests/cli/prom_check.py" m2.prom \
+check "the metrics are valid Prometheus text" python3 "$SRCDIR/tests/helpers/prom_check.py" m2.prom \
 	--require vigil_verifier_notices_queued_total --require vigil_verifier_notices_dropped_total
 
 # ---- a queue of 2: the overflow is dropped, counted and said; rounds stay on time ----

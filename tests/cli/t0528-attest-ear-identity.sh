@@ -5,7 +5,7 @@
 # RSA EK with a certificate from the simulator's CA, an RSA AK), which the
 # verifier cannot tell from a TPM by their evidence: a machine with no TPM
 # at all. Every EAR is verified with an independent JOSE implementation
-# (Debian's python3-jwcrypto, tests/cli/ear_check.py), its claims read
+# (Debian's python3-jwcrypto, tests/helpers/ear_check.py), its claims read
 # there.
 #  - a verifier with --ek-ca (the simulator's CA): sim00000 registered
 #    (MakeCredential / ActivateCredential), trusted: its EAR and the
@@ -25,7 +25,7 @@ export VIGIL_CONFIG=/dev/null
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 VERIFIER=${VIGIL_VERIFIER_BIN:?}
 SIM=${VIGIL_FLEET_SIM_BIN:?}
-EC="/usr/bin/python3 $SRCDIR/tests/cli/ear_check.py"
+EC="/usr/bin/python3 $SRCDIR/tests/helpers/ear_check.py"
 if ! /usr/bin/python3 -c 'import jwcrypto' 2>/dev/null; then
 	echo "1..0 # SKIP needs python3-jwcrypto"
 	exit 0

@@ -6,7 +6,7 @@
 # grub-efi-amd64-signed and linux-image-amd64's kernel from bookworm, the
 # kernel of bookworm-security, with both suites' signed lists, fetched
 # once per build directory) is booted into swtpm as firmware, shim and
-# GRUB measure it (tests/cli/mb_build.py: each event's digest from the
+# GRUB measure it (tests/helpers/mb_build.py: each event's digest from the
 # real images, Secure Boot on, the db certificate the Microsoft UEFI CA of
 # shim's own signature, shim's vendor certificate Debian's CA), PCRs 0-9
 # and 14 extended and quoted, judged by vigil-verifier with --trust-db and
@@ -51,7 +51,7 @@ vg_tpm_start
 
 AGENT=${VIGIL_AGENT_BIN:?}
 VERIFIER=${VIGIL_VERIFIER_BIN:?}
-MB="/usr/bin/python3 $SRCDIR/tests/cli/mb_build.py"
+MB="/usr/bin/python3 $SRCDIR/tests/helpers/mb_build.py"
 C=$VG_BOOTDEBS
 AP=$(vg_port); VP=$(vg_port)
 export VIGIL_VERIFIER=http://127.0.0.1:$VP
@@ -119,7 +119,7 @@ DB=$T/tdb/trust.db
 check "trust build: shim-signed, grub-efi-amd64-signed, the bookworm kernel" \
 	"$VIGIL" trust build -o "$DB" -H key --lists "$C/lists" --debs $d1 --all-debs --grace $GRACE
 "$VIGIL" trust boot show "$DB" -H key --json >boot1.json
-check "... trust boot show --json: its schema" /usr/bin/python3 "$SRCDIR/tests/cli/json_validate.py" \
+check "... trust boot show --json: its schema" /usr/bin/python3 "$SRCDIR/tests/helpers/json_validate.py" \
 	"$SRCDIR/docs/schemas/trust-boot-show.schema.json" --lines boot1.json
 jq_boot() { /usr/bin/python3 -c "
 import json, sys
@@ -136,7 +136,7 @@ check_eq "... and the kernel's file digest (GRUB's PCR 9)" \
 	"$(sha256sum <$KOLD_IMG | cut -d' ' -f1)"
 
 # ---- boots: the log built, the TPM reset and extended, a new list, the agent ----
-/usr/bin/python3 "$SRCDIR/tests/cli/mb_build.py" certs $SHIM .
+/usr/bin/python3 "$SRCDIR/tests/helpers/mb_build.py" certs $SHIM .
 check "the Microsoft UEFI CA (shim's signature) and Debian's CA (shim's vendor_cert)" \
 	sh -c "openssl x509 -inform DER -in db.der -noout -subject | grep -q 'UEFI CA 2011' &&
 	       openssl x509 -inform DER -in vendor.der -noout -subject | grep -q 'Debian Secure Boot CA'"

@@ -63,7 +63,7 @@ for fs in tm fs; do
 		"t0=\$(date +%s%N); cat '$F/v/mid' >/dev/null; echo \$? \$(((\$(date +%s%N) - t0) / 1000000))" \
 		>large.out 2>&1 &
 	lpid=$!
-	out=$(cd / && setpriv --reuid=$V --regid=$V --clear-groups /usr/bin/python3 -c "$(cat "$SRCDIR/tests/victim-opens.py")" "$F"/v/f*)
+	out=$(cd / && setpriv --reuid=$V --regid=$V --clear-groups /usr/bin/python3 -c "$(cat "$SRCDIR/tests/helpers/victim-opens.py")" "$F"/v/f*)
 	echo "# $name victim during the flood: right wrong p99_ms max_ms = $out"
 	read -r right wrong p99 max <<<"$out"
 	check_eq "$name: during the flood every first open of the other user is decided right" \

@@ -2,7 +2,7 @@
 # t0708: vigild's counters in the Prometheus text format (issue 15, item
 # 5): `vigil status --prometheus` and --metrics-file FILE (a textfile for
 # node_exporter, written before ready, every 5 s and at exit, replaced
-# whole: no temporary left beside it) both pass tests/cli/prom_check.py
+# whole: no temporary left beside it) both pass tests/helpers/prom_check.py
 # (every sample typed, valid names, counters NAME_total, histogram buckets
 # cumulative up to +Inf == _count) and count what happened: decisions by
 # verdict and reason, the latency histogram, cache hits and misses,
@@ -15,7 +15,7 @@
 . "$SRCDIR/tests/lib-vigild.sh"
 vg_init
 trap '_rc=$?; vd_stop; (exit $_rc); vg_cleanup' EXIT
-PC="/usr/bin/python3 $SRCDIR/tests/cli/prom_check.py"
+PC="/usr/bin/python3 $SRCDIR/tests/helpers/prom_check.py"
 head -c 32 /dev/urandom >hk
 mkdir "$T/fs" && mount -t tmpfs -o size=16m vigil-t0708 "$T/fs"
 F=$T/fs

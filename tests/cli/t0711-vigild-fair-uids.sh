@@ -57,7 +57,7 @@ flood() {
 	setpriv --reuid="$1" --regid="$1" --clear-groups /usr/bin/python3 "$T/flood.py" "$2" "$F/att/big1" "$F/att/big2" &
 	floods=$!
 	sleep 1.5
-	out=$(cd / && timeout 60 setpriv --reuid="$3" --regid="$3" --clear-groups /usr/bin/python3 -c "$(cat "$SRCDIR/tests/victim-opens.py")" "$F/$4"/f*)
+	out=$(cd / && timeout 60 setpriv --reuid="$3" --regid="$3" --clear-groups /usr/bin/python3 -c "$(cat "$SRCDIR/tests/helpers/victim-opens.py")" "$F/$4"/f*)
 	echo "# $5: right wrong p99_ms max_ms = $out"
 	read -r right wrong p99 max <<<"$out"
 	check_eq "$5: every first open of the victim is allowed" "$right $wrong" "100 0"

@@ -70,7 +70,7 @@ check "... which replays to the TPM's PCR 10" "$VIGIL" log replay --tpm "$T/ml"
 check "vigild stops cleanly" vd_stop
 
 # 3. the journal: every denial there, never waited for
-python3 "$SRCDIR/tests/journal-recv.py" "$T/j.sock" "$T/journal" &
+python3 "$SRCDIR/tests/helpers/journal-recv.py" "$T/j.sock" "$T/journal" &
 RECV=$!
 for _ in $(seq 100); do [ -S "$T/j.sock" ] && break; sleep 0.05; done
 check_rc 2 "--journal naming no socket: refused before ready" \
@@ -122,7 +122,7 @@ check "vigild stops cleanly" vd_stop
 kill $RECV; wait $RECV 2>/dev/null; RECV=
 
 # 4. the watchdog: WATCHDOG=1 from the loop, and none once the loop is stuck
-python3 "$SRCDIR/tests/notify-recv.py" "$T/notify" "$T/notify.log" &
+python3 "$SRCDIR/tests/helpers/notify-recv.py" "$T/notify" "$T/notify.log" &
 NOTIFY=$!
 for _ in $(seq 100); do [ -S "$T/notify" ] && break; sleep 0.05; done
 export NOTIFY_SOCKET=$T/notify WATCHDOG_USEC=400000 VIGILD_TEST_LOOP_OPEN=$F/data

@@ -46,7 +46,7 @@ check "... a new monitor, the same holder" test -n "$M2" -a "$M2" != "$M" -a -d 
 check "... which says it took the group over" grep -q 'took the fanotify group over from the holder (restart 1)' "$T/vigild.err"
 
 # 3. the storm
-python3 "$SRCDIR/tests/hold-storm.py" "$H" "$KILLS" "$F/good" "$F/bad" "$T/out" >"$T/storm.json"
+python3 "$SRCDIR/tests/helpers/hold-storm.py" "$H" "$KILLS" "$F/good" "$F/bad" "$T/out" >"$T/storm.json"
 echo "# storm with --hold: $(cat "$T/storm.json")"
 check_eq "$KILLS SIGKILLs of the monitor at random instants" "$(field kills)" "$KILLS"
 check_eq "... the unprivileged user's unlabeled program ran 0 times" "$(field bad_runs)" 0

@@ -77,7 +77,7 @@ check_eq "... nor the agent, the verifier, the scan timer" \
 # --- 2. README.Debian, followed as written ------------------------------------
 phase "README.Debian"
 mkdir -p "$T/readme"
-/usr/bin/python3 "$SRCDIR/tests/readme-debian-blocks.py" "$SRCDIR/debian/README.Debian" "$T/readme" \
+/usr/bin/python3 "$SRCDIR/tests/helpers/readme-debian-blocks.py" "$SRCDIR/debian/README.Debian" "$T/readme" \
 	>"$T/readme.list"
 check "README.Debian's command blocks are found" test "$(wc -l <"$T/readme.list")" -ge 6
 while read -r b; do
@@ -183,7 +183,7 @@ check_eq "... and the new one is ready" "$(vg_in systemctl is-active vigild)" ac
 # --- 5b. crashes: the holder keeps the group (issue 41) ----------------------
 phase "crashes"
 KILLS=${VG_RIG_KILLS:-20}
-out=$(vg_in bash -s "$KILLS" <"$SRCDIR/tests/hold-storm-in.sh")
+out=$(vg_in bash -s "$KILLS" <"$SRCDIR/tests/helpers/hold-storm-in.sh")
 echo "# $out"
 read -r _ nk _ hb _ ha <<<"$out"
 check_eq "$KILLS SIGKILLs of vigild's monitor at random instants, under the unit" "$nk" "$KILLS"
@@ -242,7 +242,7 @@ check_eq "... vigild active" "$(vg_in systemctl is-active vigild)" active
 out=$(vg_in bash -s 0 "cd /root/debs/new && apt-get install -y -q ./vigil_*.deb ./vigil-attest_*.deb ./libvigil0_*.deb >/tmp/upg.log 2>&1 &&
 	echo after-install=\$(systemctl is-active vigild) &&
 	apt-get install -y -q --reinstall ./vigil_*.deb >>/tmp/upg.log 2>&1; echo apt=\$?;
-	echo after-reinstall=\$(systemctl is-active vigild)" <"$SRCDIR/tests/hold-storm-in.sh")
+	echo after-reinstall=\$(systemctl is-active vigild)" <"$SRCDIR/tests/helpers/hold-storm-in.sh")
 echo "# $out"
 check "apt-get install of a newer build of vigil's packages, then --reinstall, while vigild enforces" \
 	grep -q 'apt=0' <<<"$out"
@@ -296,7 +296,7 @@ check "... and no longer says it has no TPM" vg_in bash -c \
 check "... PCR 10 of the TPM replays the list" vg_in bash -c \
 	"vigil log replay --allow-prefix --tpm=swtpm:path=/run/vigil-swtpm/sock /run/vigil/binary_runtime_measurements"
 mkdir -p "$T/attest"
-/usr/bin/python3 "$SRCDIR/tests/readme-debian-blocks.py" "$SRCDIR/debian/vigil-attest.README.Debian" \
+/usr/bin/python3 "$SRCDIR/tests/helpers/readme-debian-blocks.py" "$SRCDIR/debian/vigil-attest.README.Debian" \
 	"$T/attest" >"$T/attest.list"
 check "vigil-attest's README.Debian: its command blocks are found" test "$(wc -l <"$T/attest.list")" -ge 4
 while read -r b; do

@@ -2,8 +2,13 @@
 /*
  * test_ipc.c - the privilege-separation messages refuse what breaks them.
  *
- * vigil-agent (agent_proto.h): agent_msg_recv accepts a packet only when
- * it is exactly one message of a wanted type with every field in range.
+ * vigil-agent (agent_proto.h's table on common/ipc.h): ipc_recv_fixed
+ * accepts a packet only when it is exactly one message of a wanted type
+ * with every field in range.
+ *
+ * common/ipc.h with a protocol of its own: fixed messages round-trip on
+ * packet and stream sockets, a field out of range or a descriptor the
+ * table does not say is refused (-EPROTO, the receiver lives).
  *
  * vigil-verifier (store_ipc.h): the real store process (store_proc_main,
  * forked here on a throwaway SQLite file) answers a well-formed request,
@@ -34,11 +39,14 @@
 /* ---- vigil-agent ---- */
 
 static int sp[2];
+static struct ipc_chan agent_rx;
 
 static int agent_setup(void **state)
 {
 	(void)state;
-	return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return -1;
+	return agent_chan(&agent_rx, sp[1], "test");
 }
 
 static int agent_teardown(void **state)
@@ -49,24 +57,44 @@ static int agent_teardown(void **state)
 	return 0;
 }
 
+static size_t msg_size(uint32_t type)
+{
+	return agent_proto.type[type].max;
+}
+
 static void good_quote(union agent_msg *m)
 {
 	memset(m, 0, sizeof(*m));
-	m->quote.type = AGENT_MSG_QUOTE;
 	m->quote.nonce_len = 20;
 	m->quote.bank = VG_HASH_SHA256;
 	m->quote.mask = 1u << 10;
 }
 
-/* send @len bytes of @m as one packet, receive wanting QUOTE only */
-static int roundtrip(const union agent_msg *m, size_t len)
+/* one packet on @sp[0]: the frame header (@type, @len) and @len bytes of @m */
+static void send_frame(uint32_t type, const void *m, size_t len)
 {
-	static union agent_msg big[2];	/* room for an oversized packet */
-	union agent_msg got;
+	static uint8_t big[8 + sizeof(union agent_msg) * 2];	/* room for an oversized packet */
+	uint32_t h[2] = { type, (uint32_t)len };
 
-	memcpy(big, m, sizeof(*m));
-	assert_int_equal(send(sp[0], big, len, 0), (ssize_t)len);
-	return agent_msg_recv(sp[1], &got, 1u << AGENT_MSG_QUOTE);
+	memcpy(big, h, 8);
+	memcpy(big + 8, m, len < sizeof(union agent_msg) ? len : sizeof(union agent_msg));
+	assert_int_equal(send(sp[0], big, 8 + len, 0), (ssize_t)(8 + len));
+}
+
+/* receive wanting @want; Return: ipc_recv_fixed's 1, -EPROTO */
+static int recv_want(uint32_t want)
+{
+	union agent_msg got;
+	uint32_t type;
+
+	return ipc_recv_fixed(&agent_rx, want, &type, &got, sizeof(got), NULL);
+}
+
+/* send @len bytes of @m as a message of @type, receive wanting QUOTE only */
+static int roundtrip(uint32_t type, const union agent_msg *m, size_t len)
+{
+	send_frame(type, m, len);
+	return recv_want(1u << AGENT_MSG_QUOTE);
 }
 
 static void agent_recv_accepts_an_exact_message(void **state)
@@ -75,7 +103,7 @@ static void agent_recv_accepts_an_exact_message(void **state)
 
 	(void)state;
 	good_quote(&m);
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), 1);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE)), 1);
 }
 
 static void agent_recv_rejects_a_short_or_long_packet(void **state)
@@ -84,10 +112,12 @@ static void agent_recv_rejects_a_short_or_long_packet(void **state)
 
 	(void)state;
 	good_quote(&m);
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE) - 1), -EPROTO);
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE) + 1), -EPROTO);
-	assert_int_equal(roundtrip(&m, sizeof(m) + 64), -EPROTO);	/* truncated by recv: seen */
-	assert_int_equal(roundtrip(&m, 2), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE) - 1), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE) + 1), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, sizeof(m) + 64), -EPROTO);	/* truncated by recv: seen */
+	/* a packet shorter than the frame header */
+	assert_int_equal(send(sp[0], &m, 2, 0), 2);
+	assert_int_equal(recv_want(1u << AGENT_MSG_QUOTE), -EPROTO);
 }
 
 static void agent_recv_rejects_an_unwanted_or_unknown_type(void **state)
@@ -96,11 +126,9 @@ static void agent_recv_rejects_an_unwanted_or_unknown_type(void **state)
 
 	(void)state;
 	memset(&m, 0, sizeof(m));
-	m.activate.type = AGENT_MSG_ACTIVATE;
 	strcpy(m.activate.agent_id, "host1");
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_ACTIVATE)), -EPROTO);
-	m.type = 77;
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_ACTIVATE, &m, msg_size(AGENT_MSG_ACTIVATE)), -EPROTO);
+	assert_int_equal(roundtrip(77, &m, msg_size(AGENT_MSG_QUOTE)), -EPROTO);
 }
 
 static void agent_recv_rejects_fields_out_of_range(void **state)
@@ -110,29 +138,124 @@ static void agent_recv_rejects_fields_out_of_range(void **state)
 	(void)state;
 	good_quote(&m);
 	m.quote.nonce_len = VG_ATTEST_NONCE_MAX + 1;
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE)), -EPROTO);
 	good_quote(&m);
 	m.quote.bank = VG_HASH__LAST;
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE)), -EPROTO);
 	good_quote(&m);
 	m.quote.mask = 1u << VG_PCR_COUNT;
-	assert_int_equal(roundtrip(&m, agent_msg_size(AGENT_MSG_QUOTE)), -EPROTO);
+	assert_int_equal(roundtrip(AGENT_MSG_QUOTE, &m, msg_size(AGENT_MSG_QUOTE)), -EPROTO);
 }
 
 static void agent_recv_rejects_an_unterminated_agent_id(void **state)
 {
-	union agent_msg m, got;
-	size_t n = agent_msg_size(AGENT_MSG_ACTIVATE);
+	union agent_msg m;
+	size_t n = msg_size(AGENT_MSG_ACTIVATE);
 
 	(void)state;
 	memset(&m, 0, sizeof(m));
-	m.activate.type = AGENT_MSG_ACTIVATE;
 	memset(m.activate.agent_id, 'a', sizeof(m.activate.agent_id));
-	assert_int_equal(send(sp[0], &m, n, 0), (ssize_t)n);
-	assert_int_equal(agent_msg_recv(sp[1], &got, 1u << AGENT_MSG_ACTIVATE), -EPROTO);
+	send_frame(AGENT_MSG_ACTIVATE, &m, n);
+	assert_int_equal(recv_want(1u << AGENT_MSG_ACTIVATE), -EPROTO);
 	m.activate.agent_id[5] = '\0';
-	assert_int_equal(send(sp[0], &m, n, 0), (ssize_t)n);
-	assert_int_equal(agent_msg_recv(sp[1], &got, 1u << AGENT_MSG_ACTIVATE), 1);
+	send_frame(AGENT_MSG_ACTIVATE, &m, n);
+	assert_int_equal(recv_want(1u << AGENT_MSG_ACTIVATE), 1);
+}
+
+/* ---- common/ipc.h: a protocol of its own, descriptors, the fixed path ---- */
+
+struct t_fixed {
+	uint32_t a, b;
+};
+
+static bool t_check(const void *p)
+{
+	const struct t_fixed *f = p;
+
+	return f->a < 100;
+}
+
+enum { T_FIXED = 1, T_WITH_FD, T_FIELDS, T__COUNT };
+
+static const struct ipc_type t_types[T__COUNT] = {
+	[T_FIXED] = { "FIXED", sizeof(struct t_fixed), sizeof(struct t_fixed), false, t_check },
+	[T_WITH_FD] = { "WITH_FD", 4, 4, true, NULL },
+	[T_FIELDS] = { "FIELDS", 4, 64, false, NULL },
+};
+
+static const struct ipc_proto t_proto = { "test", t_types, T__COUNT };
+
+/* a pair of @type whose receiving end returns -EPROTO (no exit) */
+static void t_pair(int type, struct ipc_chan *tx, struct ipc_chan *rx)
+{
+	int sv[2];
+
+	assert_int_equal(ipc_socketpair(type, 0, sv), 0);
+	assert_int_equal(ipc_chan_init(tx, sv[0], &t_proto, "sender", false), 0);
+	assert_int_equal(ipc_chan_init(rx, sv[1], &t_proto, "receiver", false), 0);
+}
+
+static void t_close(struct ipc_chan *tx, struct ipc_chan *rx)
+{
+	close(tx->fd);
+	close(rx->fd);
+}
+
+static void ipc_fixed_round_trips_on_both_socket_types(void **state)
+{
+	int kinds[2] = { SOCK_SEQPACKET, SOCK_STREAM };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct ipc_chan tx, rx;
+		struct t_fixed f = { 7, 9 }, got = { 0, 0 };
+		uint32_t type = 0;
+
+		t_pair(kinds[i], &tx, &rx);
+		assert_int_equal(ipc_send_fixed(&tx, T_FIXED, &f, sizeof(f), -1), 0);
+		assert_int_equal(ipc_recv_fixed(&rx, 1u << T_FIXED, &type, &got, sizeof(got), NULL), 1);
+		assert_int_equal(type, T_FIXED);
+		assert_int_equal(got.b, 9);
+		/* a field out of range, then an unwanted type: refused, the receiver lives */
+		f.a = 100;
+		assert_int_equal(ipc_send_fixed(&tx, T_FIXED, &f, sizeof(f), -1), 0);
+		assert_int_equal(ipc_recv_fixed(&rx, 1u << T_FIXED, &type, &got, sizeof(got), NULL),
+				 -EPROTO);
+		assert_non_null(strstr(rx.why, "out of range"));
+		t_close(&tx, &rx);
+	}
+}
+
+static void ipc_descriptor_travels_only_where_the_table_says(void **state)
+{
+	struct ipc_chan tx, rx;
+	uint32_t v = 1, type;
+	int fd = -1, p[2];
+	struct ipc_out o = { 0 };
+	struct ipc_in in;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	t_pair(SOCK_SEQPACKET, &tx, &rx);
+	assert_int_equal(ipc_send_fixed(&tx, T_WITH_FD, &v, 4, p[1]), 0);
+	assert_int_equal(ipc_recv_fixed(&rx, 1u << T_WITH_FD, &type, &v, 4, &fd), 1);
+	assert_true(fd >= 0 && fd != p[1]);
+	assert_int_equal(write(fd, "x", 1), 1);	/* the same pipe */
+	close(fd);
+	/* the type carries one: none sent is a violation */
+	assert_int_equal(ipc_send_fixed(&tx, T_WITH_FD, &v, 4, -1), 0);
+	assert_int_equal(ipc_recv_fixed(&rx, 1u << T_WITH_FD, &type, &v, 4, &fd), -EPROTO);
+	assert_non_null(strstr(rx.why, "descriptor missing"));
+	t_close(&tx, &rx);
+	/* a stream of fields: a descriptor the type does not carry is refused */
+	t_pair(SOCK_STREAM, &tx, &rx);
+	ipc_put_u32(&o, 5);
+	assert_int_equal(ipc_send(&tx, T_FIELDS, &o, p[0]), 0);
+	assert_int_equal(ipc_recv(&rx, &in), -EPROTO);
+	assert_non_null(strstr(rx.why, "not asked for"));
+	t_close(&tx, &rx);
+	close(p[0]);
+	close(p[1]);
 }
 
 /* ---- vigil-verifier's store process ---- */
@@ -166,7 +289,8 @@ static void start(struct proc *p)
 	static unsigned int n;
 	char url[256];
 	int sv[2], ep[2];
-	struct sipc_in in;
+	struct ipc_in in;
+	struct ipc_chan ch;
 
 	snprintf(url, sizeof(url), "sqlite:%s/s%u.db", dbdir, n++);
 	assert_int_equal(sipc_socketpair(sv), 0);
@@ -182,10 +306,11 @@ static void start(struct proc *p)
 	close(ep[1]);
 	p->fd = sv[0];
 	p->err = ep[0];
-	assert_int_equal(sipc_recv(p->fd, &in, "test"), 0);
+	sipc_chan(&ch, p->fd, "test");
+	assert_int_equal(ipc_recv(&ch, &in), 0);
 	assert_int_equal(in.type, SIPC_DONE);
 	assert_int_equal(sipc_get_done(&in, NULL), 0);
-	sipc_in_free(&in);
+	ipc_in_free(&in);
 }
 
 /* a raw frame: header (type, length) then @len bytes of @payload */
@@ -238,17 +363,19 @@ static void store_answers_a_well_formed_request(void **state)
 	struct proc p;
 	uint8_t b[64];
 	size_t n;
-	struct sipc_in in;
+	struct ipc_in in;
+	struct ipc_chan ch;
 	int st;
 
 	(void)state;
 	start(&p);
 	n = name_field(b, "nobody-here");
 	frame(&p, SIPC_AGENT_GET, (uint32_t)n, b, n);
-	assert_int_equal(sipc_recv(p.fd, &in, "test"), 0);
+	sipc_chan(&ch, p.fd, "test");
+	assert_int_equal(ipc_recv(&ch, &in), 0);
 	assert_int_equal(in.type, SIPC_DONE);
 	assert_int_equal(sipc_get_done(&in, NULL), -ENOENT);
-	sipc_in_free(&in);
+	ipc_in_free(&in);
 	close(p.fd);		/* a clean end: exit 0 */
 	assert_int_equal(waitpid(p.pid, &st, 0), p.pid);
 	assert_true(WIFEXITED(st));
@@ -341,6 +468,8 @@ int main(void)
 		cmocka_unit_test(agent_recv_rejects_an_unwanted_or_unknown_type),
 		cmocka_unit_test(agent_recv_rejects_fields_out_of_range),
 		cmocka_unit_test(agent_recv_rejects_an_unterminated_agent_id),
+		cmocka_unit_test(ipc_fixed_round_trips_on_both_socket_types),
+		cmocka_unit_test(ipc_descriptor_travels_only_where_the_table_says),
 		cmocka_unit_test(store_answers_a_well_formed_request),
 		cmocka_unit_test(store_dies_at_an_unknown_type),
 		cmocka_unit_test(store_dies_at_a_length_out_of_bounds),

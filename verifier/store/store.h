@@ -15,6 +15,12 @@
  * holds a mutex around every call). Every write is one transaction.
  * Agent ids and policy names are ordered bytewise (agent_list).
  *
+ * In vigil-verifier every call is a round trip to the store process
+ * (verifier/store_client.c: one request, its rows streamed back, its
+ * DONE; one mutex for all threads), then the database's own: each call
+ * site says so with a "store round trip" comment, so a loop of them is
+ * seen as what it costs.
+ *
  * Errors: -ENOENT (no such agent/policy), -EBADMSG (a row that does not
  * decode), -ESTALE (agent_update: the row changed meanwhile), -EOPNOTSUPP
  * (backend not built in), -EIO (the database; the diag carries its

@@ -12,7 +12,7 @@ It makes Keylime's reference states with its own create_mb_policy.py
 (keylime-policy create measured-boot -e LOG -i), two variants of the
 secure-boot one (another vendor_db certificate; no vendor_db key, as made
 before Keylime knew it), builds the tampered logs
-with tests/cli/mb_tamper.py, and evaluates every case with Keylime's
+with tests/helpers/mb_tamper.py, and evaluates every case with Keylime's
 "example" measured-boot policy (keylime/mba/elchecking), as
 python3 -m keylime.mba.elchecking does (without its mba.load_imports(),
 which needs a keylime.conf).

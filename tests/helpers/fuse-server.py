@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# tests/fuse-server.py MOUNTPOINT FILE [hang] [allow_other] - a FUSE filesystem for the
+# tests/helpers/fuse-server.py MOUNTPOINT FILE [hang] [allow_other] - a FUSE filesystem for the
 # tests, spoken raw on /dev/fuse (no libfuse): mounted by fusermount3 (the
 # setuid helper any user may run, through its _FUSE_COMMFD protocol), it
 # holds one read-only file, "prog", whose bytes are FILE's. With "hang" it

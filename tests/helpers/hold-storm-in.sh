@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/hold-storm-in.sh KILLS [COMMAND] - run inside t0730's booted host (issue 41):
+# tests/helpers/hold-storm-in.sh KILLS [COMMAND] - run inside t0730's booted host (issue 41):
 # the unprivileged user nobody runs /usr/local/bin/planted (unlabeled) in a
 # loop, appending to /tmp/storm/runs each time it ran; root runs
 # /usr/bin/hostname (from the archive) in a loop, one line per run in

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# tests/journal-recv.py SOCKET LOG - a journal's native socket for tests:
+# tests/helpers/journal-recv.py SOCKET LOG - a journal's native socket for tests:
 # binds an AF_UNIX datagram socket at SOCKET and appends each entry that
 # arrives (systemd's native protocol: NAME=VALUE lines, or NAME, a newline,
 # a 64-bit little-endian length and the bytes) to LOG as one JSON object

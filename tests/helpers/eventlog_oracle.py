@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# tests/cli/eventlog_oracle.py - independent readers of TCG boot event logs
+# tests/helpers/eventlog_oracle.py - independent readers of TCG boot event logs
 # for t0206 (none shares code with vigil):
 #   eventlog_oracle.py tools LOG   tpm2_eventlog's `pcrs:` section as
 #                                  "PCR-NN ALGO:HEX" lines (exit 3 if

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# tests/notify-recv.py SOCKET LOG - a service manager's notify socket for
+# tests/helpers/notify-recv.py SOCKET LOG - a service manager's notify socket for
 # tests: binds an AF_UNIX datagram socket at SOCKET and appends each
 # datagram that arrives to LOG, one line each (its newlines as ' | ').
 # Runs nothing itself; stopped by its PID (SIGTERM), it removes SOCKET.

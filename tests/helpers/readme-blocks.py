@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# tests/readme-blocks.py README OUTDIR - write every shell command block of
+# tests/helpers/readme-blocks.py README OUTDIR - write every shell command block of
 # README (```sh, ```bash or ```shell fences) verbatim to OUTDIR/NNNN.sh,
 # where NNNN is the line of its opening fence, and print one line per
 # block: "run LINE" or "skip LINE REASON". Exempt are the block of the two

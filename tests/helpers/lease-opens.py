@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# tests/lease-opens.py DIR N - what an unprivileged user does to hold up a
+# tests/helpers/lease-opens.py DIR N - what an unprivileged user does to hold up a
 # fanotify listener with leases: makes N empty files of his own in DIR,
 # takes a write lease on each (F_SETLEASE F_WRLCK) with SIGIO ignored, so
 # that no lease is ever given back before fs.lease-break-time, then opens

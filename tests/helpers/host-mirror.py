@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/host-mirror.py ROOT: the archive as the rig's host sees it (issue 40).
+"""tests/helpers/host-mirror.py ROOT: the archive as the rig's host sees it (issue 40).
 
 mmdebstrap's customize hook (tests/lib-host.sh) runs this on the root it
 made, with apt's lists of deb.debian.org and every .deb it installed kept:

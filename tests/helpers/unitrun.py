@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tests/cli/unitrun.py - what t0095-package.sh needs of a systemd unit
+"""tests/helpers/unitrun.py - what t0095-package.sh needs of a systemd unit
 without systemd: the command line of its ExecStart=, its Environment= and
 the directories systemd would create for it, and a $NOTIFY_SOCKET receiver.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# tests/readme-debian-blocks.py FILE OUTDIR - the command blocks of a
+# tests/helpers/readme-debian-blocks.py FILE OUTDIR - the command blocks of a
 # Debian README (plain text: a block is a run of lines indented four
 # spaces, after a blank line), one shell script each in OUTDIR, named
 # LINE.sh by the line the block starts on; prints each name. A block whose
