@@ -76,7 +76,7 @@ const char *const sandbox_sanitizer_calls[] = {
 #if SANDBOX_SANITIZED
 	/* the report: our maps, our executable, the threads; the leak checker stops the world */
 	"readlink", "readlinkat", "getrlimit", "prlimit64", "sigaltstack", "sched_yield",
-	"ptrace", "clone", "clone3", "wait4", "waitid", "prctl", "getppid", "getdents64",
+	"ptrace", "clone", "clone3", "wait4", "waitid", "prctl", "getppid", "getdents64", "getdents",
 	"openat", "open", "tgkill", "kill", "getpid", "gettid",
 #endif
 	NULL

@@ -184,7 +184,7 @@ check_eq "... and the new one is ready" "$(vg_in systemctl is-active vigild)" ac
 phase "crashes"
 KILLS=${VG_RIG_KILLS:-20}
 out=$(vg_in bash -s "$KILLS" <"$SRCDIR/tests/helpers/hold-storm-in.sh")
-echo "# $out"
+sed "s/^/# /" <<<"$out"
 read -r _ nk _ hb _ ha <<<"$out"
 check_eq "$KILLS SIGKILLs of vigild's monitor at random instants, under the unit" "$nk" "$KILLS"
 check_eq "... the unprivileged user's unlabeled program ran 0 times" "$(vg_in wc -l </dev/null /tmp/storm/runs | awk '{print $1}')" 0
@@ -243,7 +243,7 @@ out=$(vg_in bash -s 0 "cd /root/debs/new && apt-get install -y -q ./vigil_*.deb 
 	echo after-install=\$(systemctl is-active vigild) &&
 	apt-get install -y -q --reinstall ./vigil_*.deb >>/tmp/upg.log 2>&1; echo apt=\$?;
 	echo after-reinstall=\$(systemctl is-active vigild)" <"$SRCDIR/tests/helpers/hold-storm-in.sh")
-echo "# $out"
+sed "s/^/# /" <<<"$out"
 check "apt-get install of a newer build of vigil's packages, then --reinstall, while vigild enforces" \
 	grep -q 'apt=0' <<<"$out"
 check "... vigild active after the upgrade (debhelper's preinst stopped it: --no-stop-on-upgrade)" \
