@@ -7,7 +7,9 @@
  * what firmware and shim measure into PCR 4: authenticode.h; pesign -h
  * prints the same), and `vigil trust boot announce` (the next boot's
  * initrd and command line, what the archive cannot know, into the host's
- * measurement list: attest_announce.h; the initramfs-tools hook runs it).
+ * measurement list: attest_announce.h; the initramfs-tools hook runs it;
+ * while vigild holds the list, each entry goes to vigild, which appends
+ * it: announce_vigild.c).
  * It judges nothing: `vigil attest policy create --trusted DB --boot` and
  * the verifier use the references and the announcements.
  */
@@ -24,6 +26,7 @@
 #include <json-c/json.h>
 
 #include "cli.h"
+#include "announce_vigild.h"
 #include "cmd_trust.h"
 #include "opts.h"
 #include "verb.h"
@@ -43,6 +46,7 @@ static const char help[] =
 	"       vigil trust boot hash [--algo ALGO] [--json] FILE...\n"
 	"       vigil trust boot announce [--log FILE] [--tpm[=TCTI] | --pcrs FILE] [--pcr N]\n"
 	"                 [--initrd FILE]... [--cmdline LINE]... [--grub-cfg FILE] [--dry-run]\n"
+	"                 [--control SOCKET]\n"
 	"\n"
 	"show   the boot references of a trust database: each EFI image and kernel\n"
 	"       of its packages (shim, GRUB, kernel, EFI application) with package,\n"
@@ -54,7 +58,8 @@ static const char help[] =
 	"       next boot's initrd (its SHA-256: GRUB's PCR 9) and kernel command\n"
 	"       lines (as GRUB measures them into PCR 8): entries next-boot-initrd:PATH\n"
 	"       (ima-ng) and next-boot-cmdline (ima-buf), appended as vigil measure\n"
-	"       appends (docs/attest-measured-boot.md)\n"
+	"       appends (docs/attest-measured-boot.md); while vigild holds the list,\n"
+	"       through its control socket: vigild appends them (root only)\n"
 	"  -l, --log FILE          announce: the list (default " DEFAULT_LOG ")\n"
 	"  -T, --tpm[=TCTI]        extend the TPM (attestable), as vigil measure --tpm\n"
 	"  -p, --pcrs FILE         the software PCR bank (default LOG.pcrs; not attestable)\n"
@@ -65,6 +70,8 @@ static const char help[] =
 	"      --grub-cfg FILE     announce the command line of every linux line of\n"
 	"                          FILE (/boot/grub/grub.cfg), as GRUB 2.06 builds it\n"
 	"      --dry-run           print what would be announced, append nothing\n"
+	"      --control SOCKET    vigild's control socket (default " VD_CTL_DEFAULT_SOCKET "):\n"
+	"                          a list vigild holds is appended by vigild\n"
 	"  -H, --hmac-key KEYFILE  the database's key (else vigil.conf's key.hmac)\n"
 	"  -a, --algo ALGO         digest algorithm (default sha256)\n"
 	"  -j, --json              show: one JSON object per reference; hash: one\n"
@@ -336,54 +343,59 @@ static int grub_cfg_lines(const char *cfg, int (*fn)(void *arg, const char *line
 	return n;
 }
 
+/* what is announced, collected before anything is written: all of it or none is refused */
 struct ann {
-	struct vg_mlog *l;
-	unsigned long pcr;
-	bool dry;
-	unsigned int n;
+	struct vd_ctl_announce *e;
+	size_t n, cap;
 };
+
+static struct vd_ctl_announce *ann_add(struct ann *a, enum vd_ctl_announce_kind kind,
+				       const char *data)
+{
+	struct vd_ctl_announce *x;
+	size_t len = strlen(data);
+
+	if (len >= sizeof(x->data))
+		return NULL;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 4;
+
+		x = realloc(a->e, cap * sizeof(*x));
+		if (!x)
+			return NULL;
+		a->e = x;
+		a->cap = cap;
+	}
+	x = &a->e[a->n++];
+	memset(x, 0, sizeof(*x));
+	x->kind = kind;
+	memcpy(x->data, data, len + 1);
+	x->data_len = len;
+	return x;
+}
 
 static int announce_line(void *arg, const char *line)
 {
-	struct ann *a = arg;
-	struct vg_imalog_field f[3];
-	uint8_t dng[8 + 32] = "sha256:";
-	struct vg_digest h;
-	struct vg_diag d = { 0 };
 	size_t len = strlen(line);
 
 	if (!len || len > VG_ANNOUNCE_CMDLINE_MAX) {
 		cli_err("--cmdline: from 1 to %d bytes", VG_ANNOUNCE_CMDLINE_MAX);
 		return -1;
 	}
-	if (vg_hash_buf(VG_HASH_SHA256, line, len, &h, NULL) < 0) {
+	if (!ann_add(arg, VD_CTL_ANN_CMDLINE, line)) {
 		cli_err("out of memory");
 		return -1;
 	}
-	a->n++;
-	if (a->dry) {
-		printf("cmdline %s\n", line);
-		return 0;
-	}
-	memcpy(dng + 8, h.bytes, 32);
-	f[0] = (struct vg_imalog_field){ VG_IMAF_D_NG, sizeof(dng), dng };
-	f[1] = (struct vg_imalog_field){ VG_IMAF_N_NG, sizeof(VG_ANNOUNCE_CMDLINE),
-					 (const uint8_t *)VG_ANNOUNCE_CMDLINE };
-	f[2] = (struct vg_imalog_field){ VG_IMAF_BUF, (uint32_t)len, (const uint8_t *)line };
-	if (vg_mlog_append(a->l, (unsigned int)a->pcr, "ima-buf", f, 3, &d) < 0) {
-		cli_err("%s", d.msg);
-		return -1;
-	}
-	printf("cmdline %s\n", line);
 	return 0;
 }
 
 static int announce_initrd(struct ann *a, const char *path)
 {
-	char real[PATH_MAX], name[PATH_MAX + 32], hex[65];
+	char real[PATH_MAX];
 	struct vg_digest dg;
 	struct vg_diag d = { 0 };
 	struct vg_hasher *h = NULL;
+	struct vd_ctl_announce *x;
 	int fd = cli_open_regular(path), r;
 
 	if (fd < 0)
@@ -398,15 +410,118 @@ static int announce_initrd(struct ann *a, const char *path)
 		cli_file_err(path, "%s", d.msg[0] ? d.msg : strerror(-r));
 		return -1;
 	}
-	snprintf(name, sizeof(name), "%s%s", VG_ANNOUNCE_INITRD, real);
-	a->n++;
-	vg_hex_encode(dg.bytes, 32, hex);
-	if (!a->dry && vg_mlog_append_file(a->l, (unsigned int)a->pcr, &dg, name, NULL, 0, &d) < 0) {
-		cli_err("%s", d.msg);
+	x = ann_add(a, VD_CTL_ANN_INITRD, real);
+	if (!x) {
+		cli_err("out of memory");
 		return -1;
 	}
-	printf("initrd sha256:%s  %s\n", hex, real);
+	memcpy(x->sha256, dg.bytes, 32);
 	return 0;
+}
+
+static void announce_print(const struct vd_ctl_announce *x)
+{
+	char hex[65];
+
+	if (x->kind == VD_CTL_ANN_CMDLINE) {
+		printf("cmdline %s\n", x->data);
+		return;
+	}
+	vg_hex_encode(x->sha256, 32, hex);
+	printf("initrd sha256:%s  %s\n", hex, x->data);
+}
+
+/*
+ * Through vigild, when the list is the one it holds: each entry committed
+ * by vigild's writer. Return: 1 done, 0 the list is not vigild's, -1
+ * failed (reported).
+ */
+static int announce_through_vigild(struct ann *a, const char *log, const char *sock,
+				   unsigned long pcr)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(log, real))
+		return 0;	/* no list yet: not vigild's, which holds its own open */
+	for (size_t i = 0; i < a->n; i++) {
+		struct vd_ctl_announce *x = &a->e[i];
+		int r;
+
+		memcpy(x->log, real, strlen(real) + 1);
+		x->pcr = (unsigned int)pcr;
+		r = announce_vigild(sock, x);
+		if (r == 0 && i == 0)
+			return 0;
+		if (r <= 0) {
+			if (r == 0)
+				cli_err("%s: vigild stopped taking announcements for %s", sock, real);
+			return -1;
+		}
+		announce_print(x);
+	}
+	return 1;
+}
+
+/* The list written here, as vigil measure writes it: every entry committed at once. */
+static int announce_direct(struct ann *a, const char *log, unsigned long pcr, bool tpm,
+			   const char *tcti, const char *bankpath)
+{
+	struct vg_mlog_opts mo = { .ops = &vg_pcrbank_ops, .pcr_sync = vg_pcrbank_sync_cb };
+	struct vg_mlog *l = NULL;
+	struct vg_pcrbank *bank = NULL;
+	struct vg_tpm *t = NULL;
+	struct vg_diag d = { 0 };
+	char *bp = NULL;
+	int rc = -1;
+
+	if (tpm) {
+		if (vg_tpm_open(vg_prog_tcti(tcti), &t, &d) < 0) {
+			cli_err("TPM: %s", d.msg);
+			goto out;
+		}
+		mo.ops = &vg_tpm_pcr_ops;
+		mo.ops_ctx = t;
+		mo.pcr_sync = NULL;
+	} else {
+		if (!bankpath && asprintf(&bp, "%s.pcrs", log) < 0) {
+			cli_err("out of memory");
+			goto out;
+		}
+		if (vg_pcrbank_open(bankpath ? bankpath : bp, 1u << VG_HASH_SHA1 |
+				    1u << VG_HASH_SHA256, &bank, &d) < 0) {
+			cli_err("%s", d.msg);
+			goto out;
+		}
+		mo.ops_ctx = bank;
+	}
+	if (vg_mlog_open(log, &mo, &l, NULL, &d) < 0) {
+		/* -EBUSY: another writer holds it (a vigild that did not answer as its owner) */
+		cli_file_err(log, "%s", d.msg);
+		goto out;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		const struct vd_ctl_announce *x = &a->e[i];
+		int r = x->kind == VD_CTL_ANN_INITRD ?
+			vg_attest_announce_initrd(l, (unsigned int)pcr, x->data, x->sha256, &d) :
+			vg_attest_announce_cmdline(l, (unsigned int)pcr, x->data, x->data_len, &d);
+
+		if (r < 0) {
+			cli_err("%s", d.msg);
+			goto out;
+		}
+		announce_print(x);
+	}
+	if (vg_mlog_commit(l, &d) < 0) {
+		cli_file_err(log, "commit: %s", d.msg);
+		goto out;
+	}
+	rc = 0;
+out:
+	vg_mlog_free(l);
+	vg_pcrbank_free(bank);
+	vg_tpm_close(t);
+	free(bp);
+	return rc;
 }
 
 static int boot_announce(int argc, char **argv)
@@ -420,22 +535,20 @@ static int boot_announce(int argc, char **argv)
 		{ "cmdline", required_argument, 0, 'c' },
 		{ "grub-cfg", required_argument, 0, 'g' },
 		{ "dry-run", no_argument, 0, 'D' },
+		{ "control", required_argument, 0, 's' },
 		CLI_OPT_HELP,
 	};
-	const char *log = DEFAULT_LOG, *tcti = NULL, *bankpath = NULL;
+	const char *log = DEFAULT_LOG, *tcti = NULL, *bankpath = NULL, *sock = VD_CTL_DEFAULT_SOCKET;
 	const char **initrd = calloc((size_t)argc, sizeof(*initrd));
 	const char **lines = calloc((size_t)argc, sizeof(*lines));
 	const char **cfgs = calloc((size_t)argc, sizeof(*cfgs));
 	size_t ni = 0, nl = 0, ncfg = 0;
-	struct vg_mlog_opts mo = { .ops = &vg_pcrbank_ops, .pcr_sync = vg_pcrbank_sync_cb };
-	struct ann a = { .pcr = VG_IMALOG_PCR_DEFAULT };
-	struct vg_pcrbank *bank = NULL;
-	struct vg_tpm *t = NULL;
-	struct vg_diag d = { 0 };
+	unsigned long pcr = VG_IMALOG_PCR_DEFAULT;
+	struct ann a = { 0 };
 	struct cli_getopt g;
-	char *end, *bp = NULL;
-	bool tpm = false;
-	int c, rc = EXIT_ERROR;
+	char *end;
+	bool tpm = false, dry = false;
+	int c, r, rc = EXIT_ERROR;
 
 	if (!initrd || !lines || !cfgs) {
 		cli_err("out of memory");
@@ -452,8 +565,8 @@ static int boot_announce(int argc, char **argv)
 			break;
 		case 'n':
 			errno = 0;
-			a.pcr = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || a.pcr >= VG_PCR_COUNT) {
+			pcr = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || pcr >= VG_PCR_COUNT) {
 				cli_err("--pcr '%s': a PCR number below %d", optarg, VG_PCR_COUNT);
 				goto out;
 			}
@@ -472,7 +585,10 @@ static int boot_announce(int argc, char **argv)
 			cfgs[ncfg++] = optarg;
 			break;
 		case 'D':
-			a.dry = true;
+			dry = true;
+			break;
+		case 's':
+			sock = optarg;
 			break;
 		default:
 			rc = cli_opts_stop(help, c);
@@ -483,33 +599,6 @@ static int boot_announce(int argc, char **argv)
 		cli_err("announce needs --initrd, --cmdline or --grub-cfg, and no other argument");
 		goto out;
 	}
-	if (!a.dry) {
-		if (tpm) {
-			if (vg_tpm_open(vg_prog_tcti(tcti), &t, &d) < 0) {
-				cli_err("TPM: %s", d.msg);
-				goto out;
-			}
-			mo.ops = &vg_tpm_pcr_ops;
-			mo.ops_ctx = t;
-			mo.pcr_sync = NULL;
-		} else {
-			if (!bankpath && asprintf(&bp, "%s.pcrs", log) < 0) {
-				cli_err("out of memory");
-				goto out;
-			}
-			if (vg_pcrbank_open(bankpath ? bankpath : bp, 1u << VG_HASH_SHA1 |
-					    1u << VG_HASH_SHA256, &bank, &d) < 0) {
-				cli_err("%s", d.msg);
-				goto out;
-			}
-			mo.ops_ctx = bank;
-		}
-		if (vg_mlog_open(log, &mo, &a.l, NULL, &d) < 0) {
-			/* vigild holds the list while it runs: -EBUSY */
-			cli_file_err(log, "%s", d.msg);
-			goto out;
-		}
-	}
 	for (size_t i = 0; i < ni; i++)
 		if (announce_initrd(&a, initrd[i]) < 0)
 			goto out;
@@ -519,16 +608,20 @@ static int boot_announce(int argc, char **argv)
 	for (size_t i = 0; i < ncfg; i++)
 		if (grub_cfg_lines(cfgs[i], announce_line, &a) < 0)
 			goto out;
-	if (!a.dry && vg_mlog_commit(a.l, &d) < 0) {
-		cli_file_err(log, "commit: %s", d.msg);
+	if (dry) {
+		for (size_t i = 0; i < a.n; i++)
+			announce_print(&a.e[i]);
+		rc = EXIT_OK;
 		goto out;
 	}
-	rc = EXIT_OK;
+	/* vigild's list first: its TPM (a swtpm takes one client) is not opened here then */
+	r = a.n ? announce_through_vigild(&a, log, sock, pcr) : 1;
+	if (r == 0)
+		r = announce_direct(&a, log, pcr, tpm, tcti, bankpath);
+	if (r >= 0)
+		rc = EXIT_OK;
 out:
-	vg_mlog_free(a.l);
-	vg_pcrbank_free(bank);
-	vg_tpm_close(t);
-	free(bp);
+	free(a.e);
 	free(initrd);
 	free(lines);
 	free(cfgs);

@@ -7,10 +7,13 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "vigild_ctl.h"
+#include "vigil/attest_announce.h"
+#include "vigil/pcr.h"
 
 const char *const vd_ctl_mode_names[VD_CTL_NMODES] = { "enforce", "permissive", "fix" };
 
@@ -31,6 +34,162 @@ int vd_ctl_mode_parse(const char *s)
 	return -EINVAL;
 }
 
+static const char hexd[] = "0123456789abcdef";
+
+/* (a space and) @len bytes of @p in hex at @buf + *@n; false when it does not fit */
+static bool put_hex(char *buf, size_t cap, size_t *n, bool space, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	if (*n + 1 + 2 * len >= cap)
+		return false;
+	if (space)
+		buf[(*n)++] = ' ';
+	for (size_t i = 0; i < len; i++) {
+		buf[(*n)++] = hexd[b[i] >> 4];
+		buf[(*n)++] = hexd[b[i] & 15];
+	}
+	buf[*n] = 0;
+	return true;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* @n bytes from the 2 * @n lowercase hex digits at @h. Return: 0, -EPROTO. */
+static int hex_exact(const char *h, uint8_t *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int hi = hexval(h[2 * i]), lo = hi < 0 ? -1 : hexval(h[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EPROTO;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/*
+ * The next space-separated word of *@pp, lowercase hex of 1 to @cap bytes
+ * (with @nul, @cap - 1 and a NUL after them, none inside), into @out.
+ * Return: the bytes, or -EPROTO.
+ */
+static int take_hex(const char **pp, uint8_t *out, size_t cap, bool nul)
+{
+	const char *p = *pp, *e;
+	size_t len, n;
+
+	if (*p != ' ')
+		return -EPROTO;
+	p++;
+	e = p + strcspn(p, " ");
+	len = (size_t)(e - p);
+	n = len / 2;
+	if (len == 0 || len % 2 || n > cap - (nul ? 1 : 0))
+		return -EPROTO;
+	if (hex_exact(p, out, n) < 0 || (nul && memchr(out, 0, n)))
+		return -EPROTO;
+	if (nul)
+		out[n] = 0;
+	*pp = e;
+	return (int)n;
+}
+
+/* An announcement the daemon takes: the shape in vigild_ctl.h. Return: 0, -EPROTO. */
+static int announce_check(const struct vd_ctl_announce *a)
+{
+	size_t ll = strnlen(a->log, sizeof(a->log));
+
+	if (a->pcr >= VG_PCR_COUNT || ll == 0 || ll >= sizeof(a->log) || a->log[0] != '/' ||
+	    a->data_len >= sizeof(a->data) || a->data_len == 0 ||
+	    memchr(a->data, 0, a->data_len) || a->data[a->data_len])
+		return -EPROTO;
+	if (a->kind == VD_CTL_ANN_INITRD)
+		return a->data[0] == '/' ? 0 : -EPROTO;
+	if (a->kind == VD_CTL_ANN_CMDLINE)
+		return a->data_len <= VG_ANNOUNCE_CMDLINE_MAX ? 0 : -EPROTO;
+	return -EPROTO;
+}
+
+static int announce_encode(const struct vd_ctl_announce *a, char *buf, size_t cap)
+{
+	size_t n;
+	int k;
+
+	if (announce_check(a) < 0)
+		return -EINVAL;
+	k = snprintf(buf, cap, "announce %s", a->kind == VD_CTL_ANN_INITRD ? "initrd" : "cmdline");
+	if (k < 0 || (size_t)k >= cap)
+		return -ENOBUFS;
+	n = (size_t)k;
+	if (!put_hex(buf, cap, &n, true, a->log, strlen(a->log)))
+		return -ENOBUFS;
+	k = snprintf(buf + n, cap - n, " %u", a->pcr);
+	if (k < 0 || (size_t)k >= cap - n)
+		return -ENOBUFS;
+	n += (size_t)k;
+	if (a->kind == VD_CTL_ANN_INITRD) {
+		if (n + 8 >= cap)
+			return -ENOBUFS;
+		memcpy(buf + n, " sha256:", 8);
+		n += 8;
+		if (!put_hex(buf, cap, &n, false, a->sha256, sizeof(a->sha256)))
+			return -ENOBUFS;
+	}
+	if (!put_hex(buf, cap, &n, true, a->data, a->data_len) || n + 2 > cap)
+		return -ENOBUFS;
+	buf[n++] = '\n';
+	buf[n] = 0;
+	return (int)n;
+}
+
+/* "announce " already taken: the rest of the line @p (NUL-terminated, no newline) */
+static int announce_decode(const char *p, struct vd_ctl_announce *a)
+{
+	const char *e;
+	unsigned long pcr = 0;
+	int n;
+
+	memset(a, 0, sizeof(*a));
+	if (strncmp(p, "initrd ", 7) == 0) {
+		a->kind = VD_CTL_ANN_INITRD;
+		p += 6;
+	} else if (strncmp(p, "cmdline ", 8) == 0) {
+		a->kind = VD_CTL_ANN_CMDLINE;
+		p += 7;
+	} else {
+		return -EPROTO;
+	}
+	if (take_hex(&p, (uint8_t *)a->log, sizeof(a->log), true) < 0 || *p != ' ')
+		return -EPROTO;
+	/* the PCR: 1 or 2 decimal digits, no sign, no leading zero but "0" itself */
+	e = ++p;
+	while (*e >= '0' && *e <= '9' && e - p < 3)
+		pcr = pcr * 10 + (unsigned long)(*e++ - '0');
+	if (e == p || e - p > 2 || (e - p == 2 && *p == '0') || *e != ' ')
+		return -EPROTO;
+	a->pcr = (unsigned int)pcr;
+	p = e;
+	if (a->kind == VD_CTL_ANN_INITRD) {
+		if (strncmp(p, " sha256:", 8) != 0 || strcspn(p + 8, " ") != 64 ||
+		    hex_exact(p + 8, a->sha256, sizeof(a->sha256)) < 0)
+			return -EPROTO;
+		p += 8 + 64;
+	}
+	n = take_hex(&p, (uint8_t *)a->data, sizeof(a->data), true);
+	if (n < 0 || *p)
+		return -EPROTO;
+	a->data_len = (size_t)n;
+	return announce_check(a);
+}
+
+bool vd_ctl_req_privileged(const char *buf)
+{
+	return strncmp(buf, "announce", 8) == 0;
+}
+
 int vd_ctl_req_encode(const struct vd_ctl_req *q, char *buf, size_t cap)
 {
 	int n;
@@ -47,6 +206,8 @@ int vd_ctl_req_encode(const struct vd_ctl_req *q, char *buf, size_t cap)
 			return -EINVAL;
 		n = snprintf(buf, cap, "mode %s\n", vd_ctl_mode_names[q->mode]);
 		break;
+	case VD_CTL_ANNOUNCE:
+		return announce_encode(&q->ann, buf, cap);
 	default:
 		return -EINVAL;
 	}
@@ -59,6 +220,16 @@ int vd_ctl_req_decode(const char *buf, struct vd_ctl_req *ret)
 	char line[256];
 	int m;
 
+	if (strncmp(buf, "announce ", 9) == 0) {
+		char *l = len < VD_CTL_REQ_MAX ? strndup(buf + 9, len - 9) : NULL;
+
+		if (!l)
+			return -EPROTO;
+		ret->op = VD_CTL_ANNOUNCE;
+		m = announce_decode(l, &ret->ann);
+		free(l);
+		return m;
+	}
 	if (len >= sizeof(line))
 		return -EBADMSG;
 	memcpy(line, buf, len);
@@ -139,6 +310,23 @@ json_object *vd_ctl_reload_result_encode(bool ok, size_t rules, const char *sha2
 		json_object_object_add(o, "policy_rules", json_object_new_int64((int64_t)rules));
 		json_object_object_add(o, "policy_sha256", json_object_new_string(sha256 ? sha256 : ""));
 	}
+	return o;
+}
+
+json_object *vd_ctl_announce_result_encode(const char *why, bool not_this_list, uint64_t entries)
+{
+	json_object *o;
+
+	if (why) {
+		o = one("error", why);
+		if (o)
+			json_object_object_add(o, "announce", json_object_new_string(
+						       not_this_list ? "not-this-list" : "refused"));
+		return o;
+	}
+	o = one("announce", "committed");
+	if (o)
+		json_object_object_add(o, "entries", json_object_new_int64((int64_t)entries));
 	return o;
 }
 

@@ -6,8 +6,24 @@
  * The wire format: the client connects to the control socket (a unix
  * stream socket, mode 0600, VD_CTL_DEFAULT_SOCKET unless vigild was told
  * otherwise) and writes one request line, `status`,
- * `mode enforce|permissive|fix` or `reload`; the daemon answers one line
- * of JSON and closes. An answer with an "error" member is a refusal.
+ * `mode enforce|permissive|fix`, `reload` or `announce ...` (below); the
+ * daemon answers one line of JSON and closes. An answer with an "error"
+ * member is a refusal.
+ * An announcement (`vigil trust boot announce`, attest_announce.h) is one
+ * entry for vigild's measurement list, every variable part in lowercase
+ * hex so that no byte of a path or a command line can end the line:
+ *   announce initrd LOG PCR sha256:DIGEST PATH
+ *   announce cmdline LOG PCR LINE
+ * LOG the list the client means (its canonical path: vigild takes only
+ * its own), PCR a decimal below VG_PCR_COUNT, DIGEST 64 hex digits, PATH
+ * the initrd's absolute path (below PATH_MAX bytes), LINE the command line
+ * (1 to VG_ANNOUNCE_CMDLINE_MAX bytes); none may hold a NUL. vigild builds
+ * the entry itself (next-boot-initrd:PATH ima-ng, next-boot-cmdline
+ * ima-buf with the line's SHA-256) and answers when it is committed:
+ * {"announce": "committed", "entries": N}; or refuses: {"error": WHY,
+ * "announce": "refused"}, and {"error": WHY, "announce": "not-this-list"}
+ * when LOG is not its list (the client then writes the list itself).
+ * Only root (SO_PEERCRED uid 0) may announce.
  * A reload is answered when it is done: {"reload": "applied",
  * "policy_rules": N, "policy_sha256": HEX}, or {"error": WHY, "reload":
  * "refused"} with the parse error (FILE:LINE:COL: why); the old policy
@@ -43,16 +59,34 @@ extern const char *const vd_ctl_mode_names[VD_CTL_NMODES];
 /* Return: the mode named @s, or -EINVAL. */
 int vd_ctl_mode_parse(const char *s);
 
-enum vd_ctl_op { VD_CTL_STATUS, VD_CTL_MODE, VD_CTL_RELOAD };
+enum vd_ctl_op { VD_CTL_STATUS, VD_CTL_MODE, VD_CTL_RELOAD, VD_CTL_ANNOUNCE };
+
+enum vd_ctl_announce_kind { VD_CTL_ANN_INITRD = 1, VD_CTL_ANN_CMDLINE = 2 };
+
+/* the longest request line: an initrd's, both paths at their longest */
+#define VD_CTL_REQ_MAX (128 + 4 * VD_CTL_PATH_MAX)
+#define VD_CTL_PATH_MAX 4096	/* PATH_MAX, with its NUL */
+
+struct vd_ctl_announce {
+	enum vd_ctl_announce_kind kind;
+	unsigned int pcr;
+	uint8_t sha256[32];		/* initrd: its file digest */
+	char log[VD_CTL_PATH_MAX];	/* the list meant (NUL-terminated) */
+	char data[VD_CTL_PATH_MAX];	/* initrd: its path; cmdline: the line (NUL-terminated) */
+	size_t data_len;
+};
 
 struct vd_ctl_req {
 	enum vd_ctl_op op;
 	enum vd_ctl_mode mode;	/* VD_CTL_MODE */
+	struct vd_ctl_announce ann;	/* VD_CTL_ANNOUNCE */
 };
 
 /*
- * vd_ctl_req_encode - the request line (with its newline) into @buf.
- * Return: its length, or -ENOBUFS.
+ * vd_ctl_req_encode - the request line (with its newline) into @buf
+ * (VD_CTL_REQ_MAX holds any). An announcement is checked as the decoder
+ * checks it. Return: its length, -EINVAL (an announcement the daemon
+ * would refuse), or -ENOBUFS.
  */
 int vd_ctl_req_encode(const struct vd_ctl_req *q, char *buf, size_t cap);
 
@@ -60,9 +94,14 @@ int vd_ctl_req_encode(const struct vd_ctl_req *q, char *buf, size_t cap);
  * vd_ctl_req_decode - one request line (@buf, NUL-terminated; anything
  * from the first CR or LF on is ignored).
  * Return: 0; -EINVAL a mode request naming no mode (answer "unknown
- * mode"); -EBADMSG anything else (answer "unknown request").
+ * mode"); -EPROTO an announcement that is not well formed (its shape
+ * above: field count, hex, lengths, PCR, kind); -EBADMSG anything else
+ * (answer "unknown request").
  */
 int vd_ctl_req_decode(const char *buf, struct vd_ctl_req *ret);
+
+/* Return: whether the request line @buf asks for what only root may (an announcement). */
+bool vd_ctl_req_privileged(const char *buf);
 
 /* The status counters, in wire order. */
 enum vd_ctl_counter {
@@ -142,6 +181,13 @@ json_object *vd_ctl_error_encode(const char *why);
  * Return: a JSON object (json_object_put it), or NULL.
  */
 json_object *vd_ctl_reload_result_encode(bool ok, size_t rules, const char *sha256, const char *why);
+
+/*
+ * vd_ctl_announce_result_encode - an announcement's answer: committed
+ * (@why NULL; @entries in the list after it), refused (@why), or
+ * @not_this_list. Return: a JSON object (json_object_put it), or NULL.
+ */
+json_object *vd_ctl_announce_result_encode(const char *why, bool not_this_list, uint64_t entries);
 
 /*
  * vd_ctl_answer_write - one answer line on @fd (JSON, plain, newline).

@@ -21,7 +21,9 @@
  * thread, one queue): the loop keeps the sequence number of the last one
  * done (d->commit_done) and every event waiting for a measurement of the
  * same file version another event started (vd_finish) goes on once that
- * number is reached. The thread owns d->mlog (and through it the TPM or
+ * number is reached. Announcements of the next boot (announce.c) take
+ * the same queue, each with the control connection its answer goes to.
+ * The thread owns d->mlog (and through it the TPM or
  * the software bank) while it runs; the loop reads only the counts the
  * results carry.
  */
@@ -34,9 +36,14 @@
 #include <unistd.h>
 
 #include "monitor.h"
+#include "vigil/attest_announce.h"
+
+enum vd_mreq_kind { VD_MREQ_FILE, VD_MREQ_INITRD, VD_MREQ_CMDLINE };
 
 struct vd_mreq {
 	struct vd_mreq *next;
+	enum vd_mreq_kind kind;
+	int client;		/* an announcement's control connection, else -1 */
 	uint64_t seq;
 	int ev;			/* the event that asked, and its generation */
 	uint16_t gen;
@@ -44,7 +51,8 @@ struct vd_mreq {
 	struct vkey key;	/* the file version, for d->measured */
 	uint32_t lease_gen;
 	struct vg_digest digest;
-	char *path;
+	char *path;		/* a file's path, an initrd's, a command line */
+	size_t path_len;
 	uint8_t *sig;
 	size_t siglen;
 	/* the result */
@@ -56,6 +64,8 @@ struct vd_mreq {
 
 static void mreq_free(struct vd_mreq *q)
 {
+	if (q->client >= 0)
+		close(q->client);	/* vigild stops: the client learns it has no answer */
 	free(q->path);
 	free(q->sig);
 	free(q);
@@ -72,7 +82,13 @@ static void commit_batch(struct vd *d, struct vd_mreq *batch)
 	for (q = batch; q; q = q->next) {
 		struct vg_diag ag = { 0 };
 
-		q->err = vg_mlog_append_file(d->mlog, q->pcr, &q->digest, q->path, q->sig, q->siglen, &ag);
+		if (q->kind == VD_MREQ_INITRD)
+			q->err = vg_attest_announce_initrd(d->mlog, q->pcr, q->path, q->digest.bytes, &ag);
+		else if (q->kind == VD_MREQ_CMDLINE)
+			q->err = vg_attest_announce_cmdline(d->mlog, q->pcr, q->path, q->path_len, &ag);
+		else
+			q->err = vg_mlog_append_file(d->mlog, q->pcr, &q->digest, q->path, q->sig,
+						     q->siglen, &ag);
 		if (q->err < 0)
 			snprintf(q->msg, sizeof(q->msg), "%s", ag.msg[0] ? ag.msg : strerror(-q->err));
 		else
@@ -173,6 +189,18 @@ void vd_commit_stop(struct vd *d)
 	d->commit_fd = -1;
 }
 
+static void enqueue(struct vd *d, struct vd_mreq *q)
+{
+	pthread_mutex_lock(&d->commit_lock);
+	if (d->commit_tail)
+		d->commit_tail->next = q;
+	else
+		d->commit_head = q;
+	d->commit_tail = q;
+	pthread_cond_signal(&d->commit_cond);
+	pthread_mutex_unlock(&d->commit_lock);
+}
+
 int vd_commit_submit(struct vd *d, int i, unsigned int pcr, const struct result *r, bool sig,
 		     uint64_t *ret_seq)
 {
@@ -181,6 +209,7 @@ int vd_commit_submit(struct vd *d, int i, unsigned int pcr, const struct result 
 
 	if (!q)
 		return -ENOMEM;
+	q->client = -1;
 	q->path = strdup(vd_ev_path(e));
 	if (sig && r->siglen) {
 		q->sig = malloc(r->siglen);
@@ -200,16 +229,52 @@ int vd_commit_submit(struct vd *d, int i, unsigned int pcr, const struct result 
 	q->key = e->key;
 	q->lease_gen = e->lease_gen;
 	q->digest = r->digest;
-	pthread_mutex_lock(&d->commit_lock);
-	if (d->commit_tail)
-		d->commit_tail->next = q;
-	else
-		d->commit_head = q;
-	d->commit_tail = q;
-	pthread_cond_signal(&d->commit_cond);
-	pthread_mutex_unlock(&d->commit_lock);
+	enqueue(d, q);
 	*ret_seq = q->seq;
 	return 0;
+}
+
+int vd_commit_submit_announce(struct vd *d, const struct vd_ctl_announce *a, int client)
+{
+	struct vd_mreq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return -ENOMEM;
+	q->client = -1;
+	q->path = malloc(a->data_len + 1);
+	if (!q->path) {
+		mreq_free(q);
+		return -ENOMEM;
+	}
+	memcpy(q->path, a->data, a->data_len);
+	q->path[a->data_len] = 0;
+	q->path_len = a->data_len;
+	q->kind = a->kind == VD_CTL_ANN_INITRD ? VD_MREQ_INITRD : VD_MREQ_CMDLINE;
+	memcpy(q->digest.bytes, a->sha256, sizeof(a->sha256));
+	q->pcr = a->pcr;
+	q->ev = -1;
+	q->client = client;
+	q->seq = ++d->commit_seq;
+	enqueue(d, q);
+	return 0;
+}
+
+/* An announcement's result: its client answered (and the connection closed) */
+static void announce_done(struct vd *d, struct vd_mreq *q)
+{
+	json_object *o = vd_ctl_announce_result_encode(q->err ? q->msg : NULL, false, q->entries);
+
+	d->commit_done = q->seq;
+	d->nannounce_waiters--;
+	if (q->err)
+		vd_log("announcement of the next boot's %s failed: %s",
+		       q->kind == VD_MREQ_INITRD ? "initrd" : "command line", q->msg);
+	else
+		vd_log_at(VLOG_INFO, "announced the next boot's %s %s", q->kind == VD_MREQ_INITRD ?
+			  "initrd" : "command line", q->path);
+	if (o)
+		(void)vd_ctl_answer_write(q->client, o);
+	json_object_put(o);
 }
 
 void vd_commit_done(struct vd *d)
@@ -227,6 +292,12 @@ void vd_commit_done(struct vd *d)
 		struct vd_mreq *next = q->next;
 
 		d->measurements = q->entries;
+		if (q->kind != VD_MREQ_FILE) {
+			announce_done(d, q);
+			mreq_free(q);
+			q = next;
+			continue;
+		}
 		if (q->err) {
 			d->st.errors++;
 			d->st.measure_failures++;

@@ -4,10 +4,14 @@
  * stream socket, mode 0600, one request and one answer per connection,
  * encoded and decoded by common/vigild_ctl.c. Mode changes and reloads
  * are started here; what a reload does is reload.c's, which also answers
- * the reload's clients once it has a result.
+ * the reload's clients once it has a result; an announcement of the next
+ * boot is announce.c's, answered by the list's writer (commit.c). A
+ * request is read within VD_CTL_READ_MS in all, however slowly it comes.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -102,56 +106,109 @@ json_object *vd_control_status(struct vd *d)
 	return o;
 }
 
+#define VD_CTL_READ_MS 200
+
+/* One request line into @buf (@cap), within VD_CTL_READ_MS. Return: its length (0: none). */
+static size_t read_request(int c, char *buf, size_t cap)
+{
+	double until = vd_now() + VD_CTL_READ_MS / 1000.0;
+	size_t n = 0;
+
+	while (n < cap - 1) {
+		struct pollfd p = { .fd = c, .events = POLLIN };
+		int left = (int)((until - vd_now()) * 1000.0);
+		ssize_t k;
+
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			break;
+		k = read(c, buf + n, cap - 1 - n);
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+		if (memchr(buf + n - (size_t)k, '\n', (size_t)k))
+			break;
+	}
+	buf[n] = 0;
+	return n;
+}
+
+/* The answer to @req from @who on @c, or NULL: @c is kept, to be answered later. */
+static json_object *answer(struct vd *d, int c, const char *req, struct vd_ctl_req *q,
+			   const struct ucred *who)
+{
+	int r;
+
+	/* root's requests: refused before a byte more of them is looked at */
+	if (vd_ctl_req_privileged(req) && who->uid != 0)
+		return vd_announce(d, c, NULL, who->uid, who->pid);
+	r = vd_ctl_req_decode(req, q);
+	if (r == -EINVAL)
+		return vd_ctl_error_encode("unknown mode");
+	if (r == -EPROTO) {
+		vd_log_at(VLOG_WARNING, "announcement from pid %d refused: not well formed",
+			  (int)who->pid);
+		return vd_ctl_announce_result_encode("announcement not well formed", false, 0);
+	}
+	if (r < 0)
+		return vd_ctl_error_encode("unknown request");
+	if (q->op == VD_CTL_STATUS)
+		return vd_control_status(d);
+	if (q->op == VD_CTL_ANNOUNCE)	/* NULL: answered by the list's writer, once committed */
+		return vd_announce(d, c, &q->ann, who->uid, who->pid);
+	if (q->op == VD_CTL_MODE) {
+		bool restart = (q->mode == VD_CTL_FIX) != (d->mode == MODE_FIX);
+
+		d->mode = (enum mode)q->mode;
+		vd_cache_clear(d);
+		vd_fan_flush(d);
+		vd_log_at(VLOG_INFO, "mode %s", vd_ctl_mode_names[q->mode]);
+		if (restart)	/* fix mode changes what the appraisers may do */
+			for (unsigned int w = 0; w < d->nworkers; w++)
+				vd_pool_died(d, (int)w, "restarted for the new mode", false);
+		return vd_ctl_mode_encode(q->mode);
+	}
+	if (d->nreload_waiters == VD_RELOAD_WAITERS)
+		return vd_ctl_error_encode("too many reloads waiting");
+	/* answered with the result, when the reload thread is done (reload.c) */
+	vd_reload_start(d);
+	if (d->reloading) {
+		d->reload_waiters[d->nreload_waiters++] = c;
+		return NULL;
+	}
+	return vd_ctl_error_encode("cannot start a reload thread");
+}
+
 void vd_control(struct vd *d)
 {
 	struct timeval tv = { .tv_sec = 0, .tv_usec = 200000 };
-	struct vd_ctl_req q;
-	char req[256];
-	json_object *o;
-	ssize_t n;
-	int c = accept4(d->ctl, NULL, NULL, SOCK_CLOEXEC), r;
+	struct ucred who = { .pid = 0, .uid = (uid_t)-1 };
+	socklen_t wl = sizeof(who);
+	struct vd_ctl_req *q;
+	char *req;
+	json_object *o = NULL;
+	int c = accept4(d->ctl, NULL, NULL, SOCK_CLOEXEC);
 
 	if (c < 0)
 		return;
 	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	n = read(c, req, sizeof(req) - 1);
-	if (n <= 0) {
-		close(c);
-		return;
-	}
-	req[n] = 0;
-	r = vd_ctl_req_decode(req, &q);
-	if (r == -EINVAL) {
-		o = vd_ctl_error_encode("unknown mode");
-	} else if (r < 0) {
-		o = vd_ctl_error_encode("unknown request");
-	} else if (q.op == VD_CTL_STATUS) {
-		o = vd_control_status(d);
-	} else if (q.op == VD_CTL_MODE) {
-		bool restart = (q.mode == VD_CTL_FIX) != (d->mode == MODE_FIX);
-
-		d->mode = (enum mode)q.mode;
-		vd_cache_clear(d);
-		vd_fan_flush(d);
-		vd_log_at(VLOG_INFO, "mode %s", vd_ctl_mode_names[q.mode]);
-		if (restart)	/* fix mode changes what the appraisers may do */
-			for (unsigned int w = 0; w < d->nworkers; w++)
-				vd_pool_died(d, (int)w, "restarted for the new mode", false);
-		o = vd_ctl_mode_encode(q.mode);
-	} else if (d->nreload_waiters == VD_RELOAD_WAITERS) {
-		o = vd_ctl_error_encode("too many reloads waiting");
-	} else {
-		/* answered with the result, when the reload thread is done (reload.c) */
-		vd_reload_start(d);
-		if (d->reloading) {
-			d->reload_waiters[d->nreload_waiters++] = c;
+	/* who connected, as the kernel says; a peer it cannot name is refused what is root's */
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &who, &wl) < 0 || wl != sizeof(who))
+		who.uid = (uid_t)-1;
+	req = malloc(VD_CTL_REQ_MAX + 1);
+	q = malloc(sizeof(*q));
+	if (req && q && read_request(c, req, VD_CTL_REQ_MAX + 1)) {
+		o = answer(d, c, req, q, &who);
+		if (!o) {
+			free(req);
+			free(q);
 			return;
 		}
-		o = vd_ctl_error_encode("cannot start a reload thread");
+		(void)vd_ctl_answer_write(c, o);
+		json_object_put(o);
 	}
-	(void)vd_ctl_answer_write(c, o);
-	json_object_put(o);
+	free(req);
+	free(q);
 	close(c);
 }
 

@@ -91,6 +91,8 @@ static int setup_log(struct vd *d)
 		return -1;
 	}
 	d->measurements = vg_mlog_entries(d->mlog);
+	if (vd_announce_setup(d) < 0)
+		return -1;
 	return vd_commit_start(d);
 }
 
@@ -359,6 +361,7 @@ static void teardown(struct vd *d)
 		pthread_join(d->reload_tid, NULL);
 	if (d->ctl >= 0)
 		close(d->ctl);
+	free(d->log_real);
 	if (d->audit >= 0)
 		close(d->audit);
 	if (d->ep >= 0)

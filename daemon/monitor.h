@@ -60,6 +60,7 @@
 #define VD_START_TRIES 5	/* appraiser deaths before their hello, in a row: vigild stops */
 #define VD_EXIT_CRASHLOOP 3	/* exit status after ready when appraisers cannot start */
 #define VD_RELOAD_WAITERS 8	/* `vigil status --reload` clients waiting for one result */
+#define VD_ANNOUNCE_WAITERS 16	/* `vigil trust boot announce` clients waiting for their commit */
 #define VD_TRUST_DB_DEFAULT "/var/lib/vigil/trust.db"	/* --trust-db, trust.db in vigil.conf */
 
 /* what an event is, in fanotify.c's words to the rest */
@@ -416,6 +417,8 @@ struct vd {
 	bool ctl_bound;		/* the control socket is ours: unlinked at exit */
 	int reload_waiters[VD_RELOAD_WAITERS];	/* control connections waiting for the reload */
 	unsigned int nreload_waiters;
+	unsigned int nannounce_waiters;	/* control connections waiting for an announcement's commit */
+	char *log_real;		/* the list's canonical path, what an announcement names (announce.c) */
 	struct {
 		bool valid;
 		dev_t dev;
@@ -684,6 +687,19 @@ void vd_fail_group(struct vd *d, int leader, const char *why);
 /* The fail action for event @i alone (in no group, no queue), audited under @rule (-1: none); released. */
 void vd_fail_one(struct vd *d, int i, const char *why, int rule);
 
+/* ---- announce.c: the next boot's announcements, through the control socket ---- */
+
+/*
+ * vd_announce - the announcement @a from the control connection @c of
+ * the peer @uid, @pid (SO_PEERCRED): checked, then queued for the list's
+ * writer; @a NULL: refused unread (@uid is not root).
+ * Return: NULL queued (@c is answered when it is committed), or the
+ * refusal to answer now.
+ */
+json_object *vd_announce(struct vd *d, int c, const struct vd_ctl_announce *a, uid_t uid, pid_t pid);
+/* Set d->log_real once the list is open. Return: 0, or -1 after logging. */
+int vd_announce_setup(struct vd *d);
+
 /* ---- commit.c: the measurement list, written off the loop ---- */
 
 struct vd_mreq;
@@ -698,6 +714,12 @@ void vd_commit_stop(struct vd *d);
  */
 int vd_commit_submit(struct vd *d, int i, unsigned int pcr, const struct result *r, bool sig,
 		     uint64_t *ret_seq);
+/*
+ * vd_commit_submit_announce - queue the announcement @a (checked: the
+ * list's, by root), answered on the control connection @client when
+ * committed (the connection is the writer's then). Return: 0, -ENOMEM.
+ */
+int vd_commit_submit_announce(struct vd *d, const struct vd_ctl_announce *a, int client);
 /* The writer's results (its eventfd is readable): recorded, and the events that waited go on. */
 void vd_commit_done(struct vd *d);
 /* verdict.c: measurement @seq of event @ev (@gen) into @pcr of version @k was made (@ok) or not. */

@@ -9,6 +9,8 @@
  * the round passed is vg_attest_evidence_judge's.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "vigil/attest_announce.h"
@@ -78,6 +80,41 @@ int vg_attest_announce_entry(const struct vg_imalog_entry *e, struct vg_announce
 		return 1;
 	}
 	return -EBADMSG;
+}
+
+int vg_attest_announce_initrd(struct vg_mlog *l, unsigned int pcr, const char *path,
+			      const uint8_t sha256[32], struct vg_diag *diag)
+{
+	char name[sizeof(VG_ANNOUNCE_INITRD) + PATH_MAX];
+	struct vg_digest dg = { .algo = VG_HASH_SHA256, .len = 32 };
+	size_t len = strnlen(path, PATH_MAX);
+
+	if (len == 0 || len >= PATH_MAX || path[0] != '/')
+		return vg_diag_set(diag, -EINVAL, "an initrd announced is named by an absolute path "
+				   "of fewer than %d bytes", PATH_MAX);
+	memcpy(dg.bytes, sha256, 32);
+	snprintf(name, sizeof(name), "%s%s", VG_ANNOUNCE_INITRD, path);
+	return vg_mlog_append_file(l, pcr, &dg, name, NULL, 0, diag);
+}
+
+int vg_attest_announce_cmdline(struct vg_mlog *l, unsigned int pcr, const char *line, size_t len,
+			       struct vg_diag *diag)
+{
+	struct vg_imalog_field f[3];
+	uint8_t dng[8 + 32] = "sha256:";
+	struct vg_digest h;
+
+	if (len == 0 || len > VG_ANNOUNCE_CMDLINE_MAX || memchr(line, 0, len))
+		return vg_diag_set(diag, -EINVAL, "a command line announced has from 1 to %d bytes, "
+				   "none of them NUL", VG_ANNOUNCE_CMDLINE_MAX);
+	if (vg_hash_buf(VG_HASH_SHA256, line, len, &h, NULL) < 0)
+		return vg_diag_set(diag, -ENOMEM, "SHA-256 of the command line");
+	memcpy(dng + 8, h.bytes, 32);
+	f[0] = (struct vg_imalog_field){ VG_IMAF_D_NG, sizeof(dng), dng };
+	f[1] = (struct vg_imalog_field){ VG_IMAF_N_NG, sizeof(VG_ANNOUNCE_CMDLINE),
+					 (const uint8_t *)VG_ANNOUNCE_CMDLINE };
+	f[2] = (struct vg_imalog_field){ VG_IMAF_BUF, (uint32_t)len, (const uint8_t *)line };
+	return vg_mlog_append(l, pcr, "ima-buf", f, 3, diag);
 }
 
 static uint32_t be32(const uint8_t *b)

@@ -6,7 +6,10 @@
  * kernel, the oldest giving way when the set is full, filtered by the boot
  * that made them, read back from the store exactly; and the measured_boot
  * keys that use them and the archive (from_archive, announced): read,
- * written back, unknown names refused.
+ * written back, unknown names refused. The two writers
+ * (vg_attest_announce_initrd and _cmdline: `vigil trust boot announce`
+ * and vigild's list writer) make entries the collector takes, and refuse
+ * what no announcement may hold.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -23,6 +27,8 @@
 #include "vigil/attest_mbpolicy.h"
 #include "vigil/hash.h"
 #include "vigil/imalog.h"
+#include "vigil/mlog.h"
+#include "vigil/pcrbank.h"
 
 /* one entry appended to @b: ima-ng (@name, digest of @content) or ima-buf (@name, @content) */
 static void entry(struct vg_imalog_buf *b, const char *name, const char *content, bool buf,
@@ -51,6 +57,68 @@ static void entry(struct vg_imalog_buf *b, const char *name, const char *content
 	assert_int_equal(vg_imalog_parser_next(&ps, &e, NULL), 1);
 	assert_int_equal(vg_imalog_template_digest(&e, VG_HASH_SHA1, &td, NULL), 0);
 	memcpy(b->data + start + 4, td.bytes, 20);
+}
+
+static void written_announcements_are_collected(void **state)
+{
+	char dir[] = "/tmp/test_attest_announce.XXXXXX", log[64], pcrs[64], line[1025];
+	struct vg_mlog_opts mo = { .ops = &vg_pcrbank_ops, .pcr_sync = vg_pcrbank_sync_cb,
+				   .no_sync = true };
+	struct vg_attest_announced *ann = calloc(1, sizeof(*ann));
+	struct vg_pcrbank *bank = NULL;
+	struct vg_mlog *l = NULL;
+	struct vg_announcement a;
+	struct vg_diag d = { 0 };
+	uint8_t dig[32], buf[4096];
+	size_t cur = 0, len;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(ann);
+	assert_non_null(mkdtemp(dir));
+	snprintf(log, sizeof(log), "%s/ml", dir);
+	snprintf(pcrs, sizeof(pcrs), "%s/ml.pcrs", dir);
+	assert_int_equal(vg_pcrbank_open(pcrs, 1u << VG_HASH_SHA1 | 1u << VG_HASH_SHA256, &bank, &d), 0);
+	mo.ops_ctx = bank;
+	assert_int_equal(vg_mlog_open(log, &mo, &l, NULL, &d), 0);
+	memset(dig, 0xa5, sizeof(dig));
+	assert_int_equal(vg_attest_announce_initrd(l, 10, "/boot/initrd.img-6.1", dig, &d), 0);
+	assert_int_equal(vg_attest_announce_cmdline(l, 10, "/boot/vmlinuz-6.1 ro", 20, &d), 0);
+	/* what no announcement holds: refused, nothing queued */
+	assert_int_equal(vg_attest_announce_initrd(l, 10, "boot/initrd.img", dig, &d), -EINVAL);
+	assert_int_equal(vg_attest_announce_initrd(l, 10, "", dig, &d), -EINVAL);
+	assert_int_equal(vg_attest_announce_cmdline(l, 10, "", 0, &d), -EINVAL);
+	assert_int_equal(vg_attest_announce_cmdline(l, 10, "/v\0x", 4, &d), -EINVAL);
+	memset(line, 'a', sizeof(line));
+	assert_int_equal(vg_attest_announce_cmdline(l, 10, line, sizeof(line), &d), -EINVAL);
+	assert_int_equal(vg_mlog_commit(l, &d), 2);
+	vg_mlog_free(l);
+	vg_pcrbank_free(bank);
+	f = fopen(log, "rb");
+	assert_non_null(f);
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	/* a new list starts with boot_aggregate: 3 entries */
+	assert_int_equal(vg_attest_announce_collect(buf, len, VG_HASH_SHA1, 3, 3, ann), 2);
+	assert_int_equal(vg_attest_announced_next(ann, &cur, 0, &a), 1);
+	assert_int_equal(a.kind, VG_ANNOUNCE_KIND_INITRD);
+	assert_int_equal(a.key_len, strlen("/boot/initrd.img-6.1"));
+	assert_memory_equal(a.key, "/boot/initrd.img-6.1", a.key_len);
+	assert_int_equal(a.value_len, 32);
+	assert_memory_equal(a.value, dig, 32);
+	assert_int_equal(vg_attest_announced_next(ann, &cur, 0, &a), 1);
+	assert_int_equal(a.kind, VG_ANNOUNCE_KIND_CMDLINE);
+	assert_memory_equal(a.key, "/boot/vmlinuz-6.1", a.key_len);
+	assert_int_equal(a.value_len, 20);
+	assert_int_equal(vg_attest_announced_next(ann, &cur, 0, &a), 0);
+	unlink(log);
+	unlink(pcrs);
+	snprintf(log, sizeof(log), "%s/ml.boot", dir);
+	unlink(log);
+	snprintf(log, sizeof(log), "%s/ml.pcrs.lock", dir);
+	unlink(log);
+	assert_int_equal(rmdir(dir), 0);
+	free(ann);
 }
 
 static int count(const struct vg_attest_announced *ann, uint32_t before, enum vg_announce_kind k)
@@ -172,6 +240,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(collect_takes_announcements_of_the_attested_part),
+		cmocka_unit_test(written_announcements_are_collected),
 		cmocka_unit_test(a_new_announcement_replaces_the_one_of_its_path),
 		cmocka_unit_test(the_oldest_give_way_when_full),
 		cmocka_unit_test(mbpolicy_reads_and_writes_the_refs_keys),

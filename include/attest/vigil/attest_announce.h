@@ -12,7 +12,10 @@
  *                           "kernel_cmdline: " prefix), its digest the
  *                           buffer's SHA-256
  *
- * written by `vigil boot announce` (the initramfs-tools hook runs it). A
+ * written by `vigil trust boot announce` (the initramfs-tools hook runs
+ * it), into the list itself or, when vigild holds the list, through
+ * vigild's control socket (common/vigild_ctl.h), whose writer thread
+ * appends them with the same two functions below. A
  * verifier takes an announcement only from the attested part of a round
  * that passed (its quote verified, its list replayed to PCR 10, every
  * entry judged) and keeps it, with the TPM's resetCount of the boot that
@@ -33,6 +36,7 @@
 #include <stdint.h>
 
 #include "vigil/imalog.h"
+#include "vigil/mlog.h"
 
 #define VG_ANNOUNCE_INITRD "next-boot-initrd:"
 #define VG_ANNOUNCE_CMDLINE "next-boot-cmdline"
@@ -68,6 +72,26 @@ struct vg_announcement {
  * like one, but its template, digest or buffer are not an announcement's).
  */
 int vg_attest_announce_entry(const struct vg_imalog_entry *e, struct vg_announcement *ret);
+
+/*
+ * vg_attest_announce_initrd - queue on @l (vg_mlog_append_file) the
+ * announcement of the initrd at @path (absolute, fewer than PATH_MAX bytes)
+ * whose SHA-256 is @sha256, for @pcr.
+ * Return: 0, -EINVAL (@path is not one an announcement may name), or
+ * vg_mlog_append_file's error.
+ */
+int vg_attest_announce_initrd(struct vg_mlog *l, unsigned int pcr, const char *path,
+			      const uint8_t sha256[32], struct vg_diag *diag);
+
+/*
+ * vg_attest_announce_cmdline - queue on @l the announcement of the command
+ * line @line (@len bytes, 1 to VG_ANNOUNCE_CMDLINE_MAX, no NUL): ima-buf,
+ * its digest the line's SHA-256, for @pcr.
+ * Return: 0, -EINVAL (not a line an announcement may hold), -ENOMEM, or
+ * vg_mlog_append's error.
+ */
+int vg_attest_announce_cmdline(struct vg_mlog *l, unsigned int pcr, const char *line, size_t len,
+			       struct vg_diag *diag);
 
 /* Return: whether the event name @name (@len bytes) is an announcement's. */
 bool vg_attest_announce_name(const char *name, size_t len);
