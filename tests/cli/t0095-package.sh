@@ -350,7 +350,7 @@ marks() {	# every superblock vigild's fanotify groups mark: major:minor
 }
 loopdev=$(mountpoint -d "$V")
 m=$(marks)
-echo "# vigild marks: ${m:-none}; the throwaway root is $loopdev, / is $(mountpoint -d /)"
+echo "# vigild marks: $(tr "\n" " " <<<"${m:-none}"); the throwaway root is $loopdev, / is $(mountpoint -d /)"
 # vigil.conf as shipped watches every filesystem mounted under / that users
 # could write and run from (vigild.watch_mounts = /): in the chroot, the
 # throwaway root and its own /run, never /dev (device nodes), nor anything
