@@ -83,6 +83,12 @@ VIGILD=$VIGILD_TEST check "vigild-test starts" vd_start --policy pol --watch "$F
 before=$(ps -o pid= --ppid "$VD_PID" | tr -d ' ')
 # the kernel takes the first answer: the lie is out, as any compromised appraiser's reply would be
 check "a lying appraiser's allow reaches the kernel" cat "$F/LIE"
+# the kernel has the allow as soon as the appraiser writes it; the monitor
+# reads the appraiser's reply after, on its loop's next turn: wait for it
+for _ in $(seq 50); do
+	grep -Eq "appraiser 0 \(pid $before\) answered an event it may not answer" "$T/vigild.err" && break
+	sleep 0.1
+done
 check "... the monitor sees it: the allow was for a file that did not pass" \
 	grep -Eq "appraiser 0 \(pid $before\) answered an event it may not answer" "$T/vigild.err"
 for _ in $(seq 50); do
