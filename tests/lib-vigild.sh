@@ -3,7 +3,7 @@
 # only inside the test's private mount namespace, marking only the test's
 # own mounts, under a timeout, stopped by its PID.
 #
-#   vd_start ARGS...   start vigild (timeout 300 s) with --control $T/ctl
+#   vd_start ARGS...   start vigild (timeout $VD_TIMEOUT_S, default 300 s) with --control $T/ctl
 #                      (or $VD_CTL)
 #                      --audit $T/audit --foreground; wait for 'vigild: ready'
 #                      $VD_PID is vigild's own PID (signal it, not the
@@ -50,7 +50,7 @@ vd_start() {
 	: >"$T/audit"
 	: >"$T/vigild.err"
 	vd_host_gaps
-	timeout -s KILL 300 ${VD_WRAP[@]+"${VD_WRAP[@]}"} "$VIGILD" --control "${VD_CTL:-$T/ctl}" --audit "$T/audit" --foreground \
+	timeout -s KILL "${VD_TIMEOUT_S:-300}" ${VD_WRAP[@]+"${VD_WRAP[@]}"} "$VIGILD" --control "${VD_CTL:-$T/ctl}" --audit "$T/audit" --foreground \
 		"${VD_GAP_ARGS[@]}" "$@" 2>"$T/vigild.err" &
 	VD_TIMEOUT=$!
 	for _ in $(seq 200); do
