@@ -75,6 +75,21 @@ int notify_open(void)
 	return 1;
 }
 
+double notify_watchdog_s(void)
+{
+	const char *us = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+	char *end;
+
+	if (!us || (pid && strtol(pid, NULL, 10) != (long)getpid()))
+		return 0;
+	errno = 0;
+	v = strtoull(us, &end, 10);
+	if (errno || *end || v == 0)
+		return 0;
+	return (double)v / 1e6;
+}
+
 int notify_send(const char *fmt, ...)
 {
 	char buf[1024];

@@ -27,6 +27,13 @@
 int notify_open(void);
 
 /*
+ * notify_watchdog_s - the service manager's watchdog period for this
+ * process ($WATCHDOG_USEC, when $WATCHDOG_PID is unset or ours), in
+ * seconds; 0 when there is none or the value is malformed.
+ */
+double notify_watchdog_s(void);
+
+/*
  * notify_send - one datagram: @fmt's text, e.g. "READY=1\nSTATUS=ready".
  * Return: 0 (also when there is no socket), or -errno.
  */

@@ -39,7 +39,7 @@ void vd_fan_respond(struct vd *d, int fd, bool allow)
 	}
 }
 
-static uint32_t ev_mask(uint64_t m)
+uint32_t vd_fan_ev_mask(uint64_t m)
 {
 	return (m & FAN_OPEN_PERM ? VD_EV_OPEN : 0) | (m & FAN_OPEN_EXEC_PERM ? VD_EV_EXEC : 0);
 }
@@ -144,10 +144,10 @@ void vd_fan_read(struct vd *d)
 				/* FAN_NOFD, or (FAN_REPORT_FD_ERROR) -errno: the kernel has denied it */
 				if (d->fd_error_reported && m->fd != FAN_NOFD &&
 				    (m->mask & (FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM)))
-					vd_fan_fd_error(d, -m->fd, m->pid, ev_mask(m->mask));
+					vd_fan_fd_error(d, -m->fd, m->pid, vd_fan_ev_mask(m->mask));
 				continue;
 			}
-			vd_event(d, m->fd, m->pid, ev_mask(m->mask));
+			vd_event(d, m->fd, m->pid, vd_fan_ev_mask(m->mask));
 		}
 		/*
 		 * A read that left half the buffer free found the queue empty
@@ -192,7 +192,7 @@ int vd_fan_read_each(int group, bool fd_error, void (*fn)(void *arg, int fd, pid
 		if (m->vers != FANOTIFY_METADATA_VERSION || (m->mask & FAN_Q_OVERFLOW))
 			continue;
 		if (m->fd >= 0 || (fd_error && m->fd != FAN_NOFD))
-			fn(arg, m->fd, m->pid, ev_mask(m->mask));
+			fn(arg, m->fd, m->pid, vd_fan_ev_mask(m->mask));
 	}
 	return (int)n;
 }

@@ -67,14 +67,6 @@ struct holder {
 	char cgroup[512];	/* our own, when it is a service's (else empty) */
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* the cgroup of @pid (cgroup v2: the line "0::PATH"), or "" */
 static void cgroup_of(pid_t pid, char *out, size_t n)
 {
@@ -159,13 +151,6 @@ static bool restart_needs(const struct holder *h, pid_t pid)
 	if (h->cgroup[0] && strcmp(cg, h->cgroup) == 0)
 		return true;
 	return ends_with(cg, "/systemd-journald.service") || ends_with(cg, "/vigil-swtpm.service");
-}
-
-static int answer(int group, int no, bool allow)
-{
-	struct fanotify_response r = { .fd = no, .response = allow ? FAN_ALLOW : FAN_DENY };
-
-	return write(group, &r, sizeof(r)) == (ssize_t)sizeof(r) ? 0 : -errno;
 }
 
 static int send_msg(int sock, const struct hold_msg *m, int fd)
@@ -264,7 +249,7 @@ static void forward_note(struct holder *h)
 			e = strchr(l, '\n');
 			len = e ? (size_t)(e - l) : strlen(l);
 			if (len >= 10 && strncmp(l, "WATCHDOG=1", 10) == 0) {
-				h->beat = now_s();
+				h->beat = vd_now();
 				if (h->watchdog <= 0)
 					continue;	/* ours to keep: the service manager has none */
 			}
@@ -294,7 +279,7 @@ static void park(struct holder *h, int fd, int32_t pid, uint64_t mask)
 
 		if (!n) {
 			/* no room to keep it waiting: denied, never allowed unseen */
-			(void)answer(h->group, fd, false);
+			(void)vd_fan_answer(h->group, fd, false);
 			close(fd);
 			h->denied++;
 			return;
@@ -304,11 +289,6 @@ static void park(struct holder *h, int fd, int32_t pid, uint64_t mask)
 	}
 	h->pk[h->npk++] = (struct parked){ fd, pid, mask };
 	h->parked++;
-}
-
-static uint64_t ev_mask_of(uint64_t m)
-{
-	return ((m & FAN_OPEN_EXEC_PERM) ? VD_EV_EXEC : 0) | ((m & FAN_OPEN_PERM) ? VD_EV_OPEN : 0);
 }
 
 /* no monitor reads the group: we do (hold.h, step 3) */
@@ -322,18 +302,18 @@ static void read_group(struct holder *h)
 		if (m->vers != FANOTIFY_METADATA_VERSION || m->fd < 0)
 			continue;	/* FAN_REPORT_FD_ERROR: the kernel answered it */
 		if (restart_needs(h, m->pid)) {
-			(void)answer(h->group, m->fd, true);
+			(void)vd_fan_answer(h->group, m->fd, true);
 			close(m->fd);
 			h->allowed++;
 		} else {
-			park(h, m->fd, m->pid, ev_mask_of(m->mask));
+			park(h, m->fd, m->pid, vd_fan_ev_mask(m->mask));
 		}
 	}
 }
 
 static void spawn(struct holder *h)
 {
-	double t = now_s();
+	double t = vd_now();
 	pid_t pid;
 
 	if (h->nstarts == HOLD_BURST && t - h->starts[0] < HOLD_INTERVAL) {
@@ -381,15 +361,15 @@ static void spawn(struct holder *h)
 /* the monitor is gone: its appraisers next, then what it had read (hold.h, steps 1 and 2) */
 static void after_death(struct holder *h, bool died)
 {
-	double until = now_s() + HOLD_CHILDREN_WAIT;
+	double until = vd_now() + HOLD_CHILDREN_WAIT;
 	uint64_t denied = 0;
 	pid_t p;
 
-	while ((p = waitpid(-1, NULL, WNOHANG)) >= 0 && now_s() < until)
+	while ((p = waitpid(-1, NULL, WNOHANG)) >= 0 && vd_now() < until)
 		if (p == 0)
 			usleep(2000);
 	for (int no = 0; no < h->base; no++)
-		if (answer(h->group, no, false) == 0)
+		if (vd_fan_answer(h->group, no, false) == 0)
 			denied++;
 	h->denied += denied;
 	/* the parked events handed to it, not all answered: ours again, for the next one */
@@ -528,7 +508,7 @@ static void on_signal(struct holder *h)
 /* the service manager's watchdog: ours to answer, the monitor's loop ours to watch */
 static void watchdog(struct holder *h)
 {
-	double t = now_s(), period = h->watchdog > 0 ? h->watchdog : 0;
+	double t = vd_now(), period = h->watchdog > 0 ? h->watchdog : 0;
 
 	if (h->monitor && h->ready && period > 0 && t - h->beat > period) {
 		vd_log("the monitor's loop stopped turning (no WATCHDOG=1 for %.1f s): killed", t - h->beat);
@@ -539,20 +519,6 @@ static void watchdog(struct holder *h)
 		(void)notify_send("WATCHDOG=1");
 		h->next_ping = t + period / 4;
 	}
-}
-
-static void watchdog_setup(struct holder *h)
-{
-	const char *us = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
-	unsigned long long v;
-	char *end;
-
-	if (!us || (pid && strtol(pid, NULL, 10) != (long)getpid()))
-		return;
-	errno = 0;
-	v = strtoull(us, &end, 10);
-	if (!errno && !*end && v > 0)
-		h->watchdog = (double)v / 1e6;
 }
 
 int vd_holder_main(int argc, char **argv)
@@ -591,7 +557,7 @@ int vd_holder_main(int argc, char **argv)
 		cgroup_of(h->self, h->cgroup, sizeof(h->cgroup));
 	if (!ends_with(h->cgroup, ".service"))
 		h->cgroup[0] = 0;	/* a shell's or a test's: not ours alone */
-	watchdog_setup(h);
+	h->watchdog = notify_watchdog_s();
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);

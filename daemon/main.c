@@ -203,17 +203,11 @@ static int loop_setup(struct vd *d)
  */
 static void watchdog_setup(struct vd *d)
 {
-	const char *us = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
-	unsigned long long v;
-	char *end;
+	double period = notify_watchdog_s();
 
-	if (!us || (pid && strtol(pid, NULL, 10) != (long)getpid()))
+	if (period <= 0)
 		return;
-	errno = 0;
-	v = strtoull(us, &end, 10);
-	if (errno || *end || v == 0)
-		return;
-	d->watchdog_s = (double)v / 2e6;
+	d->watchdog_s = period / 2;
 	vd_log_at(VLOG_INFO, "watchdog: every %.1f s", d->watchdog_s);
 }
 

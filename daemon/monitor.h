@@ -595,6 +595,8 @@ int vd_fan_init(struct vd *d);
  * Return: 0, or -1 after logging why.
  */
 int vd_fan_setup(struct vd *d);
+/* The VD_EV_* of a fanotify event mask. */
+uint32_t vd_fan_ev_mask(uint64_t m);
 /* Answer the permission event of @fd. */
 void vd_fan_respond(struct vd *d, int fd, bool allow);
 /* Read and hand on every queued event (vd_event). */
