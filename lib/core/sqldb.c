@@ -16,14 +16,22 @@ int vg__sqldb_err(sqlite3 *db, const char *path, struct vg_diag *diag, int err, 
 	return vg_diag_set(diag, err, "%s: %s: %s", path, what, db ? sqlite3_errmsg(db) : "cannot open");
 }
 
-int vg__sqldb_create(const char *tmp, sqlite3 **ret, struct vg_diag *diag)
+int vg__sqldb_create(struct vg_outfile *out, const char *path, sqlite3 **ret, struct vg_diag *diag)
 {
 	sqlite3 *db = NULL;
+	const char *tmp;
+	int r = vg_outfile_open(out, path, 0600, 0, diag);
 
+	if (r < 0) {
+		char why[sizeof(diag->msg)];
+
+		snprintf(why, sizeof(why), "%s", diag ? diag->msg : "");
+		return vg_diag_set(diag, r, "%s: %s", path, why);
+	}
+	/* the temporary exists (empty: a new database) and stays locked by out->fd */
+	tmp = out->tmp;
 	if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		int r = vg_diag_set(diag, -EIO, "%s: cannot create: %s", tmp,
-				    db ? sqlite3_errmsg(db) : "out of memory");
-
+		r = vg_diag_set(diag, -EIO, "%s: cannot create: %s", tmp, db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return r;
 	}

@@ -19,11 +19,18 @@
 #include <sqlite3.h>
 
 #include "vigil/diag.h"
+#include "vigil/outfile.h"
 
 /* "@path: @what: <SQLite's message>" (or "cannot open" without @db). Return: @err */
 int vg__sqldb_err(sqlite3 *db, const char *path, struct vg_diag *diag, int err, const char *what);
-/* a new database at @tmp, read-write, for one thread. Return: 0 or -EIO (diag names @tmp) */
-int vg__sqldb_create(const char *tmp, sqlite3 **ret, struct vg_diag *diag);
+/*
+ * A new database for @path: its temporary opened beside it (@out,
+ * outfile.h: mode 0600, renamed into place by vg_outfile_commit) and a
+ * read-write connection to it for one thread. On failure @out may be
+ * open (the caller aborts it). Return: 0, or outfile's error or -EIO
+ * (diag names @path or the temporary)
+ */
+int vg__sqldb_create(struct vg_outfile *out, const char *path, sqlite3 **ret, struct vg_diag *diag);
 /*
  * @path read-only, as a file anyone may have edited: SQLITE_DBCONFIG_DEFENSIVE,
  * no trusted schema (no function or view of the file's runs), cell sizes

@@ -94,17 +94,8 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 	r = vg__scan_derive_key(db, key, keylen, diag);
 	if (r < 0)
 		goto fail;
-	r = vg_outfile_open(&db->out, path, 0600, 0, diag);
-	if (r < 0) {
-		char why[sizeof(diag->msg)];
-
-		snprintf(why, sizeof(why), "%s", diag ? diag->msg : "");
-		r = vg_diag_set(diag, r, "%s: %s", path, why);
-		goto fail;
-	}
 	/* every use of the connection is under insert_lock, or single-threaded */
-	/* the temporary exists (empty: a new database) and stays locked by db->out.fd */
-	r = vg__sqldb_create(db->out.tmp, &db->db, diag);
+	r = vg__sqldb_create(&db->out, path, &db->db, diag);
 	if (r < 0)
 		goto fail;
 	r = vg__sqldb_exec(db->db, db->path, schema, diag);

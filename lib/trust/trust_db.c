@@ -113,16 +113,8 @@ int vg_trust_db_create(const char *path, const unsigned int *algos, size_t nalgo
 	r = vg__trust_derive_key(db, key, keylen, diag);
 	if (r < 0)
 		goto fail;
-	r = vg_outfile_open(&db->out, path, 0600, 0, diag);
-	if (r < 0) {
-		char why[sizeof(diag->msg)];
-
-		snprintf(why, sizeof(why), "%s", diag ? diag->msg : "");
-		r = vg_diag_set(diag, r, "%s: %s", path, why);
-		goto fail;
-	}
-	db->writing = true;
-	r = vg__sqldb_create(db->out.tmp, &db->db, diag);
+	db->writing = true;	/* the temporary, if opened, is aborted by vg_trust_db_free */
+	r = vg__sqldb_create(&db->out, path, &db->db, diag);
 	if (r < 0)
 		goto fail;
 	r = vg__sqldb_exec(db->db, db->path, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
