@@ -41,6 +41,7 @@
 #include "vigil/policy.h"
 #include "vigil/tpm.h"
 #include "vigil/trust.h"
+#include "decide.h"
 #include "vigild.h"
 #include "vigild_ctl.h"
 
@@ -62,34 +63,6 @@
 #define VD_RELOAD_WAITERS 8	/* `vigil status --reload` clients waiting for one result */
 #define VD_ANNOUNCE_WAITERS 16	/* `vigil trust boot announce` clients waiting for their commit */
 #define VD_TRUST_DB_DEFAULT "/var/lib/vigil/trust.db"	/* --trust-db, trust.db in vigil.conf */
-
-/* what an event is, in fanotify.c's words to the rest */
-#define VD_EV_OPEN 0x1u		/* FAN_OPEN_PERM */
-#define VD_EV_EXEC 0x2u		/* FAN_OPEN_EXEC_PERM */
-
-enum mode { MODE_ENFORCE = VD_CTL_ENFORCE, MODE_PERMISSIVE = VD_CTL_PERMISSIVE, MODE_FIX = VD_CTL_FIX };
-
-struct vkey {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	int64_t mtime, ctime;
-};
-
-struct result {
-	bool valid, appraised;
-	bool sig_required;	/* appraised with appraise_type=imasig */
-	bool archive_audited;	/* an allow by the trust database was recorded for this version */
-	uint32_t allowed_algos;	/* ... and with this appraise_algos= (0: any) */
-	uint32_t lease_gen;	/* valid while this lease generation is held */
-	struct vkey key;
-	int err;
-	uint32_t status;
-	char cause[40];
-	struct vg_digest digest;
-	uint16_t siglen;
-	uint8_t *sig;
-};
 
 /* PCRs a file version was measured into: kept across policy reloads, as IMA keeps IMA_MEASURED */
 struct measured {
@@ -167,9 +140,6 @@ struct vd_gap {
 	char *how;		/* what it lets through and how to close it */
 };
 
-/* an event's measurement (vd_finish): not asked yet, or what the list's writer said */
-enum { VD_MEAS_NONE, VD_MEAS_OK, VD_MEAS_FAILED };
-
 struct ev {
 	bool used;
 	uint16_t gen;
@@ -191,6 +161,7 @@ struct ev {
 	char *subj_exe;		/* the kernel's name of the opener's program */
 	char *exe_here;		/* its name in vigild's mount namespace, where that is another */
 	bool need_appraise;
+	bool pass_allows;	/* its verdict is an allow exactly when its appraisal passes (decide.h) */
 	bool leased;		/* a lease was held from before the content was read */
 	uint32_t lease_gen;
 	bool large, queued;	/* queued: waiting in its uid's queue for an appraiser */
@@ -656,22 +627,6 @@ const char *vd_ev_path(struct ev *e);
 
 /* ---- verdict.c ---- */
 
-/* @r passed its appraisal. */
-static inline bool vd_result_passes(const struct result *r)
-{
-	return r && r->appraised && !r->err && vd_status_pass(r->status);
-}
-
-/*
- * @r passed under requirements at least as strict as these: a signature
- * if one is needed, algorithms within @need_algos (0: any).
- */
-static inline bool vd_result_satisfies(const struct result *r, bool need_sig, uint32_t need_algos)
-{
-	return vd_result_passes(r) && (r->sig_required || !need_sig) &&
-	       (!need_algos || (r->allowed_algos && !(r->allowed_algos & ~need_algos)));
-}
-
 /* A verdict for this access only (a writer was, or came): never in the cache. */
 struct result *vd_result_uncached(struct vd *d, const struct vkey *k);
 /* Free event slot @i (its descriptor closed). */
@@ -680,6 +635,20 @@ void vd_ev_release(struct vd *d, int i);
 void vd_pool_park(struct vd *d, int fd, pid_t pid);
 /* Answer @e and count it. */
 void vd_answer(struct vd *d, struct ev *e, bool allow);
+/* The facts of event @i for vd_decide (decide.h): vigild's settings and, unless @e is NULL, the event's. */
+void vd_facts_of(const struct vd *d, const struct ev *e, struct vd_facts *f);
+/*
+ * vd_judge - decide event @i on the facts @f with its result @r (NULL:
+ * none yet), fetching what vd_decide asks for on the way (its
+ * measurement, the trust database's word), then answer it.
+ * Return: 0 answered, or waiting for its measurement (vd_measure_waiters
+ * goes on); 1 the decision needs what only the caller can fetch: *@v
+ * says which (VD_NEXT_ACCESS, VD_NEXT_LOADER, VD_NEXT_RESULT).
+ */
+int vd_judge(struct vd *d, int i, struct vd_facts *f, struct result *r, struct vd_verdict *v);
+/* Do what verdict @v says for event @i (its result @r, @package by the trust database): records, answer, ignore mark, release. */
+void vd_verdict_apply(struct vd *d, int i, const struct vd_verdict *v, struct result *r,
+		      const char *package);
 /* Decide event @i with the appraisal/hash result @r (NULL: none needed), answer it, release it. */
 void vd_finish(struct vd *d, int i, struct result *r);
 /* vd_finish for @leader and every event waiting for it. */

@@ -40,8 +40,7 @@
  */
 static bool appraiser_may_answer(const struct vd *d, const struct ev *e)
 {
-	return e->need_appraise && !e->dec.measure && !e->dec.audit && !d->policy_access &&
-	       d->mode != MODE_FIX && !e->answer_pid && !(e->mask & VD_EV_EXEC) && !e->side && !e->before;
+	return e->pass_allows && !d->policy_access && d->mode != MODE_FIX && !e->answer_pid;
 }
 
 /*

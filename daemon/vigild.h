@@ -170,19 +170,6 @@ int vd_loaders_init(struct vd_loaders *l, const char *const *extra, size_t nextr
 /* Is @pid's executable (/proc/PID/exe) one of them? Return: 1, 0, -ESRCH (@pid is 0: not visible). */
 int vd_loader_is(const struct vd_loaders *l, pid_t pid);
 /*
- * vd_loader_match - @p's decision (VG_CLASSES_IMA) into @dec for access
- * @a by @pid. An open (not @exec) by a loader is also the exec of the
- * file: @a->also_func is then BPRM_CHECK, MAY_EXEC, and @dec both hooks'
- * merged. Whether @pid runs a loader is looked up only when that changes
- * @dec, or when @always_ask (a later match of other classes, such as
- * access rules, sees @a's hooks).
- * Return: 0; -ESRCH when that had to be looked up and could not be (an
- * opener outside vigild's pid namespace, reported as pid 0): @dec is then
- * anyone's, which the caller must not take as the answer.
- */
-int vd_loader_match(const struct vd_loaders *l, const struct vg_policy *p, pid_t pid, bool exec,
-		    bool always_ask, struct vg_access *a, struct vg_decision *dec);
-/*
  * vd_loader_policy - note whether a rule of @p can match an exec (when
  * none can, the loader's opens are plain opens and /proc is not asked).
  * Return: whether an open's allow may be cached as a kernel ignore mark:
