@@ -103,7 +103,7 @@ int vd_before_start(struct vd *d)
 
 	d->before_pending = 1;	/* the end marker; each program adds one until it is decided */
 	if (pthread_create(&t, NULL, scan_main, d) != 0) {
-		vd_log("cannot start the scan of running programs: %s", strerror(errno));
+		vlog_err("cannot start the scan of running programs: %s", strerror(errno));
 		return -1;
 	}
 	pthread_detach(t);

@@ -59,7 +59,7 @@ static int format(struct vd *d, char **ret, size_t *ret_len)
 	json_object_put(o);
 	if (r < 0) {
 		free(buf);
-		vd_log("--metrics-file %s: out of memory", d->metrics_path);
+		vlog_err("--metrics-file %s: out of memory", d->metrics_path);
 		return -1;
 	}
 	*ret = buf;
@@ -72,7 +72,7 @@ static int put(const char *path, const char *buf, size_t len)
 	struct vg_diag dg = { 0 };
 
 	if (vg_outfile_put(path, buf, len, 0644, 0, &dg) < 0) {
-		vd_log("--metrics-file %s: %s", path, dg.msg);
+		vlog_err("--metrics-file %s: %s", path, dg.msg);
 		return -1;
 	}
 	/* counters are not secret, and the unit's UMask=0077 would hide them from
@@ -138,7 +138,7 @@ void vd_metrics_tick(struct vd *d)
 	writer.path = d->metrics_path;
 	atomic_store(&writer.done, false);
 	if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0) {
-		vd_log("--metrics-file %s: cannot start its writer thread", d->metrics_path);
+		vlog_err("--metrics-file %s: cannot start its writer thread", d->metrics_path);
 		free(writer.buf);
 		writer.buf = NULL;
 		return;

@@ -288,7 +288,7 @@ int vd_pool_start(struct vd *d)
 			int r = vd_pool_spawn(d, (int)w), st = 0;
 
 			if (r < 0) {
-				vd_log("cannot start appraiser %u: %s", w, strerror(-r));
+				vlog_err("cannot start appraiser %u: %s", w, strerror(-r));
 				return -1;
 			}
 			if (wait_hello(d, (int)w, 10000) == 0)
@@ -300,7 +300,7 @@ int vd_pool_start(struct vd *d)
 			vd_pool_status_text(st, why, sizeof(why));
 			d->w[w].dead = true;
 			if (t == VD_START_TRIES) {
-				vd_log("appraiser %u could not start %u times in a row (last: %s; its own "
+				vlog_err("appraiser %u could not start %u times in a row (last: %s; its own "
 				       "message, if any, is above): not starting", w, t, why);
 				for (unsigned int k = 0; k < w; k++) {
 					close(d->w[k].sock);
@@ -324,7 +324,7 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 {
 	if (d->w[w].dead)
 		return;
-	vd_log_at(VLOG_WARNING, "appraiser %d (pid %d) %s; %s", w, (int)d->w[w].pid, why,
+	vlog(VLOG_WARNING, "appraiser %d (pid %d) %s; %s", w, (int)d->w[w].pid, why,
 	       requeue ? "its other events go to another appraiser"
 		       : "answering its events with the fail action");
 	d->w[w].dead = true;
@@ -347,7 +347,7 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 	if (d->stopping)
 		return;
 	if (d->start_failures >= VD_START_TRIES) {
-		vd_log("FATAL: appraisers died before they could serve %u times in a row (last: "
+		vlog_err("FATAL: appraisers died before they could serve %u times in a row (last: "
 		       "appraiser %d, %s): stopping (exit %d) instead of restarting them for ever",
 		       d->start_failures, w, why, VD_EXIT_CRASHLOOP);
 		d->fatal = VD_EXIT_CRASHLOOP;
@@ -355,7 +355,7 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 	}
 	d->st.worker_restarts++;
 	if (vd_pool_spawn(d, w) < 0)
-		vd_log("cannot restart appraiser %d", w);
+		vlog_err("cannot restart appraiser %d", w);
 }
 
 static void unpark(struct vd *d, pid_t pid)
@@ -495,7 +495,7 @@ void vd_pool_reply(struct vd *d, int w)
 		}
 	}
 	if (p.err) {
-		vd_log("%s: %s", vd_ev_path(e), p.detail);
+		vlog_err("%s: %s", vd_ev_path(e), p.detail);
 		snprintf(r->cause, sizeof(r->cause), "appraisal-error");
 	}
 	vd_finish_group(d, (int)idx, r);

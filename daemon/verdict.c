@@ -77,7 +77,7 @@ void vd_answer(struct vd *d, struct ev *e, bool allow)
 		 */
 		if (!allow) {
 			d->st.errors++;
-			vd_log("%s: the appraiser allowed an access the monitor denies", vd_ev_path(e));
+			vlog_err("%s: the appraiser allowed an access the monitor denies", vd_ev_path(e));
 		}
 		d->st.appraiser_answers++;
 		allow = true;
@@ -94,14 +94,14 @@ void vd_answer(struct vd *d, struct ev *e, bool allow)
 			allow = true;
 		} else if (r < 0) {
 			d->st.errors++;
-			vd_log("fanotify response for fd %d failed: %s", e->fd, strerror(-r));
+			vlog_err("fanotify response for fd %d failed: %s", e->fd, strerror(-r));
 		}
 	} else if (e->side) {
 		int r = vd_fan_answer(e->side->group, e->fd, allow);
 
 		if (r < 0) {
 			d->st.errors++;
-			vd_log("fanotify response for fd %d (%s) failed: %s", e->fd, e->side->point, strerror(-r));
+			vlog_err("fanotify response for fd %d (%s) failed: %s", e->fd, e->side->point, strerror(-r));
 		}
 	} else {
 		vd_fan_respond(d, e->answer_no, allow);
@@ -171,7 +171,7 @@ static int measure(struct vd *d, int i, const struct result *r)
 	if (!r->digest.len || vd_commit_submit(d, i, pcr, r, sig, &seq) < 0) {
 		d->st.errors++;
 		d->st.measure_failures++;
-		vd_log("measurement of %s failed: %s", vd_ev_path(e),
+		vlog_err("measurement of %s failed: %s", vd_ev_path(e),
 		       r->digest.len ? "out of memory" : "no digest");
 		return -1;
 	}

@@ -213,9 +213,8 @@ void vd_fsinfo_access(struct vd_fsinfo *fi, int fd, dev_t dev, struct vg_access 
  */
 int vd_policy_enforceable(const struct vg_policy *p, const char *path, bool accept, char *msg,
 			  size_t cap);
-/* Log each accepted unenforced rule of @p with @log. */
-void vd_policy_unenforced_log(const struct vg_policy *p, const char *path,
-			      void (*log)(const char *fmt, ...));
+/* Log each accepted unenforced rule of @p (common/log.h). */
+void vd_policy_unenforced_log(const struct vg_policy *p, const char *path);
 /* {"total": N, "rules": [{"line", "col", "rule", "why"}, ... at most 32]} */
 json_object *vd_policy_unenforced_json(const struct vg_policy *p);
 
