@@ -140,12 +140,11 @@ int vd_worker_main(int sock, int argc, char **argv);
  * vd_sandbox_enter - confine the calling appraiser for good: become
  * @uid/@gid (never 0) with no supplementary groups and no capability,
  * PR_SET_NO_NEW_PRIVS, Landlock with every right the kernel knows, a
- * seccomp allow-list that kills on anything else (sandbox.c).
+ * seccomp allow-list that kills on anything else (sandbox.c, the
+ * appraiser's role on common/sandbox.h).
  * Return: 0, or -errno with what failed in @msg (the caller must exit).
  */
 int vd_sandbox_enter(uid_t uid, gid_t gid, char *msg, size_t cap);
-/* Return: the running kernel's Landlock ABI version, or -errno. */
-int vd_sandbox_landlock_abi(void);
 
 /* ---- the dynamic loader (loader.c) ---- */
 
