@@ -277,6 +277,23 @@ static void announce_done(struct vd *d, struct vd_mreq *q)
 	json_object_put(o);
 }
 
+/* Measurement @seq of event @ev (@gen) into @pcr of version @k was made (@ok) or not: recorded. */
+static void measured_result(struct vd *d, uint64_t seq, int ev, uint16_t gen, unsigned int pcr,
+			    const struct vkey *k, uint32_t lease_gen, bool ok)
+{
+	struct measured *m = &d->measured[vd_key_slot(k)];
+	struct ev *e = &d->ev[ev];
+
+	d->commit_done = seq;
+	if (m->valid && vd_key_eq(&m->key, k) && m->lease_gen == lease_gen) {
+		m->inflight &= ~(1u << pcr);
+		if (ok)
+			m->pcrs |= 1u << pcr;
+	}
+	if (e->used && e->gen == gen && e->mwait == seq)
+		e->mstate = ok ? VD_MEAS_OK : VD_MEAS_FAILED;
+}
+
 void vd_commit_done(struct vd *d)
 {
 	struct vd_mreq *q;
@@ -308,9 +325,8 @@ void vd_commit_done(struct vd *d)
 				vlog(VLOG_INFO, "measurement log %s recovered: measuring again",
 					  d->log_path);
 		}
-		vd_measured_result(d, q->seq, q->ev, q->gen, q->pcr, &q->key, q->lease_gen, q->err == 0);
+		measured_result(d, q->seq, q->ev, q->gen, q->pcr, &q->key, q->lease_gen, q->err == 0);
 		mreq_free(q);
 		q = next;
 	}
-	vd_measure_waiters(d);
 }

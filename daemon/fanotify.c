@@ -104,7 +104,7 @@ void vd_fan_fd_error(struct vd *d, int err, pid_t pid, uint32_t mask)
 	free(e.subj_exe);
 }
 
-void vd_fan_read(struct vd *d)
+void vd_fan_read(struct vd *d, void (*on_event)(struct vd *d, int fd, pid_t pid, uint32_t mask))
 {
 	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 	bool first = true;
@@ -147,7 +147,7 @@ void vd_fan_read(struct vd *d)
 					vd_fan_fd_error(d, -m->fd, m->pid, vd_fan_ev_mask(m->mask));
 				continue;
 			}
-			vd_event(d, m->fd, m->pid, vd_fan_ev_mask(m->mask));
+			on_event(d, m->fd, m->pid, vd_fan_ev_mask(m->mask));
 		}
 		/*
 		 * A read that left half the buffer free found the queue empty
@@ -201,9 +201,6 @@ int vd_fan_init(struct vd *d)
 {
 	int r;
 
-	r = vd_held_group(d);	/* a restart under --hold: the group the monitor before had */
-	if (r != 0)
-		return r < 0 ? -1 : 0;
 	d->fd_error_reported = !d->no_fd_error;
 	r = vd_fan_group_new(&d->fd_error_reported);
 	d->fan = r;
@@ -218,14 +215,10 @@ int vd_fan_init(struct vd *d)
 	return 0;
 }
 
-int vd_fan_setup(struct vd *d)
+void vd_fan_notif_open(struct vd *d)
 {
-	/* the last file the monitor writes itself before marks are in place */
-	if (vd_metrics_write(d) < 0)
-		return -1;
 	/* the attribute channel, marked with each local filesystem; without it no ignore marks */
 	d->notif = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY);
-	return vd_marks_setup(d);
 }
 
 void vd_fan_notif_add(struct vd *d, const char *path)

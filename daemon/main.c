@@ -77,27 +77,6 @@ static int setup_log(struct vd *d)
 	return vd_commit_start(d);
 }
 
-void vd_ready(struct vd *d)
-{
-	unsigned long procs = atomic_load(&d->before_procs);
-
-	d->ready = true;
-	(void)notify_send("READY=1\nSTATUS=%s: %zu policy rules, %zu marks, %u appraisers%s",
-			  vd_ctl_mode_names[d->mode], vg_policy_count(d->policy), d->nmarks, d->nworkers,
-			  d->log_path ? (d->no_tpm ? ", measuring (software PCR bank, not attestable)"
-						: ", measuring (TPM)") : "");
-	if (procs)
-		vlog(d->st.before_failed ? VLOG_WARNING : VLOG_INFO, "%lu processes were running "
-			  "before vigild: %llu of their programs failed their appraisal (audited as "
-			  "ran-before-ready)", procs, (unsigned long long)d->st.before_failed);
-	if (d->foreground)
-		fputs("vigild: ready\n", stderr);
-	if (d->mounts_dirty) {
-		d->mounts_dirty = false;
-		vd_marks_reconcile(d);
-	}
-}
-
 static void drain(struct vd *d)
 {
 	double until = vd_now() + d->timeout_ms / 1000.0;
@@ -114,8 +93,10 @@ static void drain(struct vd *d)
 			for (unsigned int i = 0; i < n; i++)
 				if (p[i].revents)
 					vd_pool_reply(d, (int)i);
-			if (p[n].revents)
+			if (p[n].revents) {
 				vd_commit_done(d);
+				vd_measure_waiters(d);
+			}
 		}
 	}
 	for (int i = 0; i < d->ev_hi; i++)
@@ -124,23 +105,9 @@ static void drain(struct vd *d)
 }
 
 /* what the loop's epoll set tells apart (epoll_event.data.u32) */
-enum { LOOP_FAN, LOOP_SIG, LOOP_CTL, LOOP_RELOAD, LOOP_NOTIF, LOOP_COMMIT, LOOP_SIDE, LOOP_MOUNTS,
-       LOOP_WORKER };
-
-int vd_loop_add_worker(struct vd *d, int w)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = LOOP_WORKER + (uint32_t)w };
-
-	if (d->ep < 0)
-		return 0;	/* the loop has not started: it adds the living ones itself */
-	return epoll_ctl(d->ep, EPOLL_CTL_ADD, d->w[w].sock, &ev) == 0 ? 0 : -errno;
-}
-
-void vd_loop_del_worker(struct vd *d, int w)
-{
-	if (d->ep >= 0)
-		(void)epoll_ctl(d->ep, EPOLL_CTL_DEL, d->w[w].sock, NULL);
-}
+enum { LOOP_FAN, LOOP_SIG, LOOP_CTL, LOOP_RELOAD, LOOP_NOTIF, LOOP_COMMIT, LOOP_SIDE, LOOP_MOUNTS };
+#define LOOP_WORKER VD_LOOP_WORKER
+_Static_assert(LOOP_MOUNTS < VD_LOOP_WORKER, "the loop's fixed tags come before the appraisers'");
 
 /* The loop's epoll set: one registration per descriptor for the daemon's life. Return: 0, -1. */
 static int loop_setup(struct vd *d)
@@ -281,7 +248,7 @@ static int run(struct vd *d)
 			}
 		}
 		if (ready[LOOP_FAN])
-			vd_fan_read(d);
+			vd_fan_read(d, vd_event);
 		for (unsigned int i = 0; i < d->nworkers; i++)
 			if ((workers & (1u << i)) && !d->w[i].dead)
 				vd_pool_reply(d, (int)i);
@@ -289,8 +256,10 @@ static int run(struct vd *d)
 			vd_control(d);
 		if (ready[LOOP_RELOAD])
 			vd_reload_done(d);
-		if (ready[LOOP_COMMIT])
+		if (ready[LOOP_COMMIT]) {
 			vd_commit_done(d);
+			vd_measure_waiters(d);	/* the events that waited go on (verdict.c) */
+		}
 		if (ready[LOOP_SIDE])
 			vd_side_events(d);
 		if (ready[LOOP_MOUNTS]) {
@@ -484,7 +453,9 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
-	if (vd_fan_init(d) < 0 || vd_pool_start(d) < 0)
+	/* a restart under --hold: the group the monitor before had; else a new one */
+	r = vd_held_group(d);
+	if (r < 0 || (r == 0 && vd_fan_init(d) < 0) || vd_pool_start(d) < 0)
 		goto out;
 	/*
 	 * The monitor keeps the key (locked in memory, out of core dumps) for
@@ -505,7 +476,11 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (vd_side_setup(d) < 0 || vd_fan_setup(d) < 0 || vd_gaps_check(d) < 0)
+	/* the metrics file is the last one the monitor writes itself before the marks are in place */
+	if (vd_side_setup(d) < 0 || vd_metrics_write(d) < 0)
+		goto out;
+	vd_fan_notif_open(d);
+	if (vd_marks_setup(d) < 0 || vd_gaps_check(d) < 0)
 		goto out;
 	/* the programs already running are judged before ready, while the loop answers */
 	if (vd_held_give(d) < 0)

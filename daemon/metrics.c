@@ -8,7 +8,7 @@
  * The file is replaced whole (libvigil's outfile: a temporary beside it,
  * fsync, rename), so a scrape never reads half of it. It is written once
  * before the marks are placed (a path that cannot be written stops the
- * start, exit 2: vd_fan_setup calls it first), then every METRICS_PERIOD
+ * start, exit 2: main.c calls it right before the marks), then every METRICS_PERIOD
  * seconds, and once more at exit after the fanotify group is closed. While marks are in place the
  * monitor never opens a file itself (the file may be on a marked
  * filesystem, and the monitor would wait on its own permission event):

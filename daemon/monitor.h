@@ -414,6 +414,8 @@ static inline double vd_now(void)
  * Before the loop starts they do nothing. Return: 0, -errno.
  */
 int vd_loop_add_worker(struct vd *d, int w);
+/* the epoll tag of appraiser 0's socket (pool.c); main.c's own tags are below it */
+#define VD_LOOP_WORKER 8
 void vd_loop_del_worker(struct vd *d, int w);
 
 /* Say READY=1 (and 'vigild: ready' with --foreground); what waited for it goes on. */
@@ -560,22 +562,23 @@ void vd_held_release(struct vd *d);
 /*
  * vd_fan_init - the permission group, without marks (it raises no event
  * yet): made before the appraisers start, which hold a copy to write
- * their allows to (vigild.h). Return: 0, or -1 after logging why.
+ * their allows to (vigild.h); not under --hold when the holder gave the
+ * group of the monitor before (vd_held_group). Return: 0, or -1 after
+ * logging why.
  */
 int vd_fan_init(struct vd *d);
 /*
- * vd_fan_setup - the group's filesystem marks on every --watch path, and
- * the FAN_ATTRIB notification group (without which no ignore marks are
- * set: d->notif stays -1).
- * Return: 0, or -1 after logging why.
+ * vd_fan_notif_open - the FAN_ATTRIB notification group, marked with each
+ * local filesystem marks.c marks; without it no ignore marks are set
+ * (d->notif stays -1).
  */
-int vd_fan_setup(struct vd *d);
+void vd_fan_notif_open(struct vd *d);
 /* The VD_EV_* of a fanotify event mask. */
 uint32_t vd_fan_ev_mask(uint64_t m);
 /* Answer the permission event of @fd. */
 void vd_fan_respond(struct vd *d, int fd, bool allow);
-/* Read and hand on every queued event (vd_event). */
-void vd_fan_read(struct vd *d);
+/* Read and hand every queued event to @on_event (main.c gives events.c's vd_event). */
+void vd_fan_read(struct vd *d, void (*on_event)(struct vd *d, int fd, pid_t pid, uint32_t mask));
 /* Return: 0 when an ignore mark for @mask (VD_EV_*) is set on @fd's inode, or -errno. */
 int vd_fan_ignore(struct vd *d, int fd, uint32_t mask);
 /* Remove the ignore mark of @fd's inode. */
@@ -695,11 +698,8 @@ int vd_commit_submit(struct vd *d, int i, unsigned int pcr, const struct result 
  * committed (the connection is the writer's then). Return: 0, -ENOMEM.
  */
 int vd_commit_submit_announce(struct vd *d, const struct vd_ctl_announce *a, int client);
-/* The writer's results (its eventfd is readable): recorded, and the events that waited go on. */
+/* The writer's results (its eventfd is readable): recorded; then vd_measure_waiters. */
 void vd_commit_done(struct vd *d);
-/* verdict.c: measurement @seq of event @ev (@gen) into @pcr of version @k was made (@ok) or not. */
-void vd_measured_result(struct vd *d, uint64_t seq, int ev, uint16_t gen, unsigned int pcr,
-			const struct vkey *k, uint32_t lease_gen, bool ok);
 /* verdict.c: every event whose measurement is done goes on (vd_finish). */
 void vd_measure_waiters(struct vd *d);
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -544,4 +545,19 @@ void vd_pool_timeouts(struct vd *d)
 			vd_pool_died(d, w, "overran the deadline: killed", true);
 		}
 	}
+}
+
+int vd_loop_add_worker(struct vd *d, int w)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = VD_LOOP_WORKER + (uint32_t)w };
+
+	if (d->ep < 0)
+		return 0;	/* the loop has not started: it adds the living ones itself */
+	return epoll_ctl(d->ep, EPOLL_CTL_ADD, d->w[w].sock, &ev) == 0 ? 0 : -errno;
+}
+
+void vd_loop_del_worker(struct vd *d, int w)
+{
+	if (d->ep >= 0)
+		(void)epoll_ctl(d->ep, EPOLL_CTL_DEL, d->w[w].sock, NULL);
 }

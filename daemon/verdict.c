@@ -183,22 +183,6 @@ static int measure(struct vd *d, int i, const struct result *r)
 	return 0;
 }
 
-void vd_measured_result(struct vd *d, uint64_t seq, int ev, uint16_t gen, unsigned int pcr,
-			const struct vkey *k, uint32_t lease_gen, bool ok)
-{
-	struct measured *m = &d->measured[vd_key_slot(k)];
-	struct ev *e = &d->ev[ev];
-
-	d->commit_done = seq;
-	if (m->valid && vd_key_eq(&m->key, k) && m->lease_gen == lease_gen) {
-		m->inflight &= ~(1u << pcr);
-		if (ok)
-			m->pcrs |= 1u << pcr;
-	}
-	if (e->used && e->gen == gen && e->mwait == seq)
-		e->mstate = ok ? VD_MEAS_OK : VD_MEAS_FAILED;
-}
-
 void vd_measure_waiters(struct vd *d)
 {
 	for (int i = 0; d->nmwait && i < d->ev_hi; i++) {
