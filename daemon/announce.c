@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "monitor.h"
+#include "setup.h"
 
 int vd_announce_setup(struct vd *d)
 {

@@ -14,6 +14,7 @@
 
 #include "journal.h"
 #include "monitor.h"
+#include "setup.h"
 
 static const char help[] =
 	"usage: vigild [--config FILE] [--policy FILE] [--mode enforce|permissive|fix]\n"

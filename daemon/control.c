@@ -18,9 +18,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "appraisers.h"
 #include "journal.h"
-#include "vigild_ctl.h"
 #include "monitor.h"
+#include "setup.h"
+#include "vigild_ctl.h"
 
 json_object *vd_control_status(struct vd *d)
 {

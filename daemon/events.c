@@ -21,6 +21,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "appraisers.h"
 #include "monitor.h"
 
 static uint64_t fsmagic_of(struct vd *d, int fd, dev_t dev)

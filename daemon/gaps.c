@@ -41,9 +41,9 @@
 
 #include <json-c/json.h>
 
+#include "monitor.h"
 #include "vigil/config.h"
 #include "vigil/evm.h"
-#include "monitor.h"
 
 #define SYSCTL_MEMFD "/proc/sys/vm/memfd_noexec"
 #define SYSCTL_USERNS_CLONE "/proc/sys/kernel/unprivileged_userns_clone"

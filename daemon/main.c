@@ -39,10 +39,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "appraisers.h"
 #include "background.h"
 #include "hold.h"
 #include "monitor.h"
 #include "notify.h"
+#include "setup.h"
 
 static int setup_log(struct vd *d)
 {

@@ -23,9 +23,10 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 
+#include "monitor.h"
+#include "setup.h"
 #include "vigil/outfile.h"
 #include "vigild_prom.h"
-#include "monitor.h"
 
 #define METRICS_PERIOD 5.0
 

@@ -27,7 +27,9 @@
 
 #include <openssl/crypto.h>
 
+#include "appraisers.h"
 #include "monitor.h"
+#include "setup.h"
 
 /*
  * May the appraiser write the allow for @e itself? Only where the

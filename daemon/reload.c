@@ -26,6 +26,7 @@
 
 #include "monitor.h"
 #include "notify.h"
+#include "setup.h"
 
 void vd_policy_facts(struct vd *d, struct vg_policy *p)
 {

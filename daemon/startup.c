@@ -41,11 +41,12 @@
 
 #include <openssl/crypto.h>
 
-#include "vigil/fileio.h"
-#include "vigil/keyring.h"
 #include "journal.h"
 #include "monitor.h"
+#include "setup.h"
 #include "tcti.h"
+#include "vigil/fileio.h"
+#include "vigil/keyring.h"
 
 #define VD_DEFAULT_LOG "/run/vigil/binary_runtime_measurements"
 #define VD_DEFAULT_TPM_DEVICE "/dev/tpmrm0"

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "appraisers.h"
 #include "monitor.h"
+#include "setup.h"
 
 void vd_ev_release(struct vd *d, int i)
 {
