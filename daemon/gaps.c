@@ -152,11 +152,7 @@ static bool may_match_exec_on(const struct vg_policy_rule *r, const struct fsfac
 {
 	static const uint8_t zero[16];
 
-	if ((r->flags & VG_POLF_FUNC) && r->func != VG_FUNC_BPRM_CHECK)
-		return false;
-	if ((r->flags & VG_POLF_MASK) && r->mask != VG_MAY_EXEC)
-		return false;
-	if ((r->flags & VG_POLF_INMASK) && !(r->mask & VG_MAY_EXEC))
+	if (!vd_rule_may_match_exec(r))
 		return false;
 	if ((r->flags & VG_POLF_FSMAGIC) && f->magic && r->fsmagic != f->magic)
 		return false;

@@ -140,12 +140,11 @@ int vd_loader_is(const struct vd_loaders *l, pid_t pid)
 }
 
 /*
- * Can a rule match an exec (BPRM_CHECK, MAY_EXEC)? Then an open's verdict
- * depends on who opens (the loader or not), and a kernel ignore mark set
- * for one opener's open would let the loader's open of the same inode
- * through unseen.
+ * An open's verdict depends on who opens (the loader or not) when a rule
+ * can match an exec: a kernel ignore mark set for one opener's open would
+ * let the loader's open of the same inode through unseen.
  */
-static bool rule_may_match_exec(const struct vg_policy_rule *r)
+bool vd_rule_may_match_exec(const struct vg_policy_rule *r)
 {
 	if ((r->flags & VG_POLF_FUNC) && r->func != VG_FUNC_BPRM_CHECK)
 		return false;
@@ -160,7 +159,7 @@ bool vd_loader_policy(struct vd_loaders *l, const struct vg_policy *p)
 {
 	l->policy_execs = false;
 	for (size_t i = 0; i < vg_policy_count(p); i++)
-		if (rule_may_match_exec(vg_policy_rule(p, i)))
+		if (vd_rule_may_match_exec(vg_policy_rule(p, i)))
 			l->policy_execs = true;
 	return !l->policy_execs;
 }

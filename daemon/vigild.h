@@ -168,6 +168,8 @@ struct vd_loaders {
 int vd_loaders_init(struct vd_loaders *l, const char *const *extra, size_t nextra);
 /* Is @pid's executable (/proc/PID/exe) one of them? Return: 1, 0, -ESRCH (@pid is 0: not visible). */
 int vd_loader_is(const struct vd_loaders *l, pid_t pid);
+/* Can rule @r match an exec (BPRM_CHECK, MAY_EXEC), its other conditions taken as met? (loader.c) */
+bool vd_rule_may_match_exec(const struct vg_policy_rule *r);
 /*
  * vd_loader_policy - note whether a rule of @p can match an exec (when
  * none can, the loader's opens are plain opens and /proc is not asked).
