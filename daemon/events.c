@@ -352,7 +352,12 @@ void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, u
 		f.size = stp->st_size;
 		look(d, e, stp, kname_named, &f);
 	}
-	/* what the policy wants of it, who opens when that matters */
+	/*
+	 * What the policy wants of it, who opens when that matters. Its size
+	 * is judged once a kept verdict has been looked for: a FUSE file
+	 * fails as unverifiable whatever its size.
+	 */
+	f.max_size = 0;
 	vd_decide(&f, &v);
 	while (v.next == VD_NEXT_LOADER) {
 		int l = vd_loader_is(&d->loaders, pid);
@@ -388,6 +393,7 @@ void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, u
 	}
 	r = kept(d, e, stp);
 	f.res_kept = true;
+	f.max_size = d->max_size;
 	if (vd_judge(d, i, &f, r, &v) && v.next == VD_NEXT_RESULT) {
 		d->st.cache_misses++;
 		appraise(d, i, pid);

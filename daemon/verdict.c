@@ -254,13 +254,12 @@ void vd_verdict_apply(struct vd *d, int i, const struct vd_verdict *v, struct re
 	uint32_t mark = v->ignore;
 
 	if (v->how == VD_HOW_FAIL) {
-		if (e->before) {
+		if (v->too_large)
+			d->st.too_large++;
+		if (e->before)
 			d->st.before_failed++;
-		} else {
-			if (v->too_large)
-				d->st.too_large++;
+		else
 			vd_stats_reason(d, v->reason);
-		}
 		vd_audit(d, e, v->record, v->reason, v->rule);
 		if (!e->before)
 			vd_answer(d, e, v->allow);
