@@ -109,16 +109,16 @@ const char *const sandbox_http_calls[] = {
 };
 
 const struct sandbox_rule sandbox_http_rules[SANDBOX_HTTP_NRULES] = {
-	{ "socket", EACCES, 0, AF_UNIX, 0xffffffff },
-	{ "socket", 0, 0, AF_INET, 0xffffffff },
-	{ "socket", 0, 0, AF_INET6, 0xffffffff },
-	{ "socket", 0, 0, AF_NETLINK, 0xffffffff },
-	{ "io_uring_setup", ENOSYS, -1, 0, 0 },
-	{ "clone3", ENOSYS, -1, 0, 0 },
-	{ "clone", 0, 0, CLONE_THREAD, CLONE_THREAD },
+	{ "socket", EACCES, 0, AF_UNIX, 0xffffffff, false },
+	{ "socket", 0, 0, AF_INET, 0xffffffff, false },
+	{ "socket", 0, 0, AF_INET6, 0xffffffff, false },
+	{ "socket", 0, 0, AF_NETLINK, 0xffffffff, false },
+	{ "io_uring_setup", ENOSYS, -1, 0, 0, false },
+	{ "clone3", ENOSYS, -1, 0, 0, false },
+	{ "clone", 0, 0, CLONE_THREAD, CLONE_THREAD, false },
 	/* a thread's own name (libmicrohttpd's "MHD-worker"), nothing else of prctl */
-	{ "prctl", 0, 0, PR_SET_NAME, 0xffffffff },
-	{ "prctl", 0, 0, PR_GET_NAME, 0xffffffff },
+	{ "prctl", 0, 0, PR_SET_NAME, 0xffffffff, false },
+	{ "prctl", 0, 0, PR_GET_NAME, 0xffffffff, false },
 };
 
 int sandbox_landlock_abi(void)
@@ -307,8 +307,9 @@ static int enter_seccomp(const struct sandbox_role *role)
 	for (size_t i = 0; r == 0 && i < role->nrules; i++) {
 		const struct sandbox_rule *u = &role->rules[i];
 		struct scmp_arg_cmp c = { (unsigned int)u->arg,
-					  u->mask ? SCMP_CMP_MASKED_EQ : SCMP_CMP_EQ,
-					  u->mask ? u->mask : u->value, u->mask ? u->value : 0 };
+					  u->ne ? SCMP_CMP_NE : u->mask ? SCMP_CMP_MASKED_EQ : SCMP_CMP_EQ,
+					  u->mask && !u->ne ? u->mask : u->value,
+					  u->mask && !u->ne ? u->value : 0 };
 
 		/* a call the sanitizers need whole is allowed whole below */
 		if (!u->err && sanitizer_call(u->name))
@@ -367,6 +368,8 @@ int sandbox_enter(const struct sandbox *sb, char *msg, size_t cap)
 			return ll;
 		}
 	}
+	if (sb->probe)
+		sb->probe();
 	if (sb->seccomp && (r = enter_seccomp(sb->seccomp)) < 0) {
 		snprintf(msg, cap, "seccomp: %s%s", strerror(-r), r == -EPERM || r == -EACCES ?
 			 " (installing a filter is refused: a container's system call filter may forbid "

@@ -38,6 +38,8 @@ struct sandbox_rule {
 	uint64_t value;			/* ... == @value, or */
 	uint64_t mask;			/* non-zero: (argument & @mask) == @value (an int
 					 * argument: 0xffffffff, as the kernel reads it) */
+	bool ne;			/* instead: the argument != @value (vigild's appraiser:
+					 * any descriptor but the fanotify group's) */
 };
 
 /* A process role's system calls: a shared base list, its own, its rules. */
@@ -93,6 +95,9 @@ struct sandbox {
 	const uint16_t *bind_ports, *connect_ports;	/* else: these only (0 ends each list) */
 
 	const struct sandbox_role *seccomp;	/* step 4; NULL: none */
+	void (*probe)(void);		/* test builds: called between steps 3 and 4 (a role
+					 * that refuses open(2) hides Landlock's answer to
+					 * sandbox_test_probe from a later probe) */
 };
 
 /*

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "monitor.h"
+#include "setup.h"
 
 int vd_announce_setup(struct vd *d)
 {
@@ -26,7 +27,7 @@ int vd_announce_setup(struct vd *d)
 		return 0;
 	d->log_real = realpath(d->log_path, NULL);
 	if (!d->log_real) {
-		vd_log("measurement log %s: %s", d->log_path, strerror(errno));
+		vlog_err("measurement log %s: %s", d->log_path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -35,7 +36,7 @@ int vd_announce_setup(struct vd *d)
 json_object *vd_announce(struct vd *d, int c, const struct vd_ctl_announce *a, uid_t uid, pid_t pid)
 {
 	if (uid != 0 || !a) {
-		vd_log_at(VLOG_WARNING, "announcement from uid %u (pid %d) refused: only root may "
+		vlog(VLOG_WARNING, "announcement from uid %u (pid %d) refused: only root may "
 			  "announce", (unsigned int)uid, (int)pid);
 		return vd_ctl_announce_result_encode("only root may announce", false, 0);
 	}

@@ -14,6 +14,7 @@
 
 #include "journal.h"
 #include "monitor.h"
+#include "setup.h"
 
 static const char help[] =
 	"usage: vigild [--config FILE] [--policy FILE] [--mode enforce|permissive|fix]\n"
@@ -218,14 +219,14 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 			break;
 		case 'w':
 			if (d->nwatch == MAX_WATCH) {
-				vd_log("at most %d --watch", MAX_WATCH);
+				vlog_err("at most %d --watch", MAX_WATCH);
 				return -1;
 			}
 			d->watch[d->nwatch++] = optarg;
 			break;
 		case 'k':
 			if (d->nkeyrings == 16) {
-				vd_log("at most 16 --keyring");
+				vlog_err("at most 16 --keyring");
 				return -1;
 			}
 			d->keyrings[d->nkeyrings++] = optarg;
@@ -257,14 +258,14 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		case 'j':
 			d->nworkers = (unsigned int)atoi(optarg);
 			if (d->nworkers < 1 || d->nworkers > MAX_WORKERS) {
-				vd_log("--workers must be 1..%d", MAX_WORKERS);
+				vlog_err("--workers must be 1..%d", MAX_WORKERS);
 				return -1;
 			}
 			break;
 		case 'T':
 			d->timeout_ms = (unsigned int)atoi(optarg);
 			if (d->timeout_ms < 10) {
-				vd_log("--timeout-ms must be at least 10");
+				vlog_err("--timeout-ms must be at least 10");
 				return -1;
 			}
 			break;
@@ -273,7 +274,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 			break;
 		case OPT_MAXSIZE:
 			if (parse_size(optarg, &d->max_size) < 0 || !d->max_size) {
-				vd_log("--max-file-size: '%s' is not a size (bytes, or a number with K, M, G or T)",
+				vlog_err("--max-file-size: '%s' is not a size (bytes, or a number with K, M, G or T)",
 				       optarg);
 				return -1;
 			}
@@ -297,11 +298,11 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 			struct stat st;
 
 			if (stat(optarg, &st) < 0 || !S_ISREG(st.st_mode)) {
-				vd_log("--loader %s: not a file", optarg);
+				vlog_err("--loader %s: not a file", optarg);
 				return -1;
 			}
 			if (d->nloader_paths == 8) {
-				vd_log("at most 8 --loader");
+				vlog_err("at most 8 --loader");
 				return -1;
 			}
 			d->loader_paths[d->nloader_paths++] = optarg;
@@ -326,18 +327,18 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 			break;
 		case OPT_WATCH_MOUNTS:
 			if (optarg[0] != '/') {
-				vd_log("--watch-mounts needs an absolute path (/: every mount), not '%s'", optarg);
+				vlog_err("--watch-mounts needs an absolute path (/: every mount), not '%s'", optarg);
 				return -1;
 			}
 			d->watch_mounts = optarg;
 			break;
 		case OPT_ACCEPT_GAP:
 			if (vd_gap_name_check(optarg) < 0) {
-				vd_log("--accept-gap %s: not a gap (memfd, userns, fuse or mount:PATH)", optarg);
+				vlog_err("--accept-gap %s: not a gap (memfd, userns, fuse or mount:PATH)", optarg);
 				return -1;
 			}
 			if (d->naccept == MAX_ACCEPT) {
-				vd_log("at most %d --accept-gap", MAX_ACCEPT);
+				vlog_err("at most %d --accept-gap", MAX_ACCEPT);
 				return -1;
 			}
 			d->accept[d->naccept++] = optarg;
@@ -363,7 +364,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		vd_log("unexpected argument '%s'", argv[optind]);
+		vlog_err("unexpected argument '%s'", argv[optind]);
 		return -1;
 	}
 	d->mode = MODE_ENFORCE;
@@ -371,7 +372,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 	if (mode && vd_args_mode(d, mode, "--mode") < 0)
 		return -1;
 	if (!d->policy_path) {
-		vd_log("no --policy given");
+		vlog_err("no --policy given");
 		return -1;
 	}
 	if (!d->control_path)
@@ -386,7 +387,7 @@ int vd_args_mode(struct vd *d, const char *mode, const char *what)
 			d->mode = (enum mode)i;
 			return 0;
 		}
-	vd_log("%s must be enforce, permissive or fix, not '%s'", what, mode);
+	vlog_err("%s must be enforce, permissive or fix, not '%s'", what, mode);
 	return -1;
 }
 
@@ -406,13 +407,13 @@ int vd_args_config(struct vd *d)
 	if (d->hold < 0)
 		d->hold = c->vigild_hold > 0;
 	if (d->hold && d->background) {
-		vd_log("--hold (vigild.hold in %s) and --background: the holder is the process a service "
+		vlog_err("--hold (vigild.hold in %s) and --background: the holder is the process a service "
 		       "manager starts; run vigild in the foreground, or --no-hold", name);
 		return -1;
 	}
 	for (size_t i = 0; i < c->nvigild_accept_gap; i++) {
 		if (vd_gap_name_check(c->vigild_accept_gap[i]) < 0) {
-			vd_log("%s: vigild.accept_gap = %s: not a gap (memfd, userns, fuse or mount:PATH)", name,
+			vlog_err("%s: vigild.accept_gap = %s: not a gap (memfd, userns, fuse or mount:PATH)", name,
 			       c->vigild_accept_gap[i]);
 			return -1;
 		}
@@ -420,7 +421,7 @@ int vd_args_config(struct vd *d)
 			d->accept[d->naccept++] = c->vigild_accept_gap[i];
 	}
 	if (!d->nwatch && !d->watch_mounts && !d->close_gaps) {
-		vd_log("no --watch PATH given (nor vigild.watch in %s): nothing to mark", name);
+		vlog_err("no --watch PATH given (nor vigild.watch in %s): nothing to mark", name);
 		return -1;
 	}
 	return 0;
@@ -433,14 +434,14 @@ int vd_args_appraiser_user(struct vd *d)
 	errno = 0;
 	pw = getpwnam(d->appraiser_user);
 	if (!pw) {
-		vd_log("appraiser user '%s' %s: appraisers run as an unprivileged system user "
+		vlog_err("appraiser user '%s' %s: appraisers run as an unprivileged system user "
 		       "(create it: useradd --system --no-create-home --shell /usr/sbin/nologin %s, "
 		       "or name another with --appraiser-user)", d->appraiser_user,
 		       errno ? strerror(errno) : "does not exist", d->appraiser_user);
 		return -1;
 	}
 	if (pw->pw_uid == 0 || pw->pw_gid == 0) {
-		vd_log("appraiser user '%s' has uid %u gid %u: appraisers parse what an attacker "
+		vlog_err("appraiser user '%s' has uid %u gid %u: appraisers parse what an attacker "
 		       "writes and must not run as root (or with group root)", d->appraiser_user,
 		       (unsigned int)pw->pw_uid, (unsigned int)pw->pw_gid);
 		return -1;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "monitor.h"
+#include "notify.h"
 
 struct seen {
 	dev_t dev;
@@ -103,7 +104,7 @@ int vd_before_start(struct vd *d)
 
 	d->before_pending = 1;	/* the end marker; each program adds one until it is decided */
 	if (pthread_create(&t, NULL, scan_main, d) != 0) {
-		vd_log("cannot start the scan of running programs: %s", strerror(errno));
+		vlog_err("cannot start the scan of running programs: %s", strerror(errno));
 		return -1;
 	}
 	pthread_detach(t);
@@ -138,4 +139,25 @@ void vd_before_released(struct vd *d)
 {
 	d->before_pending--;
 	maybe_ready(d);
+}
+
+void vd_ready(struct vd *d)
+{
+	unsigned long procs = atomic_load(&d->before_procs);
+
+	d->ready = true;
+	(void)notify_send("READY=1\nSTATUS=%s: %zu policy rules, %zu marks, %u appraisers%s",
+			  vd_ctl_mode_names[d->mode], vg_policy_count(d->policy), d->nmarks, d->nworkers,
+			  d->log_path ? (d->no_tpm ? ", measuring (software PCR bank, not attestable)"
+						: ", measuring (TPM)") : "");
+	if (procs)
+		vlog(d->st.before_failed ? VLOG_WARNING : VLOG_INFO, "%lu processes were running "
+			  "before vigild: %llu of their programs failed their appraisal (audited as "
+			  "ran-before-ready)", procs, (unsigned long long)d->st.before_failed);
+	if (d->foreground)
+		fputs("vigild: ready\n", stderr);
+	if (d->mounts_dirty) {
+		d->mounts_dirty = false;
+		vd_marks_reconcile(d);
+	}
 }

@@ -144,14 +144,14 @@ int vd_commit_start(struct vd *d)
 
 	d->commit_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->commit_fd < 0) {
-		vd_log("eventfd: %s", strerror(errno));
+		vlog_err("eventfd: %s", strerror(errno));
 		return -1;
 	}
 	pthread_mutex_init(&d->commit_lock, NULL);
 	pthread_cond_init(&d->commit_cond, NULL);
 	r = pthread_create(&d->commit_tid, NULL, commit_main, d);
 	if (r) {
-		vd_log("cannot start the measurement list's writer: %s", strerror(r));
+		vlog_err("cannot start the measurement list's writer: %s", strerror(r));
 		return -1;
 	}
 	d->committing = true;
@@ -174,7 +174,7 @@ void vd_commit_stop(struct vd *d)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 2;
 	if (pthread_timedjoin_np(d->commit_tid, NULL, &until) != 0) {
-		vd_log("the measurement list's writer is still waiting (on the TPM?): left behind");
+		vlog_err("the measurement list's writer is still waiting (on the TPM?): left behind");
 		d->left_behind = true;
 		d->committing = false;
 		return;
@@ -267,14 +267,31 @@ static void announce_done(struct vd *d, struct vd_mreq *q)
 	d->commit_done = q->seq;
 	d->nannounce_waiters--;
 	if (q->err)
-		vd_log("announcement of the next boot's %s failed: %s",
+		vlog_err("announcement of the next boot's %s failed: %s",
 		       q->kind == VD_MREQ_INITRD ? "initrd" : "command line", q->msg);
 	else
-		vd_log_at(VLOG_INFO, "announced the next boot's %s %s", q->kind == VD_MREQ_INITRD ?
+		vlog(VLOG_INFO, "announced the next boot's %s %s", q->kind == VD_MREQ_INITRD ?
 			  "initrd" : "command line", q->path);
 	if (o)
 		(void)vd_ctl_answer_write(q->client, o);
 	json_object_put(o);
+}
+
+/* Measurement @seq of event @ev (@gen) into @pcr of version @k was made (@ok) or not: recorded. */
+static void measured_result(struct vd *d, uint64_t seq, int ev, uint16_t gen, unsigned int pcr,
+			    const struct vkey *k, uint32_t lease_gen, bool ok)
+{
+	struct measured *m = &d->measured[vd_key_slot(k)];
+	struct ev *e = &d->ev[ev];
+
+	d->commit_done = seq;
+	if (m->valid && vd_key_eq(&m->key, k) && m->lease_gen == lease_gen) {
+		m->inflight &= ~(1u << pcr);
+		if (ok)
+			m->pcrs |= 1u << pcr;
+	}
+	if (e->used && e->gen == gen && e->mwait == seq)
+		e->mstate = ok ? VD_MEAS_OK : VD_MEAS_FAILED;
 }
 
 void vd_commit_done(struct vd *d)
@@ -283,7 +300,7 @@ void vd_commit_done(struct vd *d)
 	uint64_t n;
 
 	if (read(d->commit_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-		vd_log("eventfd: %s", strerror(errno));
+		vlog_err("eventfd: %s", strerror(errno));
 	pthread_mutex_lock(&d->commit_lock);
 	q = d->done_head;
 	d->done_head = d->done_tail = NULL;
@@ -301,16 +318,15 @@ void vd_commit_done(struct vd *d)
 		if (q->err) {
 			d->st.errors++;
 			d->st.measure_failures++;
-			vd_log("measurement of %s failed: %s", q->path, q->msg);
+			vlog_err("measurement of %s failed: %s", q->path, q->msg);
 		} else {
 			d->st.measured++;
 			if (q->recovered)
-				vd_log_at(VLOG_INFO, "measurement log %s recovered: measuring again",
+				vlog(VLOG_INFO, "measurement log %s recovered: measuring again",
 					  d->log_path);
 		}
-		vd_measured_result(d, q->seq, q->ev, q->gen, q->pcr, &q->key, q->lease_gen, q->err == 0);
+		measured_result(d, q->seq, q->ev, q->gen, q->pcr, &q->key, q->lease_gen, q->err == 0);
 		mreq_free(q);
 		q = next;
 	}
-	vd_measure_waiters(d);
 }

@@ -18,9 +18,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "appraisers.h"
 #include "journal.h"
-#include "vigild_ctl.h"
 #include "monitor.h"
+#include "setup.h"
+#include "vigild_ctl.h"
 
 json_object *vd_control_status(struct vd *d)
 {
@@ -145,7 +147,7 @@ static json_object *answer(struct vd *d, int c, const char *req, struct vd_ctl_r
 	if (r == -EINVAL)
 		return vd_ctl_error_encode("unknown mode");
 	if (r == -EPROTO) {
-		vd_log_at(VLOG_WARNING, "announcement from pid %d refused: not well formed",
+		vlog(VLOG_WARNING, "announcement from pid %d refused: not well formed",
 			  (int)who->pid);
 		return vd_ctl_announce_result_encode("announcement not well formed", false, 0);
 	}
@@ -161,7 +163,7 @@ static json_object *answer(struct vd *d, int c, const char *req, struct vd_ctl_r
 		d->mode = (enum mode)q->mode;
 		vd_cache_clear(d);
 		vd_fan_flush(d);
-		vd_log_at(VLOG_INFO, "mode %s", vd_ctl_mode_names[q->mode]);
+		vlog(VLOG_INFO, "mode %s", vd_ctl_mode_names[q->mode]);
 		if (restart)	/* fix mode changes what the appraisers may do */
 			for (unsigned int w = 0; w < d->nworkers; w++)
 				vd_pool_died(d, (int)w, "restarted for the new mode", false);
@@ -218,7 +220,7 @@ int vd_control_setup(struct vd *d)
 	const char *path = d->control_path;
 
 	if (strlen(path) >= sizeof(a.sun_path)) {
-		vd_log("control socket path too long: %s", path);
+		vlog_err("control socket path too long: %s", path);
 		return -1;
 	}
 	strcpy(a.sun_path, path);
@@ -229,12 +231,12 @@ int vd_control_setup(struct vd *d)
 	if (vd_control_stale(path) < 0)
 		return -1;
 	if (bind(d->ctl, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		vd_log("control socket %s: %s", path, strerror(errno));
+		vlog_err("control socket %s: %s", path, strerror(errno));
 		return -1;
 	}
 	d->ctl_bound = true;
 	if (chmod(path, 0600) < 0 || listen(d->ctl, 8) < 0) {
-		vd_log("control socket %s: %s", path, strerror(errno));
+		vlog_err("control socket %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -8,6 +8,7 @@
  * not hashing a large file; when all that may take it are busy with
  * other users' large files, one more appraiser is started (MAX_WORKERS).
  */
+#include "appraisers.h"
 #include "monitor.h"
 
 static bool uq_free(const struct uqueue *q)

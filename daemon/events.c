@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * events.c - one fanotify permission event, from its descriptor to a
- * result or a place in a queue: the access as the policy sees it (path,
- * opener's credentials and executable when the policy asks, filesystem
- * facts, loader execs), the policy match, the verdict cache under the
- * inode's lease, an empty new file, and for a miss a leader appraisal
- * that every other opener of the same version waits for. The kernel's
- * structures are decoded in fanotify.c; this file sees (fd, pid, mask).
+ * events.c - the intake of one fanotify permission event, from its
+ * descriptor to an answer or a place in a queue: the facts vd_decide
+ * (decide.c) asks for (whose access, the file's version and filesystem,
+ * its path and the opener's credentials and program when the policy
+ * names them, whether the opener is a dynamic loader), a verdict kept
+ * for this version (the cache under the inode's lease, an empty new
+ * file), and for a miss a leader appraisal that every other opener of
+ * the same version waits for. The kernel's structures are decoded in
+ * fanotify.c; this file sees (fd, pid, mask). It judges nothing itself.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "appraisers.h"
 #include "monitor.h"
 
 static uint64_t fsmagic_of(struct vd *d, int fd, dev_t dev)
@@ -32,57 +35,6 @@ static uint64_t fsmagic_of(struct vd *d, int fd, dev_t dev)
 	d->fs[slot].dev = dev;
 	d->fs[slot].magic = fstatfs(fd, &sf) == 0 ? (uint64_t)sf.f_type : 0;
 	return d->fs[slot].magic;
-}
-
-char *vd_readlink(const char *link)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink(link, buf, sizeof(buf) - 1);
-
-	if (n < 0)
-		return NULL;
-	buf[n] = 0;
-	return strdup(buf);
-}
-
-const char *vd_ev_path(struct ev *e)
-{
-	if (!e->path && e->fd >= 0) {
-		char link[64];
-
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", e->fd);
-		e->path = vd_readlink(link);
-	}
-	return e->path ? e->path : "?";
-}
-
-bool vd_task_creds(pid_t pid, struct vg_access *a)
-{
-	char path[64], line[256];
-	bool uids = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int r, e, s;
-
-		if (sscanf(line, "Uid:\t%u\t%u\t%u", &r, &e, &s) == 3) {
-			a->uid = r;
-			a->euid = e;
-			a->suid = s;
-			uids = true;
-		} else if (sscanf(line, "Gid:\t%u\t%u\t%u", &r, &e, &s) == 3) {
-			a->gid = r;
-			a->egid = e;
-			a->sgid = s;
-			break;
-		}
-	}
-	fclose(f);
-	return uids;
 }
 
 /*
@@ -111,26 +63,6 @@ static int find_leader(struct vd *d, const struct ev *e)
 			return i;
 	}
 	return -1;
-}
-
-/*
- * A verdict made under other requirements fits this event only if it was
- * at least as strict and passed: a hash label that passed for an open
- * must not pass an exec that wants a signature (appraise_type=imasig), nor
- * one that allows fewer algorithms (appraise_algos=).
- */
-static bool result_fits(const struct vd *d, const struct result *r, const struct ev *e)
-{
-	bool need_sig = e->dec.flags & VG_POLF_DIGSIG_REQUIRED;
-	uint32_t need_algos = e->dec.allowed_algos;
-
-	/* trust=archive compares the content digest of an unlabeled file in the database's algorithm */
-	if (e->need_appraise && e->dec.trust_archive && d->trust && r->status == VG_ST_NOLABEL &&
-	    r->digest.algo != d->trust->algo)
-		return false;
-
-	return !e->need_appraise || (r->sig_required == need_sig && r->allowed_algos == need_algos) ||
-	       vd_result_satisfies(r, need_sig, need_algos);
 }
 
 /*
@@ -176,13 +108,14 @@ static int count_opener(struct vd *d, struct ev *e, pid_t pid)
  * The lowest free slot: the table's live part stays as small as the
  * number of events in flight (one or two, mostly), so that its walks
  * (leaders, deadlines) and its memory stay in the CPU's cache.
+ * Return: its index, or -1 (full); taken by ev_take.
  */
-static int ev_alloc(struct vd *d)
+static int ev_free(const struct vd *d)
 {
 	for (int i = 0; i < d->ev_hi; i++)
 		if (!d->ev[i].used)
 			return i;
-	return d->ev_hi < MAX_PENDING ? d->ev_hi++ : -1;
+	return d->ev_hi < MAX_PENDING ? d->ev_hi : -1;
 }
 
 static bool is_own(struct vd *d, pid_t pid)
@@ -215,72 +148,18 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask)
 	vd_event_from(d, NULL, fd, pid, mask, &st, NULL, 0);
 }
 
-void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, uint32_t mask,
-		   const struct stat *stp, char *kname, int kname_named)
+/* Slot @i (ev_free) for an event on @fd: every field reset, in use. */
+static struct ev *ev_take(struct vd *d, int i, int fd, pid_t pid, uint32_t mask, double t0)
 {
-	struct vd_side *side = o ? o->side : NULL;
-	bool slow = side && side->cls == VD_FS_SLOW;
-	int group = group_of(d, o);
-	bool parked = o && o->parked > 0;
-	int ans = parked ? o->parked : fd;	/* the number the kernel knows the event by */
-	struct stat st;
-	struct result *r;
-	struct lease *l;
-	struct ev *e;
-	int i, leader, w;
-	int named = 1, exe_named = 1;	/* vd_name_here of the file and of the program */
-	bool unknown;
-	double t0 = vd_now();
+	struct ev *e = &d->ev[i];
+	uint16_t gen = e->gen;
 
-	if (!(o && o->before))
-		d->st.events++;
-	if (!(o && o->before) && is_own(d, pid)) {
-		d->st.own++;
-		(void)vd_fan_answer(group, ans, true);
-		if (parked)
-			vd_held_answered(d, true);
-		close(fd);
-		free(kname);
-		return;
-	}
-	if (stp && (!S_ISREG(stp->st_mode) || !d->policy)) {
-		(void)vd_fan_answer(group, ans, true);
-		if (parked)
-			vd_held_answered(d, true);
-		d->st.allowed++;
-		close(fd);
-		free(kname);
-		return;
-	}
-	i = ev_alloc(d);
-	if (i < 0) {	/* the bounded table is full: the overflow policy */
-		bool allow = d->mode != MODE_ENFORCE || d->fail_open;
-
-		d->st.overflows++;
-		(void)vd_fan_answer(group, ans, allow);
-		if (parked)
-			vd_held_answered(d, true);
-		allow ? d->st.allowed++ : d->st.denied++;
-		close(fd);
-		free(kname);
-		return;
-	}
-	e = &d->ev[i];
-	{
-		uint16_t gen = e->gen;
-
-		memset(e, 0, sizeof(*e));
-		e->gen = (uint16_t)(gen + 1);
-	}
+	if (i == d->ev_hi)
+		d->ev_hi++;
+	memset(e, 0, sizeof(*e));
+	e->gen = (uint16_t)(gen + 1);
 	e->used = true;
 	e->fd = fd;
-	e->answer_no = ans;
-	e->parked = parked;
-	e->side = side;
-	if (o && o->before) {
-		e->before = true;
-		d->before_pending++;
-	}
 	e->pid = pid;
 	e->mask = mask;
 	e->t0 = t0;
@@ -289,19 +168,21 @@ void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, u
 	e->next_waiter = -1;
 	e->qnext = -1;
 	d->npending++;
-	if (kname)
-		e->path = kname;
-	if (!stp) {
-		/* a slow filesystem's server would not say what the file is: the fail action */
-		vd_fail_one(d, i, "unreadable", -1);
-		return;
-	}
-	st = *stp;
-	e->fmode = st.st_mode;
-	e->nlink = st.st_nlink;
-	e->key = (struct vkey){ st.st_dev, st.st_ino, st.st_size,
-				(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-				(int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec };
+	return e;
+}
+
+/*
+ * The access as the policy sees it: its path when a path= rule needs it,
+ * the filesystem's facts, the file's owner, and the opener's credentials
+ * and program when rules name them. Into @f: whether the subject and the
+ * path could be told.
+ */
+static void look(struct vd *d, struct ev *e, const struct stat *st, int kname_named,
+		 struct vd_facts *f)
+{
+	struct vd_side *side = e->side;
+	int named = 1, exe_named = 1;	/* vd_name_here of the file and of the program */
+
 	/* read here only for a path= rule; otherwise when a record needs it (vd_ev_path) */
 	if (d->policy_uses_path) {
 		if (side) {
@@ -309,25 +190,25 @@ void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, u
 			named = kname_named;
 		} else {
 			(void)vd_ev_path(e);
-			named = vd_name_here(d, fd, "", &st, e->path, &e->path_here);
+			named = vd_name_here(d, e->fd, "", st, e->path, &e->path_here);
 		}
 		if (named > 0)
 			e->acc.path = e->path_here ? e->path_here : e->path;
 	}
-	e->acc.func = mask & VD_EV_EXEC ? VG_FUNC_BPRM_CHECK : VG_FUNC_FILE_CHECK;
-	e->acc.mask = mask & VD_EV_EXEC ? VG_MAY_EXEC : VG_MAY_READ;
-	vd_fsinfo_access(&d->fsinfo, slow ? -1 : fd, st.st_dev, &e->acc);
-	e->acc.fsmagic = side ? side->magic : fsmagic_of(d, fd, st.st_dev);
-	e->acc.fowner = st.st_uid;
-	e->acc.fgroup = st.st_gid;
+	e->acc.func = e->mask & VD_EV_EXEC ? VG_FUNC_BPRM_CHECK : VG_FUNC_FILE_CHECK;
+	e->acc.mask = e->mask & VD_EV_EXEC ? VG_MAY_EXEC : VG_MAY_READ;
+	vd_fsinfo_access(&d->fsinfo, side && side->cls == VD_FS_SLOW ? -1 : e->fd, st->st_dev, &e->acc);
+	e->acc.fsmagic = side ? side->magic : fsmagic_of(d, e->fd, st->st_dev);
+	e->acc.fowner = st->st_uid;
+	e->acc.fgroup = st->st_gid;
 	if (d->policy_uses_uid)
-		e->creds = vd_task_creds(pid, &e->acc);
+		e->creds = vd_task_creds(e->pid, &e->acc);
 	if (d->policy_uses_subject) {
 		char link[64];
 		struct stat xs;
 
 		/* the audit record keeps the kernel's name; the policy sees vigild's (names.c) */
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)e->pid);
 		e->subj_exe = vd_readlink(link);
 		exe_named = e->subj_exe && vd_stat_nowait(link, &xs) == 0 ?
 			vd_name_here(d, AT_FDCWD, link, &xs, e->subj_exe, &e->exe_here) : -ESRCH;
@@ -336,88 +217,54 @@ void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, u
 		else if (exe_named == -ENOENT)
 			exe_named = 0;	/* on a filesystem vigild has no mount of: no name */
 	}
-	unknown = (d->policy_uses_uid && !e->creds) || exe_named < 0;
-	if (vd_loader_match(&d->loaders, d->policy, pid, mask & VD_EV_EXEC, d->policy_access, &e->acc,
-			    &e->dec) < 0)
-		unknown = true;
-	if (unknown) {
-		/*
-		 * Whose access this is cannot be told: the kernel reports an
-		 * opener outside vigild's pid namespace as pid 0. Judged as
-		 * anyone (uid 0, no program, not the loader), a rule about the
-		 * subject could exempt it (dont_appraise uid=0, or an exec
-		 * through ld.so under exec rules): the fail action instead, under
-		 * no rule (the match was made without the subject). The same for
-		 * a program whose name in vigild's mount namespace cannot be told.
-		 */
-		vd_fail_one(d, i, "unknown-subject", -1);
-		return;
-	}
-	if (named < 0) {	/* a path= rule cannot be judged: the file's name here is not known */
-		vd_fail_one(d, i, "unknown-path", -1);
-		return;
-	}
-	e->need_appraise = e->dec.appraise;
-	if (!e->dec.appraise && !e->dec.measure && !e->dec.audit && !d->policy_access) {
-		vd_answer(d, e, true);
-		vd_ev_release(d, i);
-		return;
-	}
-	if (!e->dec.appraise && !e->dec.measure) {
-		vd_finish(d, i, NULL);
-		return;
-	}
-	if (side && side->fuse && e->need_appraise) {
-		/*
-		 * A FUSE server makes up every byte vigild would read, labels
-		 * included, and can tell vigild's reads from the opener's: as the
-		 * kernel fails such files (SB_I_IMA_UNVERIFIABLE_SIGNATURE), no
-		 * appraisal of one can pass.
-		 */
-		r = vd_result_uncached(d, &e->key);
-		r->appraised = true;
-		r->status = VG_ST_FAIL;
-		snprintf(r->cause, sizeof(r->cause), "unverifiable-filesystem");
-		vd_finish(d, i, r);
-		return;
-	}
+	f->subject_unknown = (d->policy_uses_uid && !e->creds) || exe_named < 0;
+	f->path_named = named;
+	f->acc = &e->acc;
+}
+
+/*
+ * A verdict kept for this version, if any: the cache's under the lease
+ * held on the inode, or one for an empty new file. NULL: none.
+ */
+static struct result *kept(struct vd *d, struct ev *e, const struct stat *st)
+{
+	struct lease *l = e->side ? NULL : vd_lease_get(d, st->st_dev, st->st_ino);
+	struct result *r = l ? vd_cache_get(d, &e->key, l->gen) : NULL;
+
 	/* no lease on a side's file: the file below (stacked) or the server (slow) can change it */
-	l = side ? NULL : vd_lease_get(d, st.st_dev, st.st_ino);
-	r = l ? vd_cache_get(d, &e->key, l->gen) : NULL;
 	if (r) {
 		e->leased = true;
 		e->lease_gen = l->gen;
-		l->used = t0;
+		l->used = e->t0;
 	}
-	if (!r && !side && st.st_size == 0 && fgetxattr(fd, "security.ima", NULL, 0) < 0 && errno == ENODATA) {
+	if (!r && !e->side && st->st_size == 0 && fgetxattr(e->fd, "security.ima", NULL, 0) < 0 &&
+	    errno == ENODATA) {
 		/*
 		 * An empty file without a label: most likely being created (the
 		 * event does not say O_CREAT). The kernel passes IMA_NEW_FILE;
 		 * empty content can neither leak nor run anything. Kept only
 		 * under a lease: its creator usually still has it open.
 		 */
-		e->leased = vd_lease_take(d, fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
+		e->leased = vd_lease_take(d, e->fd, st->st_dev, st->st_ino, &e->lease_gen) == 0;
 		r = e->leased ? vd_cache_put(d, &e->key, e->lease_gen) : vd_result_uncached(d, &e->key);
 		r->appraised = true;
 		r->status = VG_ST_PASS;
 		vg_hash_buf(d->algo, "", 0, &r->digest, NULL);
 	}
-	if (r && (r->appraised || !e->need_appraise) && !r->err && result_fits(d, r, e)) {
-		d->st.cache_hits++;
-		vd_finish(d, i, r);
-		return;
-	}
-	d->st.cache_misses++;
-	if (d->max_size && (uint64_t)st.st_size > d->max_size) {
-		d->st.too_large++;
-		vd_fail_group(d, i, "file-too-large");
-		return;
-	}
-	e->large = st.st_size >= LARGE_FILE;
+	return r;
+}
+
+/* A cache miss: one appraisal for every opener of this version, queued per uid. */
+static void appraise(struct vd *d, int i, pid_t pid)
+{
+	struct ev *e = &d->ev[i];
+	int leader, w;
+
+	e->large = e->key.size >= LARGE_FILE;
 	leader = find_leader(d, e);
 	if (leader < 0) {
 		/* the lease is taken before any content is read: a writer since then voids the verdict */
-		e->leased = !side && vd_lease_take(d, fd, st.st_dev, st.st_ino, &e->lease_gen) == 0;
+		e->leased = !e->side && vd_lease_take(d, e->fd, e->key.dev, e->key.ino, &e->lease_gen) == 0;
 		/*
 		 * Whose access this is matters only when it has to wait: a small
 		 * file that an appraiser takes at once, with nobody queued, is
@@ -442,4 +289,118 @@ void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, u
 	}
 	vd_uq_push(d, i);
 	vd_dispatch(d);
+}
+
+/* Answer an event that never took a slot (vd_decide's OWN, PASS, OVERFLOW). */
+static void answer_slotless(struct vd *d, int group, int ans, bool parked, const struct vd_verdict *v)
+{
+	if (v->how == VD_HOW_OWN)
+		d->st.own++;
+	else if (v->how == VD_HOW_OVERFLOW)
+		d->st.overflows++;
+	(void)vd_fan_answer(group, ans, v->allow);
+	if (parked)
+		vd_held_answered(d, true);
+	if (v->how != VD_HOW_OWN)
+		v->allow ? d->st.allowed++ : d->st.denied++;
+}
+
+void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, uint32_t mask,
+		   const struct stat *stp, char *kname, int kname_named)
+{
+	bool before = o && o->before, parked = o && o->parked > 0;
+	struct vd_verdict v;
+	struct vd_facts f;
+	struct result *r;
+	struct ev *e;
+	int i;
+
+	if (!before)
+		d->st.events++;
+	/* who asks: vigild itself, a file the policy cannot judge, no room (no slot taken) */
+	i = ev_free(d);
+	vd_facts_of(d, NULL, &f);
+	f.before = before;
+	f.own = !before && is_own(d, pid);
+	f.irregular = stp && !S_ISREG(stp->st_mode);
+	f.unreadable = !stp;
+	f.full = i < 0;
+	vd_decide(&f, &v);
+	if (v.next == VD_NEXT_ANSWER &&
+	    (v.how == VD_HOW_OWN || v.how == VD_HOW_PASS || v.how == VD_HOW_OVERFLOW)) {
+		answer_slotless(d, group_of(d, o), parked ? o->parked : fd, parked, &v);
+		close(fd);
+		free(kname);
+		return;
+	}
+	e = ev_take(d, i, fd, pid, mask, vd_now());
+	e->answer_no = parked ? o->parked : fd;	/* the number the kernel knows the event by */
+	e->parked = parked;
+	e->side = o ? o->side : NULL;
+	f.side = e->side != NULL;
+	if (before) {
+		e->before = true;
+		d->before_pending++;
+	}
+	e->path = kname;
+	if (stp) {
+		e->fmode = stp->st_mode;
+		e->nlink = stp->st_nlink;
+		e->key = (struct vkey){ stp->st_dev, stp->st_ino, stp->st_size,
+					(int64_t)stp->st_mtim.tv_sec * 1000000000 + stp->st_mtim.tv_nsec,
+					(int64_t)stp->st_ctim.tv_sec * 1000000000 + stp->st_ctim.tv_nsec };
+		f.size = stp->st_size;
+		look(d, e, stp, kname_named, &f);
+	}
+	/*
+	 * What the policy wants of it, who opens when that matters. Its size
+	 * is judged once a kept verdict has been looked for: a FUSE file
+	 * fails as unverifiable whatever its size.
+	 */
+	f.max_size = 0;
+	vd_decide(&f, &v);
+	while (v.next == VD_NEXT_LOADER) {
+		int l = vd_loader_is(&d->loaders, pid);
+
+		f.opener = l < 0 ? VD_OPENER_UNKNOWN : l ? VD_OPENER_LOADER : VD_OPENER_OTHER;
+		vd_decide(&f, &v);
+	}
+	e->dec = v.dec;
+	e->need_appraise = v.dec.appraise;
+	e->pass_allows = v.pass_allows;
+	if (v.as_exec) {
+		e->acc.also_func = VG_FUNC_BPRM_CHECK;
+		e->acc.also_mask = VG_MAY_EXEC;
+	}
+	if (v.next == VD_NEXT_ANSWER) {	/* decided without the file's content */
+		vd_verdict_apply(d, i, &v, NULL, NULL);
+		return;
+	}
+	f.dec = &e->dec;
+	if (e->side && e->side->fuse && e->need_appraise) {
+		/*
+		 * A FUSE server makes up every byte vigild would read, labels
+		 * included, and can tell vigild's reads from the opener's: as the
+		 * kernel fails such files (SB_I_IMA_UNVERIFIABLE_SIGNATURE), no
+		 * appraisal of one can pass.
+		 */
+		r = vd_result_uncached(d, &e->key);
+		r->appraised = true;
+		r->status = VG_ST_FAIL;
+		snprintf(r->cause, sizeof(r->cause), "unverifiable-filesystem");
+		vd_finish(d, i, r);
+		return;
+	}
+	r = kept(d, e, stp);
+	f.res_kept = true;
+	f.max_size = d->max_size;
+	if (vd_judge(d, i, &f, r, &v) && v.next == VD_NEXT_RESULT) {
+		d->st.cache_misses++;
+		appraise(d, i, pid);
+		return;
+	}
+	if (v.cache_hit)
+		d->st.cache_hits++;
+	if (v.cache_miss)
+		d->st.cache_misses++;
 }

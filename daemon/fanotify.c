@@ -35,7 +35,7 @@ void vd_fan_respond(struct vd *d, int fd, bool allow)
 
 	if (r < 0) {
 		d->st.errors++;
-		vd_log("fanotify response for fd %d failed: %s", fd, strerror(-r));
+		vlog_err("fanotify response for fd %d failed: %s", fd, strerror(-r));
 	}
 }
 
@@ -104,7 +104,7 @@ void vd_fan_fd_error(struct vd *d, int err, pid_t pid, uint32_t mask)
 	free(e.subj_exe);
 }
 
-void vd_fan_read(struct vd *d)
+void vd_fan_read(struct vd *d, void (*on_event)(struct vd *d, int fd, pid_t pid, uint32_t mask))
 {
 	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 	bool first = true;
@@ -123,7 +123,7 @@ void vd_fan_read(struct vd *d)
 			else if (errno == EAGAIN && first && !d->fd_error_reported)
 				d->st.open_errors++;	/* woken for an event that is gone: refused */
 			else if (errno != EAGAIN && errno != EINTR)
-				vd_log("reading fanotify: %s", strerror(errno));
+				vlog_err("reading fanotify: %s", strerror(errno));
 			return;
 		}
 		first = false;
@@ -131,13 +131,13 @@ void vd_fan_read(struct vd *d)
 			d->st.open_errors += (uint64_t)(queued - n) / FAN_EVENT_METADATA_LEN;
 		for (; FAN_EVENT_OK(m, n); m = FAN_EVENT_NEXT(m, n)) {
 			if (m->vers != FANOTIFY_METADATA_VERSION) {
-				vd_log("fanotify metadata version %u, not %u", m->vers,
+				vlog_err("fanotify metadata version %u, not %u", m->vers,
 				       FANOTIFY_METADATA_VERSION);
 				exit(2);
 			}
 			if (m->mask & FAN_Q_OVERFLOW) {
 				d->st.overflows++;
-				vd_log_at(VLOG_WARNING, "fanotify queue overflow: events were allowed unseen");
+				vlog(VLOG_WARNING, "fanotify queue overflow: events were allowed unseen");
 				continue;
 			}
 			if (m->fd < 0) {
@@ -147,7 +147,7 @@ void vd_fan_read(struct vd *d)
 					vd_fan_fd_error(d, -m->fd, m->pid, vd_fan_ev_mask(m->mask));
 				continue;
 			}
-			vd_event(d, m->fd, m->pid, vd_fan_ev_mask(m->mask));
+			on_event(d, m->fd, m->pid, vd_fan_ev_mask(m->mask));
 		}
 		/*
 		 * A read that left half the buffer free found the queue empty
@@ -201,15 +201,12 @@ int vd_fan_init(struct vd *d)
 {
 	int r;
 
-	r = vd_held_group(d);	/* a restart under --hold: the group the monitor before had */
-	if (r != 0)
-		return r < 0 ? -1 : 0;
 	d->fd_error_reported = !d->no_fd_error;
 	r = vd_fan_group_new(&d->fd_error_reported);
 	d->fan = r;
 	errno = r < 0 ? -r : 0;
 	if (d->fan < 0) {
-		vd_log("fanotify_init: %s%s", strerror(errno), errno == EPERM ?
+		vlog_err("fanotify_init: %s%s", strerror(errno), errno == EPERM ?
 		       " (vigild needs CAP_SYS_ADMIN, and the fanotify system calls: a container's "
 		       "system call filter may forbid them, e.g. systemd-nspawn's: "
 		       "--system-call-filter=fanotify_init)" : "");
@@ -218,14 +215,10 @@ int vd_fan_init(struct vd *d)
 	return 0;
 }
 
-int vd_fan_setup(struct vd *d)
+void vd_fan_notif_open(struct vd *d)
 {
-	/* the last file the monitor writes itself before marks are in place */
-	if (vd_metrics_write(d) < 0)
-		return -1;
 	/* the attribute channel, marked with each local filesystem; without it no ignore marks */
 	d->notif = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY);
-	return vd_marks_setup(d);
 }
 
 void vd_fan_notif_add(struct vd *d, const char *path)
@@ -233,7 +226,7 @@ void vd_fan_notif_add(struct vd *d, const char *path)
 	if (d->notif < 0 || fanotify_mark(d->notif, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ATTRIB, AT_FDCWD,
 					  path) == 0)
 		return;
-	vd_log_at(VLOG_WARNING, "no FAN_ATTRIB channel for %s (%s): verdicts are cached in vigild only",
+	vlog(VLOG_WARNING, "no FAN_ATTRIB channel for %s (%s): verdicts are cached in vigild only",
 		  path, strerror(errno));
 	/* the ignore marks set so far would go stale without it: gone too */
 	(void)fanotify_mark(d->fan, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL);

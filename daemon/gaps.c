@@ -41,9 +41,9 @@
 
 #include <json-c/json.h>
 
+#include "monitor.h"
 #include "vigil/config.h"
 #include "vigil/evm.h"
-#include "monitor.h"
 
 #define SYSCTL_MEMFD "/proc/sys/vm/memfd_noexec"
 #define SYSCTL_USERNS_CLONE "/proc/sys/kernel/unprivileged_userns_clone"
@@ -152,11 +152,7 @@ static bool may_match_exec_on(const struct vg_policy_rule *r, const struct fsfac
 {
 	static const uint8_t zero[16];
 
-	if ((r->flags & VG_POLF_FUNC) && r->func != VG_FUNC_BPRM_CHECK)
-		return false;
-	if ((r->flags & VG_POLF_MASK) && r->mask != VG_MAY_EXEC)
-		return false;
-	if ((r->flags & VG_POLF_INMASK) && !(r->mask & VG_MAY_EXEC))
+	if (!vd_rule_may_match_exec(r))
 		return false;
 	if ((r->flags & VG_POLF_FSMAGIC) && f->magic && r->fsmagic != f->magic)
 		return false;
@@ -524,15 +520,15 @@ int vd_gaps_check(struct vd *d)
 		struct vd_gap *g = &d->gaps[i];
 
 		if (g->state == VD_GAP_OPEN && g->judged && strict) {
-			vd_log("gap %s: %s", g->name, g->how ? g->how : "");
+			vlog_err("gap %s: %s", g->name, g->how ? g->how : "");
 			refused++;
 		} else if (g->state != VD_GAP_CLOSED && g->state != VD_GAP_OUTSIDE) {
-			vd_log_at(VLOG_WARNING, "gap %s %s: %s", g->name, state_name(g->state),
+			vlog(VLOG_WARNING, "gap %s %s: %s", g->name, state_name(g->state),
 				  g->how ? g->how : "");
 		}
 	}
 	if (refused)
-		vd_log("%d way%s around vigild %s open under a policy that judges execution in enforce "
+		vlog_err("%d way%s around vigild %s open under a policy that judges execution in enforce "
 		       "mode: not starting (close %s, or accept %s by name)", refused, refused > 1 ? "s" : "",
 		       refused > 1 ? "are" : "is", refused > 1 ? "them" : "it", refused > 1 ? "them" : "it");
 	return refused ? -1 : 0;
@@ -557,7 +553,7 @@ void vd_gaps_mounts_changed(struct vd *d)
 	mount_gaps(d, false);
 	for (size_t i = k; i < d->ngaps; i++)
 		if (d->gaps[i].state == VD_GAP_OPEN && d->gaps[i].judged)
-			vd_log_at(VLOG_WARNING, "gap %s open: %s", d->gaps[i].name,
+			vlog(VLOG_WARNING, "gap %s open: %s", d->gaps[i].name,
 				  d->gaps[i].how ? d->gaps[i].how : "");
 }
 
@@ -567,23 +563,23 @@ int vd_gaps_close(struct vd *d)
 	int r, failed = 0;
 
 	if (d->mode != MODE_ENFORCE) {
-		vd_log_at(VLOG_INFO, "--close-gaps: not in enforce mode: no sysctl changed");
+		vlog(VLOG_INFO, "--close-gaps: not in enforce mode: no sysctl changed");
 		return 0;
 	}
 
 	if (!accepted(d, "memfd") && memfd_scope(d) == SCOPE_JUDGE) {
 		r = no_memfd_noexec(d) ? -ENOENT : sysctl_read(SYSCTL_MEMFD, &v);
 		if (r == -ENOENT) {
-			vd_log("memfd: this kernel has no vm.memfd_noexec (Linux 6.3): cannot close; "
+			vlog_err("memfd: this kernel has no vm.memfd_noexec (Linux 6.3): cannot close; "
 			       "accept it (--accept-gap memfd) or run a newer kernel");
 			failed++;
 		} else if (r == 0 && v < 2) {
 			r = sysctl_write(SYSCTL_MEMFD, 2);
 			if (r < 0) {
-				vd_log("vm.memfd_noexec = 2: %s", strerror(-r));
+				vlog_err("vm.memfd_noexec = 2: %s", strerror(-r));
 				failed++;
 			} else {
-				vd_log_at(VLOG_INFO, "vm.memfd_noexec: %ld -> 2 (no memfd can be run)", v);
+				vlog(VLOG_INFO, "vm.memfd_noexec: %ld -> 2 (no memfd can be run)", v);
 			}
 		}
 	}
@@ -600,10 +596,10 @@ int vd_gaps_close(struct vd *d)
 		if (r == 0 && v != 0) {
 			r = sysctl_write(path, 0);
 			if (r < 0) {
-				vd_log("%s = 0: %s", path + strlen("/proc/sys/"), strerror(-r));
+				vlog_err("%s = 0: %s", path + strlen("/proc/sys/"), strerror(-r));
 				failed++;
 			} else {
-				vd_log_at(VLOG_INFO, "%s: %ld -> 0 (no user namespaces %s)",
+				vlog(VLOG_INFO, "%s: %ld -> 0 (no user namespaces %s)",
 					  path + strlen("/proc/sys/"), v,
 					  clone ? "for unprivileged users" : "for anyone");
 			}

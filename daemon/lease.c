@@ -103,7 +103,7 @@ int vd_lease_take(struct vd *d, int fd, dev_t dev, ino_t ino, uint32_t *ret_gen)
 		} else {
 			d->st.lease_errors++;
 			if (!d->lease_warned)
-				vd_log_at(VLOG_WARNING, "no read lease (%s): verdicts on this filesystem "
+				vlog(VLOG_WARNING, "no read lease (%s): verdicts on this filesystem "
 					  "are not cached, every access is appraised", strerror(-r));
 			d->lease_warned = true;
 		}
@@ -168,7 +168,7 @@ void vd_lease_setup(struct vd *d)
 		d->lease_max = (unsigned int)(rl.rlim_cur - 1024 < LEASE_CAP ? rl.rlim_cur - 1024 : LEASE_CAP);
 	d->lease_sig = d->lease_max ? SIGRTMIN : 0;
 	if (!d->lease_sig)
-		vd_log_at(VLOG_WARNING, "too few descriptors for read leases (RLIMIT_NOFILE): "
+		vlog(VLOG_WARNING, "too few descriptors for read leases (RLIMIT_NOFILE): "
 			  "nothing is cached");
 }
 

@@ -15,7 +15,7 @@
  * program, the libraries the loader maps for it, and the files the
  * program itself opens once it runs (vigild cannot tell these apart), so
  * its data on a marked filesystem needs what an exec needs. /proc is
- * asked only when the answer changes the decision (vd_loader_match).
+ * asked only when the answer changes the decision (decide.c asks for it).
  *
  * The loaders, by inode, taken at start (before the marks): the PT_INTERP
  * of vigild's own executable (the system's loader for its own ABI), the
@@ -139,57 +139,12 @@ int vd_loader_is(const struct vd_loaders *l, pid_t pid)
 	return 0;
 }
 
-static bool decision_eq(const struct vg_decision *x, const struct vg_decision *y)
-{
-	if (x->measure != y->measure || x->appraise != y->appraise || x->audit != y->audit ||
-	    x->hash != y->hash || x->flags != y->flags || x->pcr != y->pcr ||
-	    x->template_name != y->template_name || x->allowed_algos != y->allowed_algos ||
-	    x->trust_archive != y->trust_archive || x->verdict != y->verdict)
-		return false;
-	for (int c = 0; c < VG_CLASS__MAX; c++)
-		if (x->rule[c] != y->rule[c])
-			return false;
-	return true;
-}
-
 /*
- * Who opens matters only when it changes the decision: when the open
- * alone and the open merged with the exec decide the same (the same
- * actions, by the same rules, with the same options), the loader's open
- * gets exactly what anyone's gets, and /proc/PID/exe (a path lookup in
- * procfs, a few microseconds on every first open) is not asked.
+ * An open's verdict depends on who opens (the loader or not) when a rule
+ * can match an exec: a kernel ignore mark set for one opener's open would
+ * let the loader's open of the same inode through unseen.
  */
-int vd_loader_match(const struct vd_loaders *l, const struct vg_policy *p, pid_t pid, bool exec,
-		    bool always_ask, struct vg_access *a, struct vg_decision *dec)
-{
-	struct vg_access xa;
-	struct vg_decision xd;
-	int r;
-
-	vg_policy_match(p, a, VG_CLASSES_IMA, dec);
-	if (exec || !l->policy_execs)
-		return 0;
-	xa = *a;
-	xa.also_func = VG_FUNC_BPRM_CHECK;
-	xa.also_mask = VG_MAY_EXEC;
-	vg_policy_match(p, &xa, VG_CLASSES_IMA, &xd);
-	if (!always_ask && decision_eq(dec, &xd))
-		return 0;
-	r = vd_loader_is(l, pid);
-	if (r > 0) {
-		*a = xa;
-		*dec = xd;
-	}
-	return r < 0 ? r : 0;
-}
-
-/*
- * Can a rule match an exec (BPRM_CHECK, MAY_EXEC)? Then an open's verdict
- * depends on who opens (the loader or not), and a kernel ignore mark set
- * for one opener's open would let the loader's open of the same inode
- * through unseen.
- */
-static bool rule_may_match_exec(const struct vg_policy_rule *r)
+bool vd_rule_may_match_exec(const struct vg_policy_rule *r)
 {
 	if ((r->flags & VG_POLF_FUNC) && r->func != VG_FUNC_BPRM_CHECK)
 		return false;
@@ -204,7 +159,7 @@ bool vd_loader_policy(struct vd_loaders *l, const struct vg_policy *p)
 {
 	l->policy_execs = false;
 	for (size_t i = 0; i < vg_policy_count(p); i++)
-		if (rule_may_match_exec(vg_policy_rule(p, i)))
+		if (vd_rule_may_match_exec(vg_policy_rule(p, i)))
 			l->policy_execs = true;
 	return !l->policy_execs;
 }

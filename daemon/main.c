@@ -39,29 +39,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "appraisers.h"
 #include "background.h"
 #include "hold.h"
 #include "monitor.h"
 #include "notify.h"
-
-/* an error unless said otherwise (vd_log_at): common/log.h */
-void vd_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlogv(VLOG_ERR, fmt, ap);
-	va_end(ap);
-}
-
-void vd_log_at(int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlogv(prio, fmt, ap);
-	va_end(ap);
-}
+#include "setup.h"
 
 static int setup_log(struct vd *d)
 {
@@ -76,7 +59,7 @@ static int setup_log(struct vd *d)
 
 		snprintf(bank, sizeof(bank), "%s.pcrs", d->log_path);
 		if (vg_pcrbank_open(bank, 1u << VG_HASH_SHA1 | 1u << VG_HASH_SHA256, &d->bank, &dg) < 0) {
-			vd_log("%s", dg.msg);
+			vlog_err("%s", dg.msg);
 			return -1;
 		}
 		mo.ops = &vg_pcrbank_ops;
@@ -87,34 +70,13 @@ static int setup_log(struct vd *d)
 		mo.ops_ctx = d->tpm;
 	}
 	if (vg_mlog_open(d->log_path, &mo, &d->mlog, &rec, &dg) < 0) {
-		vd_log("measurement log %s: %s", d->log_path, dg.msg);
+		vlog_err("measurement log %s: %s", d->log_path, dg.msg);
 		return -1;
 	}
 	d->measurements = vg_mlog_entries(d->mlog);
 	if (vd_announce_setup(d) < 0)
 		return -1;
 	return vd_commit_start(d);
-}
-
-void vd_ready(struct vd *d)
-{
-	unsigned long procs = atomic_load(&d->before_procs);
-
-	d->ready = true;
-	(void)notify_send("READY=1\nSTATUS=%s: %zu policy rules, %zu marks, %u appraisers%s",
-			  vd_ctl_mode_names[d->mode], vg_policy_count(d->policy), d->nmarks, d->nworkers,
-			  d->log_path ? (d->no_tpm ? ", measuring (software PCR bank, not attestable)"
-						: ", measuring (TPM)") : "");
-	if (procs)
-		vd_log_at(d->st.before_failed ? VLOG_WARNING : VLOG_INFO, "%lu processes were running "
-			  "before vigild: %llu of their programs failed their appraisal (audited as "
-			  "ran-before-ready)", procs, (unsigned long long)d->st.before_failed);
-	if (d->foreground)
-		fputs("vigild: ready\n", stderr);
-	if (d->mounts_dirty) {
-		d->mounts_dirty = false;
-		vd_marks_reconcile(d);
-	}
 }
 
 static void drain(struct vd *d)
@@ -133,8 +95,10 @@ static void drain(struct vd *d)
 			for (unsigned int i = 0; i < n; i++)
 				if (p[i].revents)
 					vd_pool_reply(d, (int)i);
-			if (p[n].revents)
+			if (p[n].revents) {
 				vd_commit_done(d);
+				vd_measure_waiters(d);
+			}
 		}
 	}
 	for (int i = 0; i < d->ev_hi; i++)
@@ -143,23 +107,9 @@ static void drain(struct vd *d)
 }
 
 /* what the loop's epoll set tells apart (epoll_event.data.u32) */
-enum { LOOP_FAN, LOOP_SIG, LOOP_CTL, LOOP_RELOAD, LOOP_NOTIF, LOOP_COMMIT, LOOP_SIDE, LOOP_MOUNTS,
-       LOOP_WORKER };
-
-int vd_loop_add_worker(struct vd *d, int w)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = LOOP_WORKER + (uint32_t)w };
-
-	if (d->ep < 0)
-		return 0;	/* the loop has not started: it adds the living ones itself */
-	return epoll_ctl(d->ep, EPOLL_CTL_ADD, d->w[w].sock, &ev) == 0 ? 0 : -errno;
-}
-
-void vd_loop_del_worker(struct vd *d, int w)
-{
-	if (d->ep >= 0)
-		(void)epoll_ctl(d->ep, EPOLL_CTL_DEL, d->w[w].sock, NULL);
-}
+enum { LOOP_FAN, LOOP_SIG, LOOP_CTL, LOOP_RELOAD, LOOP_NOTIF, LOOP_COMMIT, LOOP_SIDE, LOOP_MOUNTS };
+#define LOOP_WORKER VD_LOOP_WORKER
+_Static_assert(LOOP_MOUNTS < VD_LOOP_WORKER, "the loop's fixed tags come before the appraisers'");
 
 /* The loop's epoll set: one registration per descriptor for the daemon's life. Return: 0, -1. */
 static int loop_setup(struct vd *d)
@@ -173,7 +123,7 @@ static int loop_setup(struct vd *d)
 
 	d->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (d->ep < 0) {
-		vd_log("epoll_create1: %s", strerror(errno));
+		vlog_err("epoll_create1: %s", strerror(errno));
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
@@ -182,13 +132,13 @@ static int loop_setup(struct vd *d)
 					  .data.u32 = fixed[i].tag };
 
 		if (fixed[i].fd >= 0 && epoll_ctl(d->ep, EPOLL_CTL_ADD, fixed[i].fd, &ev) < 0) {
-			vd_log("epoll_ctl: %s", strerror(errno));
+			vlog_err("epoll_ctl: %s", strerror(errno));
 			return -1;
 		}
 	}
 	for (unsigned int w = 0; w < d->nworkers; w++)
 		if (!d->w[w].dead && vd_loop_add_worker(d, (int)w) < 0) {
-			vd_log("epoll_ctl: %s", strerror(errno));
+			vlog_err("epoll_ctl: %s", strerror(errno));
 			return -1;
 		}
 	return 0;
@@ -208,7 +158,7 @@ static void watchdog_setup(struct vd *d)
 	if (period <= 0)
 		return;
 	d->watchdog_s = period / 2;
-	vd_log_at(VLOG_INFO, "watchdog: every %.1f s", d->watchdog_s);
+	vlog(VLOG_INFO, "watchdog: every %.1f s", d->watchdog_s);
 }
 
 static void watchdog_tick(struct vd *d)
@@ -247,7 +197,7 @@ static int run(struct vd *d)
 
 		n = epoll_wait(d->ep, evs, (int)(sizeof(evs) / sizeof(evs[0])), timeout);
 		if (n < 0 && errno != EINTR) {
-			vd_log("epoll_wait: %s", strerror(errno));
+			vlog_err("epoll_wait: %s", strerror(errno));
 			return -1;
 		}
 		for (int i = 0; i < n; i++) {
@@ -273,7 +223,7 @@ static int run(struct vd *d)
 				} else if (si.ssi_signo == SIGHUP) {
 					vd_reload_start(d);
 				} else if (si.ssi_signo == SIGUSR1) {
-					vd_log_at(VLOG_WARNING, "SIGUSR1 renews the monitor under --hold (vigild.hold "
+					vlog(VLOG_WARNING, "SIGUSR1 renews the monitor under --hold (vigild.hold "
 						  "= yes) only: ignored; `systemctl restart vigild` runs a new binary, "
 						  "with a window");
 #ifdef VIGILD_TEST_HOOKS
@@ -292,7 +242,7 @@ static int run(struct vd *d)
 					while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 						vd_pool_reaped(d, pid, status);
 				} else {
-					vd_log_at(VLOG_INFO, "signal %d: draining and exiting", (int)si.ssi_signo);
+					vlog(VLOG_INFO, "signal %d: draining and exiting", (int)si.ssi_signo);
 					(void)notify_send("STOPPING=1");
 					d->stopping = true;
 					drain(d);
@@ -301,7 +251,7 @@ static int run(struct vd *d)
 			}
 		}
 		if (ready[LOOP_FAN])
-			vd_fan_read(d);
+			vd_fan_read(d, vd_event);
 		for (unsigned int i = 0; i < d->nworkers; i++)
 			if ((workers & (1u << i)) && !d->w[i].dead)
 				vd_pool_reply(d, (int)i);
@@ -309,8 +259,10 @@ static int run(struct vd *d)
 			vd_control(d);
 		if (ready[LOOP_RELOAD])
 			vd_reload_done(d);
-		if (ready[LOOP_COMMIT])
+		if (ready[LOOP_COMMIT]) {
 			vd_commit_done(d);
+			vd_measure_waiters(d);	/* the events that waited go on (verdict.c) */
+		}
 		if (ready[LOOP_SIDE])
 			vd_side_events(d);
 		if (ready[LOOP_MOUNTS]) {
@@ -418,18 +370,18 @@ int main(int argc, char **argv)
 	if (d->background) {
 		r = vg_background_start();	/* READY=1 (notify.c) releases the parent */
 		if (r < 0) {
-			vd_log("--background: %s", strerror(-r));
+			vlog_err("--background: %s", strerror(-r));
 			return 2;
 		}
 		d->self = getpid();
 	}
 	r = notify_open();
 	if (r < 0)
-		vd_log("$NOTIFY_SOCKET %s: %s: readiness cannot be reported", getenv("NOTIFY_SOCKET"),
+		vlog_err("$NOTIFY_SOCKET %s: %s: readiness cannot be reported", getenv("NOTIFY_SOCKET"),
 		       strerror(-r));
 	/* every setting, before anything is taken (nothing to undo) */
 	if (vg_config_load(&d->cfg, d->config ? d->config : VG_CONFIG_DEFAULT, !d->config, &dg) < 0) {
-		vd_log("config: %s", dg.msg);
+		vlog_err("config: %s", dg.msg);
 		goto out;
 	}
 	d->algo = d->cfg.algo;
@@ -448,7 +400,7 @@ int main(int argc, char **argv)
 	if (d->close_gaps) {
 		/* the unit's ExecStartPre=+, with ExecStart's options: the sysctls, and nothing else */
 		if (vd_policy_load(d, &d->policy, msg, sizeof(msg)) < 0) {
-			vd_log("policy refused: %s", msg);
+			vlog_err("policy refused: %s", msg);
 			goto out;
 		}
 		rc = vd_gaps_close(d) < 0 ? 2 : 0;
@@ -457,10 +409,10 @@ int main(int argc, char **argv)
 	if (vd_watch_check(d) < 0 || vd_proc_check() < 0 || vd_keyrings_check(d) < 0)
 		goto out;
 	if (vd_policy_load(d, &d->policy, msg, sizeof(msg)) < 0) {
-		vd_log("policy refused: %s", msg);
+		vlog_err("policy refused: %s", msg);
 		goto out;
 	}
-	vd_policy_unenforced_log(d->policy, d->policy_path, vd_log);
+	vd_policy_unenforced_log(d->policy, d->policy_path);
 	if (vd_outputs_check(d) < 0)
 		goto out;
 	vd_loaders_init(&d->loaders, d->loader_paths, d->nloader_paths);	/* --loader checked above */
@@ -472,7 +424,7 @@ int main(int argc, char **argv)
 		d->uq[i].head = d->uq[i].tail = -1;
 	vd_lease_setup(d);
 	if (!d->cache || !d->measured || !d->lease) {
-		vd_log("out of memory");
+		vlog_err("out of memory");
 		goto out;
 	}
 	/* then what is taken, in an order that leaves nothing behind on a refusal */
@@ -480,11 +432,11 @@ int main(int argc, char **argv)
 		goto out;
 	/* trust=archive's database, with the key just loaded; no mark is set yet */
 	if (vd_trust_load(d, d->policy, &d->trust, msg, sizeof(msg)) < 0) {
-		vd_log("%s", msg);
+		vlog_err("%s", msg);
 		goto out;
 	}
 	if (d->trust)
-		vd_log_at(VLOG_INFO, "trust database %s: %zu files (%s)", vd_trust_db_path(d),
+		vlog(VLOG_INFO, "trust database %s: %zu files (%s)", vd_trust_db_path(d),
 			  vg_trust_index_count(d->trust->idx), vg_hash_name(d->trust->algo));
 	if (vd_control_setup(d) < 0)
 		goto out;
@@ -505,7 +457,9 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	signal(SIGPIPE, SIG_IGN);
-	if (vd_fan_init(d) < 0 || vd_pool_start(d) < 0)
+	/* a restart under --hold: the group the monitor before had; else a new one */
+	r = vd_held_group(d);
+	if (r < 0 || (r == 0 && vd_fan_init(d) < 0) || vd_pool_start(d) < 0)
 		goto out;
 	/*
 	 * The monitor keeps the key (locked in memory, out of core dumps) for
@@ -522,11 +476,15 @@ int main(int argc, char **argv)
 	if (d->audit_path) {
 		d->audit = open(d->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (d->audit < 0) {
-			vd_log("audit file %s: %s", d->audit_path, strerror(errno));
+			vlog_err("audit file %s: %s", d->audit_path, strerror(errno));
 			goto out;
 		}
 	}
-	if (vd_side_setup(d) < 0 || vd_fan_setup(d) < 0 || vd_gaps_check(d) < 0)
+	/* the metrics file is the last one the monitor writes itself before the marks are in place */
+	if (vd_side_setup(d) < 0 || vd_metrics_write(d) < 0)
+		goto out;
+	vd_fan_notif_open(d);
+	if (vd_marks_setup(d) < 0 || vd_gaps_check(d) < 0)
 		goto out;
 	/* the programs already running are judged before ready, while the loop answers */
 	if (vd_held_give(d) < 0)

@@ -79,7 +79,7 @@ static int mark(struct vd *d, dev_t dev, const char *point, enum vd_fsclass cls,
 		return 0;
 	if (d->nmarks == MAX_MARKS) {
 		if (loud)
-			vd_log("%s: more than %d filesystems to watch", point, MAX_MARKS);
+			vlog_err("%s: more than %d filesystems to watch", point, MAX_MARKS);
 		return -ENOSPC;
 	}
 	p = strdup(point);
@@ -94,7 +94,7 @@ static int mark(struct vd *d, dev_t dev, const char *point, enum vd_fsclass cls,
 
 		if (r < 0) {
 			if (loud)
-				vd_log("cannot mark the filesystem of %s: %s", point, strerror(-r));
+				vlog_err("cannot mark the filesystem of %s: %s", point, strerror(-r));
 			free(p);
 			return r;
 		}
@@ -104,7 +104,7 @@ static int mark(struct vd *d, dev_t dev, const char *point, enum vd_fsclass cls,
 		m->side = vd_side_start(d, dev, point, cls, fstype);
 		if (!m->side) {
 			if (loud)
-				vd_log("%s (%s): cannot start its reader: %s", point, fstype, strerror(errno));
+				vlog_err("%s (%s): cannot start its reader: %s", point, fstype, strerror(errno));
 			free(p);
 			return -ENOMEM;
 		}
@@ -141,14 +141,14 @@ static int mark_new(struct vd *d, bool loud)
 			continue;
 		/* the walk to a local mount point must not pass through a slow one */
 		if (m->cls == VD_FS_LOCAL && vd_mounts_through_unsafe(&d->mounts, m->point)) {
-			vd_log_at(VLOG_WARNING, "%s: mounted under a stacked or slow filesystem: not "
+			vlog(VLOG_WARNING, "%s: mounted under a stacked or slow filesystem: not "
 				  "watched", m->point);
 			continue;
 		}
 		if (mark(d, m->dev, m->point, m->cls, m->fstype, false, loud) == 0) {
 			n++;
 			if (!loud)
-				vd_log_at(VLOG_INFO, "watching %s (%s, mounted after start)", m->point,
+				vlog(VLOG_INFO, "watching %s (%s, mounted after start)", m->point,
 					  m->fstype);
 		}
 	}
@@ -158,7 +158,7 @@ static int mark_new(struct vd *d, bool loud)
 int vd_marks_setup(struct vd *d)
 {
 	if (vd_mounts_read(&d->mounts) < 0 || vd_mounts_watch_open(&d->mounts) < 0) {
-		vd_log("/proc/self/mountinfo: %s", strerror(errno));
+		vlog_err("/proc/self/mountinfo: %s", strerror(errno));
 		return -1;
 	}
 	d->nwmount = 0;
@@ -167,7 +167,7 @@ int vd_marks_setup(struct vd *d)
 		struct stat st;
 
 		if (stat(d->watch[i], &st) < 0) {
-			vd_log("--watch %s: %s", d->watch[i], strerror(errno));
+			vlog_err("--watch %s: %s", d->watch[i], strerror(errno));
 			return -1;
 		}
 		m = vd_mounts_dev(&d->mounts, st.st_dev);
@@ -213,9 +213,9 @@ void vd_marks_side_news(struct vd *d)
 			continue;
 		m->said = st;
 		if (st == VD_SIDE_MARKED)
-			vd_log_at(VLOG_INFO, "watching %s (%s): a reader of its own", m->point, m->fstype);
+			vlog(VLOG_INFO, "watching %s (%s): a reader of its own", m->point, m->fstype);
 		else if (st == VD_SIDE_FAILED) {
-			vd_log_at(VLOG_WARNING, "cannot mark the filesystem of %s (%s): %s: not watched%s",
+			vlog(VLOG_WARNING, "cannot mark the filesystem of %s (%s): %s: not watched%s",
 				  m->point, m->fstype, strerror(m->side->mark_err),
 				  m->side->mark_err == EACCES && m->side->fuse ?
 				  " (a FUSE filesystem mounted without allow_other: its user alone can reach it)" : "");
@@ -240,7 +240,7 @@ void vd_marks_reconcile(struct vd *d)
 			d->marks[k++] = *m;
 			continue;
 		}
-		vd_log_at(VLOG_INFO, "%s (%s) is no longer mounted", m->point, m->fstype);
+		vlog(VLOG_INFO, "%s (%s) is no longer mounted", m->point, m->fstype);
 		if (!vd_side_end(m->side))
 			d->left_behind = true;
 		for (size_t w = 0; w < d->nwmount; w++)

@@ -8,7 +8,7 @@
  * The file is replaced whole (libvigil's outfile: a temporary beside it,
  * fsync, rename), so a scrape never reads half of it. It is written once
  * before the marks are placed (a path that cannot be written stops the
- * start, exit 2: vd_fan_setup calls it first), then every METRICS_PERIOD
+ * start, exit 2: main.c calls it right before the marks), then every METRICS_PERIOD
  * seconds, and once more at exit after the fanotify group is closed. While marks are in place the
  * monitor never opens a file itself (the file may be on a marked
  * filesystem, and the monitor would wait on its own permission event):
@@ -23,9 +23,10 @@
 #include <sys/stat.h>
 #include <stdlib.h>
 
+#include "monitor.h"
+#include "setup.h"
 #include "vigil/outfile.h"
 #include "vigild_prom.h"
-#include "monitor.h"
 
 #define METRICS_PERIOD 5.0
 
@@ -59,7 +60,7 @@ static int format(struct vd *d, char **ret, size_t *ret_len)
 	json_object_put(o);
 	if (r < 0) {
 		free(buf);
-		vd_log("--metrics-file %s: out of memory", d->metrics_path);
+		vlog_err("--metrics-file %s: out of memory", d->metrics_path);
 		return -1;
 	}
 	*ret = buf;
@@ -72,7 +73,7 @@ static int put(const char *path, const char *buf, size_t len)
 	struct vg_diag dg = { 0 };
 
 	if (vg_outfile_put(path, buf, len, 0644, 0, &dg) < 0) {
-		vd_log("--metrics-file %s: %s", path, dg.msg);
+		vlog_err("--metrics-file %s: %s", path, dg.msg);
 		return -1;
 	}
 	/* counters are not secret, and the unit's UMask=0077 would hide them from
@@ -138,7 +139,7 @@ void vd_metrics_tick(struct vd *d)
 	writer.path = d->metrics_path;
 	atomic_store(&writer.done, false);
 	if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0) {
-		vd_log("--metrics-file %s: cannot start its writer thread", d->metrics_path);
+		vlog_err("--metrics-file %s: cannot start its writer thread", d->metrics_path);
 		free(writer.buf);
 		writer.buf = NULL;
 		return;

@@ -1,24 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * monitor.h - the vigild monitor's state and the contracts between its
- * files. The monitor is one thread (main.c's poll loop); nothing here is
- * locked. Files, in the order an event meets them:
+ * monitor.h - the vigild monitor's state and the contracts of its event
+ * path. The monitor is one thread (main.c's loop); nothing here is
+ * locked. An event meets, in order:
  *
- *   fanotify.c  the only user of <sys/fanotify.h>: groups, marks, reading
- *               events, answers, ignore marks
- *   events.c    an event: access facts, policy match, cache, leader
- *   cache.c     verdicts per file version      lease.c  read leases
- *   dispatch.c  per-uid queues, round-robin    pool.c   the appraisers
- *   verdict.c   measure, decide, audit, answer audit.c   audit lines
- *   reload.c    policy load and reload         control.c control socket
- *   trust.c     trust=archive: the trust database in memory, its lookup
- *   stats.c     reasons and latency            args.c   command line
- *   startup.c   settings checked before ready: keys, keyrings, TPM,
- *               default paths, the control socket's lock
- *   main.c      setup and the loop
+ *   fanotify.c  the only user of <sys/fanotify.h>: groups, reading
+ *               events, answers, ignore marks; it calls nothing above it
+ *   events.c    the intake: the facts of the access (facts.c reads /proc
+ *               at need), a verdict kept for its version (cache.c under
+ *               lease.c's read lease), a leader appraisal on a miss
+ *   decide.c    the decision, one pure function (decide.h)
+ *   dispatch.c, pool.c   the appraisers (appraisers.h), for a miss
+ *   verdict.c   the answer: measurement (commit.c, the list's writer),
+ *               audit lines (audit.c), counters (stats.c), the kernel's
+ *               answer, the ignore mark
  *
- * What is looked up on every event (the cache slot, the lease set) is
- * static inline here, so the event path costs what it did in one file.
+ * Around it: fs.h (the filesystems watched: mounts, marks, side groups,
+ * gaps, programs running before, names), setup.h (command line, checks
+ * before ready, policy and trust database, control socket, metrics),
+ * held.c (--hold, hold.h) and main.c (setup and the loop). What is looked
+ * up on every event (the cache slot, the lease set) is static inline
+ * here, so the event path costs what it did in one file.
  */
 #ifndef VIGILD_MONITOR_H
 #define VIGILD_MONITOR_H
@@ -41,6 +43,8 @@
 #include "vigil/policy.h"
 #include "vigil/tpm.h"
 #include "vigil/trust.h"
+#include "decide.h"
+#include "fs.h"
 #include "vigild.h"
 #include "vigild_ctl.h"
 
@@ -63,34 +67,6 @@
 #define VD_ANNOUNCE_WAITERS 16	/* `vigil trust boot announce` clients waiting for their commit */
 #define VD_TRUST_DB_DEFAULT "/var/lib/vigil/trust.db"	/* --trust-db, trust.db in vigil.conf */
 
-/* what an event is, in fanotify.c's words to the rest */
-#define VD_EV_OPEN 0x1u		/* FAN_OPEN_PERM */
-#define VD_EV_EXEC 0x2u		/* FAN_OPEN_EXEC_PERM */
-
-enum mode { MODE_ENFORCE = VD_CTL_ENFORCE, MODE_PERMISSIVE = VD_CTL_PERMISSIVE, MODE_FIX = VD_CTL_FIX };
-
-struct vkey {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	int64_t mtime, ctime;
-};
-
-struct result {
-	bool valid, appraised;
-	bool sig_required;	/* appraised with appraise_type=imasig */
-	bool archive_audited;	/* an allow by the trust database was recorded for this version */
-	uint32_t allowed_algos;	/* ... and with this appraise_algos= (0: any) */
-	uint32_t lease_gen;	/* valid while this lease generation is held */
-	struct vkey key;
-	int err;
-	uint32_t status;
-	char cause[40];
-	struct vg_digest digest;
-	uint16_t siglen;
-	uint8_t *sig;
-};
-
 /* PCRs a file version was measured into: kept across policy reloads, as IMA keeps IMA_MEASURED */
 struct measured {
 	bool valid;
@@ -101,74 +77,12 @@ struct measured {
 	uint64_t seq;		/* ... the last one's sequence number */
 };
 
-/* what a filesystem is to vigild (mounts.c) */
-enum vd_fsclass { VD_FS_PSEUDO, VD_FS_DEVICE, VD_FS_LOCAL, VD_FS_STACKED, VD_FS_SLOW };
-
-struct vd_mount {
-	uint64_t id;
-	dev_t dev;
-	char *point;		/* where, in vigild's mount namespace */
-	char fstype[32];
-	bool ro;		/* the filesystem is read-only (superblock), not just this mount */
-	bool noexec;
-	bool whole;		/* mounts the filesystem's root, not a part of it bound here */
-	enum vd_fsclass cls;
-};
-
-struct vd_mounts {
-	struct vd_mount *m;
-	size_t n;
-	int fd;			/* /proc/self/mountinfo, polled for changes before a path is walked */
-	uint64_t gen;
-};
-
-/* a stacked or slow filesystem's own group and reader (side.c) */
-enum { VD_SIDE_STARTING, VD_SIDE_MARKED, VD_SIDE_FAILED, VD_SIDE_ENDED };
-struct vd_side {
-	struct vd *d;
-	int group;		/* its fanotify group: read by its thread, answered by the loop */
-	int stop;		/* eventfd: the thread ends */
-	dev_t dev;
-	enum vd_fsclass cls;
-	bool fuse;		/* its files cannot pass an appraisal (events.c) */
-	bool want_names;	/* the thread checks each file's name (a path= policy) */
-	bool fd_error;		/* its group has FAN_REPORT_FD_ERROR */
-	char *point;
-	uint64_t magic;		/* its statfs f_type, read by the thread */
-	int mark_err;
-	_Atomic int state;	/* VD_SIDE_* */
-	pthread_t tid;
-};
-
-/* a filesystem vigild watches (marks.c) */
-struct vd_mark {
-	dev_t dev;
-	enum vd_fsclass cls;
-	char *point;		/* the path it was marked through */
-	char fstype[32];
-	bool explicit_;		/* a --watch path is on it */
-	struct vd_side *side;	/* stacked, slow: its own group; NULL: the main group */
-	int said;		/* the side's state last logged */
-};
-
 /* where an event came from (events.c) */
 struct vd_origin {
 	struct vd_side *side;	/* NULL: the main group */
 	bool before;		/* a program running before vigild started (before.c): no kernel waits */
 	int parked;		/* > 0: an event that waited in the holder, answered by this number (hold.h) */
 };
-
-/* a way around vigild (gaps.c) */
-enum vd_gap_state { VD_GAP_CLOSED, VD_GAP_ACCEPTED, VD_GAP_OPEN, VD_GAP_OUTSIDE };
-struct vd_gap {
-	char name[4096 + 8];	/* memfd, userns, fuse, mount:PATH */
-	enum vd_gap_state state;	/* OUTSIDE: the policy neither judges nor measures execs there */
-	bool judged;		/* the policy appraises or denies execs there: refused if open in enforce mode */
-	char *how;		/* what it lets through and how to close it */
-};
-
-/* an event's measurement (vd_finish): not asked yet, or what the list's writer said */
-enum { VD_MEAS_NONE, VD_MEAS_OK, VD_MEAS_FAILED };
 
 struct ev {
 	bool used;
@@ -191,6 +105,7 @@ struct ev {
 	char *subj_exe;		/* the kernel's name of the opener's program */
 	char *exe_here;		/* its name in vigild's mount namespace, where that is another */
 	bool need_appraise;
+	bool pass_allows;	/* its verdict is an allow exactly when its appraisal passes (decide.h) */
 	bool leased;		/* a lease was held from before the content was read */
 	uint32_t lease_gen;
 	bool large, queued;	/* queued: waiting in its uid's queue for an appraiser */
@@ -257,13 +172,6 @@ struct worker {
 	bool dead, large;	/* large: hashing a large file, takes nothing else */
 	bool started;		/* its hello arrived (vigild.h) */
 	int cpu;		/* the CPU it is held to (pool.c, place); -1: any of the monitor's */
-};
-
-/* trust=archive's table (trust.c): immutable once loaded, swapped whole on reload */
-struct vd_trust {
-	struct vg_trust_index *idx;
-	struct vg_trust_root root;	/* --trust-root and its merged-/usr links */
-	unsigned int algo;		/* of the digests compared */
 };
 
 struct stats {
@@ -352,7 +260,7 @@ struct vd {
 	/* state */
 	struct vg_config cfg;
 	struct vg_policy *policy;
-	struct vd_trust *trust;	/* NULL: the policy has no trust=archive */
+	struct vd_trust *trust;	/* NULL: the policy has no trust=archive (setup.h) */
 	bool policy_uses_subject, policy_uses_uid, policy_access;
 	bool policy_uses_path;	/* a rule has path=: the path is read at the event, not when first needed */
 	bool ignore_ok;		/* verdicts depend on the inode alone: kernel ignore marks may cache them */
@@ -445,15 +353,21 @@ static inline double vd_now(void)
  * Before the loop starts they do nothing. Return: 0, -errno.
  */
 int vd_loop_add_worker(struct vd *d, int w);
+/* the epoll tag of appraiser 0's socket (pool.c); main.c's own tags are below it */
+#define VD_LOOP_WORKER 8
 void vd_loop_del_worker(struct vd *d, int w);
 
 /* Say READY=1 (and 'vigild: ready' with --foreground); what waited for it goes on. */
 void vd_ready(struct vd *d);
 
-/* "vigild: MESSAGE" on stderr (the journal under systemd). */
-void vd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* vd_log at a priority of common/log.h (VLOG_ERR, VLOG_WARNING, VLOG_INFO) */
-void vd_log_at(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * vigild's diagnostic lines are common/log.h's (vlog_err, vlog_warn,
+ * vlog_info: "vigild: MESSAGE", or the journal's priority prefix). The
+ * holder's files (holder.c, held.c) still call it by its old name until
+ * their change in progress lands; nothing else may.
+ */
+#define vd_log(...) vlog_err(__VA_ARGS__)
+#define vd_log_at(...) vlog(__VA_ARGS__)
 
 /* ---- cache.c ---- */
 
@@ -552,21 +466,6 @@ void vd_stats_latency(struct vd *d, double t0);
 /* The latency histogram of @st into the control answer @s. */
 void vd_stats_fill_latency(const struct stats *st, struct vd_ctl_status *s);
 
-/* ---- metrics.c ---- */
-
-/*
- * vd_metrics_write - rewrite --metrics-file now, from the monitor itself
- * (temporary beside it, then rename): only while no mark is in place.
- * Return: 0 (also without --metrics-file), or -1 after logging the file
- * and the problem.
- */
-int vd_metrics_write(struct vd *d);
-/* vd_metrics_tick - from the loop: when 5 s are up, the text is written by a thread. */
-/* vd_metrics_final - at exit, once the fanotify group is closed: the last counters
- * (nothing when the file was never written). */
-void vd_metrics_final(struct vd *d);
-void vd_metrics_tick(struct vd *d);
-
 /* ---- held.c: the monitor's side of --hold (hold.h) ---- */
 
 /* The holder's channel from the environment. Return: 1, 0 (no holder), -1 after logging. */
@@ -589,22 +488,23 @@ void vd_held_save(struct vd *d);
 /*
  * vd_fan_init - the permission group, without marks (it raises no event
  * yet): made before the appraisers start, which hold a copy to write
- * their allows to (vigild.h). Return: 0, or -1 after logging why.
+ * their allows to (vigild.h); not under --hold when the holder gave the
+ * group of the monitor before (vd_held_group). Return: 0, or -1 after
+ * logging why.
  */
 int vd_fan_init(struct vd *d);
 /*
- * vd_fan_setup - the group's filesystem marks on every --watch path, and
- * the FAN_ATTRIB notification group (without which no ignore marks are
- * set: d->notif stays -1).
- * Return: 0, or -1 after logging why.
+ * vd_fan_notif_open - the FAN_ATTRIB notification group, marked with each
+ * local filesystem marks.c marks; without it no ignore marks are set
+ * (d->notif stays -1).
  */
-int vd_fan_setup(struct vd *d);
+void vd_fan_notif_open(struct vd *d);
 /* The VD_EV_* of a fanotify event mask. */
 uint32_t vd_fan_ev_mask(uint64_t m);
 /* Answer the permission event of @fd. */
 void vd_fan_respond(struct vd *d, int fd, bool allow);
-/* Read and hand on every queued event (vd_event). */
-void vd_fan_read(struct vd *d);
+/* Read and hand every queued event to @on_event (main.c gives events.c's vd_event). */
+void vd_fan_read(struct vd *d, void (*on_event)(struct vd *d, int fd, pid_t pid, uint32_t mask));
 /* Return: 0 when an ignore mark for @mask (VD_EV_*) is set on @fd's inode, or -errno. */
 int vd_fan_ignore(struct vd *d, int fd, uint32_t mask);
 /* Remove the ignore mark of @fd's inode. */
@@ -629,7 +529,7 @@ void vd_fan_flush(struct vd *d);
 /* An attribute changed (chmod, chown, setxattr): drain the channel, flush the marks. */
 void vd_fan_flush_ignores(struct vd *d);
 
-/* ---- events.c ---- */
+/* ---- events.c: the intake ---- */
 
 /* One permission event of the main group (@mask: VD_EV_*): answered now or queued. */
 void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask);
@@ -641,6 +541,9 @@ void vd_event(struct vd *d, int fd, pid_t pid, uint32_t mask);
  */
 void vd_event_from(struct vd *d, const struct vd_origin *o, int fd, pid_t pid, uint32_t mask,
 		   const struct stat *st, char *kname, int kname_named);
+
+/* ---- facts.c: what is read of an access from /proc, at need ---- */
+
 /* Return: the target of the symbolic link @link (malloc'ed), or NULL. */
 char *vd_readlink(const char *link);
 /*
@@ -658,23 +561,7 @@ bool vd_task_creds(pid_t pid, struct vg_access *a);
  */
 const char *vd_ev_path(struct ev *e);
 
-/* ---- verdict.c ---- */
-
-/* @r passed its appraisal. */
-static inline bool vd_result_passes(const struct result *r)
-{
-	return r && r->appraised && !r->err && vd_status_pass(r->status);
-}
-
-/*
- * @r passed under requirements at least as strict as these: a signature
- * if one is needed, algorithms within @need_algos (0: any).
- */
-static inline bool vd_result_satisfies(const struct result *r, bool need_sig, uint32_t need_algos)
-{
-	return vd_result_passes(r) && (r->sig_required || !need_sig) &&
-	       (!need_algos || (r->allowed_algos && !(r->allowed_algos & ~need_algos)));
-}
+/* ---- verdict.c: the answer (what vd_decide decided, decide.h) ---- */
 
 /* A verdict for this access only (a writer was, or came): never in the cache. */
 struct result *vd_result_uncached(struct vd *d, const struct vkey *k);
@@ -684,6 +571,20 @@ void vd_ev_release(struct vd *d, int i);
 void vd_pool_park(struct vd *d, int fd, pid_t pid);
 /* Answer @e and count it. */
 void vd_answer(struct vd *d, struct ev *e, bool allow);
+/* The facts of event @i for vd_decide (decide.h): vigild's settings and, unless @e is NULL, the event's. */
+void vd_facts_of(const struct vd *d, const struct ev *e, struct vd_facts *f);
+/*
+ * vd_judge - decide event @i on the facts @f with its result @r (NULL:
+ * none yet), fetching what vd_decide asks for on the way (its
+ * measurement, the trust database's word), then answer it.
+ * Return: 0 answered, or waiting for its measurement (vd_measure_waiters
+ * goes on); 1 the decision needs what only the caller can fetch: *@v
+ * says which (VD_NEXT_ACCESS, VD_NEXT_LOADER, VD_NEXT_RESULT).
+ */
+int vd_judge(struct vd *d, int i, struct vd_facts *f, struct result *r, struct vd_verdict *v);
+/* Do what verdict @v says for event @i (its result @r, @package by the trust database): records, answer, ignore mark, release. */
+void vd_verdict_apply(struct vd *d, int i, const struct vd_verdict *v, struct result *r,
+		      const char *package);
 /* Decide event @i with the appraisal/hash result @r (NULL: none needed), answer it, release it. */
 void vd_finish(struct vd *d, int i, struct result *r);
 /* vd_finish for @leader and every event waiting for it. */
@@ -692,19 +593,6 @@ void vd_finish_group(struct vd *d, int leader, struct result *r);
 void vd_fail_group(struct vd *d, int leader, const char *why);
 /* The fail action for event @i alone (in no group, no queue), audited under @rule (-1: none); released. */
 void vd_fail_one(struct vd *d, int i, const char *why, int rule);
-
-/* ---- announce.c: the next boot's announcements, through the control socket ---- */
-
-/*
- * vd_announce - the announcement @a from the control connection @c of
- * the peer @uid, @pid (SO_PEERCRED): checked, then queued for the list's
- * writer; @a NULL: refused unread (@uid is not root).
- * Return: NULL queued (@c is answered when it is committed), or the
- * refusal to answer now.
- */
-json_object *vd_announce(struct vd *d, int c, const struct vd_ctl_announce *a, uid_t uid, pid_t pid);
-/* Set d->log_real once the list is open. Return: 0, or -1 after logging. */
-int vd_announce_setup(struct vd *d);
 
 /* ---- commit.c: the measurement list, written off the loop ---- */
 
@@ -726,82 +614,10 @@ int vd_commit_submit(struct vd *d, int i, unsigned int pcr, const struct result 
  * committed (the connection is the writer's then). Return: 0, -ENOMEM.
  */
 int vd_commit_submit_announce(struct vd *d, const struct vd_ctl_announce *a, int client);
-/* The writer's results (its eventfd is readable): recorded, and the events that waited go on. */
+/* The writer's results (its eventfd is readable): recorded; then vd_measure_waiters. */
 void vd_commit_done(struct vd *d);
-/* verdict.c: measurement @seq of event @ev (@gen) into @pcr of version @k was made (@ok) or not. */
-void vd_measured_result(struct vd *d, uint64_t seq, int ev, uint16_t gen, unsigned int pcr,
-			const struct vkey *k, uint32_t lease_gen, bool ok);
 /* verdict.c: every event whose measurement is done goes on (vd_finish). */
 void vd_measure_waiters(struct vd *d);
-
-/* ---- mounts.c ---- */
-
-enum vd_fsclass vd_fsclass_of(const char *fstype);
-const char *vd_fsclass_name(enum vd_fsclass c);
-/* Read the table (again). Return: 0, -errno. */
-int vd_mounts_read(struct vd_mounts *t);
-/* A second view of mountinfo, for vd_mounts_changed. Return: 0, -errno. */
-int vd_mounts_watch_open(struct vd_mounts *t);
-/* Has the namespace changed since the last call? (consumes the news) */
-bool vd_mounts_changed(struct vd_mounts *t);
-/* The most telling mount of filesystem @dev (an exec-able, writable one), or NULL. */
-const struct vd_mount *vd_mounts_dev(const struct vd_mounts *t, dev_t dev);
-/* Does walking @path enter a stacked or slow filesystem? */
-bool vd_mounts_through_unsafe(const struct vd_mounts *t, const char *path);
-void vd_mounts_free(struct vd_mounts *t);
-
-/* ---- marks.c ---- */
-
-/* Mark the --watch filesystems, and with --watch-mounts every one it wants. Return: 0, -1. */
-int vd_marks_setup(struct vd *d);
-/* Wait up to @seconds for sides still marking; log what they said. */
-void vd_marks_wait(struct vd *d, double seconds);
-/* Log the sides whose marking ended since the last call. */
-void vd_marks_side_news(struct vd *d);
-/* The mount table changed: mark what is new, forget what is gone. */
-void vd_marks_reconcile(struct vd *d);
-struct vd_mark *vd_mark_of(struct vd *d, dev_t dev);
-/* Is @m (may be NULL) a mark in place, or one on its way? (not one its side failed to set) */
-bool vd_mark_watching(const struct vd_mark *m);
-void vd_marks_free(struct vd *d);
-
-/* ---- side.c ---- */
-
-struct vd_sevent;
-int vd_side_setup(struct vd *d);
-/* A group and reader for filesystem @dev through @point. Return: the side, or NULL (errno). */
-struct vd_side *vd_side_start(struct vd *d, dev_t dev, const char *point, enum vd_fsclass cls,
-			      const char *fstype);
-/* End @s's thread: joined if it ends within 0.1 s. Return: false it was left behind (stuck). */
-bool vd_side_end(struct vd_side *s);
-/* The loop: what the sides and the scan of running programs handed over. */
-void vd_side_events(struct vd *d);
-/* before.c: a running program's open file @fd (-1: the scan ended) for the loop. */
-void vd_side_push_before(struct vd *d, int fd, pid_t pid, const struct stat *st);
-
-/* ---- gaps.c ---- */
-
-/* Return: 0 @name is one --accept-gap takes, -EINVAL. */
-int vd_gap_name_check(const char *name);
-bool vd_gap_accepted_mount(const struct vd *d, const char *point);
-/* Find the gaps; refuse (-1, logged) an open one not accepted where it matters. */
-int vd_gaps_check(struct vd *d);
-/* The mount table changed: its gaps again (logged, never refused after start). */
-void vd_gaps_mounts_changed(struct vd *d);
-/* --close-gaps: set the sysctls that close memfd and userns. Return: 0, -1 (logged). */
-int vd_gaps_close(struct vd *d);
-json_object *vd_gaps_json(const struct vd *d);
-
-/* ---- before.c ---- */
-
-/* Judge the programs running now, on a thread; READY=1 waits for them. Return: 0, -1. */
-int vd_before_start(struct vd *d);
-/* Is a program on filesystem @dev judged? (on a watched local one) */
-bool vd_before_wanted(const struct vd *d, dev_t dev);
-/* The scan has handed over its last program; READY=1 once every one is decided. */
-void vd_before_done(struct vd *d);
-/* A running program's event was released (vd_ev_release). */
-void vd_before_released(struct vd *d);
 
 /* ---- audit.c ---- */
 
@@ -810,179 +626,5 @@ void vd_audit(struct vd *d, struct ev *e, const char *action, const char *reason
 /* vd_audit with "package": @package (an allow by the trust database) */
 void vd_audit_package(struct vd *d, struct ev *e, const char *action, const char *reason,
 		      long rule, const char *package);
-
-/* ---- dispatch.c ---- */
-
-/*
- * vd_uq_claim - the queue of @uid: the one it holds, else a free one
- * (nothing pending, queued or hashing a large file), starting at its hash;
- * only when every queue is held by another uid (UQ_CAP users waiting at
- * once) does it share the one at its hash. Return: its index.
- */
-unsigned int vd_uq_claim(struct vd *d, uid_t uid);
-/* The queue event @e is counted in. */
-static inline struct uqueue *vd_uq(struct vd *d, const struct ev *e)
-{
-	return &d->uq[e->uq];
-}
-/* Leader @i leaves its uid's queue. */
-void vd_uq_remove(struct vd *d, int i);
-/* Leader @i waits at the end of its uid's queue. */
-void vd_uq_push(struct vd *d, int i);
-/* Leader @e's appraiser no longer works for it (answered, overran, died). */
-void vd_req_done(struct vd *d, struct ev *e);
-/* Return: an appraiser that may take leader @e now, or -1. */
-int vd_pick_worker(struct vd *d, const struct ev *e);
-/* Send queued leaders to appraisers, one uid queue after the other. */
-void vd_dispatch(struct vd *d);
-
-/* ---- pool.c ---- */
-
-/* Start appraiser @w. Return: 0 or -errno. */
-int vd_pool_spawn(struct vd *d, int w);
-/*
- * vd_pool_start - every appraiser, each waited for (its hello) and
- * started again up to VD_START_TRIES times. Before the marks only: it blocks.
- * Return: 0, or -1 after logging why (no appraiser is left running).
- */
-int vd_pool_start(struct vd *d);
-/*
- * A child @pid was reaped with @status: if an appraiser, it died
- * (vd_pool_died); the descriptors parked for it are closed.
- */
-void vd_pool_reaped(struct vd *d, pid_t pid, int status);
-/* A wait status in words: "exited with status 2", "killed by signal 31 (...)". */
-void vd_pool_status_text(int status, char *buf, size_t cap);
-/* Send leader @i to appraiser @w. Return: 0 or -errno (nothing sent). */
-int vd_pool_send(struct vd *d, int w, int i);
-/*
- * Appraiser @w is gone (or is killed here): its events get the fail
- * action, or with @requeue go back to their queues; it is replaced.
- */
-void vd_pool_died(struct vd *d, int w, const char *why, bool requeue);
-/* A reply (or the end) from appraiser @w. */
-void vd_pool_reply(struct vd *d, int w);
-/* Fail what is past its deadline; kill appraisers that overran. */
-void vd_pool_timeouts(struct vd *d);
-
-/* ---- reload.c ---- */
-
-/* Derive from @p what the event path needs to know (struct vd's policy_* and ignore_*). */
-void vd_policy_facts(struct vd *d, struct vg_policy *p);
-/* @out: the hex sha256 of @p's canonical text ("" if it cannot be formatted). */
-void vd_policy_digest(struct vg_policy *p, char out[65]);
-/*
- * vd_policy_load - parse d->policy_path and check it can be enforced
- * (unless --accept-unenforced) and that its signature rules can pass
- * (a trusted key is loaded, or --allow-empty-keyring).
- * Return: 0 with *@ret, or -errno with the reason in @msg (FILE:LINE:COL: why).
- */
-int vd_policy_load(const struct vd *d, struct vg_policy **ret, char *msg, size_t cap);
-/* Start reading the policy on a thread (no-op while one runs). */
-void vd_reload_start(struct vd *d);
-/* The reload thread's result: swap the policy in, or keep the old one. */
-void vd_reload_done(struct vd *d);
-
-/* ---- trust.c ---- */
-
-/* Return: the trust database's path (--trust-db, trust.db, VD_TRUST_DB_DEFAULT). */
-const char *vd_trust_db_path(const struct vd *d);
-/*
- * vd_trust_load - for a policy @p with trust=archive: open the trust
- * database, check schema and MAC with d->trust_key (--trust-key) or else
- * d->key, choose the algorithm (vigild's hash if recorded, else the
- * database's first; every
- * trust=archive rule's appraise_algos= must allow it), load the index,
- * canonicalise --trust-root. Opens files: before the marks, or on the
- * reload thread. A policy without trust=archive: 0 and *@ret NULL,
- * nothing opened. Return: 0 with *@ret; -errno with "trust database
- * FILE: problem" (or FILE:LINE:COL) in @msg.
- */
-int vd_trust_load(const struct vd *d, const struct vg_policy *p, struct vd_trust **ret, char *msg,
-		  size_t cap);
-void vd_trust_free(struct vd_trust *t);
-/*
- * vd_trust_judge - may event @e, whose appraisal @r found no security.ima
- * (missing-hash), pass by the archive? Its rule has trust=archive and the
- * index records (@e's name in vigild's namespace under the root, or its
- * merged-/usr alias, @r's digest). Finds that name (vd_name_here) when the
- * event has not. *@ret_package: the package's name on a hit.
- * Return: 1 a current package, 2 a superseded one, 0 no.
- */
-int vd_trust_judge(struct vd *d, struct ev *e, const struct result *r,
-		   const char **ret_package);
-
-/* ---- control.c ---- */
-
-/* Bind and listen on the control socket. Return: 0, or -1 after logging. */
-int vd_control_setup(struct vd *d);
-/* Accept one control connection and answer it. */
-void vd_control(struct vd *d);
-/* Return: the status answer (json_object_put it), or NULL (no memory). */
-json_object *vd_control_status(struct vd *d);
-
-/* ---- names.c: the name a file has in vigild's mount namespace ---- */
-
-/* stat(2) of @path without asking a filesystem's server (statx AT_STATX_DONT_SYNC). Return: 0, -errno. */
-int vd_stat_nowait(const char *path, struct stat *st);
-/*
- * vd_name_check - does @name lead to the file @st, walked without following
- * any symbolic link (openat2 RESOLVE_NO_SYMLINKS; where a seccomp filter
- * answers openat2 ENOSYS, as RestrictSUIDSGID= does, one component at a
- * time with O_NOFOLLOW)? May wait on any
- * filesystem on the way: for side threads. Return: 1 yes, 0 no.
- */
-int vd_name_check(const char *name, const struct stat *st);
-/*
- * The name of the file @st (@at relative to @dirfd: "" for @dirfd itself,
- * else a magic link followed) in vigild's mount namespace, given @kname, the
- * kernel's name of it (may be NULL). Return: 1, and *@name NULL (@kname is
- * it) or a malloc'ed other name; 0 it is unlinked: no name; -ENOENT vigild
- * has no mount of its filesystem; another -errno its name cannot be told.
- */
-int vd_name_here(struct vd *d, int dirfd, const char *at, const struct stat *st,
-		 const char *kname, char **name);
-
-/* ---- startup.c: each Return: 0, or -1 after logging (file and problem) ---- */
-
-/* Load every keyring (--keyring, else vigil.conf's) as the appraisers will; count d->nkeys. */
-int vd_keyrings_check(struct vd *d);
-/* The HMAC key (any kind; a passphrase from --passphrase-file, ...) and the appraisers' options. */
-int vd_keys_setup(struct vd *d);
-/* The default log when the policy measures; the log's and audit file's directories writable. */
-int vd_outputs_check(struct vd *d);
-/* @what @path can be created or written: its directory exists and is writable. */
-int vd_writable(const char *what, const char *path);
-/* Each --watch path there; a filesystem whose opens open other files (overlay, eCryptfs, FUSE) alone. */
-int vd_watch_check(struct vd *d);
-/* /proc of vigild's pid namespace (refused otherwise); said when that is not the host's. */
-int vd_proc_check(void);
-/* The journal: --journal SOCKET (must listen), under systemd its socket (or said), or none. */
-int vd_journal_setup(struct vd *d);
-/* The TPM: explicit (must answer), the default device, or a software bank (said). */
-int vd_tpm_setup(struct vd *d);
-/* The control socket's lock (SOCKET.lock): taken, or another vigild named. */
-int vd_lock_take(struct vd *d);
-/* @path: absent, or a dead vigild's socket (removed); a live one or a non-socket refused. */
-int vd_control_stale(const char *path);
-/* Our control socket and lock file removed, the lock released. */
-void vd_lock_release(struct vd *d);
-
-/* ---- args.c ---- */
-
-/* Return: 0, or -1 after logging (usage error). */
-int vd_args_parse(struct vd *d, int argc, char **argv);
-/* @mode (enforce, permissive, fix) into d->mode; @what names its source. Return: 0, -1 (logged). */
-int vd_args_mode(struct vd *d, const char *mode, const char *what);
-/* vigil.conf's vigild.* keys for what the command line left out. Return: 0, -1 (logged). */
-int vd_args_config(struct vd *d);
-/*
- * vd_args_appraiser_user - look up --appraiser-user (before any mark is
- * set) and hand its uid and gid to the appraisers.
- * Return: 0, or -1 after logging: no such user, or uid or gid 0.
- */
-int vd_args_appraiser_user(struct vd *d);
-/* Append @a (and @b unless NULL) to the appraisers' options. Return: 0 or -1. */
-int vd_args_worker(struct vd *d, const char *a, const char *b);
 
 #endif

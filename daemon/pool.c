@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -26,7 +27,9 @@
 
 #include <openssl/crypto.h>
 
+#include "appraisers.h"
 #include "monitor.h"
+#include "setup.h"
 
 /*
  * May the appraiser write the allow for @e itself? Only where the
@@ -40,8 +43,7 @@
  */
 static bool appraiser_may_answer(const struct vd *d, const struct ev *e)
 {
-	return e->need_appraise && !e->dec.measure && !e->dec.audit && !d->policy_access &&
-	       d->mode != MODE_FIX && !e->answer_pid && !(e->mask & VD_EV_EXEC) && !e->side && !e->before;
+	return e->pass_allows && !d->policy_access && d->mode != MODE_FIX && !e->answer_pid;
 }
 
 /*
@@ -289,7 +291,7 @@ int vd_pool_start(struct vd *d)
 			int r = vd_pool_spawn(d, (int)w), st = 0;
 
 			if (r < 0) {
-				vd_log("cannot start appraiser %u: %s", w, strerror(-r));
+				vlog_err("cannot start appraiser %u: %s", w, strerror(-r));
 				return -1;
 			}
 			if (wait_hello(d, (int)w, 10000) == 0)
@@ -301,7 +303,7 @@ int vd_pool_start(struct vd *d)
 			vd_pool_status_text(st, why, sizeof(why));
 			d->w[w].dead = true;
 			if (t == VD_START_TRIES) {
-				vd_log("appraiser %u could not start %u times in a row (last: %s; its own "
+				vlog_err("appraiser %u could not start %u times in a row (last: %s; its own "
 				       "message, if any, is above): not starting", w, t, why);
 				for (unsigned int k = 0; k < w; k++) {
 					close(d->w[k].sock);
@@ -325,7 +327,7 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 {
 	if (d->w[w].dead)
 		return;
-	vd_log_at(VLOG_WARNING, "appraiser %d (pid %d) %s; %s", w, (int)d->w[w].pid, why,
+	vlog(VLOG_WARNING, "appraiser %d (pid %d) %s; %s", w, (int)d->w[w].pid, why,
 	       requeue ? "its other events go to another appraiser"
 		       : "answering its events with the fail action");
 	d->w[w].dead = true;
@@ -348,7 +350,7 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 	if (d->stopping)
 		return;
 	if (d->start_failures >= VD_START_TRIES) {
-		vd_log("FATAL: appraisers died before they could serve %u times in a row (last: "
+		vlog_err("FATAL: appraisers died before they could serve %u times in a row (last: "
 		       "appraiser %d, %s): stopping (exit %d) instead of restarting them for ever",
 		       d->start_failures, w, why, VD_EXIT_CRASHLOOP);
 		d->fatal = VD_EXIT_CRASHLOOP;
@@ -356,7 +358,7 @@ void vd_pool_died(struct vd *d, int w, const char *why, bool requeue)
 	}
 	d->st.worker_restarts++;
 	if (vd_pool_spawn(d, w) < 0)
-		vd_log("cannot restart appraiser %d", w);
+		vlog_err("cannot restart appraiser %d", w);
 }
 
 static void unpark(struct vd *d, pid_t pid)
@@ -496,7 +498,7 @@ void vd_pool_reply(struct vd *d, int w)
 		}
 	}
 	if (p.err) {
-		vd_log("%s: %s", vd_ev_path(e), p.detail);
+		vlog_err("%s: %s", vd_ev_path(e), p.detail);
 		snprintf(r->cause, sizeof(r->cause), "appraisal-error");
 	}
 	vd_finish_group(d, (int)idx, r);
@@ -545,4 +547,19 @@ void vd_pool_timeouts(struct vd *d)
 			vd_pool_died(d, w, "overran the deadline: killed", true);
 		}
 	}
+}
+
+int vd_loop_add_worker(struct vd *d, int w)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = VD_LOOP_WORKER + (uint32_t)w };
+
+	if (d->ep < 0)
+		return 0;	/* the loop has not started: it adds the living ones itself */
+	return epoll_ctl(d->ep, EPOLL_CTL_ADD, d->w[w].sock, &ev) == 0 ? 0 : -errno;
+}
+
+void vd_loop_del_worker(struct vd *d, int w)
+{
+	if (d->ep >= 0)
+		(void)epoll_ctl(d->ep, EPOLL_CTL_DEL, d->w[w].sock, NULL);
 }

@@ -26,6 +26,7 @@
 
 #include "monitor.h"
 #include "notify.h"
+#include "setup.h"
 
 void vd_policy_facts(struct vd *d, struct vg_policy *p)
 {
@@ -159,7 +160,7 @@ void vd_reload_done(struct vd *d)
 	pthread_join(d->reload_tid, NULL);
 	d->reloading = false;
 	if (!m.p) {
-		vd_log("policy reload refused, the old policy stays: %s", m.msg);
+		vlog_err("policy reload refused, the old policy stays: %s", m.msg);
 		answer_waiters(d, vd_ctl_reload_result_encode(false, 0, NULL, m.msg));
 		(void)notify_send("READY=1\nSTATUS=policy reload refused, the old policy stays");
 		return;
@@ -172,11 +173,11 @@ void vd_reload_done(struct vd *d)
 	vd_policy_digest(d->policy, d->policy_digest);
 	vd_cache_clear(d);		/* verdicts of the old policy */
 	vd_fan_flush(d);
-	vd_log_at(VLOG_INFO, "policy reloaded (%zu rules, sha256 %.16s)", vg_policy_count(d->policy),
+	vlog(VLOG_INFO, "policy reloaded (%zu rules, sha256 %.16s)", vg_policy_count(d->policy),
 	       d->policy_digest);
-	vd_policy_unenforced_log(d->policy, d->policy_path, vd_log);
+	vd_policy_unenforced_log(d->policy, d->policy_path);
 	if (d->trust)
-		vd_log_at(VLOG_INFO, "trust database %s: %zu files (%s)", vd_trust_db_path(d),
+		vlog(VLOG_INFO, "trust database %s: %zu files (%s)", vd_trust_db_path(d),
 			  vg_trust_index_count(d->trust->idx), vg_hash_name(d->trust->algo));
 	answer_waiters(d, vd_ctl_reload_result_encode(true, vg_policy_count(d->policy),
 						       d->policy_digest, NULL));

@@ -247,7 +247,7 @@ int vd_side_setup(struct vd *d)
 	pthread_mutex_init(&d->side_lock, NULL);
 	d->side_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->side_fd < 0) {
-		vd_log("eventfd: %s", strerror(errno));
+		vlog_err("eventfd: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -259,7 +259,7 @@ void vd_side_events(struct vd *d)
 	uint64_t n;
 
 	if (read(d->side_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-		vd_log("eventfd: %s", strerror(errno));
+		vlog_err("eventfd: %s", strerror(errno));
 	pthread_mutex_lock(&d->side_lock);
 	q = d->side_head;
 	d->side_head = d->side_tail = NULL;

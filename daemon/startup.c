@@ -41,11 +41,12 @@
 
 #include <openssl/crypto.h>
 
-#include "vigil/fileio.h"
-#include "vigil/keyring.h"
 #include "journal.h"
 #include "monitor.h"
+#include "setup.h"
 #include "tcti.h"
+#include "vigil/fileio.h"
+#include "vigil/keyring.h"
 
 #define VD_DEFAULT_LOG "/run/vigil/binary_runtime_measurements"
 #define VD_DEFAULT_TPM_DEVICE "/dev/tpmrm0"
@@ -59,7 +60,7 @@ int vd_keyrings_check(struct vd *d)
 	int r = 0;
 
 	if (vg_keyring_new(&kr) < 0) {
-		vd_log("out of memory");
+		vlog_err("out of memory");
 		return -1;
 	}
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -67,10 +68,10 @@ int vd_keyrings_check(struct vd *d)
 		size_t before = vg_keyring_count(kr);
 
 		if (vg_keyring_add_file(kr, paths[i], &dg) < 0) {
-			vd_log("keyring %s: %s", paths[i], dg.msg);
+			vlog_err("keyring %s: %s", paths[i], dg.msg);
 			r = -1;
 		} else if (vg_keyring_count(kr) == before) {
-			vd_log("keyring %s: no certificate or public key in it", paths[i]);
+			vlog_err("keyring %s: no certificate or public key in it", paths[i]);
 			r = -1;
 		}
 	}
@@ -92,7 +93,7 @@ static int pass_read(const char *file, const char *key, char *buf, size_t cap)
 	struct vg_diag dg = { 0 };
 
 	if (vg_file_read(file, 64 * 1024, &data, &len, &dg) < 0) {
-		vd_log("HMAC key %s: passphrase file %s: %s", key, file, dg.msg);
+		vlog_err("HMAC key %s: passphrase file %s: %s", key, file, dg.msg);
 		return -1;
 	}
 	while (n < len && data[n] != '\n')
@@ -100,7 +101,7 @@ static int pass_read(const char *file, const char *key, char *buf, size_t cap)
 	if (n && data[n - 1] == '\r')
 		n--;
 	if (n >= cap || n == 0) {
-		vd_log("HMAC key %s: passphrase file %s: %s", key, file,
+		vlog_err("HMAC key %s: passphrase file %s: %s", key, file,
 		       n ? "the passphrase is too long" : "empty passphrase");
 		OPENSSL_clear_free(data, len);
 		return -1;
@@ -125,7 +126,7 @@ static int pass_cb(void *arg, const char *path, char *buf, size_t cap)
 			file = credfile;
 	}
 	if (!file || !*file) {
-		vd_log("HMAC key %s is a passphrase key: give its passphrase with --passphrase-file "
+		vlog_err("HMAC key %s is a passphrase key: give its passphrase with --passphrase-file "
 		       "FILE, $VIGIL_PASSPHRASE_FILE, or the systemd credential vigil-passphrase "
 		       "(LoadCredential=vigil-passphrase:FILE)", path);
 		a->failed = true;
@@ -151,11 +152,11 @@ static int load_key(struct vd *d, const char *hk, struct vg_hmac_key *out)
 		if (pa.failed)
 			return -1;	/* said */
 		if (r == -EKEYREJECTED && kind == VG_KEY_PASSPHRASE)
-			vd_log("HMAC key %s: wrong passphrase (the key file's check value differs)", hk);
+			vlog_err("HMAC key %s: wrong passphrase (the key file's check value differs)", hk);
 		else if (strstr(dg.msg, hk))
-			vd_log("HMAC key %s", dg.msg);
+			vlog_err("HMAC key %s", dg.msg);
 		else
-			vd_log("HMAC key %s: %s", hk, dg.msg);
+			vlog_err("HMAC key %s: %s", hk, dg.msg);
 		return -1;
 	}
 	return 0;
@@ -203,7 +204,7 @@ static void default_dir(const char *path)
 	if (slash && slash != dir) {
 		*slash = 0;
 		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			vd_log("%s: %s", dir, strerror(errno));
+			vlog_err("%s: %s", dir, strerror(errno));
 	}
 }
 
@@ -222,7 +223,7 @@ int vd_writable(const char *what, const char *path)
 	else
 		*slash = 0;
 	if (access(dir, W_OK | X_OK) < 0) {
-		vd_log("%s %s: its directory %s %s", what, path, dir,
+		vlog_err("%s %s: its directory %s %s", what, path, dir,
 		       errno == ENOENT ? "does not exist" : errno == EROFS ? "is on a read-only filesystem"
 		       : "is not writable");
 		return -1;
@@ -233,12 +234,12 @@ int vd_writable(const char *what, const char *path)
 	 * (opened O_NOFOLLOW as well, against a link made after this check)
 	 */
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-		vd_log("%s %s: a symbolic link: name the file itself (vigild does not follow links "
+		vlog_err("%s %s: a symbolic link: name the file itself (vigild does not follow links "
 		       "to the files it writes)", what, path);
 		return -1;
 	}
 	if (access(path, F_OK) == 0 && access(path, W_OK) < 0) {
-		vd_log("%s %s: not writable: %s", what, path, strerror(errno));
+		vlog_err("%s %s: not writable: %s", what, path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -270,7 +271,7 @@ int vd_watch_check(struct vd *d)
 		struct stat st;
 
 		if (stat(d->watch[i], &st) < 0) {
-			vd_log("--watch %s: %s", d->watch[i], strerror(errno));
+			vlog_err("--watch %s: %s", d->watch[i], strerror(errno));
 			return -1;
 		}
 	}
@@ -287,7 +288,7 @@ int vd_proc_check(void)
 	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
 
 	if (n < 0) {
-		vd_log("/proc/self: %s: vigild reads openers' credentials and programs in /proc; "
+		vlog_err("/proc/self: %s: vigild reads openers' credentials and programs in /proc; "
 		       "mount a proc of its pid namespace there",
 		       strerror(errno));
 		return -1;
@@ -300,14 +301,14 @@ int vd_proc_check(void)
 	 * someone else.
 	 */
 	if (strtol(buf, NULL, 10) != (long)getpid()) {
-		vd_log("/proc is of another pid namespace (/proc/self is %s, vigild is pid %ld): the "
+		vlog_err("/proc is of another pid namespace (/proc/self is %s, vigild is pid %ld): the "
 		       "openers' pids would name other processes; mount a proc of vigild's own pid "
 		       "namespace (unshare --mount-proc)",
 		       buf, (long)getpid());
 		return -1;
 	}
 	if (stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != VD_PID_INIT_INO)
-		vd_log_at(VLOG_WARNING,
+		vlog(VLOG_WARNING,
 			  "vigild runs in a pid namespace of its own: the kernel reports openers "
 			  "outside it as pid 0, whose uid and program cannot be read; under rules "
 			  "about the subject (uid, euid, gid, egid, subj_exe) or the loader their "
@@ -348,11 +349,11 @@ int vd_journal_setup(struct vd *d)
 		return 0;	/* not under systemd, and not asked for */
 	r = vjournal_open(path);
 	if (r <= 0 && path) {
-		vd_log("--journal %s: %s", path, r == 0 ? "no journal listens there" : strerror(-r));
+		vlog_err("--journal %s: %s", path, r == 0 ? "no journal listens there" : strerror(-r));
 		return -1;
 	}
 	if (r <= 0) {
-		vd_log_at(VLOG_WARNING, "journal %s: %s: denials are in the audit trail only",
+		vlog(VLOG_WARNING, "journal %s: %s: denials are in the audit trail only",
 			  VJOURNAL_SOCKET, r == 0 ? "not there" : strerror(-r));
 		return 0;
 	}
@@ -370,7 +371,7 @@ int vd_tpm_setup(struct vd *d)
 	setenv("TSS2_LOG", "all+none", 0);	/* errors are reported once, here */
 	if (tcti) {
 		if (vg_tpm_open(tcti, &d->tpm, &dg) < 0) {
-			vd_log("TPM %s (--tcti, tpm.tcti or $VIGIL_TCTI) cannot be reached: %s", tcti,
+			vlog_err("TPM %s (--tcti, tpm.tcti or $VIGIL_TCTI) cannot be reached: %s", tcti,
 			       dg.msg);
 			return -1;
 		}
@@ -381,7 +382,7 @@ int vd_tpm_setup(struct vd *d)
 		return 0;	/* a sealed HMAC key opens the default TPM on demand */
 	if (access(VD_DEFAULT_TPM_DEVICE, F_OK) == 0) {
 		if (vg_tpm_open(VG_TPM_TCTI_DEFAULT, &d->tpm, &dg) < 0) {
-			vd_log("TPM %s: %s (give --tcti, or --no-tpm for a software PCR bank, not "
+			vlog_err("TPM %s: %s (give --tcti, or --no-tpm for a software PCR bank, not "
 			       "attestable)", VG_TPM_TCTI_DEFAULT, dg.msg);
 			return -1;
 		}
@@ -389,7 +390,7 @@ int vd_tpm_setup(struct vd *d)
 		return 0;
 	}
 	d->no_tpm = true;
-	vd_log_at(VLOG_WARNING, "WARNING: no TPM: %s is absent and no --tcti, tpm.tcti or $VIGIL_TCTI is given; "
+	vlog(VLOG_WARNING, "WARNING: no TPM: %s is absent and no --tcti, tpm.tcti or $VIGIL_TCTI is given; "
 	       "PCR extends go to a software bank (%s.pcrs): the measurement list %s is NOT attestable; "
 	       "a software TPM runs as vigil-swtpm.service (tpm.tcti = %s; README.Debian, \"No TPM\")",
 	       VD_DEFAULT_TPM_DEVICE, d->log_path, d->log_path, VG_SWTPM_TCTI);
@@ -421,20 +422,20 @@ int vd_lock_take(struct vd *d)
 		int fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 
 		if (fd < 0) {
-			vd_log("control socket %s: lock file %s: %s", sock, d->lock_path, strerror(errno));
+			vlog_err("control socket %s: lock file %s: %s", sock, d->lock_path, strerror(errno));
 			return -1;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 			long other = lock_pid(fd);
 
 			if (errno == EWOULDBLOCK && other > 0)
-				vd_log("control socket %s: another vigild (pid %ld) runs with it (its lock "
+				vlog_err("control socket %s: another vigild (pid %ld) runs with it (its lock "
 				       "%s is held): not starting", sock, other, d->lock_path);
 			else if (errno == EWOULDBLOCK)
-				vd_log("control socket %s: another vigild runs with it (its lock %s is "
+				vlog_err("control socket %s: another vigild runs with it (its lock %s is "
 				       "held): not starting", sock, d->lock_path);
 			else
-				vd_log("control socket %s: lock file %s: %s", sock, d->lock_path,
+				vlog_err("control socket %s: lock file %s: %s", sock, d->lock_path,
 				       strerror(errno));
 			close(fd);
 			return -1;
@@ -446,13 +447,13 @@ int vd_lock_take(struct vd *d)
 			continue;
 		}
 		if (!S_ISREG(a.st_mode)) {
-			vd_log("control socket %s: %s is not a regular file", sock, d->lock_path);
+			vlog_err("control socket %s: %s is not a regular file", sock, d->lock_path);
 			close(fd);
 			return -1;
 		}
 		snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 		if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, strlen(pid), 0) != (ssize_t)strlen(pid)) {
-			vd_log("control socket %s: lock file %s: %s", sock, d->lock_path, strerror(errno));
+			vlog_err("control socket %s: lock file %s: %s", sock, d->lock_path, strerror(errno));
 			unlink(d->lock_path);
 			close(fd);
 			return -1;
@@ -460,7 +461,7 @@ int vd_lock_take(struct vd *d)
 		d->lock_fd = fd;
 		return 0;
 	}
-	vd_log("control socket %s: lock file %s keeps changing", sock, d->lock_path);
+	vlog_err("control socket %s: lock file %s keeps changing", sock, d->lock_path);
 	return -1;
 }
 
@@ -471,9 +472,9 @@ int vd_control_stale(const char *path)
 	int s, r;
 
 	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : (vd_log("control socket %s: %s", path, strerror(errno)), -1);
+		return errno == ENOENT ? 0 : (vlog_err("control socket %s: %s", path, strerror(errno)), -1);
 	if (!S_ISSOCK(st.st_mode)) {
-		vd_log("control socket %s: exists and is not a socket: not replacing it", path);
+		vlog_err("control socket %s: exists and is not a socket: not replacing it", path);
 		return -1;
 	}
 	/* a vigild from before the lock file, or one that lost it, still answers there */
@@ -484,11 +485,11 @@ int vd_control_stale(const char *path)
 	r = connect(s, (struct sockaddr *)&a, sizeof(a));
 	close(s);
 	if (r == 0) {
-		vd_log("control socket %s: another vigild answers there: not starting", path);
+		vlog_err("control socket %s: another vigild answers there: not starting", path);
 		return -1;
 	}
 	if (unlink(path) < 0 && errno != ENOENT) {
-		vd_log("control socket %s: a dead vigild's socket: %s", path, strerror(errno));
+		vlog_err("control socket %s: a dead vigild's socket: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;

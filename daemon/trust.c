@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 
 #include "monitor.h"
+#include "setup.h"
 
 const char *vd_trust_db_path(const struct vd *d)
 {

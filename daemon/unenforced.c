@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "log.h"
 #include "vigil/policy.h"
 #include "vigild.h"
 
@@ -40,14 +41,13 @@ int vd_policy_enforceable(const struct vg_policy *p, const char *path, bool acce
 	return -EOPNOTSUPP;
 }
 
-void vd_policy_unenforced_log(const struct vg_policy *p, const char *path,
-			      void (*log)(const char *fmt, ...))
+void vd_policy_unenforced_log(const struct vg_policy *p, const char *path)
 {
 	for (size_t i = 0; i < vg_policy_count(p); i++) {
 		const struct vg_policy_rule *r = vg_policy_rule(p, i);
 
 		if (r->unenforced)
-			log("%s:%u:%u: warning: %s; accepted, not enforced", path, r->line,
+			vlog_err("%s:%u:%u: warning: %s; accepted, not enforced", path, r->line,
 			    r->unenforced_col, r->unenforced);
 	}
 }

@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * verdict.c - deciding and answering an event once its result (appraisal
- * or hash, fresh or cached) is known: measurement into the log (once per
- * version under a lease), the appraisal verdict, access rules, audit,
- * the kernel ignore mark for a clean inode-only allow, and the answer.
- * The fail action for events whose appraisal could not be had is here
- * too (vd_fail_group).
+ * verdict.c - the answer to an event once vd_decide (decide.c) has its
+ * verdict: the facts the decision asks for on the way (the measurement
+ * into the list, once per version under a lease; the trust database's
+ * word on an unlabeled file), then the audit records, the counters, the
+ * kernel's answer, the ignore mark for a clean inode-only allow, and the
+ * event's slot released. The fail action for events whose appraisal
+ * could not be had goes the same way (vd_fail_one, vd_fail_group). What
+ * is allowed or denied is decide.c's alone: nothing here judges.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "appraisers.h"
 #include "monitor.h"
+#include "setup.h"
 
 void vd_ev_release(struct vd *d, int i)
 {
@@ -75,7 +79,7 @@ void vd_answer(struct vd *d, struct ev *e, bool allow)
 		 */
 		if (!allow) {
 			d->st.errors++;
-			vd_log("%s: the appraiser allowed an access the monitor denies", vd_ev_path(e));
+			vlog_err("%s: the appraiser allowed an access the monitor denies", vd_ev_path(e));
 		}
 		d->st.appraiser_answers++;
 		allow = true;
@@ -92,14 +96,14 @@ void vd_answer(struct vd *d, struct ev *e, bool allow)
 			allow = true;
 		} else if (r < 0) {
 			d->st.errors++;
-			vd_log("fanotify response for fd %d failed: %s", e->fd, strerror(-r));
+			vlog_err("fanotify response for fd %d failed: %s", e->fd, strerror(-r));
 		}
 	} else if (e->side) {
 		int r = vd_fan_answer(e->side->group, e->fd, allow);
 
 		if (r < 0) {
 			d->st.errors++;
-			vd_log("fanotify response for fd %d (%s) failed: %s", e->fd, e->side->point, strerror(-r));
+			vlog_err("fanotify response for fd %d (%s) failed: %s", e->fd, e->side->point, strerror(-r));
 		}
 	} else {
 		vd_fan_respond(d, e->answer_no, allow);
@@ -169,7 +173,7 @@ static int measure(struct vd *d, int i, const struct result *r)
 	if (!r->digest.len || vd_commit_submit(d, i, pcr, r, sig, &seq) < 0) {
 		d->st.errors++;
 		d->st.measure_failures++;
-		vd_log("measurement of %s failed: %s", vd_ev_path(e),
+		vlog_err("measurement of %s failed: %s", vd_ev_path(e),
 		       r->digest.len ? "out of memory" : "no digest");
 		return -1;
 	}
@@ -179,22 +183,6 @@ static int measure(struct vd *d, int i, const struct result *r)
 	}
 	park(d, i, r, seq);
 	return 0;
-}
-
-void vd_measured_result(struct vd *d, uint64_t seq, int ev, uint16_t gen, unsigned int pcr,
-			const struct vkey *k, uint32_t lease_gen, bool ok)
-{
-	struct measured *m = &d->measured[vd_key_slot(k)];
-	struct ev *e = &d->ev[ev];
-
-	d->commit_done = seq;
-	if (m->valid && vd_key_eq(&m->key, k) && m->lease_gen == lease_gen) {
-		m->inflight &= ~(1u << pcr);
-		if (ok)
-			m->pcrs |= 1u << pcr;
-	}
-	if (e->used && e->gen == gen && e->mwait == seq)
-		e->mstate = ok ? VD_MEAS_OK : VD_MEAS_FAILED;
 }
 
 void vd_measure_waiters(struct vd *d)
@@ -210,25 +198,6 @@ void vd_measure_waiters(struct vd *d)
 	}
 }
 
-static enum vg_integrity integrity_of(const struct result *r)
-{
-	if (!r->appraised || r->err)
-		return VG_INTEGRITY_UNKNOWN;
-	switch (r->status) {
-	case VG_ST_PASS:
-	case VG_ST_PASS_IMMUTABLE:
-		return VG_INTEGRITY_PASS;
-	case VG_ST_NOLABEL:
-	case VG_ST_NOXATTRS:
-		return VG_INTEGRITY_NOLABEL;
-	case VG_ST_FAIL:
-	case VG_ST_FAIL_IMMUTABLE:
-		return VG_INTEGRITY_FAIL;
-	default:
-		return VG_INTEGRITY_UNKNOWN;
-	}
-}
-
 /* A verdict for this access only (a writer was, or came): never in the cache. */
 struct result *vd_result_uncached(struct vd *d, const struct vkey *k)
 {
@@ -238,45 +207,38 @@ struct result *vd_result_uncached(struct vd *d, const struct vkey *k)
 	return &d->uncached;
 }
 
-/*
- * Would an access of this inode as @func/@mask pass with nothing left to
- * do: no measurement, no audit, no access rule, and an appraisal that @r
- * has passed already, under requirements at least as strict (a
- * signature, the algorithms)? Then an ignore mark may hide that access.
- *   - An exec: a loader's open of this inode is an exec of it too
- *     (loader.c), and a mark for opens would hide that open.
- *   - An open: the kernel follows an exec's permission event with an
- *     open's for the same file; a mark for opens set at the exec spares
- *     that second event.
- */
-static bool needs_nothing_as(struct vd *d, const struct ev *e, const struct result *r,
-			     enum vg_func func, uint32_t mask)
+void vd_facts_of(const struct vd *d, const struct ev *e, struct vd_facts *f)
 {
-	struct vg_access xa = e->acc;
-	struct vg_decision xd;
-
-	if (d->policy_access)
-		return false;
-	xa.func = func;
-	xa.mask = mask;
-	xa.also_func = VG_FUNC_NONE;
-	xa.also_mask = 0;
-	if (vg_policy_match(d->policy, &xa, VG_CLASSES_IMA, &xd) < 0 || xd.measure || xd.audit)
-		return false;
-	return !xd.appraise || vd_result_satisfies(r, xd.flags & VG_POLF_DIGSIG_REQUIRED, xd.allowed_algos);
+	*f = (struct vd_facts){
+		.policy = d->policy,
+		.mode = d->mode,
+		.fail_open = d->fail_open,
+		.policy_access = d->policy_access,
+		.policy_execs = d->loaders.policy_execs,
+		.marks = d->ignore_ok && d->notif >= 0,
+		.ignore_open_ok = d->ignore_open_ok,
+		.trust = d->trust != NULL,
+		.trust_algo = d->trust ? d->trust->algo : 0,
+		.max_size = d->max_size,
+		.opener = VD_OPENER_UNASKED,
+		.path_named = 1,
+		.archive = VD_ARCHIVE_UNASKED,
+	};
+	if (!e)
+		return;
+	f->before = e->before;
+	f->side = e->side != NULL;
+	f->size = e->key.size;
+	f->acc = &e->acc;
+	f->dec = &e->dec;
+	f->measured = e->mstate;
 }
 
-static void ignore_inode(struct vd *d, const struct ev *e, const struct result *r)
+/* Set the kernel ignore mark @v allows on @e's inode, under the lease its verdict was made in. */
+static void ignore_inode(struct vd *d, const struct ev *e, uint32_t mask)
 {
-	uint32_t mask = (uint32_t)e->mask & (VD_EV_OPEN | VD_EV_EXEC);
 	struct lease *l = vd_lease_get(d, e->key.dev, e->key.ino);
 
-	if (mask == VD_EV_EXEC && needs_nothing_as(d, e, r, VG_FUNC_FILE_CHECK, VG_MAY_READ))
-		mask |= VD_EV_OPEN;
-	/* the loader's open of this inode must still be seen, unless its exec needs nothing */
-	if (!d->ignore_open_ok && (mask & VD_EV_OPEN) &&
-	    !needs_nothing_as(d, e, r, VG_FUNC_BPRM_CHECK, VG_MAY_EXEC))
-		mask &= ~VD_EV_OPEN;
 	if (!mask || !e->leased || !l || l->gen != e->lease_gen)
 		return;
 	if (vd_fan_ignore(d, e->fd, mask) == 0) {
@@ -285,57 +247,37 @@ static void ignore_inode(struct vd *d, const struct ev *e, const struct result *
 	}
 }
 
-/* Decide event @i with the appraisal/hash result @r, answer it, release it. */
-void vd_finish(struct vd *d, int i, struct result *r)
+void vd_verdict_apply(struct vd *d, int i, const struct vd_verdict *v, struct result *r,
+		      const char *package)
 {
 	struct ev *e = &d->ev[i];
-	const char *reason = NULL, *package = NULL;
-	long rule = -1;
-	bool deny = false, archive = false;
+	uint32_t mark = v->ignore;
 
-	if (e->dec.measure && r) {
-		int m = measure(d, i, r);
-
-		if (m == 0)
-			return;		/* vd_measure_waiters goes on */
-		if (m < 0 && !d->fail_open) {
-			deny = true;
-			reason = "measurement-failed";
-			rule = e->dec.rule[VG_CLASS_MEASURE];
-		}
+	if (v->how == VD_HOW_FAIL) {
+		if (v->too_large)
+			d->st.too_large++;
+		if (e->before)
+			d->st.before_failed++;
+		else
+			vd_stats_reason(d, v->reason);
+		vd_audit(d, e, v->record, v->reason, v->rule);
+		if (!e->before)
+			vd_answer(d, e, v->allow);
+		vd_ev_release(d, i);
+		return;
 	}
-	if (!deny && e->need_appraise) {
-		if (!r || r->err) {
-			deny = true;
-			reason = "appraisal-error";
-			rule = e->dec.rule[VG_CLASS_APPRAISE];
-		} else if (!vd_status_pass(r->status) && e->dec.trust_archive && vd_ev_path(e) && e->path && vd_trust_judge(d, e, r, &package) > 0) {
-			archive = true;	/* no label, and the archive's digest for this path */
-		} else if (!vd_status_pass(r->status)) {
-			deny = true;
-			reason = r->cause[0] ? r->cause : "unknown";
-			rule = e->dec.rule[VG_CLASS_APPRAISE];
-		}
+	if (v->how != VD_HOW_JUDGED) {	/* the policy wants nothing of it */
+		vd_answer(d, e, true);
+		vd_ev_release(d, i);
+		return;
 	}
-	if (!deny && d->policy_access) {
-		struct vg_decision ad;
-
-		e->acc.appraisal = r ? integrity_of(r) : VG_INTEGRITY_UNKNOWN;
-		if (vg_policy_match(d->policy, &e->acc, 1u << VG_CLASS_ACCESS, &ad) == 0) {
-			if (ad.verdict == VG_VERDICT_DENY) {
-				deny = true;
-				reason = "access-rule";
-				rule = ad.rule[VG_CLASS_ACCESS];
-			} else if (ad.verdict == VG_VERDICT_AUDIT) {
-				vd_audit(d, e, "allow", "audit-access", ad.rule[VG_CLASS_ACCESS]);
-			}
-		}
-	}
-	if (!deny && archive) {
+	if (v->access_audit)
+		vd_audit(d, e, "allow", "audit-access", v->access_rule);
+	if (v->archive) {
 		/* counted every time; recorded once per file version and lease (a cache hit is not news) */
 		d->st.trusted_archive++;
 		if (!r->archive_audited)
-			vd_audit_package(d, e, "allow", "trusted-archive", e->dec.rule[VG_CLASS_APPRAISE],
+			vd_audit_package(d, e, "allow", "trusted-archive", v->dec.rule[VG_CLASS_APPRAISE],
 					 package);
 		r->archive_audited = true;
 		if (r == &e->res) {	/* a copy, while it waited for its measurement: the cache's too */
@@ -345,30 +287,26 @@ void vd_finish(struct vd *d, int i, struct result *r)
 				c->archive_audited = true;
 		}
 	}
-	if (!deny && e->dec.audit)
-		vd_audit(d, e, "allow", "audit", e->dec.rule[VG_CLASS_AUDIT]);
+	if (v->audit)
+		vd_audit(d, e, "allow", "audit", v->dec.rule[VG_CLASS_AUDIT]);
 	/*
-	 * An allow kept as a kernel ignore mark (an allow by the archive
-	 * depends on the path: no mark, a hard link elsewhere). For an open,
-	 * after the answer: the opener goes on meanwhile, and an open before
-	 * the mark is a cache hit here. For an exec, before it: the mark then
-	 * also spares the open event the kernel raises right after the exec's
-	 * (needs_nothing_as), a whole round trip.
+	 * An allow kept as a kernel ignore mark. For an open, after the
+	 * answer: the opener goes on meanwhile, and an open before the mark
+	 * is a cache hit here. For an exec, before it: the mark then also
+	 * spares the open event the kernel raises right after the exec's
+	 * (decide.c, ignore_mask), a whole round trip.
 	 */
-	bool mark = !deny && !archive && !e->dec.audit && d->ignore_ok && d->notif >= 0 && d->mode != MODE_FIX;
-
 	if (mark && (e->mask & VD_EV_EXEC)) {
-		ignore_inode(d, e, r);
-		mark = false;
+		ignore_inode(d, e, mark);
+		mark = 0;
 	}
 	if (e->before) {
 		/* it runs already: not denied, said (before.c) */
-		if (deny) {
+		if (v->deny) {
 			d->st.before_failed++;
-			vd_audit(d, e, "ran-before-ready", reason, rule);
+			vd_audit(d, e, v->record, v->reason, v->rule);
 		}
-		if (mark)
-			ignore_inode(d, e, r);
+		ignore_inode(d, e, mark);
 		vd_ev_release(d, i);
 		return;
 	}
@@ -377,21 +315,58 @@ void vd_finish(struct vd *d, int i, struct result *r)
 	 * fails), its audit line is there, and the subject is still alive to
 	 * be named by /proc/PID/exe.
 	 */
-	if (deny && d->mode == MODE_ENFORCE) {
-		vd_stats_reason(d, reason);
-		vd_audit(d, e, "deny", reason, rule);
-		vd_answer(d, e, false);
-	} else {
-		if (deny) {
+	if (v->deny) {
+		if (v->allow)
 			d->st.would_deny++;
-			vd_stats_reason(d, reason);
-			vd_audit(d, e, "would-deny", reason, rule);
-		}
-		vd_answer(d, e, true);
+		vd_stats_reason(d, v->reason);
+		vd_audit(d, e, v->record, v->reason, v->rule);
 	}
-	if (mark)
-		ignore_inode(d, e, r);
+	vd_answer(d, e, v->allow);
+	ignore_inode(d, e, mark);
 	vd_ev_release(d, i);
+}
+
+int vd_judge(struct vd *d, int i, struct vd_facts *f, struct result *r, struct vd_verdict *v)
+{
+	struct ev *e = &d->ev[i];
+	const char *package = NULL;
+
+	f->res = r;
+	for (;;) {
+		vd_decide(f, v);
+		switch (v->next) {
+		case VD_NEXT_MEASURE: {
+			int m = measure(d, i, r);
+
+			if (m == 0)
+				return 0;	/* vd_measure_waiters goes on */
+			f->measured = m > 0 ? VD_MEAS_OK : VD_MEAS_FAILED;
+			continue;
+		}
+		case VD_NEXT_ARCHIVE:
+			/* no label: the archive's digest for this path? */
+			f->archive = vd_ev_path(e) && e->path && vd_trust_judge(d, e, r, &package) > 0 ?
+				VD_ARCHIVE_YES : VD_ARCHIVE_NO;
+			continue;
+		case VD_NEXT_ANSWER:
+			vd_verdict_apply(d, i, v, r, package);
+			return 0;
+		case VD_NEXT_ACCESS:
+		case VD_NEXT_LOADER:
+		case VD_NEXT_RESULT:
+			return 1;
+		}
+	}
+}
+
+void vd_finish(struct vd *d, int i, struct result *r)
+{
+	struct vd_verdict v;
+	struct vd_facts f;
+
+	vd_facts_of(d, &d->ev[i], &f);
+	if (vd_judge(d, i, &f, r, &v))	/* not asked of an event whose result is in */
+		vd_fail_one(d, i, "appraisal-error", d->ev[i].dec.rule[VG_CLASS_APPRAISE]);
 }
 
 void vd_finish_group(struct vd *d, int leader, struct result *r)
@@ -408,18 +383,14 @@ void vd_finish_group(struct vd *d, int leader, struct result *r)
 
 void vd_fail_one(struct vd *d, int i, const char *why, int rule)
 {
-	bool allow = d->fail_open || d->mode != MODE_ENFORCE;
+	struct vd_verdict v;
+	struct vd_facts f;
 
-	if (d->ev[i].before) {
-		d->st.before_failed++;
-		vd_audit(d, &d->ev[i], "ran-before-ready", why, rule);
-		vd_ev_release(d, i);
-		return;
-	}
-	vd_stats_reason(d, why);
-	vd_audit(d, &d->ev[i], allow ? "allow-on-failure" : "deny-on-failure", why, rule);
-	vd_answer(d, &d->ev[i], allow);
-	vd_ev_release(d, i);
+	vd_facts_of(d, &d->ev[i], &f);
+	f.failed = why;
+	f.failed_rule = rule;
+	vd_decide(&f, &v);
+	vd_verdict_apply(d, i, &v, NULL, NULL);
 }
 
 /* No answer in time, or the appraiser died: the fail action. */

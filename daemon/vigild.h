@@ -140,12 +140,11 @@ int vd_worker_main(int sock, int argc, char **argv);
  * vd_sandbox_enter - confine the calling appraiser for good: become
  * @uid/@gid (never 0) with no supplementary groups and no capability,
  * PR_SET_NO_NEW_PRIVS, Landlock with every right the kernel knows, a
- * seccomp allow-list that kills on anything else (sandbox.c).
+ * seccomp allow-list that kills on anything else (sandbox.c, the
+ * appraiser's role on common/sandbox.h).
  * Return: 0, or -errno with what failed in @msg (the caller must exit).
  */
 int vd_sandbox_enter(uid_t uid, gid_t gid, char *msg, size_t cap);
-/* Return: the running kernel's Landlock ABI version, or -errno. */
-int vd_sandbox_landlock_abi(void);
 
 /* ---- the dynamic loader (loader.c) ---- */
 
@@ -169,19 +168,8 @@ struct vd_loaders {
 int vd_loaders_init(struct vd_loaders *l, const char *const *extra, size_t nextra);
 /* Is @pid's executable (/proc/PID/exe) one of them? Return: 1, 0, -ESRCH (@pid is 0: not visible). */
 int vd_loader_is(const struct vd_loaders *l, pid_t pid);
-/*
- * vd_loader_match - @p's decision (VG_CLASSES_IMA) into @dec for access
- * @a by @pid. An open (not @exec) by a loader is also the exec of the
- * file: @a->also_func is then BPRM_CHECK, MAY_EXEC, and @dec both hooks'
- * merged. Whether @pid runs a loader is looked up only when that changes
- * @dec, or when @always_ask (a later match of other classes, such as
- * access rules, sees @a's hooks).
- * Return: 0; -ESRCH when that had to be looked up and could not be (an
- * opener outside vigild's pid namespace, reported as pid 0): @dec is then
- * anyone's, which the caller must not take as the answer.
- */
-int vd_loader_match(const struct vd_loaders *l, const struct vg_policy *p, pid_t pid, bool exec,
-		    bool always_ask, struct vg_access *a, struct vg_decision *dec);
+/* Can rule @r match an exec (BPRM_CHECK, MAY_EXEC), its other conditions taken as met? (loader.c) */
+bool vd_rule_may_match_exec(const struct vg_policy_rule *r);
 /*
  * vd_loader_policy - note whether a rule of @p can match an exec (when
  * none can, the loader's opens are plain opens and /proc is not asked).
@@ -226,9 +214,8 @@ void vd_fsinfo_access(struct vd_fsinfo *fi, int fd, dev_t dev, struct vg_access 
  */
 int vd_policy_enforceable(const struct vg_policy *p, const char *path, bool accept, char *msg,
 			  size_t cap);
-/* Log each accepted unenforced rule of @p with @log. */
-void vd_policy_unenforced_log(const struct vg_policy *p, const char *path,
-			      void (*log)(const char *fmt, ...));
+/* Log each accepted unenforced rule of @p (common/log.h). */
+void vd_policy_unenforced_log(const struct vg_policy *p, const char *path);
 /* {"total": N, "rules": [{"line", "col", "rule", "why"}, ... at most 32]} */
 json_object *vd_policy_unenforced_json(const struct vg_policy *p);
 

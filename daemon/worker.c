@@ -37,6 +37,7 @@
 
 #include <openssl/crypto.h>
 
+#include "log.h"
 #include "vigil/appraise.h"
 #include "vigil/evm.h"
 #include "vigil/keyring.h"
@@ -64,7 +65,7 @@ struct appraiser {
 
 static void die(const char *what)
 {
-	fprintf(stderr, "vigild appraiser: %s\n", what);
+	vlog_err("%s", what);
 	exit(2);
 }
 
@@ -176,7 +177,7 @@ static bool test_hook(int fd)
 		char ev[4096];
 
 		if (read(VD_APPRAISER_GROUP_FD, ev, sizeof(ev)) > 0)	/* take the monitor's events */
-			fprintf(stderr, "vigild appraiser: test hook: read the group\n");
+			vlog_err("test hook: read the group");
 	} else if (strncmp(magic + 12, "EXECVE", 6) == 0) {
 		char *argv[] = { (char *)"true", NULL };
 
@@ -184,12 +185,12 @@ static bool test_hook(int fd)
 	} else if (strncmp(magic + 12, "UBSAN", 5) == 0) {
 		volatile int big = 0x7fffffff, one = 1;
 
-		fprintf(stderr, "vigild appraiser: test hook: %d\n", big + one);	/* signed overflow */
+		vlog_err("test hook: %d", big + one);	/* signed overflow */
 	} else if (strncmp(magic + 12, "ASAN", 4) == 0) {
 		char *volatile heap = malloc(8);
 		volatile char c = heap[8];	/* heap-buffer-overflow */
 
-		fprintf(stderr, "vigild appraiser: test hook: %d\n", c);
+		vlog_err("test hook: %d", c);
 		free(heap);
 	}
 	return false;
@@ -330,6 +331,7 @@ int vd_worker_main(int sock, int argc, char **argv)
 	struct vg_diag d = { 0 };
 	int c;
 
+	vlog_init("vigild appraiser");	/* "vigild appraiser: MESSAGE", or the journal's prefix */
 	if (!a || vg_keyring_new(&a->kr) < 0 || vg_hasher_new(&a->h) < 0)
 		die("out of memory");
 	vg_evm_config_default(&a->cfg);
@@ -339,7 +341,7 @@ int vd_worker_main(int sock, int argc, char **argv)
 		switch (c) {
 		case 'k':
 			if (vg_keyring_add_file(a->kr, optarg, &d) < 0) {
-				fprintf(stderr, "vigild appraiser: keyring %s\n", d.msg);
+				vlog_err("keyring %s", d.msg);
 				exit(2);
 			}
 			break;

@@ -32,6 +32,15 @@ JOURNAL_STREAM="$(stat -c %d:%i m.err)x" timeout 10 "$VIGILD" --mode bogus --pol
 	--watch "$T" >/dev/null 2>>m.err
 check "a malformed JOURNAL_STREAM: plain" grep -q "^vigild: --mode must" m.err
 
+# ---- vigild's appraiser: its own lines go the same way (daemon/worker.c) ----
+run_j a.err timeout 10 "$VIGILD" --appraiser 99 --keyring "$T/no-such-keyring" >/dev/null
+check_eq "vigild's appraiser, a keyring it cannot read: exit 2" "$?" 2
+check "journal: the appraiser's line has <3> and no program name" \
+	grep -q "^<3>keyring $T/no-such-keyring: " a.err
+check "journal: every appraiser line has a priority" sh -c "! grep -qv '^<[0-7]>' a.err"
+timeout 10 "$VIGILD" --appraiser 99 --keyring "$T/no-such-keyring" >/dev/null 2>ap.err
+check "no JOURNAL_STREAM: the appraiser's plain form" grep -q "^vigild appraiser: keyring $T/no-such-keyring: " ap.err
+
 # ---- vigil-verifier: a warning and an info line ----
 VP=$(vg_port)
 : >v.err

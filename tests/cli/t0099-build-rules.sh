@@ -16,12 +16,7 @@ vg_init
 
 MAX=800
 # file -> why it may be over $MAX lines for now (keep this list empty if you can)
-declare -A allowed=(
-	# vigild's monitor contracts: the lead engineer is reshaping vigild
-	# (issue 42, item 2: the decision as one pure function), which takes
-	# this header apart; until then it is listed, not split twice
-	[daemon/monitor.h]="vigild's reshaping (issue 42 item 2)"
-)
+declare -A allowed=()
 
 cd "$SRCDIR" || exit 1
 files=$(git ls-files 'lib/*.[ch]' 'include/*.h' 'common/*.[ch]' 'cli/*.[ch]' 'daemon/*.[ch]' \

@@ -55,6 +55,41 @@ check_rc 1 "a tampered file is denied" cat "$F/tampered"
 check "the shipped vigild has no test hook: the magic file is just a labeled file" cat "$F/SOCKET"
 check "vigild stops cleanly" vd_stop
 
+# 1b. each vigild process as /proc shows it, the table t0535 prints for the
+# verifier's and the agent's: uid, capabilities, NoNewPrivs, Seccomp, and
+# the Landlock state, which /proc does not show: vigild-test's appraisers
+# try to write a file in a directory every uid may write to, once in
+# Landlock and before their seccomp filter (common/sandbox.h's probe; the
+# filter refuses open itself), which only Landlock refuses them.
+chmod 755 "$T"
+mkdir -p "$T/open"
+chmod 1777 "$T/open"
+VG_TEST_PROBE_WRITE=$T/open VIGILD=$VIGILD_TEST check "vigild-test starts (with the Landlock probe)" \
+	vd_start --policy pol --watch "$F" --hmac-key hk -j 2
+apps=$(ps -o pid= --ppid "$VD_PID" | tr -d ' ')
+st() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status" 2>/dev/null; }
+probes() { grep -cF "vigild appraiser: probe: write $T/open: $1" "$T/vigild.err"; }
+echo "# process                   pid     uid    CapEff           NoNewPrivs Seccomp Landlock"
+row() {	# NAME PID LANDLOCK
+	printf '# %-25s %-7s %-6s %-16s %-10s %-7s %s\n' "$1" "$2" "$(st "$2" Uid)" \
+		"$(st "$2" CapEff)" "$(st "$2" NoNewPrivs)" "$(st "$2" Seccomp)" "$3"
+}
+row "vigild monitor" "$VD_PID" none
+for p in $apps; do
+	row "vigild appraiser" "$p" "$([ "$(probes "Permission denied")" -gt 0 ] && echo on || echo off)"
+done
+check_eq "two appraisers probed, each refused by Landlock (root cannot write where anyone may)" \
+	"$(probes "Permission denied") $(probes written)" "2 0"
+check_eq "the monitor: uid 0 (it holds the fanotify group, the TPM, the log)" "$(st "$VD_PID" Uid)" 0
+check_eq "the monitor: no seccomp filter (it parses kernel structures and fixed messages only)" \
+	"$(st "$VD_PID" Seccomp)" 0
+for p in $apps; do
+	check_eq "appraiser $p: uid vigil, no capability, no new privileges, seccomp" \
+		"$(st "$p" Uid) $(st "$p" CapEff)$(st "$p" CapPrm) $(st "$p" NoNewPrivs) $(st "$p" Seccomp)" \
+		"$vuid 00000000000000000000000000000000 1 2"
+done
+check "vigild-test stops cleanly" vd_stop
+
 # 2. forbidden system calls (test-only build); GROUP reads the fanotify
 # group the appraiser holds only to write its allows to (vigild.h)
 for m in SOCKET GROUP EXECVE; do
