@@ -5,7 +5,7 @@
  * a new or reactivated one is due at once) and, while a verifier attests
  * it, a lease (lease_owner, lease_until). Every 50 ms, and when a round of
  * ours ends, a verifier with a free slot (at most --max-rounds rounds, one
- * per agent, each on its own thread) claims due agents not leased, the
+ * per agent, each on a thread of round_pool.c's) claims due agents not leased, the
  * earliest due first (vg_store_lease_claim: one statement; on PostgreSQL
  * FOR UPDATE SKIP LOCKED, so verifiers sharing a database each take other
  * agents and never wait for each other), attests them, and releases each
@@ -349,24 +349,19 @@ static int claimed(void *arg, const char *id, int64_t due)
 	return 0;
 }
 
-static void *round_thread(void *arg);
+static void slot_task(void *arg);
 
-/* Under the lock: a thread for @e's round. Return: 0, -errno. */
+/* Under the lock: @e's round, on a thread of the pool (round_pool.c). Return: 0, -errno. */
 static int slot_start(struct verifier *vf, struct vf_ent *e, int64_t now)
 {
-	pthread_attr_t at;
-	pthread_t t;
 	int r;
 
 	round_begin(vf, e, now);
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &at, round_thread, e);
-	pthread_attr_destroy(&at);
+	r = vf_pool_run(&vf->sched.pool, slot_task, e);
 	if (r) {
 		e->running = false;
 		e->watch_ms = e->watched_ms = 0;
-		return -r;
+		return r;
 	}
 	vf->sched.running++;
 	return 0;
@@ -508,7 +503,7 @@ static void retry_releases(struct verifier *vf)
  * due, one more claimed at once, so a slot that frees is taken without
  * waiting for the next tick.
  */
-static void *round_thread(void *arg)
+static void slot_task(void *arg)
 {
 	struct vf_ent *e = arg;
 	struct verifier *vf = e->vf;
@@ -538,7 +533,7 @@ static void *round_thread(void *arg)
 			pthread_mutex_lock(&vf->sched.lock);
 			vf->sched.running--;
 			pthread_mutex_unlock(&vf->sched.lock);
-			return NULL;
+			return;
 		}
 	}
 }
@@ -710,6 +705,9 @@ void vf_schedule(struct verifier *vf)
 	/* the store is listed every interval, at least every second (new agents) */
 	int64_t every = vf->interval_ms < 1000 ? vf->interval_ms : 1000, last = 0, beaten = 0;
 
+	pthread_mutex_lock(&vf->sched.pool.lock);
+	vf->sched.pool.max = vf->max_rounds;	/* parsed since vf_init */
+	pthread_mutex_unlock(&vf->sched.pool.lock);
 	while (!vf->stop) {
 		int64_t now = vf_wall_ms();
 		bool listed = false;
