@@ -9,6 +9,7 @@
  *   register.c        registration of an agent, without HTTP
  *   api_json.c        the JSON bodies the API answers with
  *   scheduler.c       which agent is attested when, rounds on their threads
+ *   sched_list.c      what the store says is due (scheduler_internal.h)
  *   round_pool.c      the threads rounds run on (at most --max-rounds, kept)
  *   heartbeat.c       this verifier's row among those sharing the store
  *   token_reload.c    SIGHUP: the token list read again
@@ -615,8 +616,12 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 			      const char *body, size_t len, struct vf_answer *ans);
 /* The status of @a as the API shows it: vf_json_agent, late, and for push agents stale. */
 json_object *vf_json_status(struct verifier *vf, const struct vg_store_agent *a);
-/* From the scheduler's loop: push agents silent past their interval become stale (once each). */
-void vf_push_watch(struct verifier *vf);
+/*
+ * From the scheduler's listing of the store (scheduler.c: every pushing
+ * agent, @n of them, failed ones too): those silent past their interval
+ * become stale (once each).
+ */
+void vf_push_watch(struct verifier *vf, const struct vg_store_due *push, size_t n);
 /* Push agents stale now (metrics). */
 unsigned int vf_push_stale_count(struct verifier *vf);
 
