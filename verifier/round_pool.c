@@ -12,6 +12,8 @@
  * rounds: the scheduler (scheduler.c) decides what a task is and keeps
  * the number outstanding within --max-rounds itself, so a task never
  * waits for a thread that another, waiting, task would have to free.
+ * A thread keeps its libcurl handle (agent_client.c: its connections,
+ * kept alive) from one round to the next, and frees it before it ends.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,8 +55,12 @@ static void *pool_thread(void *arg)
 			pthread_cond_wait(&p->work, &p->lock);
 			p->idle--;
 		}
-		if (!p->head)
+		if (!p->head) {
+			pthread_mutex_unlock(&p->lock);
+			vf_client_thread_end();	/* its libcurl handle, before the stop goes on */
+			pthread_mutex_lock(&p->lock);
 			break;		/* stopping, nothing left to run */
+		}
 		t = p->head;
 		p->head = t->next;
 		if (!p->head)

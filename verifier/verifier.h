@@ -257,6 +257,8 @@ int vf_grow(uint8_t **p, size_t *cap, size_t len, size_t add);
 /* Once, before any thread starts. Return: 0, -EIO. */
 int vf_client_init(void);
 void vf_client_cleanup(void);
+/* The calling thread's libcurl handle (kept between its requests, vf_fetch) freed now. */
+void vf_client_thread_end(void);
 /*
  * vf_fetch - GET @url, or POST @body (JSON) to it. At most @max bytes of
  * answer (0: VG_API_MSG_MAX), vf->agent_timeout seconds in all, cut short

@@ -5,6 +5,10 @@
 #    between rounds: while 40 rounds a second run, the verifier's network
 #    process makes no new thread (a thread per round, as before, made ~40
 #    a second);
+#  - a round's requests (quote, list) go over one connection kept alive,
+#    and a connection never carries two agents' requests (the simulator's
+#    request log names each request's peer address and port): not one new
+#    connection per request;
 #  - the scheduler asks the store only for the agents due soon, a few
 #    columns each: with every agent attested and none due for ten minutes,
 #    the network process reads almost nothing from the store process (the
@@ -27,7 +31,7 @@ up() { for i in $(seq 300); do curl -s "$1" >/dev/null 2>&1 && return 0; sleep 0
 
 SP=$(vg_port)
 timeout 300 "$SIM" --agents $N --port "$SP" --entries 5 --files 200 --ek-ca-out "$T/sim-ca.pem" \
-	--policy-log "$T/sim.log" --threads 2 >sim.out 2>sim.err &
+	--policy-log "$T/sim.log" --request-log "$T/requests" --threads 2 >sim.out 2>sim.err &
 PIDS="$PIDS $!"
 check "the simulator serves $N agents" up "http://127.0.0.1:$SP/a/sim00000/v1/identity"
 "$VIGIL" attest policy create --log "$T/sim.log" -o p.json >/dev/null
@@ -72,6 +76,7 @@ sleep 2
 # the network process's threads, sampled every 2 ms for 3 s: those that
 # were not there at the start were made meanwhile
 ls "/proc/$VPID/task" | sort >tids0
+t0=$(date +%s%3N)
 r0=$(rounds)
 python3 - "/proc/$VPID/task" <<'PY' | sort -u >tids
 import os, sys, time
@@ -82,6 +87,7 @@ while time.monotonic() < end:
 print("\n".join(seen))
 PY
 r1=$(rounds)
+t1=$(date +%s%3N)
 made=$(comm -13 tids0 tids | wc -l)
 echo "# $((r1 - r0)) rounds in 3 s, $made thread(s) made meanwhile, $(wc -l <tids0) at the start"
 check "rounds ran meanwhile ($((r1 - r0)))" test $((r1 - r0)) -ge 60
@@ -89,6 +95,13 @@ check "no thread made for them ($made; a thread per round made one each)" test "
 check "... at most --max-rounds (4) round threads and the fixed ones ($(wc -l <tids0))" \
 	test "$(wc -l <tids0)" -le 24
 check "every agent still trusted" wait_trusted
+set -- $(awk -v a="$t0" -v b="$t1" '$2 >= a && $2 <= b && ($4 == "/v1/quote" || $4 == "/v1/log") {
+		n++; if (!($3 in id)) { id[$3] = $1; c++ } else if (id[$3] != $1) shared++ }
+	END { print n + 0, c + 0, shared + 0 }' "$T/requests")
+echo "# $1 requests (quotes, lists) over $2 connections in those 3 s, $3 on another agent's connection"
+check "a round's quote and list over one connection ($1 requests, $2 connections)" \
+	test "$1" -ge 120 -a $(($2 * 18)) -le $(($1 * 10))
+check "... and no connection used for two agents ($3 requests)" test "$3" -eq 0
 
 # ---- the same store, none due for ten minutes: the scheduler reads next to nothing ----
 kill "$VPID"
