@@ -65,6 +65,10 @@ static const char help[] =
 	"                         restarts the monitor when it dies: accesses wait, none is\n"
 	"                         allowed unseen (vigild.hold; --no-hold: the kernel\n"
 	"                         allows what waits when vigild dies)\n"
+	"      --handoff SOCKET   under --hold: across `systemctl restart vigild` the\n"
+	"                         holder hands the group to the new vigild through\n"
+	"                         SOCKET instead of ending enforcement (the unit's\n"
+	"                         /run/vigil/vigild.handoff); a stop still ends it\n"
 	"      --close-gaps       set the sysctls that close memfd and userns (what the\n"
 	"                         policy and mode need, not what is accepted), then exit\n"
 	"                         (the unit's ExecStartPre)\n"
@@ -151,6 +155,7 @@ static int parse_size(const char *s, uint64_t *ret)
 #define OPT_CLOSE_GAPS 0x304
 #define OPT_HOLD 0x305
 #define OPT_NO_HOLD 0x306
+#define OPT_HANDOFF 0x30f
 
 int vd_args_parse(struct vd *d, int argc, char **argv)
 {
@@ -176,6 +181,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		{ "accept-gap", required_argument, NULL, OPT_ACCEPT_GAP },
 		{ "hold", no_argument, NULL, OPT_HOLD },
 		{ "no-hold", no_argument, NULL, OPT_NO_HOLD },
+		{ "handoff", required_argument, NULL, OPT_HANDOFF },
 		{ "close-gaps", no_argument, NULL, OPT_CLOSE_GAPS },
 		{ "workers", required_argument, NULL, 'j' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
@@ -310,6 +316,13 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 		case OPT_HOLD:
 		case OPT_NO_HOLD:
 			d->hold = c == OPT_HOLD ? 1 : 0;
+			break;
+		case OPT_HANDOFF:
+			if (optarg[0] != '/' || strlen(optarg) >= 108) {
+				vd_log("--handoff needs an absolute socket path under 108 bytes, not '%s'", optarg);
+				return -1;
+			}
+			d->handoff = optarg;
 			break;
 		case OPT_WATCH_MOUNTS:
 			if (optarg[0] != '/') {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,9 +35,48 @@ int vd_held_open(struct vd *d)
 	return 1;
 }
 
+/* the counters as the holder keeps them (hold.h): this layout's, or none */
+struct held_stats {
+	uint64_t magic;
+	uint64_t size;
+	struct stats st;
+};
+#define HELD_STATS_MAGIC 0x7669676c73743031ull	/* "viglst01" */
+_Static_assert(sizeof(struct held_stats) <= HOLD_STATS_BYTES, "the counters outgrow the holder's memory");
+
+/* map the holder's counters (@fd) and start from them when their layout is ours */
+static void held_stats(struct vd *d, int fd)
+{
+	struct held_stats *hs = mmap(NULL, HOLD_STATS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	close(fd);
+	if (hs == MAP_FAILED) {
+		vd_log("the holder's counters: %s: counting from zero", strerror(errno));
+		return;
+	}
+	if (hs->magic == HELD_STATS_MAGIC && hs->size == sizeof(hs->st))
+		d->st = hs->st;
+	else if (hs->magic)
+		vd_log_at(VLOG_INFO, "the counters of the monitor before have another layout (an upgrade): "
+			  "counting from zero");
+	d->held_stats = hs;
+	vd_held_save(d);
+}
+
+void vd_held_save(struct vd *d)
+{
+	struct held_stats *hs = d->held_stats;
+
+	if (!hs)
+		return;
+	hs->st = d->st;
+	hs->size = sizeof(hs->st);
+	hs->magic = HELD_STATS_MAGIC;
+}
+
 int vd_held_group(struct vd *d)
 {
-	struct hold_msg m = { .type = HOLD_HELLO };
+	struct hold_msg m = { .type = HOLD_HELLO, .flags = HOLD_WANT_STATS };
 	int fd = -1, r;
 
 	if (d->holder < 0)
@@ -46,7 +86,21 @@ int vd_held_group(struct vd *d)
 		r = vd_hold_recv(d->holder, &m, &fd);
 	if (r == 0 && m.type != HOLD_GROUP)
 		r = -EPROTO;
+	if (r == 0 && (m.flags & HOLD_HAS_STATS)) {
+		struct hold_msg sm;
+		int sfd;
+
+		r = vd_hold_recv(d->holder, &sm, &sfd);
+		if (r == 0 && (sm.type != HOLD_STATS || sfd < 0))
+			r = -EPROTO;
+		if (r == 0)
+			held_stats(d, sfd);
+		else if (sfd >= 0)
+			close(sfd);
+	}
 	if (r < 0) {
+		if (fd >= 0)
+			close(fd);
 		vd_log("the holder: %s", strerror(-r));
 		return -1;
 	}

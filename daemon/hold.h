@@ -37,6 +37,22 @@
  * monitor's WATCHDOG=1 tells the holder its loop turns, and the holder
  * kills a monitor whose loop stopped (then as above) instead of letting
  * the service manager kill the holder and with it the group.
+ *
+ * Across `systemctl restart vigild` (--handoff SOCKET, the unit's): the
+ * holder asks systemd which job stops it (handoff.c). A stop (`systemctl
+ * stop`, shutdown, removal) ends enforcement, said so. A restart: the
+ * monitor drains and ends as for SIGUSR1, and the holder forks a bridge,
+ * then ends as the service manager expects (KillMode=process leaves the
+ * bridge running). The bridge reads the group as in step 3 (the new
+ * instance's processes are in the unit's cgroup: allowed) and listens on
+ * SOCKET; the new holder connects first thing, and the bridge hands it the
+ * group, its counters and every parked event with the number the kernel
+ * knows it by (HOLD_GROUP, HOLD_PARKED..., HOLD_END; DONE back), then
+ * ends. The new holder keeps each event at that very number in its own
+ * table (its own descriptors are below HOLD_BASE, its events above), so
+ * no event it reads later can be numbered like one in flight. A bridge no
+ * successor reaches within HANDOFF_WAIT seconds ends, and enforcement
+ * with it, said so.
  */
 #ifndef VIGILD_HOLD_H
 #define VIGILD_HOLD_H
@@ -54,9 +70,20 @@ enum hold_msg_type {
 	HOLD_END,	/* holder -> monitor: nothing more waits */
 	HOLD_DONE,	/* monitor -> holder: every parked event is answered */
 	HOLD_RELEASE,	/* monitor -> holder: it reads the group no more (its exit): the holder reads */
+	HOLD_STATS,	/* holder -> monitor, bridge -> holder: the counters' memory (a memfd) */
 };
 
 #define HOLD_FD_ERROR 0x1u	/* the group reports FAN_REPORT_FD_ERROR */
+#define HOLD_WANT_STATS 0x2u	/* HOLD_HELLO: the monitor keeps its counters in the holder's memory */
+#define HOLD_HAS_STATS 0x4u	/* HOLD_GROUP: a HOLD_STATS follows (a holder that knows it) */
+
+/*
+ * The counters outlive a monitor (and, through the bridge, a restart of
+ * the service): the holder owns a memfd of HOLD_STATS_BYTES, each monitor
+ * maps it, starts from what it holds when the layout is its own, and
+ * copies its counters there as its loop turns (held.c).
+ */
+#define HOLD_STATS_BYTES 65536
 
 struct hold_msg {
 	uint32_t type;		/* enum hold_msg_type */
@@ -74,7 +101,26 @@ struct hold_msg {
 int vd_hold_send(int sock, const struct hold_msg *m, int fd);
 /* one message; *fd: the descriptor it carried, else -1. Return: 0, -EPIPE (closed), -EPROTO, -errno */
 int vd_hold_recv(int sock, struct hold_msg *m, int *fd);
-/* the holder's process (holder.c): never returns but through exit */
-int vd_holder_main(int argc, char **argv);
+/* the holder's process (holder.c): never returns but through exit; @handoff: --handoff or NULL */
+int vd_holder_main(int argc, char **argv, const char *handoff);
+
+/* ---- handoff.c: the holder across a service restart ---- */
+
+#define HANDOFF_WAIT 30.0	/* s: a bridge waits this long for the new vigild */
+
+/*
+ * Whether the service manager is restarting this process's unit: asks
+ * systemd (its private socket, /run/systemd/private: no D-Bus daemon
+ * needed) for the job on the unit this process is in.
+ * @why: the job's type or the reason there is none, for the log
+ * Return: 1 a restart, 0 another job (stop) or none, -errno (no systemd)
+ */
+int vd_handoff_restarting(char *why, size_t n);
+/* a listening socket at @path (the old one replaced), root's only. Return: the descriptor or -errno */
+int vd_handoff_listen(const char *path);
+/* the successor at @path, connected, or -errno (-ENOENT / -ECONNREFUSED: no bridge waits) */
+int vd_handoff_connect(const char *path);
+/* the process at the other end of @sock: its pid if it is root, else -EPERM or -errno */
+int vd_handoff_peer(int sock);
 
 #endif

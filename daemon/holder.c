@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -27,48 +28,20 @@
 #include <unistd.h>
 
 #include "hold.h"
+#include "holder_internal.h"
 #include "monitor.h"
 #include "notify.h"
 
 #define HOLD_BASE_MAX 65536	/* the monitor's descriptors: below; the holder's events: above */
-#define HOLD_BURST 20		/* monitors started after a death within HOLD_INTERVAL... */
 #define HOLD_INTERVAL 10.0	/* ... before the holder gives up (the unit's own limit is 5 in 10 s) */
 #define HOLD_PARK_MAX 200000	/* waiting events kept; beyond, denied */
 #define HOLD_CHILDREN_WAIT 2.0	/* s: for the dead monitor's appraisers to end */
-
-struct parked {
-	int fd;
-	int32_t pid;
-	uint64_t mask;
-};
-
-struct holder {
-	char **argv;
-	int chan, chan_child;	/* SOCK_SEQPACKET: the monitor's channel (ours, its end) */
-	int note, note_child;	/* SOCK_DGRAM: the monitor's sd_notify messages */
-	int sigfd;
-	int group;		/* the monitor's permission group: -1 until it gives it */
-	bool fd_error;
-	int base;		/* the monitor's RLIMIT_NOFILE; our events' descriptors are above */
-	pid_t self, monitor;	/* monitor: 0 while none runs */
-	bool monitor_reads;	/* it took the group (TAKE): we do not read it */
-	bool ready, ever_ready;	/* this monitor said READY=1; one did */
-	bool stopping;
-	bool renewing;		/* SIGUSR1: the monitor is stopped and started again from the binary's path */
-	char exe[4096];		/* that path (our own at start); "" : /proc/self/exe */
-	double beat, watchdog;	/* its last WATCHDOG=1; the service manager's period (0: none) */
-	double next_ping;
-	double starts[HOLD_BURST];
-	size_t nstarts;
-	struct parked *pk;
-	size_t npk, cap;
-	bool handed;		/* the parked events are with the monitor, until its DONE */
-	uint64_t restarts, denied, parked, allowed;
-	char cgroup[512];	/* our own, when it is a service's (else empty) */
-};
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U	/* Linux 6.3; Debian 12's headers predate it */
+#endif
 
 /* the cgroup of @pid (cgroup v2: the line "0::PATH"), or "" */
-static void cgroup_of(pid_t pid, char *out, size_t n)
+void vd_holder_cgroup_of(pid_t pid, char *out, size_t n)
 {
 	char path[64], buf[1024];
 	ssize_t r;
@@ -130,8 +103,11 @@ static pid_t parent_of(pid_t pid)
  * What a restart of vigild needs, while no monitor answers: the holder's
  * own descendants (the new monitor: its exec, libraries, settings, keys;
  * its appraisers), PID 1 (it starts and watches services), journald (it
- * writes what vigild says), and in a service's cgroup the unit's own
- * processes (ExecReload=) and the software TPM's (vigil-swtpm).
+ * writes what vigild says) and what it forks to start a unit (init.scope:
+ * only PID 1 puts a process there, and a restart's new vigild is such a
+ * fork until it joins the unit's cgroup), and in a service's cgroup the
+ * unit's own processes (ExecReload=, a restart's new instance) and the
+ * software TPM's (vigil-swtpm).
  */
 static bool restart_needs(const struct holder *h, pid_t pid)
 {
@@ -145,73 +121,25 @@ static bool restart_needs(const struct holder *h, pid_t pid)
 		if (p == h->self)
 			return true;
 	}
-	cgroup_of(pid, cg, sizeof(cg));
+	vd_holder_cgroup_of(pid, cg, sizeof(cg));
 	if (!cg[0])
 		return false;
 	if (h->cgroup[0] && strcmp(cg, h->cgroup) == 0)
 		return true;
-	return ends_with(cg, "/systemd-journald.service") || ends_with(cg, "/vigil-swtpm.service");
+	return ends_with(cg, "/init.scope") || ends_with(cg, "/systemd-journald.service") ||
+	       ends_with(cg, "/vigil-swtpm.service");
 }
 
-static int send_msg(int sock, const struct hold_msg *m, int fd)
-{
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (fd >= 0) {
-		memset(&u, 0, sizeof(u));
-		mh.msg_control = u.b;
-		mh.msg_controllen = sizeof(u.b);
-		CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
-		CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
-		CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), &fd, sizeof(int));
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ? 0 : -errno;
-}
-
-int vd_hold_send(int sock, const struct hold_msg *m, int fd)
-{
-	return send_msg(sock, m, fd);
-}
-
-int vd_hold_recv(int sock, struct hold_msg *m, int *fd)
-{
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b) };
-	struct cmsghdr *c;
-	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-
-	*fd = -1;
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return -EPIPE;
-	c = CMSG_FIRSTHDR(&mh);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(fd, CMSG_DATA(c), sizeof(int));
-	if (n != (ssize_t)sizeof(*m) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
-		return -EPROTO;
-	}
-	return 0;
-}
-
-/* fill our descriptor table below h->base, so that the events we read are numbered above it */
+/*
+ * Fill our descriptor table below h->base, so that every event we read is
+ * numbered above it (hold.h). The top HOLD_OWN numbers hold placeholders
+ * that our own descriptors replace (own_fd) and give back (drop_fd): the
+ * table below the base is never left with a hole an event could take.
+ */
 static int fill_below_base(struct holder *h)
 {
 	struct rlimit rl;
-	int nul, fd;
+	int fd;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return -errno;
@@ -225,13 +153,48 @@ static int fill_below_base(struct holder *h)
 		       (unsigned long long)rl.rlim_cur);
 		return -EMFILE;
 	}
-	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (nul < 0)
+	h->nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (h->nul < 0)
 		return -errno;
 	do
-		fd = fcntl(nul, F_DUPFD_CLOEXEC, 0);
+		fd = fcntl(h->nul, F_DUPFD_CLOEXEC, 0);
 	while (fd >= 0 && fd < h->base - 1);
-	return fd < 0 ? -errno : 0;
+	if (fd < 0)
+		return -errno;
+	if (fd >= h->base)
+		close(fd);
+	for (int i = 0; i < HOLD_OWN; i++)
+		h->spare[i] = true;
+	return 0;
+}
+
+/* @fd (a descriptor of our own) moved onto a placeholder below the base; -1 when none is left */
+int vd_holder_own_fd(struct holder *h, int fd)
+{
+	if (fd < 0 || fd < h->base - HOLD_OWN)
+		return fd;
+	for (int i = 0; i < HOLD_OWN; i++) {
+		int slot = h->base - HOLD_OWN + i;
+
+		if (!h->spare[i] || dup3(fd, slot, O_CLOEXEC) < 0)
+			continue;
+		h->spare[i] = false;
+		close(fd);
+		return slot;
+	}
+	close(fd);
+	return -1;
+}
+
+/* the end of a descriptor of ours: a placeholder again where it was below the base */
+void vd_holder_drop_fd(struct holder *h, int fd)
+{
+	int i = fd - (h->base - HOLD_OWN);
+
+	if (i >= 0 && i < HOLD_OWN && dup3(h->nul, fd, O_CLOEXEC) == fd)
+		h->spare[i] = true;
+	else if (fd >= 0)
+		close(fd);
 }
 
 static void forward_note(struct holder *h)
@@ -292,7 +255,7 @@ static void park(struct holder *h, int fd, int32_t pid, uint64_t mask)
 }
 
 /* no monitor reads the group: we do (hold.h, step 3) */
-static void read_group(struct holder *h)
+void vd_holder_read_group(struct holder *h)
 {
 	char buf[8192] __attribute__((aligned(__alignof__(struct fanotify_event_metadata))));
 	const struct fanotify_event_metadata *m = (const void *)buf;
@@ -396,6 +359,11 @@ static void reap(struct holder *h)
 		if (p != h->monitor)
 			continue;	/* an appraiser of a dead monitor, ours since (subreaper) */
 		h->monitor = 0;
+		if (h->handing && !h->stopping) {
+			vd_log_at(VLOG_INFO, "the monitor (pid %d) drained for the service's restart", (int)p);
+			after_death(h, false);
+			vd_holder_bridge(h);
+		}
 		if (h->renewing && !h->stopping) {
 			/* asked for (SIGUSR1: a package upgrade): as after a death, but no failure */
 			h->renewing = false;
@@ -431,16 +399,19 @@ static void on_message(struct holder *h)
 		return;	/* its death is seen by SIGCHLD */
 	switch (m.type) {
 	case HOLD_HELLO:
-		r.flags = h->fd_error ? HOLD_FD_ERROR : 0;
+		r.flags = (h->fd_error ? HOLD_FD_ERROR : 0) |
+			  ((m.flags & HOLD_WANT_STATS) && h->stats >= 0 ? HOLD_HAS_STATS : 0);
 		r.restarts = h->restarts;
 		r.denied = h->denied;
 		r.parked = h->npk;
 		r.allowed = h->allowed;
-		(void)send_msg(h->chan, &r, h->group);
+		(void)vd_hold_send(h->chan, &r, h->group);
+		if (r.flags & HOLD_HAS_STATS)
+			(void)vd_hold_send(h->chan, &(struct hold_msg){ .type = HOLD_STATS }, h->stats);
 		break;
 	case HOLD_GROUP:
 		if (h->group < 0 && fd >= 0) {
-			h->group = fd;
+			h->group = vd_holder_own_fd(h, fd);
 			h->fd_error = m.flags & HOLD_FD_ERROR;
 			fd = -1;
 		}
@@ -451,9 +422,9 @@ static void on_message(struct holder *h)
 			struct hold_msg pm = { .type = HOLD_PARKED, .no = h->pk[i].fd, .pid = h->pk[i].pid,
 					       .mask = h->pk[i].mask };
 
-			(void)send_msg(h->chan, &pm, h->pk[i].fd);
+			(void)vd_hold_send(h->chan, &pm, h->pk[i].fd);
 		}
-		(void)send_msg(h->chan, &(struct hold_msg){ .type = HOLD_END }, -1);
+		(void)vd_hold_send(h->chan, &(struct hold_msg){ .type = HOLD_END }, -1);
 		h->handed = true;
 		break;
 	case HOLD_RELEASE:
@@ -480,6 +451,29 @@ static void on_message(struct holder *h)
 		close(fd);
 }
 
+/* SIGTERM, SIGINT: a restart of the service hands the group on (hold.h), anything else ends */
+static void stop(struct holder *h)
+{
+	char why[256];
+	int r = h->handoff && h->group >= 0 ? vd_handoff_restarting(why, sizeof(why)) : 0;
+
+	if (r > 0) {
+		h->handing = true;
+		vd_log_at(VLOG_INFO, "the service restarts (%s): the monitor drains; the group is kept for the "
+			  "new vigild", why);
+		if (!h->monitor)
+			vd_holder_bridge(h);
+		kill(h->monitor, SIGTERM);
+		return;
+	}
+	if (h->handoff && h->group >= 0)
+		vd_log_at(VLOG_WARNING, "stopped (%s): vigild ends enforcement", why);
+	h->stopping = true;
+	if (!h->monitor)
+		exit(0);
+	kill(h->monitor, SIGTERM);
+}
+
 static void on_signal(struct holder *h)
 {
 	struct signalfd_siginfo si;
@@ -496,11 +490,8 @@ static void on_signal(struct holder *h)
 				h->renewing = true;
 				kill(h->monitor, SIGTERM);
 			}
-		} else {
-			h->stopping = true;
-			if (!h->monitor)
-				exit(0);
-			kill(h->monitor, SIGTERM);
+		} else if (!h->stopping && !h->handing) {
+			stop(h);
 		}
 	}
 }
@@ -521,7 +512,7 @@ static void watchdog(struct holder *h)
 	}
 }
 
-int vd_holder_main(int argc, char **argv)
+int vd_holder_main(int argc, char **argv, const char *handoff)
 {
 	static struct holder hh;
 	struct holder *h = &hh;
@@ -530,6 +521,7 @@ int vd_holder_main(int argc, char **argv)
 
 	(void)argc;
 	h->argv = argv;
+	h->handoff = handoff;
 	h->group = -1;
 	h->self = getpid();
 	if ((r = fill_below_base(h)) < 0) {
@@ -543,10 +535,15 @@ int vd_holder_main(int argc, char **argv)
 		vd_log("--hold: %s", strerror(errno));
 		return 2;
 	}
-	h->chan = sp[0];
-	h->chan_child = sp[1];
-	h->note = np[0];
-	h->note_child = np[1];
+	/* ours, below the base (fill_below_base) */
+	h->chan = vd_holder_own_fd(h, sp[0]);
+	h->chan_child = vd_holder_own_fd(h, sp[1]);
+	h->note = vd_holder_own_fd(h, np[0]);
+	h->note_child = vd_holder_own_fd(h, np[1]);
+	if (h->chan < 0 || h->chan_child < 0 || h->note < 0 || h->note_child < 0) {
+		vd_log("--hold: no descriptor left below the base for our own");
+		return 2;
+	}
 	{
 		ssize_t n = readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
 
@@ -554,7 +551,7 @@ int vd_holder_main(int argc, char **argv)
 		if (strstr(h->exe, " (deleted)"))
 			h->exe[0] = 0;
 	}
-		cgroup_of(h->self, h->cgroup, sizeof(h->cgroup));
+	vd_holder_cgroup_of(h->self, h->cgroup, sizeof(h->cgroup));
 	if (!ends_with(h->cgroup, ".service"))
 		h->cgroup[0] = 0;	/* a shell's or a test's: not ours alone */
 	h->watchdog = notify_watchdog_s();
@@ -565,12 +562,24 @@ int vd_holder_main(int argc, char **argv)
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	h->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	h->sigfd = vd_holder_own_fd(h, signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
 	signal(SIGPIPE, SIG_IGN);
 	if (h->sigfd < 0) {
 		vd_log("--hold: signalfd: %s", strerror(errno));
 		return 2;
 	}
+	h->stats = memfd_create("vigild-counters", MFD_CLOEXEC | MFD_NOEXEC_SEAL);
+	if (h->stats < 0 && errno == EINVAL)	/* Linux before 6.3: no MFD_NOEXEC_SEAL */
+		h->stats = memfd_create("vigild-counters", MFD_CLOEXEC);
+	if (h->stats >= 0 && ftruncate(h->stats, HOLD_STATS_BYTES) < 0) {
+		close(h->stats);
+		h->stats = -1;
+	}
+	h->stats = vd_holder_own_fd(h, h->stats);
+	if (h->stats < 0)
+		vd_log("--hold: the counters' memory: %s: each monitor counts from zero", strerror(errno));
+	if (h->handoff && (r = vd_holder_take_over(h)) < 0)
+		vd_log("--handoff %s: %s: a group of our own instead", h->handoff, strerror(-r));
 	spawn(h);
 	for (;;) {
 		struct pollfd p[4] = {
@@ -594,6 +603,6 @@ int vd_holder_main(int argc, char **argv)
 		if (p[0].revents & POLLIN)
 			on_signal(h);
 		if ((p[3].revents & POLLIN) && !h->monitor_reads)
-			read_group(h);
+			vd_holder_read_group(h);
 	}
 }

@@ -241,6 +241,7 @@ static int run(struct vd *d)
 		if (d->watchdog_s > 0 && timeout > (int)(d->watchdog_s * 1000))
 			timeout = (int)(d->watchdog_s * 1000);
 		watchdog_tick(d);
+		vd_held_save(d);
 		vd_metrics_tick(d);
 		vd_lease_expire(d);
 
@@ -336,6 +337,7 @@ static int run(struct vd *d)
 /* What main() took, given back in reverse: also after a refusal at start. */
 static void teardown(struct vd *d)
 {
+	vd_held_save(d);
 	vd_held_release(d);	/* first: under --hold the group outlives what follows */
 	/* an appraiser may be in the middle of a long hash: it holds nothing to save */
 	for (unsigned int i = 0; i < d->nworkers; i++)
@@ -441,7 +443,7 @@ int main(int argc, char **argv)
 	if (r == 0 && d->hold && !d->close_gaps) {
 		/* --hold: this process keeps the group; the monitor is its child (hold.h) */
 		vg_config_release(&d->cfg);
-		return vd_holder_main(argc, argv);
+		return vd_holder_main(argc, argv, d->handoff);
 	}
 	if (d->close_gaps) {
 		/* the unit's ExecStartPre=+, with ExecStart's options: the sysctls, and nothing else */

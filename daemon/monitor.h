@@ -325,6 +325,8 @@ struct vd {
 	/* --hold (hold.h, held.c) */
 	int hold;			/* -1: from vigil.conf (vigild.hold), else 0 or 1 */
 	int holder;			/* the channel to the holder; -1: none */
+	const char *handoff;		/* --handoff: the holder's socket across a service restart */
+	void *held_stats;		/* the counters in the holder's memory (held.c), or NULL */
 	bool held_group;		/* the group was the holder's: a restart */
 	unsigned long parked_open;	/* events handed over by the holder, not answered yet */
 	bool parked_end;		/* ... and all of them handed over */
@@ -579,6 +581,8 @@ int vd_held_take(struct vd *d);
 void vd_held_answered(struct vd *d, bool one);
 /* The monitor ends: the holder reads the group from here on (what the exit opens). */
 void vd_held_release(struct vd *d);
+/* the counters into the holder's memory, so that they outlive this monitor (each loop turn, at exit) */
+void vd_held_save(struct vd *d);
 
 /* ---- fanotify.c ---- */
 

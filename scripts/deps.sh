@@ -8,7 +8,7 @@ pkgs=(
 	# build
 	meson ninja-build pkgconf gcc clang libclang-rt-14-dev
 	libssl-dev libtss2-dev libmicrohttpd-dev libjson-c-dev
-	libsqlite3-dev libpq-dev libcmocka-dev libblkid-dev libseccomp-dev
+	libsqlite3-dev libpq-dev libcmocka-dev libblkid-dev libseccomp-dev libsystemd-dev
 	libcurl4-openssl-dev	# headers; `vigil attest` dlopen()s libcurl.so.4 (libcurl4)
 	libgnutls28-dev		# TLS of the two HTTP daemons (libmicrohttpd)
 	libarchive-dev		# lib/trust: .debs (ar, tar) and apt's compressed Packages lists

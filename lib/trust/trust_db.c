@@ -39,35 +39,12 @@
 #include "vigil/outfile.h"
 #include "vigil/trust.h"
 #include "vigil/trust_boot.h"
+#include "sqldb.h"
 #include "trust_db.h"
 
 int vg__trust_db_err(struct vg_trust_db *db, struct vg_diag *diag, int err, const char *what)
 {
-	return vg_diag_set(diag, err, "%s: %s: %s", db->path, what,
-			   db->db ? sqlite3_errmsg(db->db) : "cannot open");
-}
-
-static int exec_sql(struct vg_trust_db *db, const char *sql, struct vg_diag *diag)
-{
-	return sqlite3_exec(db->db, sql, NULL, NULL, NULL) == SQLITE_OK ?
-		       0 :
-		       vg__trust_db_err(db, diag, -EIO, "database");
-}
-
-static int put_meta(struct vg_trust_db *db, const char *key, const void *val, size_t len,
-		    struct vg_diag *diag)
-{
-	sqlite3_stmt *st = NULL;
-	int r = 0;
-
-	if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO meta VALUES(?, ?)", -1, &st,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_blob(st, 2, val, (int)len, SQLITE_TRANSIENT) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_DONE)
-		r = vg__trust_db_err(db, diag, -EIO, "writing the header");
-	sqlite3_finalize(st);
-	return r;
+	return vg__sqldb_err(db->db, db->path, diag, err, what);
 }
 
 void vg_trust_db_free(struct vg_trust_db *db)
@@ -136,27 +113,16 @@ int vg_trust_db_create(const char *path, const unsigned int *algos, size_t nalgo
 	r = vg__trust_derive_key(db, key, keylen, diag);
 	if (r < 0)
 		goto fail;
-	r = vg_outfile_open(&db->out, path, 0600, 0, diag);
-	if (r < 0) {
-		char why[sizeof(diag->msg)];
-
-		snprintf(why, sizeof(why), "%s", diag ? diag->msg : "");
-		r = vg_diag_set(diag, r, "%s: %s", path, why);
+	db->writing = true;	/* the temporary, if opened, is aborted by vg_trust_db_free */
+	r = vg__sqldb_create(&db->out, path, &db->db, diag);
+	if (r < 0)
 		goto fail;
-	}
-	db->writing = true;
-	if (sqlite3_open_v2(db->out.tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		r = vg_diag_set(diag, -EIO, "%s: cannot create: %s", db->out.tmp,
-				db->db ? sqlite3_errmsg(db->db) : "out of memory");
-		goto fail;
-	}
-	r = exec_sql(db, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+	r = vg__sqldb_exec(db->db, db->path, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		     SCHEMA "BEGIN;", diag);
 	if (r == 0)
-		r = put_meta(db, "format", &fmt, 1, diag);
+		r = vg__sqldb_put_meta(db->db, db->path, "format", &fmt, 1, diag);
 	if (r == 0)
-		r = put_meta(db, "algos", ab, nalgos, diag);
+		r = vg__sqldb_put_meta(db->db, db->path, "algos", ab, nalgos, diag);
 	if (r < 0)
 		goto fail;
 	db->format = TRUST_FORMAT;
@@ -576,9 +542,9 @@ int vg_trust_db_commit(struct vg_trust_db *db, struct vg_diag *diag)
 	db->ins_file = db->ins_pkg = db->ins_boot = NULL;
 	r = vg__trust_compute_mac(db, mac, diag);
 	if (r == 0)
-		r = put_meta(db, "mac", mac, sizeof(mac), diag);
+		r = vg__sqldb_put_meta(db->db, db->path, "mac", mac, sizeof(mac), diag);
 	if (r == 0)
-		r = exec_sql(db, "COMMIT", diag);
+		r = vg__sqldb_exec(db->db, db->path, "COMMIT", diag);
 	if (r == 0 && sqlite3_close(db->db) != SQLITE_OK)
 		r = vg__trust_db_err(db, diag, -EIO, "closing");
 	db->db = NULL;

@@ -19,109 +19,44 @@
 
 #include "vigil/outfile.h"
 #include "vigil/trust.h"
+#include "sqldb.h"
 #include "trust_db.h"
-
-/* the schema @sql creates, as SQLite keeps it */
-static int expected_schema(const char *sql, char **ret)
-{
-	sqlite3 *m = NULL;
-	sqlite3_stmt *st = NULL;
-	char *s = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&s, &n);
-	int r = 0;
-
-	if (!f)
-		return -ENOMEM;
-	if (sqlite3_open_v2(":memory:", &m, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
-	    sqlite3_exec(m, sql, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(m, "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name",
-			       -1, &st, NULL) != SQLITE_OK)
-		r = -ENOMEM;
-	while (r == 0 && sqlite3_step(st) == SQLITE_ROW)
-		for (int c = 0; c < 4; c++)
-			fprintf(f, "%s%c", sqlite3_column_text(st, c) ?
-						   (const char *)sqlite3_column_text(st, c) : "",
-				c == 3 ? '\n' : '\t');
-	sqlite3_finalize(st);
-	sqlite3_close(m);
-	fclose(f);
-	if (r < 0) {
-		free(s);
-		return r;
-	}
-	*ret = s;
-	return 0;
-}
 
 /* The schema, word for word: format 4's (Return: 4), 3's (3) or that of 1 and 2 (2). */
 static int check_schema(struct vg_trust_db *db, struct vg_diag *diag)
 {
-	sqlite3_stmt *st = NULL;
-	char *want = NULL, *want2 = NULL, *want3 = NULL, *got = NULL;
-	size_t n = 0;
-	FILE *f;
-	int r = expected_schema(SCHEMA, &want), which = 0;
+	static const char *const schemas[] = { SCHEMA, SCHEMA_V3, SCHEMA_V2 };
+	char *got = NULL;
+	int r = vg__sqldb_schema(db->db, &got), which = 0;
 
-	if (r == 0)
-		r = expected_schema(SCHEMA_V2, &want2);
-	if (r == 0)
-		r = expected_schema(SCHEMA_V3, &want3);
-	if (r < 0) {
+	for (int i = 0; r == 0 && !which && i < 3; i++) {
+		char *want = NULL;
+
+		r = vg__sqldb_schema_of(schemas[i], &want);
+		if (r == 0 && strcmp(got, want) == 0)
+			which = 4 - i;
 		free(want);
-		free(want2);
-		return vg_diag_set(diag, r, "out of memory");
 	}
-	f = open_memstream(&got, &n);
-	if (!f) {
-		free(want);
-		return vg_diag_set(diag, -ENOMEM, "out of memory");
-	}
-	if (sqlite3_prepare_v2(db->db,
-			       "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name",
-			       -1, &st, NULL) != SQLITE_OK)
-		r = -EBADMSG;
-	while (r == 0 && sqlite3_step(st) == SQLITE_ROW)
-		for (int c = 0; c < 4; c++)
-			fprintf(f, "%s%c", sqlite3_column_text(st, c) ?
-						   (const char *)sqlite3_column_text(st, c) : "",
-				c == 3 ? '\n' : '\t');
-	sqlite3_finalize(st);
-	fclose(f);
-	if (r == 0 && got && strcmp(got, want) == 0)
-		which = 4;
-	else if (r == 0 && got && strcmp(got, want3) == 0)
-		which = 3;
-	else if (r == 0 && got && strcmp(got, want2) == 0)
-		which = 2;
-	else
-		r = -EBADMSG;
-	free(want);
-	free(want2);
-	free(want3);
 	free(got);
-	return r < 0 ? vg_diag_set(diag, r, "%s: not a vigil trust database", db->path) : which;
+	if (r == -ENOMEM)
+		return vg_diag_set(diag, r, "out of memory");
+	return which ? which : vg_diag_set(diag, -EBADMSG, "%s: not a vigil trust database", db->path);
 }
 
+/* meta(@key) into @buf (at most @cap bytes). Return: 0, -EBADMSG, -ENOMEM */
 static int get_meta(struct vg_trust_db *db, const char *key, uint8_t *buf, size_t cap,
 		    size_t *ret_len)
 {
-	sqlite3_stmt *st = NULL;
-	int r = -EBADMSG;
+	uint8_t *v = NULL;
+	size_t n = 0;
+	int r = vg__sqldb_get_meta(db->db, key, cap, &v, &n);
 
-	if (sqlite3_prepare_v2(db->db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) ==
-		    SQLITE_OK &&
-	    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_BLOB) {
-		size_t n = (size_t)sqlite3_column_bytes(st, 0);
-
-		if (n <= cap) {
-			memcpy(buf, sqlite3_column_blob(st, 0), n);
-			*ret_len = n;
-			r = 0;
-		}
+	if (r == 0) {
+		if (n)
+			memcpy(buf, v, n);
+		*ret_len = n;
 	}
-	sqlite3_finalize(st);
+	free(v);
 	return r;
 }
 
@@ -216,12 +151,9 @@ int vg_trust_db_open(const char *path, const uint8_t *key, size_t keylen,
 									   strerror(errno));
 		goto fail;
 	}
-	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		r = vg__trust_db_err(db, diag, -EBADMSG, "cannot open");
-		goto fail;
-	}
-	r = check_schema(db, diag);
+	r = vg__sqldb_open_ro(path, &db->db, -EBADMSG, diag);
+	if (r == 0)
+		r = check_schema(db, diag);
 	if (r < 0)
 		goto fail;
 	/* the format names the schema found: 4, 3, or 1 and 2 */

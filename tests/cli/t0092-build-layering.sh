@@ -13,13 +13,16 @@ check "the build wrote compile_commands.json" test -s "$db"
 
 # what each subsystem may include besides itself (keep in step with lib/meson.build)
 declare -A below=(
-	[core]="" [tpm]="core" [measure]="core" [label]="tpm core"
-	[policy]="label tpm core" [attest]="tpm measure trust core" [trust]="core"
+	[core]="" [tpm]="core" [measure]="core" [scan]="core" [label]="scan tpm core"
+	[policy]="label scan tpm core" [attest]="tpm measure trust core" [trust]="core"
+	[auth]="core" [results]="attest tpm measure core" [agent]="attest tpm measure core"
+	[api]="results attest auth tpm measure core"
 )
 # one header of each subsystem
 declare -A hdr=(
-	[core]=hash.h [tpm]=tpm.h [measure]=imalog.h [label]=evm.h [policy]=policy.h
-	[attest]=attest.h [trust]=trust.h
+	[core]=hash.h [tpm]=tpm.h [measure]=imalog.h [scan]=scan.h [label]=evm.h [policy]=policy.h
+	[attest]=attest.h [trust]=trust.h [auth]=auth.h [results]=attest_ear.h [agent]=tpm_attest.h
+	[api]=attest_api.h
 )
 
 # cmd_of L: the command that compiles the first source of lib/L, as a bash array literal
@@ -49,11 +52,11 @@ for e in json.load(open(db)):
 for layer, (d, a) in sorted(seen.items()):
     print(layer, d, shlex.join(a))
 PY
-check_eq "a compiler command for each of the seven subsystems" "$(awk '{print $1}' cmds | sort | tr '\n' ' ')" \
-	"attest core label measure policy tpm trust "
+check_eq "a compiler command for each of the twelve subsystems" "$(awk '{print $1}' cmds | sort | tr '\n' ' ')" \
+	"agent api attest auth core label measure policy results scan tpm trust "
 
 while read -r layer dir cmd; do
-	for other in core tpm measure label policy attest trust; do
+	for other in core tpm measure scan label policy attest trust auth results agent api; do
 		[ "$other" = "$layer" ] && continue
 		printf '#include "vigil/%s"\nint vg_layering_probe;\n' "${hdr[$other]}" >"$T/probe-$layer-$other.c"
 		(cd "$dir" && eval "$cmd -fsyntax-only '$T/probe-$layer-$other.c'") >"$T/out" 2>&1

@@ -166,7 +166,9 @@ execline() {
 }
 # what it watches is in vigil.conf now (vigild.watch, vigild.watch_mounts: issue 38)
 check_eq "vigild ExecStart" "$(execline vigild ExecStart)" \
-	"$sbindir/vigild --config /etc/vigil/vigil.conf --policy /etc/vigil/vigild.policy --log /run/vigil/binary_runtime_measurements --control /run/vigil/vigild.sock --audit /var/log/vigil/audit.jsonl --metrics-file /run/vigil/vigild.prom"
+	"$sbindir/vigild --config /etc/vigil/vigil.conf --policy /etc/vigil/vigild.policy --log /run/vigil/binary_runtime_measurements --control /run/vigil/vigild.sock --audit /var/log/vigil/audit.jsonl --metrics-file /run/vigil/vigild.prom --handoff /run/vigil/vigild.handoff"
+check "vigild: the stop signal to the holder only (a restart's bridge outlives it: issue 41)" \
+	grep -qx 'KillMode=process' "$U/vigild.service"
 check_eq "vigild ExecStartPre: the gaps closed, outside the sandbox (+)" "$(execline vigild ExecStartPre)" \
 	"+$sbindir/vigild --close-gaps --config /etc/vigil/vigil.conf --policy /etc/vigil/vigild.policy"
 check_eq "vigild ExecReload (waits for the result)" "$(execline vigild ExecReload)" \
@@ -176,7 +178,7 @@ check_eq "vigil-agent ExecStart" "$(execline vigil-agent ExecStart)" \
 check_eq "vigil-verifier ExecStart" "$(execline vigil-verifier ExecStart)" \
 	"$sbindir/vigil-verifier --listen 127.0.0.1:8881 --db sqlite:/var/lib/vigil/verifier.db --auth-tokens /etc/vigil/verifier-tokens --agent-token-file /etc/vigil/agent-token --ek-ca /etc/vigil/ek-ca.pem"
 # every option those lines pass exists today (--help of the installed program)
-for u in vigil-agent vigil-verifier; do
+for u in vigild vigil-agent vigil-verifier; do
 	for o in $(execline $u ExecStart | grep -oE -- '--[a-z-]+'); do
 		check "  $u knows $o" grep -q -- "$o" <("$D$sbindir/$u" --help 2>&1)
 	done

@@ -62,67 +62,46 @@ static bool url_ok(const char *u)
 	return true;
 }
 
+static const struct vg__api_field register_fields[] = {
+	/* absent or "": the verifier takes the id the agent's identity says */
+	VG__API_TEXT(struct vg_api_register, id, "id", VG__API_ID, false),
+	VG__API_TEXT(struct vg_api_register, url, "url", VG__API_STR, true),
+	VG__API_TEXT(struct vg_api_register, policy, "policy", VG__API_ID, false),
+};
+
 int vg_api_register_parse(const uint8_t *body, size_t len, struct vg_api_register *ret,
 			  struct vg_diag *diag)
 {
-	static const char what[] = "register";
 	struct vg_api_register a;
-	json_object *o = NULL;
-	int pr = vg__api_parse_object(body, len, what, &o, diag);
-	int r;
+	int r = vg__api_decode_body(body, len, "register", register_fields, VG_ARRAY_SIZE(register_fields), &a,
+				    sizeof(a), diag);
 
-	if (pr < 0)
-		return pr;
-	memset(&a, 0, sizeof(a));
-	/* absent or "": the verifier takes the id the agent's identity says */
-	r = vg__api_get_str(o, what, "id", a.id, sizeof(a.id), diag);
-	if (r == -ENOENT)
-		r = 0;
-	if (r > 0 && !vg_api_id_ok(a.id, (size_t)r))
-		r = vg_diag_set(diag, -EBADMSG, "register: id: 1 to %d characters of [A-Za-z0-9._-]",
-				VG_API_ID_MAX - 1);
-	if (r >= 0) {
-		r = vg__api_get_str(o, what, "url", a.url, sizeof(a.url), diag);
-		if (r == -ENOENT)
-			r = vg_diag_set(diag, -EBADMSG, "register: \"url\" is required");
-		else if (r >= 0 && !url_ok(a.url))
-			r = vg_diag_set(diag, -EBADMSG, "register: url: http://HOST[:PORT] or https://, "
-					"printable, without spaces, query or fragment");
-	}
-	if (r >= 0) {
-		r = vg__api_get_str(o, what, "policy", a.policy, sizeof(a.policy), diag);
-		if (r == -ENOENT)
-			r = 0;
-		else if (r > 0 && !vg_api_id_ok(a.policy, (size_t)r))
-			r = vg_diag_set(diag, -EBADMSG, "register: policy: a name of [A-Za-z0-9._-]");
-	}
-	json_object_put(o);
-	if (r < 0)
-		return r;
-	*ret = a;
-	return 0;
+	if (r == 0 && !url_ok(a.url))
+		r = vg_diag_set(diag, -EBADMSG, "register: url: http://HOST[:PORT] or https://, "
+				"printable, without spaces, query or fragment");
+	if (r == 0)
+		*ret = a;
+	return r;
 }
+
+struct policy_assign {
+	char name[VG_API_ID_MAX];
+};
+
+static const struct vg__api_field policy_assign_fields[] = {
+	VG__API_TEXT(struct policy_assign, name, "policy", VG__API_ID, true),
+};
 
 int vg_api_policy_assign_parse(const uint8_t *body, size_t len, char name[VG_API_ID_MAX],
 			       struct vg_diag *diag)
 {
-	char n[VG_API_ID_MAX];
-	json_object *o = NULL;
-	int pr = vg__api_parse_object(body, len, "policy", &o, diag);
-	int r;
+	struct policy_assign a;
+	int r = vg__api_decode_body(body, len, "policy", policy_assign_fields,
+				    VG_ARRAY_SIZE(policy_assign_fields), &a, sizeof(a), diag);
 
-	if (pr < 0)
-		return pr;
-	r = vg__api_get_str(o, "policy", "policy", n, sizeof(n), diag);
-	json_object_put(o);
-	if (r == -ENOENT)
-		return vg_diag_set(diag, -EBADMSG, "policy: \"policy\": a name is required");
-	if (r < 0)
-		return r;
-	if (r > 0 && !vg_api_id_ok(n, (size_t)r))
-		return vg_diag_set(diag, -EBADMSG, "policy: a name of [A-Za-z0-9._-]");
-	memcpy(name, n, (size_t)r + 1);
-	return 0;
+	if (r == 0)
+		memcpy(name, a.name, sizeof(a.name));
+	return r;
 }
 
 /* ---- verifier -> agent ---- */
@@ -204,33 +183,16 @@ int vg_api_log_query_parse(const char *s, uint64_t *ret, struct vg_diag *diag)
 	return 0;
 }
 
+static const struct vg__api_field activate_fields[] = {
+	VG__API_BYTES(struct vg_api_activate, id_object, id_len, "id_object", true),
+	VG__API_BYTES(struct vg_api_activate, enc_secret, es_len, "enc_secret", true),
+};
+
 int vg_api_activate_parse(const uint8_t *body, size_t len, struct vg_api_activate *ret,
 			  struct vg_diag *diag)
 {
-	static const char what[] = "activate";
-	json_object *o = NULL;
-	int pr = vg__api_parse_object(body, len, what, &o, diag);
-	struct vg_api_activate a;
-	long n;
-
-	if (pr < 0)
-		return pr;
-	memset(&a, 0, sizeof(a));
-	n = vg__api_get_b64(o, what, "id_object", a.id_object, sizeof(a.id_object), diag);
-	if (n == 0 || n == -ENOENT)
-		n = vg_diag_set(diag, -EBADMSG, "activate: \"id_object\" (base64) is required");
-	if (n > 0) {
-		a.id_len = (size_t)n;
-		n = vg__api_get_b64(o, what, "enc_secret", a.enc_secret, sizeof(a.enc_secret), diag);
-		if (n == 0 || n == -ENOENT)
-			n = vg_diag_set(diag, -EBADMSG, "activate: \"enc_secret\" (base64) is required");
-		a.es_len = n > 0 ? (size_t)n : 0;
-	}
-	json_object_put(o);
-	if (n < 0)
-		return (int)n;
-	*ret = a;
-	return 0;
+	return vg__api_decode_body(body, len, "activate", activate_fields, VG_ARRAY_SIZE(activate_fields), ret,
+				   sizeof(*ret), diag);
 }
 
 long vg_api_activate_build(const struct vg_api_activate *a, char **ret)
@@ -247,49 +209,24 @@ long vg_api_activate_build(const struct vg_api_activate *a, char **ret)
 
 /* ---- agent -> verifier ---- */
 
+static const struct vg__api_field identity_fields[] = {
+	VG__API_TEXT(struct vg_api_identity, id, "id", VG__API_ID, false),
+	VG__API_BYTES(struct vg_api_identity, ek_pub, ek_pub_len, "ek_pub", true),
+	VG__API_BYTES(struct vg_api_identity, ek_cert, ek_cert_len, "ek_cert", false),
+	VG__API_BYTES(struct vg_api_identity, ak_pub, ak_pub_len, "ak_pub", true),
+};
+
 int vg_api_identity_parse(const uint8_t *buf, size_t len, struct vg_api_identity *ret,
 			  struct vg_diag *diag)
 {
-	static const char what[] = "identity";
-	struct vg_api_identity *a = calloc(1, sizeof(*a));
-	json_object *o = NULL;
-	long n;
-	int r;
+	struct vg_api_identity *a = malloc(sizeof(*a));	/* a few KiB: not on the stack */
+	int r = a ? vg__api_decode_body(buf, len, "identity", identity_fields, VG_ARRAY_SIZE(identity_fields),
+					a, sizeof(*a), diag) : -ENOMEM;
 
-	if (!a)
-		return -ENOMEM;
-	r = vg__api_parse_object(buf, len, what, &o, diag);
-	if (r < 0) {
-		free(a);
-		return r;
-	}
-	r = vg__api_get_str(o, what, "id", a->id, sizeof(a->id), diag);
-	if (r == -ENOENT)
-		r = 0;
-	if (r > 0 && !vg_api_id_ok(a->id, (size_t)r))
-		r = vg_diag_set(diag, -EBADMSG, "identity: id: 1 to %d characters of [A-Za-z0-9._-]",
-				VG_API_ID_MAX - 1);
-	n = r < 0 ? r : vg__api_get_b64(o, what, "ek_pub", a->ek_pub, sizeof(a->ek_pub), diag);
-	if (n == 0 || n == -ENOENT)
-		n = vg_diag_set(diag, -EBADMSG, "identity: \"ek_pub\" (base64) is required");
-	if (n > 0) {
-		a->ek_pub_len = (size_t)n;
-		n = vg__api_get_b64(o, what, "ek_cert", a->ek_cert, sizeof(a->ek_cert), diag);
-		if (n == -ENOENT)
-			n = 0;
-	}
-	if (n >= 0) {
-		a->ek_cert_len = (size_t)n;
-		n = vg__api_get_b64(o, what, "ak_pub", a->ak_pub, sizeof(a->ak_pub), diag);
-		if (n == 0 || n == -ENOENT)
-			n = vg_diag_set(diag, -EBADMSG, "identity: \"ak_pub\" (base64) is required");
-		a->ak_pub_len = n > 0 ? (size_t)n : 0;
-	}
-	json_object_put(o);
-	if (n >= 0)
+	if (r == 0)
 		*ret = *a;
 	free(a);
-	return n < 0 ? (int)n : 0;
+	return r;
 }
 
 long vg_api_identity_build(const struct vg_api_identity *id, char **ret)
@@ -308,24 +245,23 @@ long vg_api_identity_build(const struct vg_api_identity *id, char **ret)
 	return vg__api_finish(o, r, ret);
 }
 
+struct proof {
+	char hex[2 * 32 + 1];
+};
+
+static const struct vg__api_field proof_fields[] = {
+	VG__API_TEXT(struct proof, hex, "proof", VG__API_STR, true),
+};
+
 int vg_api_proof_parse(const uint8_t *buf, size_t len, uint8_t proof[32], struct vg_diag *diag)
 {
-	char hex[2 * 32 + 1];
-	json_object *o = NULL;
-	int pr = vg__api_parse_object(buf, len, "activate answer", &o, diag);
-	int r;
+	struct proof p;
+	int r = vg__api_decode_body(buf, len, "activate answer", proof_fields, VG_ARRAY_SIZE(proof_fields), &p,
+				    sizeof(p), diag);
 
-	if (pr < 0)
-		return pr;
-	r = vg__api_get_str(o, "activate answer", "proof", hex, sizeof(hex), diag);
-	json_object_put(o);
-	if (r == -ENOENT)
-		return vg_diag_set(diag, -EBADMSG, "activate answer: no \"proof\"");
-	if (r < 0)
-		return r;
-	if (r != 64 || vg_hex_decode(hex, proof, 32) != 32)
-		return vg_diag_set(diag, -EBADMSG, "activate answer: proof is not 32 bytes of hex");
-	return 0;
+	if (r == 0 && (strlen(p.hex) != 64 || vg_hex_decode(p.hex, proof, 32) != 32))
+		r = vg_diag_set(diag, -EBADMSG, "activate answer: proof is not 32 bytes of hex");
+	return r;
 }
 
 long vg_api_proof_build(const uint8_t proof[32], char **ret)

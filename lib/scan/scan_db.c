@@ -30,6 +30,7 @@
 #include "vigil/scan.h"
 #include "internal.h"
 #include "scan_db.h"
+#include "sqldb.h"
 
 /* the schema, word for word as SQLite keeps it in sqlite_schema */
 #define SQL_META "CREATE TABLE meta(key TEXT PRIMARY KEY, value BLOB)"
@@ -53,31 +54,7 @@ void vg__scan_counter_encode(const struct vg_scan_db *db, uint8_t out[12])
 
 int vg__scan_db_err(struct vg_scan_db *db, struct vg_diag *diag, int err, const char *what)
 {
-	return vg_diag_set(diag, err, "%s: %s: %s", db->path, what,
-			   db->db ? sqlite3_errmsg(db->db) : "cannot open");
-}
-
-static int exec_sql(struct vg_scan_db *db, const char *sql, struct vg_diag *diag)
-{
-	if (sqlite3_exec(db->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return vg__scan_db_err(db, diag, -EIO, "database");
-	return 0;
-}
-
-static int put_meta(struct vg_scan_db *db, const char *key, const void *val, size_t len,
-		    struct vg_diag *diag)
-{
-	sqlite3_stmt *st = NULL;
-	int r = 0;
-
-	if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO meta VALUES(?, ?)", -1, &st,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_blob(st, 2, val, (int)len, SQLITE_TRANSIENT) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_DONE)
-		r = vg__scan_db_err(db, diag, -EIO, "writing header");
-	sqlite3_finalize(st);
-	return r;
+	return vg__sqldb_err(db->db, db->path, diag, err, what);
 }
 
 static struct vg_scan_db *db_alloc(const char *path)
@@ -117,23 +94,11 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 	r = vg__scan_derive_key(db, key, keylen, diag);
 	if (r < 0)
 		goto fail;
-	r = vg_outfile_open(&db->out, path, 0600, 0, diag);
-	if (r < 0) {
-		char why[sizeof(diag->msg)];
-
-		snprintf(why, sizeof(why), "%s", diag ? diag->msg : "");
-		r = vg_diag_set(diag, r, "%s: %s", path, why);
-		goto fail;
-	}
 	/* every use of the connection is under insert_lock, or single-threaded */
-	/* the temporary exists (empty: a new database) and stays locked by db->out.fd */
-	if (sqlite3_open_v2(db->out.tmp, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		r = vg_diag_set(diag, -EIO, "%s: cannot create: %s", db->out.tmp,
-				db->db ? sqlite3_errmsg(db->db) : "out of memory");
+	r = vg__sqldb_create(&db->out, path, &db->db, diag);
+	if (r < 0)
 		goto fail;
-	}
-	r = exec_sql(db, schema, diag);
+	r = vg__sqldb_exec(db->db, db->path, schema, diag);
 	if (r < 0)
 		goto fail;
 	for (size_t i = 0; i < nroots; i++)
@@ -150,11 +115,11 @@ int vg_scan_db_create(const char *path, unsigned int algo, char *const *roots, s
 		memcpy(rbuf + rlen, roots[i], l);
 		rlen += l;
 	}
-	r = put_meta(db, "format", &fmt, 1, diag);
+	r = vg__sqldb_put_meta(db->db, db->path, "format", &fmt, 1, diag);
 	if (r == 0)
-		r = put_meta(db, "algo", &a, 1, diag);
+		r = vg__sqldb_put_meta(db->db, db->path, "algo", &a, 1, diag);
 	if (r == 0)
-		r = put_meta(db, "roots", rbuf, rlen, diag);
+		r = vg__sqldb_put_meta(db->db, db->path, "roots", rbuf, rlen, diag);
 	free(rbuf);
 	if (r < 0)
 		goto fail;
@@ -397,15 +362,15 @@ int vg_scan_db_commit(struct vg_scan_db *db, struct vg_diag *diag)
 		uint8_t c[12];
 
 		vg__scan_counter_encode(db, c);
-		r = put_meta(db, "tpm_counter", c, sizeof(c), diag);
+		r = vg__sqldb_put_meta(db->db, db->path, "tpm_counter", c, sizeof(c), diag);
 		if (r < 0)
 			return r;
 	}
 	r = vg__scan_stream_mac(db, mac, diag);
 	if (r == 0)
-		r = put_meta(db, "mac", mac, sizeof(mac), diag);
+		r = vg__sqldb_put_meta(db->db, db->path, "mac", mac, sizeof(mac), diag);
 	if (r == 0)
-		r = exec_sql(db, "COMMIT;", diag);
+		r = vg__sqldb_exec(db->db, db->path, "COMMIT;", diag);
 	if (r < 0)
 		return r;
 	if (sqlite3_close(db->db) != SQLITE_OK)
@@ -450,22 +415,6 @@ static int build_index(struct vg_scan_db *db, struct vg_diag *diag)
 		db->index[s] = i;
 	}
 	return 0;
-}
-
-static int get_meta(struct vg_scan_db *db, const char *key, uint8_t **val, size_t *len)
-{
-	sqlite3_stmt *st = NULL;
-	int r = -EBADMSG;
-
-	*val = NULL;	/* a missing row must not leave the caller's last (freed) value */
-	*len = 0;
-	if (sqlite3_prepare_v2(db->db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) ==
-		    SQLITE_OK &&
-	    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		r = column_blob(st, 0, val, len, 1u << 20);
-	sqlite3_finalize(st);
-	return r;
 }
 
 /*
@@ -528,7 +477,7 @@ static int read_counter(struct vg_scan_db *db, struct vg_diag *diag)
 {
 	uint8_t *v = NULL;
 	size_t len = 0;
-	int r = get_meta(db, "tpm_counter", &v, &len);
+	int r = vg__sqldb_get_meta(db->db, "tpm_counter", 1u << 20, &v, &len);
 
 	if (r == -ENOMEM)
 		return vg_diag_set(diag, r, "out of memory");
@@ -552,7 +501,7 @@ static int read_header(struct vg_scan_db *db, unsigned int schema_format, struct
 	size_t len = 0, n = 0;
 	int r;
 
-	r = get_meta(db, "format", &v, &len);
+	r = vg__sqldb_get_meta(db->db, "format", 1u << 20, &v, &len);
 	if (r < 0 || len != 1 || v[0] != schema_format) {
 		free(v);
 		return vg_diag_set(diag, r == -ENOMEM ? r : -EBADMSG,
@@ -563,14 +512,14 @@ static int read_header(struct vg_scan_db *db, unsigned int schema_format, struct
 	db->format = schema_format;
 	if (db->format >= 2 && (r = read_counter(db, diag)) < 0)
 		return r;
-	r = get_meta(db, "algo", &v, &len);
+	r = vg__sqldb_get_meta(db->db, "algo", 1u << 20, &v, &len);
 	if (r < 0 || len != 1 || !vg_hash_size(v[0])) {
 		free(v);
 		return vg_diag_set(diag, -EBADMSG, "%s: bad hash algorithm in header", db->path);
 	}
 	db->algo = v[0];
 	free(v);
-	r = get_meta(db, "roots", &v, &len);
+	r = vg__sqldb_get_meta(db->db, "roots", 1u << 20, &v, &len);
 	if (r < 0 || len == 0 || v[len - 1] != 0) {
 		free(v);
 		return vg_diag_set(diag, -EBADMSG, "%s: bad roots in header", db->path);
@@ -609,15 +558,9 @@ int vg_scan_db_open(const char *path, const uint8_t *key, size_t keylen,
 		r = vg_diag_set(diag, -errno, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
-	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		r = vg__scan_db_err(db, diag, -EIO, "cannot open");
-		goto fail;
-	}
-	sqlite3_db_config(db->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-	sqlite3_db_config(db->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-	(void)sqlite3_exec(db->db, "PRAGMA cell_size_check=ON", NULL, NULL, NULL);
-	r = vg__scan_derive_key(db, key, keylen, diag);
+	r = vg__sqldb_open_ro(path, &db->db, -EIO, diag);
+	if (r == 0)
+		r = vg__scan_derive_key(db, key, keylen, diag);
 	if (r == 0)
 		r = check_schema(db, &format, diag);
 	if (r == 0)
@@ -626,7 +569,7 @@ int vg_scan_db_open(const char *path, const uint8_t *key, size_t keylen,
 		r = load_rows(db, diag);
 	if (r < 0)
 		goto fail;
-	r = get_meta(db, "mac", &mac, &maclen);
+	r = vg__sqldb_get_meta(db->db, "mac", 1u << 20, &mac, &maclen);
 	if (r < 0 || maclen != 32) {
 		r = vg_diag_set(diag, r == -ENOMEM ? r : -EKEYREJECTED,
 				"%s: the database has no MAC: it is incomplete or was altered", path);

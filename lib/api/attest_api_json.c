@@ -129,6 +129,51 @@ long vg__api_get_b64(json_object *o, const char *what, const char *key, uint8_t 
 	return n;
 }
 
+int vg__api_decode(json_object *o, const char *what, const struct vg__api_field *fields, size_t n,
+		   void *out, size_t size, struct vg_diag *diag)
+{
+	uint8_t *base = out;
+
+	memset(out, 0, size);
+	for (size_t i = 0; i < n; i++) {
+		const struct vg__api_field *f = &fields[i];
+		long r;
+
+		if (f->kind == VG__API_B64) {
+			r = vg__api_get_b64(o, what, f->key, base + f->off, f->cap, diag);
+			if (r == 0)
+				r = -ENOENT;	/* "" is no bytes: absent */
+			if (r > 0)
+				*(size_t *)(void *)(base + f->len_off) = (size_t)r;
+		} else {
+			r = vg__api_get_str(o, what, f->key, (char *)base + f->off, f->cap, diag);
+			if (r > 0 && f->kind == VG__API_ID && !vg_api_id_ok((char *)base + f->off, (size_t)r))
+				return vg_diag_set(diag, -EBADMSG, "%s: %s: 1 to %d characters of [A-Za-z0-9._-]",
+						   what, f->key, VG_API_ID_MAX - 1);
+		}
+		if (r == -ENOENT && f->required)
+			return vg_diag_set(diag, -EBADMSG, "%s: \"%s\"%s is required", what, f->key,
+					   f->kind == VG__API_B64 ? " (base64)" : "");
+		if (r < 0 && r != -ENOENT)
+			return (int)r;
+	}
+	return 0;
+}
+
+int vg__api_decode_body(const uint8_t *buf, size_t len, const char *what,
+			const struct vg__api_field *fields, size_t n, void *out, size_t size,
+			struct vg_diag *diag)
+{
+	json_object *o = NULL;
+	int r = vg__api_parse_object(buf, len, what, &o, diag);
+
+	if (r < 0)
+		return r;
+	r = vg__api_decode(o, what, fields, n, out, size, diag);
+	json_object_put(o);
+	return r;
+}
+
 /* Add a base64 string member. Return: 0, -ENOMEM. */
 int vg__api_add_b64(json_object *o, const char *key, const uint8_t *b, size_t n)
 {
