@@ -33,7 +33,9 @@
  * agent tampered as by --tamper (a fleet with failing agents among it).
  *
  * --quote-log FILE: one line per quote served, "ID WALL_MS PEER_ADDR:PORT",
- * written at least every second and at exit.
+ * written at least every second and at exit. --request-log FILE: the same
+ * for every request to an agent, with its path: "ID WALL_MS PEER PATH"
+ * (which requests came over one connection).
  *
  * It checks no credential (a verifier's token is accepted and ignored)
  * and listens on 127.0.0.1 only. Not installed: a load generator.
@@ -80,6 +82,7 @@ static const char help[] =
 	"      --policy-log FILE   write a list of every file measured there (new file), for\n"
 	"                          `vigil attest policy create --log FILE`\n"
 	"      --quote-log FILE    one line per quote served: ID WALL_MS PEER_ADDR:PORT\n"
+	"      --request-log FILE  one line per request to an agent: ID WALL_MS PEER PATH\n"
 	"      --tamper ID         from its second quote on, ID measures changed files\n"
 	"      --tamper-replay ID  from its second quote on, ID's list disagrees with its PCR\n"
 	"      --tamper-every K    every K-th agent (P0000K-1, P0000(2K-1), ...) as --tamper\n"
@@ -116,6 +119,7 @@ struct sim {
 	struct entry boot, *file, *changed;	/* changed: the --tamper contents */
 	size_t entry_len;		/* of every file entry */
 	FILE *qlog;
+	FILE *rlog;			/* --request-log, under qlog_lock */
 	pthread_mutex_t qlog_lock;
 	int64_t qlog_flushed;
 	struct timespec t0;
@@ -254,6 +258,21 @@ static void qlog_write(struct sim *s, const char *id, struct MHD_Connection *c)
 		fflush(s->qlog);
 		s->qlog_flushed = now;
 	}
+	pthread_mutex_unlock(&s->qlog_lock);
+}
+
+static void rlog_write(struct sim *s, const char *id, size_t idlen, const char *path,
+		       struct MHD_Connection *c)
+{
+	char peer[64];
+	int64_t now = wall_ms();
+
+	if (!s->rlog)
+		return;
+	peer_name(c, peer, sizeof(peer));
+	pthread_mutex_lock(&s->qlog_lock);
+	fprintf(s->rlog, "%.*s %" PRId64 " %s %s\n", (int)idlen, id, now, peer, path);
+	fflush(s->rlog);
 	pthread_mutex_unlock(&s->qlog_lock);
 }
 
@@ -440,6 +459,7 @@ static enum MHD_Result route(struct sim *s, struct MHD_Connection *c, const char
 	a = agent_find(s, id, (size_t)(slash - id));
 	if (!a)
 		return http_reply_error(c, MHD_HTTP_NOT_FOUND, "no such agent");
+	rlog_write(s, id, (size_t)(slash - id), slash, c);
 	if (get && strcmp(slash, "/v1/identity") == 0)
 		return do_identity(a, c);
 	if (get && strcmp(slash, "/v1/quote") == 0)
@@ -571,6 +591,7 @@ int main(int argc, char **argv)
 		{ "ek-ca-out", required_argument, NULL, 'C' },
 		{ "policy-log", required_argument, NULL, 'L' },
 		{ "quote-log", required_argument, NULL, 'Q' },
+		{ "request-log", required_argument, NULL, 'r' },
 		{ "tamper", required_argument, NULL, 'T' },
 		{ "tamper-replay", required_argument, NULL, 'R' },
 		{ "tamper-every", required_argument, NULL, 'E' },
@@ -579,7 +600,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *prefix = "sim", *ca_out = NULL, *policy_log = NULL, *quote_log = NULL;
+	const char *prefix = "sim", *ca_out = NULL, *policy_log = NULL, *quote_log = NULL,
+		   *request_log = NULL;
 	const char *tamper[TAMPER_MAX];
 	enum tamper tamper_kind[TAMPER_MAX];
 	unsigned int ntamper = 0, threads = 2, port = 0, every = 0;
@@ -618,6 +640,9 @@ int main(int argc, char **argv)
 			break;
 		case 'Q':
 			quote_log = optarg;
+			break;
+		case 'r':
+			request_log = optarg;
 			break;
 		case 'T':
 		case 'R':
@@ -661,6 +686,11 @@ int main(int argc, char **argv)
 		if (!s.qlog)
 			die("--quote-log %s: cannot create it (it must not exist)", quote_log);
 		setvbuf(s.qlog, NULL, _IOFBF, 1u << 20);
+	}
+	if (request_log) {
+		s.rlog = fopen(request_log, "wx");
+		if (!s.rlog)
+			die("--request-log %s: cannot create it (it must not exist)", request_log);
 	}
 	pthread_mutex_init(&s.qlog_lock, NULL);
 	/* every agent's keys: 2N RSA-2048 keys */
@@ -737,6 +767,8 @@ int main(int argc, char **argv)
 	MHD_stop_daemon(d);
 	if (s.qlog)
 		fclose(s.qlog);
+	if (s.rlog)
+		fclose(s.rlog);
 	for (size_t i = 0; i < s.n; i++)
 		fsim_tpm_release(&s.ag[i].tpm);
 	free(s.ag);

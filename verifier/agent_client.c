@@ -14,18 +14,137 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
 #include "verifier.h"
 
+/*
+ * Each thread's libcurl handle, kept between its requests to one peer
+ * (curl_easy_reset clears the options, not the connection): the quote,
+ * the list and the boot log of a round go over one connection, kept
+ * alive. A request to another peer (another agent: its URL up to
+ * "/v1/"; a webhook: its URL) gets a new handle, so no connection and no
+ * byte an agent sent past its answer is ever read for another agent, even
+ * behind one host and port. TLS sessions are shared by every handle
+ * (share below, per host and port), so a new connection to an agent
+ * resumes its session instead of a full handshake. Freed when the thread
+ * ends (vf_client_thread_end, or the key's destructor).
+ */
+struct handle {
+	CURL *c;
+	char peer[320];			/* the URL prefix it talked to ("" none yet) */
+};
+
+static pthread_key_t handle_key;
+static bool handle_key_made;
+static CURLSH *share;
+static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void share_lock_fn(CURL *c, curl_lock_data data, curl_lock_access a, void *arg)
+{
+	(void)c;
+	(void)data;
+	(void)a;
+	(void)arg;
+	pthread_mutex_lock(&share_lock);
+}
+
+static void share_unlock_fn(CURL *c, curl_lock_data data, void *arg)
+{
+	(void)c;
+	(void)data;
+	(void)arg;
+	pthread_mutex_unlock(&share_lock);
+}
+
+static void handle_free(void *arg)
+{
+	struct handle *h = arg;
+
+	curl_easy_cleanup(h->c);
+	free(h);
+}
+
 int vf_client_init(void)
 {
-	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -EIO;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return -EIO;
+	share = curl_share_init();
+	if (share && (curl_share_setopt(share, CURLSHOPT_LOCKFUNC, share_lock_fn) != CURLSHE_OK ||
+		      curl_share_setopt(share, CURLSHOPT_UNLOCKFUNC, share_unlock_fn) != CURLSHE_OK ||
+		      curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) !=
+		      CURLSHE_OK)) {
+		curl_share_cleanup(share);
+		share = NULL;		/* no resumption: a full handshake per connection */
+	}
+	if (pthread_key_create(&handle_key, handle_free) != 0)
+		return -EIO;
+	handle_key_made = true;
+	return 0;
+}
+
+/* The peer of @url: an agent's URL up to "/v1/", else the whole URL. */
+static size_t peer_len(const char *url, bool agent)
+{
+	const char *v = agent ? strstr(url, "/v1/") : NULL;
+
+	return v ? (size_t)(v - url) : strlen(url);
+}
+
+/*
+ * Return: this thread's handle for @url, reset, made anew for another
+ * peer; NULL on no memory. *@kept: the handle stays with the thread (else
+ * the caller frees it: no thread key).
+ */
+static CURL *handle(const char *url, bool agent, bool *kept)
+{
+	struct handle *h = handle_key_made ? pthread_getspecific(handle_key) : NULL;
+	size_t n = peer_len(url, agent);
+	bool same;
+
+	*kept = false;
+	if (!handle_key_made)
+		return curl_easy_init();
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h || pthread_setspecific(handle_key, h) != 0) {
+			free(h);
+			return curl_easy_init();
+		}
+	}
+	same = h->c && n < sizeof(h->peer) && strlen(h->peer) == n && memcmp(h->peer, url, n) == 0;
+	if (same) {
+		curl_easy_reset(h->c);
+	} else {
+		curl_easy_cleanup(h->c);	/* its connection goes with it */
+		h->c = curl_easy_init();
+		snprintf(h->peer, sizeof(h->peer), "%.*s", (int)(n < sizeof(h->peer) ? n : 0), url);
+	}
+	if (h->c && share)
+		curl_easy_setopt(h->c, CURLOPT_SHARE, share);
+	*kept = h->c != NULL;
+	return h->c;
+}
+
+void vf_client_thread_end(void)
+{
+	struct handle *h = handle_key_made ? pthread_getspecific(handle_key) : NULL;
+
+	if (h) {
+		pthread_setspecific(handle_key, NULL);
+		handle_free(h);
+	}
 }
 
 void vf_client_cleanup(void)
 {
+	vf_client_thread_end();		/* the calling thread's: the others' went with them */
+	if (share)
+		curl_share_cleanup(share);
+	share = NULL;
 	curl_global_cleanup();
 }
 
@@ -63,7 +182,8 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent, size_t max,
 	      struct vf_buf *out, char *err, size_t errlen)
 {
-	CURL *c = curl_easy_init();
+	bool kept;
+	CURL *c = handle(url, agent, &kept);
 	struct curl_slist *h = NULL;
 	long code = -1;
 	CURLcode r;
@@ -118,7 +238,8 @@ long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent
 	else
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
+	if (!kept)
+		curl_easy_cleanup(c);	/* no thread key: a handle per request */
 	if (code < 0) {
 		free(out->p);
 		memset(out, 0, sizeof(*out));

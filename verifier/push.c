@@ -25,7 +25,8 @@
  *             boot log, PCRs 0-9), nothing is judged or stored: 409, and
  *             the next challenge asks for it.
  *
- * Also the staleness of push agents: one not heard from within
+ * Also the staleness of push agents (from the scheduler's listing of the
+ * store, scheduler.c's relist, every VF_LIST_MS): one not heard from within
  * --interval + VF_STALE_SLACK_MS is stale (its status, the metrics;
  * state.stale in its history and to the hooks once per episode). What it
  * keeps is in this verifier's memory (challenges, registrations between
@@ -48,7 +49,6 @@
 #define PUSH_ENTS_MAX 65536		/* ids with a challenge or registration in memory */
 #define PUSH_NONCE_LEN 20
 #define PUSH_REGISTER_MS 60000		/* between the two steps of a registration */
-#define PUSH_WATCH_MS 500		/* the stale watch, at most this often */
 
 enum {
 	ST_OK = 200,
@@ -91,7 +91,6 @@ struct vf_push {
 	pthread_mutex_t lock;
 	struct push_ent *tab[PUSH_BUCKETS];
 	size_t n;
-	int64_t watched_ms;
 	unsigned int stale;		/* agents stale at the last watch */
 };
 
@@ -560,22 +559,22 @@ out:
  * more than its interval + slack; 0 not stale. Takes push->lock (after
  * vf->lock when the caller holds it).
  */
-static int64_t stale_ms(struct verifier *vf, const struct vg_store_agent *a, int64_t now)
+static int64_t stale_ms(struct verifier *vf, const char *id, unsigned int state,
+			int64_t last_seen, int64_t registered_at, int64_t now)
 {
-	int64_t heard = (int64_t)(a->last_seen > a->registered_at ? a->last_seen :
-				  a->registered_at) * 1000, silent;
+	int64_t heard = (last_seen > registered_at ? last_seen : registered_at) * 1000, silent;
 	struct push_ent *e;
 
 	pthread_mutex_lock(&vf->push->lock);
-	e = ent(vf->push, a->id, a->state == VG_AGENT_FAILED);
-	if (e && a->state == VG_AGENT_FAILED)
+	e = ent(vf->push, id, state == VG_AGENT_FAILED);
+	if (e && state == VG_AGENT_FAILED)
 		e->quiet_ms = now;
 	if (e && e->quiet_ms > heard)
 		heard = e->quiet_ms;
 	if (e && e->pushed_ms > heard)
 		heard = e->pushed_ms;	/* the agent's cycle started then: the judging is ours */
 	pthread_mutex_unlock(&vf->push->lock);
-	if (a->state == VG_AGENT_FAILED)
+	if (state == VG_AGENT_FAILED)
 		return 0;
 	silent = now - heard;
 	return silent > (int64_t)vf->interval_ms + VF_STALE_SLACK_MS ? silent : 0;
@@ -590,7 +589,8 @@ json_object *vf_json_status(struct verifier *vf, const struct vg_store_agent *a)
 		return NULL;
 	json_object_object_add(o, "mode", json_object_new_string(vf_push_agent(a) ? "push" :
 								  "pull"));
-	s = vf_push_agent(a) ? stale_ms(vf, a, vf_wall_ms()) : 0;
+	s = vf_push_agent(a) ? stale_ms(vf, a->id, a->state, a->last_seen, a->registered_at,
+					vf_wall_ms()) : 0;
 	json_object_object_add(o, "stale", json_object_new_boolean(s != 0));
 	json_object_object_add(o, "silent_ms", json_object_new_int64(s));
 	return o;
@@ -608,14 +608,11 @@ struct stale_list {
 	bool oom;
 };
 
-static int stale_cb(void *arg, const struct vg_store_agent *a)
+static int stale_add(struct stale_list *l, const struct vg_store_due *a)
 {
-	struct stale_list *l = arg;
 	int64_t s;
 
-	if (!vf_push_agent(a))
-		return 0;
-	s = stale_ms(l->vf, a, l->now);
+	s = stale_ms(l->vf, a->id, a->state, a->last_seen, a->registered_at, l->now);
 	if (!s)
 		return 0;
 	l->stale++;
@@ -701,22 +698,15 @@ static void stale_report(struct verifier *vf, struct stale_list *l)
 	pthread_attr_destroy(&at);
 }
 
-void vf_push_watch(struct verifier *vf)
+void vf_push_watch(struct verifier *vf, const struct vg_store_due *push, size_t n)
 {
 	struct stale_list l = { .vf = vf, .now = vf_wall_ms() };
-	struct vg_diag d = { 0 };
-	int r;
 
-	if (l.now - vf->push->watched_ms < PUSH_WATCH_MS && l.now >= vf->push->watched_ms)
-		return;
-	vf->push->watched_ms = l.now;
-	pthread_mutex_lock(&vf->lock);
-	/* store round trip (store_client.c), the rows streamed back */
-	r = vg_store_agent_list(vf->store, stale_cb, &l, &d);
-	pthread_mutex_unlock(&vf->lock);
-	if (r < 0 || l.oom) {
+	for (size_t i = 0; i < n; i++)
+		(void)stale_add(&l, &push[i]);
+	if (l.oom) {
 		free(l.a);
-		return;			/* the store said so (scheduler.c), or tried next time */
+		return;			/* tried at the next listing */
 	}
 	pthread_mutex_lock(&vf->push->lock);
 	vf->push->stale = l.stale;

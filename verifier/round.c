@@ -272,6 +272,35 @@ static bool round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 	bool noted = false;
 	int r2;
 
+	/*
+	 * a trusted verdict with nothing for the history (the steady state):
+	 * written against the row the round began with, compare-and-set on
+	 * its attestation state, without reading the row again; changed
+	 * meanwhile (-ESTALE), it is read and judged as below
+	 */
+	if (r == 0 && !reboot && cur) {
+		*cur = *a;
+		a->last_seen = a->last_ok = vf_now();
+		a->st = *st;
+		a->state = VG_AGENT_TRUSTED;
+		a->rounds++;
+		a->comm_errors = 0;
+		a->last_fail = VG_AF_NONE;
+		a->last_msg[0] = 0;
+		a->failure_count = 0;
+		/* store round trip (store_client.c) */
+		r2 = vg_store_agent_update(vf->store, cur, a, &d);
+		if (r2 == 0) {
+			vf_okc_set(vf, a->id, vf_wall_ms());
+			vf_store_status(vf, NULL);
+			return false;
+		}
+		*a = *cur;		/* as the round began: judged against the row as it is now */
+		if (r2 != -ESTALE) {
+			vf_store_status(vf, d.msg);
+			return false;	/* the round's outcome is dropped: nothing recorded */
+		}
+	}
 	/* store round trip (store_client.c) */
 	r2 = cur ? vg_store_agent_get(vf->store, a->id, cur, &d) : -ENOMEM;
 	if (r2 < 0 && r2 != -ENOENT)

@@ -5,7 +5,7 @@
  * a new or reactivated one is due at once) and, while a verifier attests
  * it, a lease (lease_owner, lease_until). Every 50 ms, and when a round of
  * ours ends, a verifier with a free slot (at most --max-rounds rounds, one
- * per agent, each on its own thread) claims due agents not leased, the
+ * per agent, each on a thread of round_pool.c's) claims due agents not leased, the
  * earliest due first (vg_store_lease_claim: one statement; on PostgreSQL
  * FOR UPDATE SKIP LOCKED, so verifiers sharing a database each take other
  * agents and never wait for each other), attests them, and releases each
@@ -14,8 +14,10 @@
  * setting; a verifier that dies (SIGKILL, a lost host) leaves its leases
  * to expire --lease after they were taken, and the others take its agents.
  *
- * The main thread lists the agents (every interval, at least every
- * second) and so knows, of every verifier's agents alike, which are due:
+ * The main thread lists the agents due by the next listing (sched_list.c:
+ * every interval, at least every VF_LIST_MS; the store's next_due index, a
+ * few columns each) and so knows, of every verifier's
+ * agents alike, which are due:
  * one whose due round has not started VF_LATE_SLACK_MS after it was due
  * (no verifier had a free slot) is late, shown in its status and the
  * metrics of every verifier, and reported (state.late in its history and
@@ -31,8 +33,9 @@
  * last verification (of its start, for a round that waited for a slot)
  * makes its agent unreachable at once, not at --agent-timeout (a round
  * whose own request times out past that deadline says the same:
- * vf_sched_timed_out, whichever runs first); and it
- * reloads the token list when SIGHUP asked for it. A failed agent is not
+ * vf_sched_timed_out, whichever runs first); it hands the pushing
+ * agents of the same listing to the push watch (push.c: which are
+ * silent); and it reloads the token list when SIGHUP asked for it. A failed agent is not
  * claimed again until an operator reactivates it or assigns a policy; an
  * unreachable one is retried every round.
  */
@@ -45,35 +48,9 @@
 
 #include "log.h"
 #include "verifier.h"
+#include "scheduler_internal.h"
 
-/*
- * Per agent (one entry per id seen, freed only at exit): what the
- * scheduler knows of it. Under vf->sched.lock.
- */
-struct vf_ent {
-	struct vf_ent *next;
-	struct verifier *vf;
-	char id[VG_API_ID_MAX];
-	int64_t ok_ms;		/* wall ms of this verifier's last trusted verdict, 0 none */
-	int64_t store_ok_ms;	/* the store's last_ok (any verifier's), whole seconds, at listing */
-	int64_t due_ms;		/* wall ms the next round is due (the store's, or our release's) */
-	int64_t start_ms;	/* our running round's start */
-	int64_t watch_ms;	/* our running round of a trusted agent: its last verification, 0
-				 * (also once the watch reported it) */
-	int64_t watched_ms;	/* ... the same, kept until the round ends */
-	int64_t silent_ms;	/* ... unreachable if it has not answered by then */
-	int64_t late_ms;	/* the due time it is late against, 0 not late */
-	int64_t seen_ms;	/* wall ms it became active (new, reactivated): not late before */
-	uint64_t gen;		/* the listing it was last in */
-	bool trusted;		/* at listing, or since a round of ours judged it so */
-	bool active;		/* in the last listing: not failed, not removed */
-	bool running;		/* a round of ours */
-	bool elsewhere;		/* leased by another verifier at listing, or not claimable since */
-	bool unreleased;	/* our round ended and the store did not take its release */
-	int64_t release_due;	/* ... the next due time to release it with */
-};
-
-static struct vf_ent **ent_slot(struct verifier *vf, const char *id)
+struct vf_ent **sched_ent_slot(struct verifier *vf, const char *id)
 {
 	uint64_t h = 1469598103934665603ull;
 	struct vf_ent **pp;
@@ -86,10 +63,9 @@ static struct vf_ent **ent_slot(struct verifier *vf, const char *id)
 	return pp;
 }
 
-/* Under the lock. Return: @id's entry, made if new (due now), NULL on no memory. */
-static struct vf_ent *ent_get(struct verifier *vf, const char *id, int64_t now)
+struct vf_ent *sched_ent_get(struct verifier *vf, const char *id, int64_t now)
 {
-	struct vf_ent **pp = ent_slot(vf, id);
+	struct vf_ent **pp = sched_ent_slot(vf, id);
 
 	if (!*pp && (*pp = calloc(1, sizeof(**pp)))) {
 		snprintf((*pp)->id, sizeof((*pp)->id), "%s", id);
@@ -104,7 +80,7 @@ void vf_okc_set(struct verifier *vf, const char *id, int64_t ms)
 	struct vf_ent *e;
 
 	pthread_mutex_lock(&vf->sched.lock);
-	e = ent_get(vf, id, ms);
+	e = sched_ent_get(vf, id, ms);
 	if (e) {
 		e->ok_ms = ms;
 		e->trusted = true;
@@ -349,24 +325,19 @@ static int claimed(void *arg, const char *id, int64_t due)
 	return 0;
 }
 
-static void *round_thread(void *arg);
+static void slot_task(void *arg);
 
-/* Under the lock: a thread for @e's round. Return: 0, -errno. */
+/* Under the lock: @e's round, on a thread of the pool (round_pool.c). Return: 0, -errno. */
 static int slot_start(struct verifier *vf, struct vf_ent *e, int64_t now)
 {
-	pthread_attr_t at;
-	pthread_t t;
 	int r;
 
 	round_begin(vf, e, now);
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &at, round_thread, e);
-	pthread_attr_destroy(&at);
+	r = vf_pool_run(&vf->sched.pool, slot_task, e);
 	if (r) {
 		e->running = false;
 		e->watch_ms = e->watched_ms = 0;
-		return -r;
+		return r;
 	}
 	vf->sched.running++;
 	return 0;
@@ -401,7 +372,7 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 	pthread_mutex_lock(&vf->sched.lock);
 	now = vf_wall_ms();
 	for (size_t i = 0; i < c.ids.n; i++) {
-		struct vf_ent *e = ent_get(vf, c.ids.f[i].id, now);
+		struct vf_ent *e = sched_ent_get(vf, c.ids.f[i].id, now);
 
 		if (e && e->running)
 			continue;	/* our round outlived our lease: it releases it */
@@ -495,7 +466,7 @@ static void retry_releases(struct verifier *vf)
 		if (release(vf, l.f[i].id, l.f[i].ms) < 0)
 			break;		/* the store still does not answer: next tick */
 		pthread_mutex_lock(&vf->sched.lock);
-		e = *ent_slot(vf, l.f[i].id);
+		e = *sched_ent_slot(vf, l.f[i].id);
 		if (e && !e->running)
 			e->unreleased = false;
 		pthread_mutex_unlock(&vf->sched.lock);
@@ -508,7 +479,7 @@ static void retry_releases(struct verifier *vf)
  * due, one more claimed at once, so a slot that frees is taken without
  * waiting for the next tick.
  */
-static void *round_thread(void *arg)
+static void slot_task(void *arg)
 {
 	struct vf_ent *e = arg;
 	struct verifier *vf = e->vf;
@@ -538,103 +509,9 @@ static void *round_thread(void *arg)
 			pthread_mutex_lock(&vf->sched.lock);
 			vf->sched.running--;
 			pthread_mutex_unlock(&vf->sched.lock);
-			return NULL;
+			return;
 		}
 	}
-}
-
-struct listed {
-	struct {
-		char id[VG_API_ID_MAX];
-		int64_t ok_ms;		/* the store's last_ok, ms */
-		int64_t due;		/* next_due */
-		bool trusted;
-		bool elsewhere;		/* leased by another verifier now */
-	} *a;
-	size_t n, cap;
-	int64_t now;
-};
-
-static int collect(void *arg, const struct vg_store_agent *a)
-{
-	struct listed *l = arg;
-
-	if (a->state == VG_AGENT_FAILED || vf_push_agent(a))
-		return 0;		/* push agents come to us (push.c) */
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		void *n = realloc(l->a, cap * sizeof(*l->a));
-
-		if (!n)
-			return -ENOMEM;
-		l->a = n;
-		l->cap = cap;
-	}
-	snprintf(l->a[l->n].id, sizeof(l->a[l->n].id), "%s", a->id);
-	l->a[l->n].trusted = a->state == VG_AGENT_TRUSTED;
-	l->a[l->n].ok_ms = (int64_t)a->last_ok * 1000;
-	/* a new agent is due since it registered (never 0: late would not know since when) */
-	l->a[l->n].due = a->next_due ? a->next_due : a->registered_at * 1000;
-	/* leased now: running elsewhere, or under our own id from before a restart */
-	l->a[l->n].elsewhere = a->lease_until > l->now;
-	l->n++;
-	return 0;
-}
-
-/*
- * The agents of the store: their due times and leases as the store has
- * them (any verifier's), those gone (removed, failed) are not late.
- */
-static void relist(struct verifier *vf)
-{
-	struct listed l = { .now = vf_wall_ms() };
-	struct vg_diag sd = { 0 };
-	int64_t now = l.now;
-	uint64_t gen;
-	int r;
-
-	pthread_mutex_lock(&vf->lock);
-	/* store round trip (store_client.c), the rows streamed back */
-	r = vg_store_agent_list(vf->store, collect, &l, &sd);
-	vf_store_status(vf, r < 0 ? sd.msg : NULL);
-	pthread_mutex_unlock(&vf->lock);
-	if (r < 0) {
-		free(l.a);
-		return;			/* as they were: rounds go on, and say the store failed */
-	}
-	pthread_mutex_lock(&vf->sched.lock);
-	gen = ++vf->sched.gen;
-	for (size_t i = 0; i < l.n; i++) {
-		struct vf_ent *e = ent_get(vf, l.a[i].id, now);
-
-		if (!e)
-			continue;
-		if (!e->active)
-			e->seen_ms = now;	/* new, or back from failed: due since it is known */
-		e->active = true;
-		e->gen = gen;
-		e->trusted = l.a[i].trusted;
-		e->store_ok_ms = l.a[i].ok_ms;
-		if (e->running)
-			continue;
-		e->due_ms = l.a[i].due;
-		e->elsewhere = l.a[i].elsewhere;
-		if (e->elsewhere && e->late_ms) {
-			e->late_ms = 0;		/* another verifier's round started */
-			vf->sched.late--;
-		}
-	}
-	for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
-		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next)
-			if (e->gen != gen && e->active) {
-				e->active = false;
-				if (e->late_ms) {
-					e->late_ms = 0;
-					vf->sched.late--;
-				}
-			}
-	pthread_mutex_unlock(&vf->sched.lock);
-	free(l.a);
 }
 
 /*
@@ -707,9 +584,17 @@ static void tick(struct verifier *vf, bool listed)
 
 void vf_schedule(struct verifier *vf)
 {
-	/* the store is listed every interval, at least every second (new agents) */
-	int64_t every = vf->interval_ms < 1000 ? vf->interval_ms : 1000, last = 0, beaten = 0;
+	/*
+	 * the store's due agents are listed every interval, at least every
+	 * VF_LIST_MS (new agents, the push watch), with what falls due before
+	 * the next listing: an agent is seen before it is due
+	 */
+	int64_t every = vf->interval_ms < VF_LIST_MS ? vf->interval_ms : VF_LIST_MS, last = 0,
+		beaten = 0;
 
+	pthread_mutex_lock(&vf->sched.pool.lock);
+	vf->sched.pool.max = vf->max_rounds;	/* parsed since vf_init */
+	pthread_mutex_unlock(&vf->sched.pool.lock);
 	while (!vf->stop) {
 		int64_t now = vf_wall_ms();
 		bool listed = false;
@@ -719,13 +604,12 @@ void vf_schedule(struct verifier *vf)
 			beaten = now;
 		}
 		if (now - last >= every || now < last) {
-			relist(vf);
+			vf_sched_relist(vf, now + every + VF_LIST_AHEAD_MS);
 			last = now;
 			listed = true;
 		}
 		retry_releases(vf);
 		tick(vf, listed);
-		vf_push_watch(vf);
 		if (vf->reload)
 			vf_reload_tokens(vf);
 		vf_trust_check(vf, now);	/* --trust-db replaced: loaded again (trust_reload.c) */
@@ -759,7 +643,7 @@ int64_t vf_sched_late(struct verifier *vf, const char *id)
 	int64_t ms;
 
 	pthread_mutex_lock(&vf->sched.lock);
-	pp = ent_slot(vf, id);
+	pp = sched_ent_slot(vf, id);
 	ms = *pp && (*pp)->active ? (*pp)->late_ms : 0;
 	pthread_mutex_unlock(&vf->sched.lock);
 	return ms;
@@ -771,7 +655,7 @@ bool vf_sched_timed_out(struct verifier *vf, const char *id, struct vg_attest_ve
 	struct vf_ent **pp;
 
 	pthread_mutex_lock(&vf->sched.lock);
-	pp = ent_slot(vf, id);
+	pp = sched_ent_slot(vf, id);
 	if (*pp && (*pp)->running && (*pp)->watched_ms && vf_wall_ms() > (*pp)->silent_ms) {
 		since = (*pp)->watched_ms;
 		start = (*pp)->start_ms;

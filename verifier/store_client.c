@@ -47,6 +47,7 @@ struct want {
 	vg_store_verdict_cb vcb;
 	vg_store_lease_cb lcb;
 	vg_store_verifier_cb wcb;
+	vg_store_due_cb dcb;
 	void *arg;
 	char **doc;
 	size_t *doclen;
@@ -91,6 +92,15 @@ static void row(struct ipc_in *in, struct want *w)
 		ipc_end(in);
 		if (!w->cb_ret)
 			w->cb_ret = w->lcb(w->arg, id, due);
+		break;
+	}
+	case SIPC_DUE: {
+		struct vg_store_due a;
+
+		sipc_get_due(in, &a);
+		ipc_end(in);
+		if (!w->cb_ret)
+			w->cb_ret = w->dcb(w->arg, &a);
 		break;
 	}
 	case SIPC_VERIFIER: {
@@ -281,6 +291,16 @@ static int c_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdic
 	return call(ctx, SIPC_VERDICT_LIST, &o, &w, diag);
 }
 
+static int c_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg,
+		       struct vg_diag *diag)
+{
+	struct ipc_out o = { 0 };
+	struct want w = { .row = SIPC_DUE, .many = true, .dcb = cb, .arg = arg };
+
+	ipc_put_i64(&o, before);
+	return call(ctx, SIPC_AGENT_DUE, &o, &w, diag);
+}
+
 static int c_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
 			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
 {
@@ -358,6 +378,7 @@ static const struct vg_store_ops ipc_ops = {
 	.verdict_add = c_verdict_add,
 	.verdict_list = c_verdict_list,
 	.lease_claim = c_lease_claim,
+	.agent_due = c_agent_due,
 	.lease_release = c_lease_release,
 	.verifier_beat = c_verifier_beat,
 	.verifier_list = c_verifier_list,

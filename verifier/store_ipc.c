@@ -21,6 +21,7 @@
 #define VERDICT_MAX (STORE_VERDICT_NCOLS * (4 + SIPC_COL_MAX))
 #define NAME_F (4 + SIPC_NAME_MAX)
 #define DONE_MAX (4 + 4 + 4 + SIPC_MSG_MAX)
+#define DUE_FIXED (4 + 4 + 5 * 8)	/* a DUE's fields after its id */
 
 #define T(name, min, max) [SIPC_##name] = { #name, (uint32_t)(min), (uint32_t)(max), false, NULL }
 
@@ -54,6 +55,8 @@ static const struct ipc_type types[SIPC__COUNT] = {
 	T(VERIFIER, 0, VERIFIER_MAX),
 	T(EAR_SIGN, 4, 4 + SIPC_EAR_IN_MAX),
 	T(AGENT_FIND, 4 + 4 + 4, 4 + 4 + SIPC_COL_MAX + NAME_F),
+	T(AGENT_DUE, 8, 8),
+	T(DUE, DUE_FIXED + 4, NAME_F + DUE_FIXED),
 };
 
 const struct ipc_proto sipc_proto = { "vigil-verifier", types, SIPC__COUNT };
@@ -157,6 +160,35 @@ void sipc_get_verdict(struct ipc_in *in, struct vg_store_verdict *vd)
 	get_cols(in, store_verdict_cols, v, STORE_VERDICT_NCOLS);
 	if (!in->bad)
 		store_verdict_decode(v, vd);
+}
+
+void sipc_put_due(struct ipc_out *o, const struct vg_store_due *a)
+{
+	ipc_put_bytes(o, a->id, strlen(a->id));
+	ipc_put_u32(o, a->state);
+	ipc_put_u32(o, a->push);
+	ipc_put_i64(o, a->registered_at);
+	ipc_put_i64(o, a->last_ok);
+	ipc_put_i64(o, a->last_seen);
+	ipc_put_i64(o, a->next_due);
+	ipc_put_i64(o, a->lease_until);
+}
+
+void sipc_get_due(struct ipc_in *in, struct vg_store_due *a)
+{
+	uint32_t push;
+
+	ipc_get_name(in, a->id, sizeof(a->id));
+	a->state = ipc_get_u32(in);
+	push = ipc_get_u32(in);
+	a->registered_at = ipc_get_i64(in);
+	a->last_ok = ipc_get_i64(in);
+	a->last_seen = ipc_get_i64(in);
+	a->next_due = ipc_get_i64(in);
+	a->lease_until = ipc_get_i64(in);
+	if (push > 1)
+		in->bad = true;
+	a->push = push != 0;
 }
 
 int sipc_get_done(struct ipc_in *in, struct vg_diag *d)

@@ -22,6 +22,9 @@
  *   AGENT_LIST                   -> AGENT* DONE    (rows streamed)
  *   AGENT_UPDATE old agent       -> DONE
  *   AGENT_FIND key value except  -> [AGENT] DONE   (uint32 key, the column's bytes, an id)
+ *   AGENT_DUE before             -> DUE* DONE      (int64 wall ms; a struct vg_store_due
+ *                                   each: id, uint32 state, uint32 push, int64 registered_at,
+ *                                   last_ok, last_seen, next_due, lease_until)
  *   POLICY_PUT name doc          -> DONE
  *   POLICY_GET name              -> [POLICY] DONE
  *   POLICY_DEL name              -> DONE
@@ -84,6 +87,8 @@ enum sipc_type {
 	SIPC_VERIFIER,		/* reply: one verifier row */
 	SIPC_EAR_SIGN,		/* network -> key process: a JWS signing input (an EAR) -> KEY_ANSWER */
 	SIPC_AGENT_FIND,
+	SIPC_AGENT_DUE,		/* int64 before */
+	SIPC_DUE,		/* reply: one struct vg_store_due */
 	SIPC__COUNT
 };
 
@@ -108,6 +113,8 @@ void sipc_put_verifier(struct ipc_out *o, const struct vg_store_verifier *v);
 void sipc_get_agent(struct ipc_in *in, struct vg_store_agent *a);
 void sipc_get_verdict(struct ipc_in *in, struct vg_store_verdict *v);
 void sipc_get_verifier(struct ipc_in *in, struct vg_store_verifier *v);
+void sipc_put_due(struct ipc_out *o, const struct vg_store_due *a);
+void sipc_get_due(struct ipc_in *in, struct vg_store_due *a);
 /* DONE's fields: Return: the result; @d (may be NULL) set when the sender's was */
 int sipc_get_done(struct ipc_in *in, struct vg_diag *d);
 

@@ -66,6 +66,15 @@ static int send_lease(void *arg, const char *id, int64_t due)
 	return 0;
 }
 
+static int send_due(void *arg, const struct vg_store_due *a)
+{
+	struct ipc_out o = { 0 };
+
+	sipc_put_due(&o, a);
+	reply(arg, SIPC_DUE, &o);
+	return 0;
+}
+
 static int send_verifier(void *arg, const struct vg_store_verifier *v)
 {
 	struct ipc_out o = { 0 };
@@ -113,6 +122,13 @@ static void answer(struct ipc_chan *ch, struct vg_store *s, struct ipc_in *in)
 		    vg_diag_set(&d, -EINVAL, "store: agent find: key %u", key);
 		if (r == 0)
 			send_agent(ch, &a1);
+		break;
+	}
+	case SIPC_AGENT_DUE: {
+		int64_t before = ipc_get_i64(in);
+
+		ipc_end(in);
+		r = vg_store_agent_due(s, before, send_due, ch, &d);
 		break;
 	}
 	case SIPC_AGENT_DEL:

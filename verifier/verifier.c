@@ -33,6 +33,8 @@ int vf_init(struct verifier *vf)
 		r = pthread_mutex_init(&vf->bootc_lock, NULL);
 	if (!r)
 		r = pthread_mutex_init(&vf->sched.lock, NULL);
+	if (!r)
+		r = -vf_pool_init(&vf->sched.pool, vf->max_rounds);
 	return -r;
 }
 

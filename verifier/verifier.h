@@ -9,6 +9,8 @@
  *   register.c        registration of an agent, without HTTP
  *   api_json.c        the JSON bodies the API answers with
  *   scheduler.c       which agent is attested when, rounds on their threads
+ *   sched_list.c      what the store says is due (scheduler_internal.h)
+ *   round_pool.c      the threads rounds run on (at most --max-rounds, kept)
  *   heartbeat.c       this verifier's row among those sharing the store
  *   token_reload.c    SIGHUP: the token list read again
  *   round.c           one attestation round of one agent
@@ -130,6 +132,19 @@ struct vf_source {
 };
 struct vf_bootc;			/* bootlog_cache.c */
 struct vf_ent;				/* scheduler.c */
+struct vf_task;				/* round_pool.c */
+
+/* round_pool.c: threads kept for the rounds, at most @max */
+struct vf_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t work;		/* a task queued, or the stop */
+	pthread_cond_t gone;		/* a thread ended */
+	struct vf_task *head, *tail;	/* to run, in order */
+	unsigned int queued, idle, threads, max;
+	uint64_t made;			/* threads made since the start */
+	uint64_t tasks;			/* tasks run */
+	bool stop, ready;
+};
 struct vf_sink;				/* notify.c */
 
 /* notify.c's targets */
@@ -219,6 +234,7 @@ struct verifier {
 		unsigned int peers;		/* verifiers alive, us too (heartbeat.c) */
 		bool yield;			/* more than our share: VF_YIELD_MS (tick) */
 		uint64_t gen;			/* listings of the store */
+		struct vf_pool pool;		/* the rounds' threads (round_pool.c) */
 	} sched;
 
 	/* metrics.c: GET /metrics */
@@ -241,6 +257,8 @@ int vf_grow(uint8_t **p, size_t *cap, size_t len, size_t add);
 /* Once, before any thread starts. Return: 0, -EIO. */
 int vf_client_init(void);
 void vf_client_cleanup(void);
+/* The calling thread's libcurl handle (kept between its requests, vf_fetch) freed now. */
+void vf_client_thread_end(void);
 /*
  * vf_fetch - GET @url, or POST @body (JSON) to it. At most @max bytes of
  * answer (0: VG_API_MSG_MAX), vf->agent_timeout seconds in all, cut short
@@ -443,6 +461,26 @@ void vf_round(struct verifier *vf, const char *id);
  */
 int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src);
 
+/* ---- round_pool.c ---- */
+
+/* @p with no thread yet, at most @max (0: 1). Return: 0, -errno (pthread). */
+int vf_pool_init(struct vf_pool *p, unsigned int max);
+/*
+ * @fn(@arg) on a thread of @p: an idle one, or one made when none is idle
+ * and fewer than max exist (else it waits its turn, in order). The
+ * caller keeps the tasks outstanding within max (the scheduler: one per
+ * round slot). Return: 0, -ENOMEM, -ESHUTDOWN (stopping), -errno
+ * (pthread_create, and no thread to take it).
+ */
+int vf_pool_run(struct vf_pool *p, void (*fn)(void *arg), void *arg);
+/* The threads @p has now, and has made since it started. */
+void vf_pool_counts(struct vf_pool *p, unsigned int *threads, uint64_t *made);
+/*
+ * The threads end once what is queued has run; waits up to @wait_ms for
+ * them. Return: true when none is left.
+ */
+bool vf_pool_stop(struct vf_pool *p, unsigned int wait_ms);
+
 /* ---- scheduler.c ---- */
 
 /* A round of ours judged @id trusted at @ms (wall ms), for the silence watch. */
@@ -580,8 +618,12 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 			      const char *body, size_t len, struct vf_answer *ans);
 /* The status of @a as the API shows it: vf_json_agent, late, and for push agents stale. */
 json_object *vf_json_status(struct verifier *vf, const struct vg_store_agent *a);
-/* From the scheduler's loop: push agents silent past their interval become stale (once each). */
-void vf_push_watch(struct verifier *vf);
+/*
+ * From the scheduler's listing of the store (scheduler.c: every pushing
+ * agent, @n of them, failed ones too): those silent past their interval
+ * become stale (once each).
+ */
+void vf_push_watch(struct verifier *vf, const struct vg_store_due *push, size_t n);
 /* Push agents stale now (metrics). */
 unsigned int vf_push_stale_count(struct verifier *vf);
 

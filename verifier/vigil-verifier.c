@@ -559,7 +559,7 @@ int main(int argc, char **argv)
 	(void)notify_send("READY=1\nSTATUS=listening on %s", a.listen);
 	vf_schedule(&vf);
 	(void)notify_send("STOPPING=1");
-	if (!drain(&vf))
+	if (!drain(&vf) || !vf_pool_stop(&vf.sched.pool, STOP_GRACE_MS))
 		_exit(0);
 	vf_notify_stop(&vf, STOP_GRACE_MS);
 	vf_api_stop(api);

@@ -760,6 +760,70 @@ static void store_leases_claim_release_expire(void **state)
 	vg_store_close(s);
 }
 
+struct dues {
+	struct vg_store_due a[8];
+	int n;
+};
+
+static int due_cb(void *arg, const struct vg_store_due *a)
+{
+	struct dues *l = arg;
+
+	assert_true(l->n < 8);
+	l->a[l->n++] = *a;
+	return 0;
+}
+
+/* agent_due: the pulled agents due by a time (not failed), then every pushing one */
+static void store_due_lists_what_the_scheduler_needs(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	static const char *const ids[5] = { "p0", "p1", "p2", "q0", "q1" };
+	struct vg_store_agent a;
+	struct vg_diag d = { 0 };
+	struct claims c = { 0 };
+	struct dues l = { 0 };
+
+	for (int i = 0; i < 5; i++) {
+		sample_agent(&a, ids[i]);
+		a.state = i == 2 || i == 4 ? VG_AGENT_FAILED : VG_AGENT_TRUSTED;
+		if (ids[i][0] == 'q')
+			snprintf(a.url, sizeof(a.url), "push:token:%d", i);
+		a.registered_at = 10 + i;
+		a.last_ok = 20 + i;
+		a.last_seen = 30 + i;
+		assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	}
+	/* p0 and p1 claimed (p2 failed, q* push), p1 released due at 5000; p0 leased */
+	assert_int_equal(vg_store_lease_claim(s, "v1", 1000, 500, 8, claim_cb, &c, &d), 2);
+	assert_int_equal(vg_store_lease_release(s, "p1", "v1", 5000, &d), 0);
+	assert_int_equal(vg_store_agent_due(s, 4999, due_cb, &l, &d), 0);
+	assert_int_equal(l.n, 3);
+	assert_string_equal(l.a[0].id, "p0");
+	assert_false(l.a[0].push);
+	assert_int_equal(l.a[0].state, VG_AGENT_TRUSTED);
+	assert_int_equal(l.a[0].next_due, 0);
+	assert_int_equal(l.a[0].lease_until, 1500);
+	assert_int_equal(l.a[0].registered_at, 10);
+	assert_int_equal(l.a[0].last_ok, 20);
+	assert_int_equal(l.a[0].last_seen, 30);
+	/* the pushing ones, failed too */
+	assert_true(l.a[1].push && l.a[2].push);
+	assert_string_equal(strcmp(l.a[1].id, "q0") == 0 ? l.a[2].id : l.a[1].id, "q1");
+	for (int i = 1; i < 3; i++)
+		assert_int_equal(l.a[i].state, strcmp(l.a[i].id, "q1") == 0 ? VG_AGENT_FAILED :
+				 VG_AGENT_TRUSTED);
+	/* at 5000 p1 too, after p0 (by due time) */
+	l.n = 0;
+	assert_int_equal(vg_store_agent_due(s, 5000, due_cb, &l, &d), 0);
+	assert_int_equal(l.n, 4);
+	assert_string_equal(l.a[0].id, "p0");
+	assert_string_equal(l.a[1].id, "p1");
+	assert_int_equal(l.a[1].next_due, 5000);
+	assert_int_equal(l.a[1].lease_until, 0);
+	vg_store_close(s);
+}
+
 static int vrf_cb(void *arg, const struct vg_store_verifier *v)
 {
 	struct vg_store_verifier *out = arg;
@@ -1335,6 +1399,7 @@ int main(void)
 		BOTH(store_history_newest_first_limited_deleted_with_agent),
 		BOTH(store_update_is_compare_and_set),
 		BOTH(store_leases_claim_release_expire),
+		BOTH(store_due_lists_what_the_scheduler_needs),
 		BOTH(store_verifier_heartbeats),
 		BOTH(store_old_schema_gains_the_schedule),
 		BOTH(store_schema_with_leases_gains_failure_count),

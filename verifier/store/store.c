@@ -162,6 +162,12 @@ int vg_store_agent_list(struct vg_store *s, vg_store_agent_cb cb, void *arg, str
 	return s->ops->agent_list(s->ctx, cb, arg, diag);
 }
 
+int vg_store_agent_due(struct vg_store *s, int64_t before, vg_store_due_cb cb, void *arg,
+		       struct vg_diag *diag)
+{
+	return s->ops->agent_due(s->ctx, before, cb, arg, diag);
+}
+
 int vg_store_agent_find(struct vg_store *s, unsigned int key, const uint8_t *val, size_t len,
 			const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
 {

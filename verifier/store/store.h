@@ -29,6 +29,7 @@
 #ifndef VIGIL_STORE_H
 #define VIGIL_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -105,7 +106,20 @@ struct vg_store_verdict {
 	char msg[512];
 };
 
+/*
+ * What the scheduler knows of an agent (agent_due): a few columns, not
+ * the row (a row is kilobytes: keys, EK certificate, PCR, message).
+ */
+struct vg_store_due {
+	char id[128];
+	unsigned int state;		/* enum vg_agent_state */
+	bool push;			/* url "push:...": it sends its evidence */
+	int64_t registered_at, last_ok, last_seen;	/* unix seconds */
+	int64_t next_due, lease_until;	/* wall ms */
+};
+
 typedef int (*vg_store_agent_cb)(void *arg, const struct vg_store_agent *a);
+typedef int (*vg_store_due_cb)(void *arg, const struct vg_store_due *a);
 typedef int (*vg_store_verdict_cb)(void *arg, const struct vg_store_verdict *v);
 /* a claimed agent and the time it was due */
 typedef int (*vg_store_lease_cb)(void *arg, const char *id, int64_t due);
@@ -142,6 +156,15 @@ struct vg_store_ops {
 	 */
 	int (*agent_find)(void *ctx, unsigned int key, const uint8_t *val, size_t len,
 			  const char *except, struct vg_store_agent *ret, struct vg_diag *diag);
+	/*
+	 * agent_due - what a scheduler looks at: the agents that are not
+	 * failed, do not push (url "push:...") and are due by @before (wall
+	 * ms; next_due's index serves it), then every pushing agent (url's
+	 * index), failed ones too; a struct vg_store_due each, to @cb.
+	 * Return: 0, -EIO, or what @cb returned (non-zero stops).
+	 */
+	int (*agent_due)(void *ctx, int64_t before, vg_store_due_cb cb, void *arg,
+			 struct vg_diag *diag);
 	int (*policy_put)(void *ctx, const char *name, const char *doc, size_t len,
 			  struct vg_diag *diag);
 	/* *@ret is malloc'd and NUL-terminated */
@@ -247,6 +270,8 @@ int vg_store_agent_del(struct vg_store *s, const char *id, struct vg_diag *diag)
 int vg_store_agent_update(struct vg_store *s, const struct vg_store_agent *old,
 			  const struct vg_store_agent *a, struct vg_diag *diag);
 int vg_store_agent_list(struct vg_store *s, vg_store_agent_cb cb, void *arg, struct vg_diag *diag);
+int vg_store_agent_due(struct vg_store *s, int64_t before, vg_store_due_cb cb, void *arg,
+		       struct vg_diag *diag);
 int vg_store_agent_find(struct vg_store *s, unsigned int key, const uint8_t *val, size_t len,
 			const char *except, struct vg_store_agent *ret, struct vg_diag *diag);
 int vg_store_policy_put(struct vg_store *s, const char *name, const char *doc, size_t len,

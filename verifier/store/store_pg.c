@@ -24,7 +24,7 @@
  * already handed to the caller; otherwise the call fails with -EIO and
  * the server's (or libpq's) message. No message carries the password.
  *
- * The connection is non-blocking and every statement has a deadline
+ * The connection (store_pg_conn.c) is non-blocking and every statement has a deadline
  * (vg_store_set_timeout): a server that accepts but never answers (hung,
  * stopped, a lock held for ever) fails the call with -ETIMEDOUT instead of
  * holding the verifier; the connection, with its statement still pending,
@@ -40,288 +40,7 @@
 #include <libpq-fe.h>
 #include <openssl/crypto.h>
 
-#include "store_row.h"
-#include "store_secret.h"
-
-#include "store_pg_sql.h"
-
-struct pg {
-	PGconn *c;
-	bool prepared;			/* the statements exist on this connection */
-	char url[512];			/* scrubbed, for messages */
-	struct store_secrets sec;	/* passwords of the URL: never in a message */
-	char sql[S__COUNT][STORE_PG_SQL_MAX];
-	struct vg_store_agent row;	/* agent_list's row */
-	unsigned int timeout_ms;	/* per statement */
-};
-
-static void no_notices(void *arg, const char *msg)
-{
-	(void)arg;
-	(void)msg;
-}
-
-static int conn_err(struct pg *q, struct vg_diag *diag, const char *what)
-{
-	char m[512];
-
-	store_secrets_clean(&q->sec, PQerrorMessage(q->c), m, sizeof(m));
-	return vg_diag_set(diag, -EIO, "store: %s: %s: %s", q->url, what, m);
-}
-
-/* Return: 0, or -EIO with @msg. */
-static int prepare_all(struct pg *q, char *msg, size_t cap)
-{
-	PGresult *res = PQexec(q->c, "DEALLOCATE ALL");
-
-	PQclear(res);
-	for (int i = 0; i < S__COUNT; i++) {
-		res = PQprepare(q->c, store_pg_stmt_names[i], q->sql[i], 0, NULL);
-		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-			const char *pm = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-			char m[400];
-
-			store_secrets_clean(&q->sec, pm ? pm : PQerrorMessage(q->c), m, sizeof(m));
-			snprintf(msg, cap, "prepare %s: %s", store_pg_stmt_names[i], m);
-			PQclear(res);
-			return -EIO;
-		}
-		PQclear(res);
-	}
-	q->prepared = true;
-	return 0;
-}
-
-/* Return: 0, or -EIO with @msg. */
-static int reconnect(struct pg *q, char *msg, size_t cap)
-{
-	q->prepared = false;
-	PQreset(q->c);
-	if (PQstatus(q->c) != CONNECTION_OK || PQsetnonblocking(q->c, 1) != 0) {
-		store_secrets_clean(&q->sec, PQerrorMessage(q->c), msg, cap);
-		return -EIO;
-	}
-	return prepare_all(q, msg, cap);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* Wait for @events on the connection until @deadline. Return: 0, -ETIMEDOUT, -EIO. */
-static int wait_conn(struct pg *q, short events, int64_t deadline)
-{
-	struct pollfd p = { .fd = PQsocket(q->c), .events = events };
-
-	for (;;) {
-		int64_t left = deadline - now_ms();
-		int n;
-
-		if (left <= 0)
-			return -ETIMEDOUT;
-		n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
-		if (n > 0)
-			return 0;
-		if (n == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -EIO;
-	}
-}
-
-/*
- * Send what libpq holds and wait until a result can be read without
- * blocking. Return: 0 (PQgetResult will not block; it may carry an
- * error), -ETIMEDOUT.
- */
-static int pump(struct pg *q, int64_t deadline)
-{
-	int f;
-
-	while ((f = PQflush(q->c)) == 1) {
-		if (wait_conn(q, POLLIN | POLLOUT, deadline) == -ETIMEDOUT)
-			return -ETIMEDOUT;
-		if (!PQconsumeInput(q->c))
-			return 0;
-	}
-	if (f < 0)
-		return 0;
-	while (PQisBusy(q->c)) {
-		if (wait_conn(q, POLLIN, deadline) == -ETIMEDOUT)
-			return -ETIMEDOUT;
-		if (!PQconsumeInput(q->c))
-			return 0;
-	}
-	return 0;
-}
-
-static void pg_set_timeout(void *ctx, unsigned int ms)
-{
-	struct pg *q = ctx;
-
-	q->timeout_ms = ms ? ms : 1;
-}
-
-/* called for each row; non-zero stops the calls (the rest is drained) and is returned */
-typedef int (*row_fn)(void *arg, const PGresult *res);
-
-#define PARAMS_MAX (STORE_AGENT_NCOLS + STORE_GUARD_NCOLS)
-
-struct params {
-	int n;
-	const char *vals[PARAMS_MAX];
-	int lens[PARAMS_MAX];
-	int fmts[PARAMS_MAX];
-	uint8_t ints[PARAMS_MAX][8];
-};
-
-static void p_bytes(struct params *p, const void *b, size_t len)
-{
-	p->vals[p->n] = b ? b : "";
-	p->lens[p->n] = (int)len;
-	p->fmts[p->n++] = 1;
-}
-
-static void p_int(struct params *p, int64_t v)
-{
-	uint64_t u = (uint64_t)v;
-
-	for (int i = 0; i < 8; i++)
-		p->ints[p->n][i] = (uint8_t)(u >> (56 - 8 * i));
-	p_bytes(p, p->ints[p->n], 8);
-}
-
-static void p_null(struct params *p)
-{
-	p->vals[p->n] = NULL;
-	p->lens[p->n] = 0;
-	p->fmts[p->n++] = 1;
-}
-
-static void p_vals(struct params *p, const struct store_col *cols, const struct store_val *v, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (cols[i].type == STORE_INT)
-			p_int(p, v[i].i);
-		else
-			p_bytes(p, v[i].p, v[i].len);
-}
-
-/*
- * run - statement @stmt with @p; @fn (may be NULL) for each row. *@rows:
- * rows returned or affected. Reconnects and retries once on a lost
- * connection when no row was handed out yet.
- * Return: @fn's non-zero value, 0, or -EIO (diag: "store: @what: message").
- */
-static int run(struct pg *q, int stmt, const struct params *p, row_fn fn, void *arg, long *rows,
-	       const char *what, struct vg_diag *diag)
-{
-	bool retried = false;
-	char msg[512];
-
-	for (;;) {
-		long n = 0, affected = 0;
-		int64_t deadline = now_ms() + q->timeout_ms;
-		bool failed = false;
-		PGresult *res;
-		int ret = 0;
-
-		msg[0] = 0;
-		if (PQstatus(q->c) != CONNECTION_OK || !q->prepared) {
-			/* lost during an earlier call: this call's one reconnection */
-			retried = true;
-			if (reconnect(q, msg, sizeof(msg)) < 0)
-				return vg_diag_set(diag, -EIO, "store: %s: no connection to the database: %s",
-						   what, msg);
-		}
-		if (!PQsendQueryPrepared(q->c, store_pg_stmt_names[stmt], p ? p->n : 0, p ? p->vals : NULL,
-					 p ? p->lens : NULL, p ? p->fmts : NULL, 1)) {
-			store_secrets_clean(&q->sec, PQerrorMessage(q->c), msg, sizeof(msg));
-			failed = true;
-		} else {
-			PQsetSingleRowMode(q->c);
-			for (;;) {
-				if (pump(q, deadline) == -ETIMEDOUT) {
-					/* the statement is still pending there: this connection is done */
-					q->prepared = false;
-					return vg_diag_set(diag, -ETIMEDOUT, "store: %s: the database did "
-							   "not answer within %u ms", what,
-							   q->timeout_ms);
-				}
-				res = PQgetResult(q->c);
-				if (!res)
-					break;
-				switch (PQresultStatus(res)) {
-				case PGRES_SINGLE_TUPLE:
-					n++;
-					if (!ret && fn)
-						ret = fn(arg, res);
-					break;
-				case PGRES_TUPLES_OK:
-					break;
-				case PGRES_COMMAND_OK:
-					affected = strtol(PQcmdTuples(res), NULL, 10);
-					break;
-				default:
-					if (!failed) {
-						const char *pm = PQresultErrorField(res,
-									PG_DIAG_MESSAGE_PRIMARY);
-
-						store_secrets_clean(&q->sec, pm ? pm : PQerrorMessage(q->c), msg, sizeof(msg));
-						failed = true;
-					}
-					break;
-				}
-				PQclear(res);
-			}
-		}
-		if (!failed) {
-			if (rows)
-				*rows = n ? n : affected;
-			return ret;
-		}
-		if (PQstatus(q->c) != CONNECTION_BAD || retried || n > 0)
-			return vg_diag_set(diag, -EIO, "store: %s: %s", what, msg);
-		retried = true;
-		{
-			char rm[256];
-
-			/* what reconnecting says comes first: the diag holds 255 bytes */
-			if (reconnect(q, rm, sizeof(rm)) < 0)
-				return vg_diag_set(diag, -EIO, "store: %s: connection lost, reconnecting "
-						   "failed: %s (%s)", what, rm, msg);
-		}
-	}
-}
-
-/* the values of the row of @res, checked against @cols. Return: 0, -EBADMSG. */
-static int row_vals(const PGresult *res, const struct store_col *cols, struct store_val *v, int n)
-{
-	if (PQnfields(res) != n)
-		return -EBADMSG;
-	for (int i = 0; i < n; i++) {
-		const uint8_t *b = (const uint8_t *)PQgetvalue(res, 0, i);
-		int len = PQgetlength(res, 0, i);
-
-		memset(&v[i], 0, sizeof(v[i]));
-		if (PQgetisnull(res, 0, i))
-			continue;
-		if (cols[i].type != STORE_INT) {
-			v[i].p = b;
-			v[i].len = (size_t)len;
-			continue;
-		}
-		if (len != 8)
-			return -EBADMSG;
-		for (int k = 0; k < 8; k++)
-			v[i].i = (int64_t)((uint64_t)v[i].i << 8 | b[k]);
-	}
-	return 0;
-}
+#include "store_pg_conn.h"
 
 static int pg_agent_put(void *ctx, const struct vg_store_agent *a, struct vg_diag *diag)
 {
@@ -330,8 +49,8 @@ static int pg_agent_put(void *ctx, const struct vg_store_agent *a, struct vg_dia
 	int r;
 
 	store_agent_encode(a, v);
-	p_vals(&p, store_agent_cols, v, STORE_AGENT_NCOLS);
-	r = run(ctx, S_AGENT_PUT, &p, NULL, NULL, NULL, "agent put", diag);
+	store_pg_vals(&p, store_agent_cols, v, STORE_AGENT_NCOLS);
+	r = store_pg_run(ctx, S_AGENT_PUT, &p, NULL, NULL, NULL, "agent put", diag);
 	return r < 0 ? r : 0;
 }
 
@@ -345,10 +64,10 @@ static int pg_agent_update(void *ctx, const struct vg_store_agent *old,
 
 	store_agent_encode(a, v);
 	store_agent_encode(old, ov);
-	p_vals(&p, store_agent_cols, v, STORE_AGENT_NCOLS);
+	store_pg_vals(&p, store_agent_cols, v, STORE_AGENT_NCOLS);
 	for (int k = 0; k < STORE_GUARD_NCOLS; k++)
-		p_vals(&p, &store_agent_cols[store_agent_guard[k]], &ov[store_agent_guard[k]], 1);
-	r = run(ctx, S_AGENT_UPDATE, &p, NULL, NULL, &n, "agent update", diag);
+		store_pg_vals(&p, &store_agent_cols[store_agent_guard[k]], &ov[store_agent_guard[k]], 1);
+	r = store_pg_run(ctx, S_AGENT_UPDATE, &p, NULL, NULL, &n, "agent update", diag);
 	return r < 0 ? r : n == 1 ? 0 : -ESTALE;
 }
 
@@ -365,7 +84,7 @@ static int agent_row(const PGresult *res, struct vg_store_agent *a)
 
 	memcpy(cols, store_agent_cols, sizeof(store_agent_cols));
 	memcpy(cols + STORE_AGENT_NCOLS, store_sched_cols, sizeof(store_sched_cols));
-	if (row_vals(res, cols, v, STORE_AGENT_NCOLS + STORE_SCHED_NCOLS) < 0 ||
+	if (store_pg_row(res, cols, v, STORE_AGENT_NCOLS + STORE_SCHED_NCOLS) < 0 ||
 	    store_agent_decode(v, a) < 0)
 		return -EBADMSG;
 	store_sched_decode(v + STORE_AGENT_NCOLS, a);
@@ -387,8 +106,8 @@ static int pg_agent_get(void *ctx, const char *id, struct vg_store_agent *ret, s
 	long n = 0;
 	int r;
 
-	p_bytes(&p, id, strlen(id));
-	r = run(ctx, S_AGENT_GET, &p, get_row, &g, &n, "agent get", diag);
+	store_pg_bytes(&p, id, strlen(id));
+	r = store_pg_run(ctx, S_AGENT_GET, &p, get_row, &g, &n, "agent get", diag);
 	if (r < 0)
 		return r;
 	if (n == 0)
@@ -404,9 +123,9 @@ static int pg_agent_find(void *ctx, unsigned int key, const uint8_t *val, size_t
 	long n = 0;
 	int r;
 
-	p_bytes(&p, val, len);
-	p_bytes(&p, except, strlen(except));
-	r = run(ctx, S_AGENT_FIND_EK + (int)key, &p, get_row, &g, &n, "agent find", diag);
+	store_pg_bytes(&p, val, len);
+	store_pg_bytes(&p, except, strlen(except));
+	r = store_pg_run(ctx, S_AGENT_FIND_EK + (int)key, &p, get_row, &g, &n, "agent find", diag);
 	if (r < 0)
 		return r;
 	if (n == 0)
@@ -420,8 +139,8 @@ static int pg_agent_del(void *ctx, const char *id, struct vg_diag *diag)
 	long n = 0;
 	int r;
 
-	p_bytes(&p, id, strlen(id));
-	r = run(ctx, S_AGENT_DEL, &p, NULL, NULL, &n, "agent delete", diag);
+	store_pg_bytes(&p, id, strlen(id));
+	r = store_pg_run(ctx, S_AGENT_DEL, &p, NULL, NULL, &n, "agent delete", diag);
 	return r < 0 ? r : n == 0 ? -ENOENT : 0;
 }
 
@@ -444,7 +163,7 @@ static int pg_agent_list(void *ctx, vg_store_agent_cb cb, void *arg, struct vg_d
 {
 	struct list_arg l = { ctx, cb, arg };
 
-	return run(ctx, S_AGENT_LIST, NULL, list_row, &l, NULL, "agent list", diag);
+	return store_pg_run(ctx, S_AGENT_LIST, NULL, list_row, &l, NULL, "agent list", diag);
 }
 
 static int pg_policy_put(void *ctx, const char *name, const char *doc, size_t len,
@@ -455,9 +174,9 @@ static int pg_policy_put(void *ctx, const char *name, const char *doc, size_t le
 
 	if (len > INT32_MAX)
 		return vg_diag_set(diag, -EIO, "store: policy %s: too large", name);
-	p_bytes(&p, name, strlen(name));
-	p_bytes(&p, doc, len);
-	r = run(ctx, S_POLICY_PUT, &p, NULL, NULL, NULL, "policy put", diag);
+	store_pg_bytes(&p, name, strlen(name));
+	store_pg_bytes(&p, doc, len);
+	r = store_pg_run(ctx, S_POLICY_PUT, &p, NULL, NULL, NULL, "policy put", diag);
 	return r < 0 ? r : 0;
 }
 
@@ -491,8 +210,8 @@ static int pg_policy_get(void *ctx, const char *name, char **ret, size_t *len,
 	long n = 0;
 	int r;
 
-	p_bytes(&p, name, strlen(name));
-	r = run(ctx, S_POLICY_GET, &p, doc_row, &d, &n, "policy get", diag);
+	store_pg_bytes(&p, name, strlen(name));
+	r = store_pg_run(ctx, S_POLICY_GET, &p, doc_row, &d, &n, "policy get", diag);
 	if (r < 0) {
 		free(d.s);
 		return r;
@@ -510,8 +229,8 @@ static int pg_policy_del(void *ctx, const char *name, struct vg_diag *diag)
 	long n = 0;
 	int r;
 
-	p_bytes(&p, name, strlen(name));
-	r = run(ctx, S_POLICY_DEL, &p, NULL, NULL, &n, "policy delete", diag);
+	store_pg_bytes(&p, name, strlen(name));
+	r = store_pg_run(ctx, S_POLICY_DEL, &p, NULL, NULL, &n, "policy delete", diag);
 	return r < 0 ? r : n == 0 ? -ENOENT : 0;
 }
 
@@ -522,10 +241,10 @@ static int pg_verdict_add(void *ctx, const char *id, const struct vg_store_verdi
 	struct params p = { 0 };
 	int r;
 
-	p_bytes(&p, id, strlen(id));
+	store_pg_bytes(&p, id, strlen(id));
 	store_verdict_encode(v, vals);
-	p_vals(&p, store_verdict_cols, vals, STORE_VERDICT_NCOLS);
-	r = run(ctx, S_VERDICT_ADD, &p, NULL, NULL, NULL, "verdict add", diag);
+	store_pg_vals(&p, store_verdict_cols, vals, STORE_VERDICT_NCOLS);
+	r = store_pg_run(ctx, S_VERDICT_ADD, &p, NULL, NULL, NULL, "verdict add", diag);
 	return r < 0 ? r : 0;
 }
 
@@ -540,7 +259,7 @@ static int verdict_row(void *arg, const PGresult *res)
 	struct store_val vals[STORE_VERDICT_NCOLS];
 	struct vg_store_verdict v;
 
-	if (row_vals(res, store_verdict_cols, vals, STORE_VERDICT_NCOLS) < 0)
+	if (store_pg_row(res, store_verdict_cols, vals, STORE_VERDICT_NCOLS) < 0)
 		memset(vals, 0, sizeof(vals));	/* SQLite reads a mistyped column as 0 / "" */
 	store_verdict_decode(vals, &v);
 	return l->cb(l->arg, &v);
@@ -552,12 +271,60 @@ static int pg_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdi
 	struct vlist_arg l = { cb, arg };
 	struct params p = { 0 };
 
-	p_bytes(&p, id, strlen(id));
+	store_pg_bytes(&p, id, strlen(id));
 	if (max > INT64_MAX)
-		p_null(&p);		/* LIMIT NULL: all, as SQLite's negative LIMIT */
+		store_pg_null(&p);		/* LIMIT NULL: all, as SQLite's negative LIMIT */
 	else
-		p_int(&p, (int64_t)max);
-	return run(ctx, S_VERDICT_LIST, &p, verdict_row, &l, NULL, "verdict list", diag);
+		store_pg_int(&p, (int64_t)max);
+	return store_pg_run(ctx, S_VERDICT_LIST, &p, verdict_row, &l, NULL, "verdict list", diag);
+}
+
+struct due_arg {
+	vg_store_due_cb cb;
+	void *arg;
+	int ret;
+};
+
+static int due_row(void *arg, const PGresult *res)
+{
+	static const struct store_col cols[8] = {
+		{ "id", STORE_TEXT }, { "state", STORE_INT }, { "push", STORE_INT },
+		{ "registered_at", STORE_INT }, { "last_ok", STORE_INT }, { "last_seen", STORE_INT },
+		{ "next_due", STORE_INT }, { "lease_until", STORE_INT },
+	};
+	struct due_arg *c = arg;
+	struct store_val v[8];
+	struct vg_store_due a;
+
+	if (c->ret)
+		return 0;
+	if (store_pg_row(res, cols, v, 8) < 0 || v[0].len >= sizeof(a.id))
+		return -EBADMSG;
+	memcpy(a.id, v[0].p, v[0].len);
+	a.id[v[0].len] = 0;
+	a.state = (unsigned int)v[1].i;
+	a.push = v[2].i != 0;
+	a.registered_at = v[3].i;
+	a.last_ok = v[4].i;
+	a.last_seen = v[5].i;
+	a.next_due = v[6].i;
+	a.lease_until = v[7].i;
+	c->ret = c->cb(c->arg, &a);
+	return 0;
+}
+
+static int pg_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg,
+			struct vg_diag *diag)
+{
+	struct due_arg c = { cb, arg, 0 };
+	struct params p = { 0 };
+	int r;
+
+	store_pg_int(&p, before);
+	r = store_pg_run(ctx, S_AGENT_DUE, &p, due_row, &c, NULL, "agent due", diag);
+	if (r == -EBADMSG)
+		return vg_diag_set(diag, r, "store: agent due: a row that does not decode");
+	return r < 0 ? r : c.ret;
 }
 
 struct claim_arg {
@@ -574,7 +341,7 @@ static int claim_row(void *arg, const PGresult *res)
 	char id[sizeof(((struct vg_store_agent *)0)->id)];
 
 	/* every row is claimed already: each is handed over, whatever the callback said */
-	if (c->ret || row_vals(res, cols, v, 2) < 0 || v[0].len >= sizeof(id))
+	if (c->ret || store_pg_row(res, cols, v, 2) < 0 || v[0].len >= sizeof(id))
 		return 0;
 	memcpy(id, v[0].p, v[0].len);
 	id[v[0].len] = 0;
@@ -590,11 +357,11 @@ static int pg_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lea
 	long n = 0;
 	int r;
 
-	p_bytes(&p, owner, strlen(owner));
-	p_int(&p, now);
-	p_int(&p, lease_ms);
-	p_int(&p, max);
-	r = run(ctx, S_LEASE_CLAIM, &p, claim_row, &c, &n, "lease claim", diag);
+	store_pg_bytes(&p, owner, strlen(owner));
+	store_pg_int(&p, now);
+	store_pg_int(&p, lease_ms);
+	store_pg_int(&p, max);
+	r = store_pg_run(ctx, S_LEASE_CLAIM, &p, claim_row, &c, &n, "lease claim", diag);
 	if (r < 0)
 		return r;
 	return c.ret < 0 ? c.ret : (int)n;
@@ -607,10 +374,10 @@ static int pg_lease_release(void *ctx, const char *id, const char *owner, int64_
 	long n = 0;
 	int r;
 
-	p_bytes(&p, id, strlen(id));
-	p_bytes(&p, owner, strlen(owner));
-	p_int(&p, next_due);
-	r = run(ctx, S_LEASE_RELEASE, &p, NULL, NULL, &n, "lease release", diag);
+	store_pg_bytes(&p, id, strlen(id));
+	store_pg_bytes(&p, owner, strlen(owner));
+	store_pg_int(&p, next_due);
+	r = store_pg_run(ctx, S_LEASE_RELEASE, &p, NULL, NULL, &n, "lease release", diag);
 	return r < 0 ? r : n == 1 ? 0 : -ESTALE;
 }
 
@@ -621,9 +388,9 @@ static int pg_verifier_beat(void *ctx, const struct vg_store_verifier *v, struct
 	int r;
 
 	store_verifier_encode(v, vals);
-	p_vals(&p, store_verifier_cols, vals, STORE_VERIFIER_NCOLS);
-	p_int(&p, v->beat - STORE_VERIFIER_FORGET_MS);
-	r = run(ctx, S_VERIFIER_BEAT, &p, NULL, NULL, NULL, "verifier beat", diag);
+	store_pg_vals(&p, store_verifier_cols, vals, STORE_VERIFIER_NCOLS);
+	store_pg_int(&p, v->beat - STORE_VERIFIER_FORGET_MS);
+	r = store_pg_run(ctx, S_VERIFIER_BEAT, &p, NULL, NULL, NULL, "verifier beat", diag);
 	return r < 0 ? r : 0;
 }
 
@@ -638,7 +405,7 @@ static int verifier_row(void *arg, const PGresult *res)
 	struct store_val vals[STORE_VERIFIER_NCOLS];
 	struct vg_store_verifier v;
 
-	if (row_vals(res, store_verifier_cols, vals, STORE_VERIFIER_NCOLS) < 0)
+	if (store_pg_row(res, store_verifier_cols, vals, STORE_VERIFIER_NCOLS) < 0)
 		return 0;
 	store_verifier_decode(vals, &v);
 	return l->cb(l->arg, &v);
@@ -648,7 +415,7 @@ static int pg_verifier_list(void *ctx, vg_store_verifier_cb cb, void *arg, struc
 {
 	struct vrf_arg l = { cb, arg };
 
-	return run(ctx, S_VERIFIER_LIST, NULL, verifier_row, &l, NULL, "verifier list", diag);
+	return store_pg_run(ctx, S_VERIFIER_LIST, NULL, verifier_row, &l, NULL, "verifier list", diag);
 }
 
 static void pg_close(void *ctx)
@@ -673,11 +440,12 @@ static const struct vg_store_ops pg_ops = {
 	.verdict_add = pg_verdict_add,
 	.verdict_list = pg_verdict_list,
 	.lease_claim = pg_lease_claim,
+	.agent_due = pg_agent_due,
 	.lease_release = pg_lease_release,
 	.verifier_beat = pg_verifier_beat,
 	.verifier_list = pg_verifier_list,
 	.close = pg_close,
-	.set_timeout = pg_set_timeout,
+	.set_timeout = store_pg_set_timeout,
 };
 
 /* Return: 0, or -EIO with @msg. */
@@ -739,21 +507,21 @@ int vg_store_pg_open(const char *url, struct vg_store **ret, struct vg_diag *dia
 		goto fail;
 	}
 	if (PQstatus(q->c) != CONNECTION_OK) {
-		r = conn_err(q, diag, "connect");
+		r = store_pg_conn_err(q, diag, "connect");
 		goto fail;
 	}
-	PQsetNoticeProcessor(q->c, no_notices, NULL);
+	PQsetNoticeProcessor(q->c, store_pg_no_notices, NULL);
 	q->timeout_ms = STORE_TIMEOUT_MS;
 	if (create_schema(q, msg, sizeof(msg)) < 0) {
 		r = vg_diag_set(diag, -EIO, "store: %s: schema: %s", q->url, msg);
 		goto fail;
 	}
-	if (prepare_all(q, msg, sizeof(msg)) < 0) {
+	if (store_pg_prepare_all(q, msg, sizeof(msg)) < 0) {
 		r = vg_diag_set(diag, -EIO, "store: %s: %s", q->url, msg);
 		goto fail;
 	}
 	if (PQsetnonblocking(q->c, 1) != 0) {
-		r = conn_err(q, diag, "non-blocking mode");
+		r = store_pg_conn_err(q, diag, "non-blocking mode");
 		goto fail;
 	}
 	s->ops = &pg_ops;

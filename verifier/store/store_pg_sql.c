@@ -19,8 +19,13 @@ const char *const store_pg_stmt_names[S__COUNT] = {
 	"vg_policy_put",
 	"vg_policy_get", "vg_policy_del", "vg_verdict_add", "vg_verdict_list",
 	"vg_lease_claim", "vg_lease_release", "vg_verifier_beat", "vg_verifier_list",
-	"vg_agent_find_ek", "vg_agent_find_ak", "vg_agent_find_url",
+	"vg_agent_find_ek", "vg_agent_find_ak", "vg_agent_find_url", "vg_agent_due",
 };
+
+/* agent_due's columns, in struct vg_store_due's order (store_pg.c's due_row) */
+#define DUE_COLS "id, state, (substring(url from 1 for 5) = 'push:'::bytea)::int::int8," \
+	" registered_at," \
+	" last_ok, last_seen, next_due, lease_until"
 
 /* serialises schema creation between verifiers starting at once ("vigilsto") */
 #define SCHEMA_LOCK "8532464671518848111"
@@ -173,5 +178,14 @@ int store_pg_sql_build(char (*sql)[STORE_PG_SQL_MAX])
 		snprintf(s + strlen(s), STORE_PG_SQL_MAX - strlen(s), " FROM agents WHERE %s = $1 "
 			 "AND id <> $2 ORDER BY id COLLATE \"C\" LIMIT 1", col[k]);
 	}
+	/*
+	 * agent_due: the pulled agents due by $1 (agents_due), then every
+	 * pushing one (agents_url: "push:" <= url < "push;")
+	 */
+	snprintf(sql[S_AGENT_DUE], STORE_PG_SQL_MAX,
+		 "(SELECT " DUE_COLS " FROM agents WHERE next_due <= $1 AND state <> 2"
+		 " AND substring(url from 1 for 5) <> 'push:'::bytea ORDER BY next_due)"
+		 " UNION ALL (SELECT " DUE_COLS " FROM agents"
+		 " WHERE url >= 'push:'::bytea AND url < 'push;'::bytea)");
 	return r ? -ENAMETOOLONG : 0;
 }

@@ -29,6 +29,7 @@ enum {
 	S_AGENT_FIND_EK,	/* then _AK and _URL: in enum vg_store_key's order */
 	S_AGENT_FIND_AK,
 	S_AGENT_FIND_URL,
+	S_AGENT_DUE,
 	S__COUNT
 };
 

@@ -469,6 +469,10 @@ static int sq_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdi
 	return ret;
 }
 
+/* agent_due's columns, in struct vg_store_due's order */
+#define SQ_DUE_COLS "id, state, substr(url, 1, 5) = 'push:', registered_at, last_ok, last_seen," \
+	" next_due, lease_until"
+
 static int sq_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
 			  unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
 {
@@ -498,6 +502,43 @@ static int sq_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lea
 		ret = db_err(q, diag, "lease claim");
 	sqlite3_finalize(st);
 	return ret < 0 ? ret : n;
+}
+
+static int sq_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg,
+			struct vg_diag *diag)
+{
+	struct sq *q = ctx;
+	sqlite3_stmt *st;
+	int r, ret = 0;
+
+	/* the pulled agents due by ?1 (agents_due), then every pushing one (agents_url) */
+	r = prep(q, "SELECT * FROM (SELECT " SQ_DUE_COLS " FROM agents WHERE next_due <= ?1"
+		 " AND state <> 2 AND substr(url, 1, 5) <> 'push:' ORDER BY next_due)"
+		 " UNION ALL SELECT " SQ_DUE_COLS " FROM agents"
+		 " WHERE url >= 'push:' AND url < 'push;'", &st, diag);
+	if (r < 0)
+		return r;
+	sqlite3_bind_int64(st, 1, before);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *id = sqlite3_column_text(st, 0);
+		struct vg_store_due a;
+
+		if (ret || !id || (size_t)sqlite3_column_bytes(st, 0) >= sizeof(a.id))
+			continue;
+		snprintf(a.id, sizeof(a.id), "%s", (const char *)id);
+		a.state = (unsigned int)sqlite3_column_int64(st, 1);
+		a.push = sqlite3_column_int64(st, 2) != 0;
+		a.registered_at = sqlite3_column_int64(st, 3);
+		a.last_ok = sqlite3_column_int64(st, 4);
+		a.last_seen = sqlite3_column_int64(st, 5);
+		a.next_due = sqlite3_column_int64(st, 6);
+		a.lease_until = sqlite3_column_int64(st, 7);
+		ret = cb(arg, &a);
+	}
+	if (r != SQLITE_DONE)
+		ret = db_err(q, diag, "agent due");
+	sqlite3_finalize(st);
+	return ret;
 }
 
 static int sq_lease_release(void *ctx, const char *id, const char *owner, int64_t next_due,
@@ -600,6 +641,7 @@ static const struct vg_store_ops sqlite_ops = {
 	.verdict_add = sq_verdict_add,
 	.verdict_list = sq_verdict_list,
 	.lease_claim = sq_lease_claim,
+	.agent_due = sq_agent_due,
 	.lease_release = sq_lease_release,
 	.verifier_beat = sq_verifier_beat,
 	.verifier_list = sq_verifier_list,

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sched_list.c - what the scheduler learns from the store: the agents due
+ * by the next listing (vg_store_agent_due: the store's next_due index, a
+ * few columns each, not the whole table and not whole rows), their due
+ * times and leases as the store has them (any verifier's), every
+ * VF_LIST_MS (scheduler.c). An agent not listed is not due yet (or
+ * failed, or removed) and so not late. The pushing agents of the same
+ * listing go to the push watch (push.c). Claims, rounds and what is late
+ * are scheduler.c's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "scheduler_internal.h"
+
+struct listed {
+	struct {
+		char id[VG_API_ID_MAX];
+		int64_t ok_ms;		/* the store's last_ok, ms */
+		int64_t due;		/* next_due */
+		bool trusted;
+		bool elsewhere;		/* leased by another verifier now */
+	} *a;
+	size_t n, cap;
+	struct vg_store_due *push;	/* the pushing agents, for the push watch (push.c) */
+	size_t npush, pcap;
+	int64_t now;
+};
+
+static int collect(void *arg, const struct vg_store_due *a)
+{
+	struct listed *l = arg;
+
+	if (a->push) {
+		/* push agents come to us (push.c): their silence is watched there */
+		if (l->npush == l->pcap) {
+			size_t cap = l->pcap ? l->pcap * 2 : 16;
+			void *n = realloc(l->push, cap * sizeof(*l->push));
+
+			if (!n)
+				return -ENOMEM;
+			l->push = n;
+			l->pcap = cap;
+		}
+		l->push[l->npush++] = *a;
+		return 0;
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		void *n = realloc(l->a, cap * sizeof(*l->a));
+
+		if (!n)
+			return -ENOMEM;
+		l->a = n;
+		l->cap = cap;
+	}
+	snprintf(l->a[l->n].id, sizeof(l->a[l->n].id), "%s", a->id);
+	l->a[l->n].trusted = a->state == VG_AGENT_TRUSTED;
+	l->a[l->n].ok_ms = a->last_ok * 1000;
+	/* a new agent is due since it registered (never 0: late would not know since when) */
+	l->a[l->n].due = a->next_due ? a->next_due : a->registered_at * 1000;
+	/* leased now: running elsewhere, or under our own id from before a restart */
+	l->a[l->n].elsewhere = a->lease_until > l->now;
+	l->n++;
+	return 0;
+}
+
+void vf_sched_relist(struct verifier *vf, int64_t before)
+{
+	struct listed l = { .now = vf_wall_ms() };
+	struct vg_diag sd = { 0 };
+	int64_t now = l.now;
+	uint64_t gen;
+	int r;
+
+	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c): the due agents' few columns streamed back */
+	r = vg_store_agent_due(vf->store, before, collect, &l, &sd);
+	vf_store_status(vf, r < 0 ? sd.msg : NULL);
+	pthread_mutex_unlock(&vf->lock);
+	if (r < 0) {
+		free(l.a);
+		free(l.push);
+		return;			/* as they were: rounds go on, and say the store failed */
+	}
+	pthread_mutex_lock(&vf->sched.lock);
+	gen = ++vf->sched.gen;
+	for (size_t i = 0; i < l.n; i++) {
+		struct vf_ent *e = sched_ent_get(vf, l.a[i].id, now);
+
+		if (!e)
+			continue;
+		if (!e->active)
+			e->seen_ms = now;	/* new, back from failed, or due again: due since then */
+		e->active = true;
+		e->gen = gen;
+		e->trusted = l.a[i].trusted;
+		e->store_ok_ms = l.a[i].ok_ms;
+		if (e->running)
+			continue;
+		e->due_ms = l.a[i].due;
+		e->elsewhere = l.a[i].elsewhere;
+		if (e->elsewhere && e->late_ms) {
+			e->late_ms = 0;		/* another verifier's round started */
+			vf->sched.late--;
+		}
+	}
+	for (size_t b = 0; b < VF_SCHED_BUCKETS; b++)
+		for (struct vf_ent *e = vf->sched.tab[b]; e; e = e->next)
+			if (e->gen != gen && e->active && !e->running) {
+				e->active = false;
+				if (e->late_ms) {
+					e->late_ms = 0;
+					vf->sched.late--;
+				}
+			}
+	pthread_mutex_unlock(&vf->sched.lock);
+	free(l.a);
+	vf_push_watch(vf, l.push, l.npush);
+	free(l.push);
+}
