@@ -320,7 +320,7 @@ int vd_args_parse(struct vd *d, int argc, char **argv)
 			break;
 		case OPT_HANDOFF:
 			if (optarg[0] != '/' || strlen(optarg) >= 108) {
-				vd_log("--handoff needs an absolute socket path under 108 bytes, not '%s'", optarg);
+				vlog_err("--handoff needs an absolute socket path under 108 bytes, not '%s'", optarg);
 				return -1;
 			}
 			d->handoff = optarg;

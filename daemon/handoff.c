@@ -193,7 +193,7 @@ void vd_holder_bridge(struct holder *h)
 	pid_t pid;
 
 	if (lfd < 0) {
-		vd_log("--handoff %s: %s: the restart ends enforcement until the new vigild marks",
+		vlog_err("--handoff %s: %s: the restart ends enforcement until the new vigild marks",
 		       h->handoff, strerror(-lfd));
 		exit(0);
 	}
@@ -201,10 +201,10 @@ void vd_holder_bridge(struct holder *h)
 	pid = lfd < 0 ? -1 : fork();
 	if (pid != 0) {
 		if (pid < 0)
-			vd_log("--handoff: fork: %s: the restart ends enforcement until the new vigild marks",
+			vlog_err("--handoff: fork: %s: the restart ends enforcement until the new vigild marks",
 			       strerror(errno));
 		else
-			vd_log_at(VLOG_INFO, "the service restarts: the group waits in pid %d for the new vigild "
+			vlog(VLOG_INFO, "the service restarts: the group waits in pid %d for the new vigild "
 				  "(%s); accesses but the restart's own wait", (int)pid, h->handoff);
 		exit(0);
 	}
@@ -235,15 +235,15 @@ void vd_holder_bridge(struct holder *h)
 		r = hand_over(h, c);
 		close(c);
 		if (r == 0) {
-			vd_log_at(VLOG_INFO, "the group is with the new vigild (pid %d): %zu accesses waited for it",
+			vlog(VLOG_INFO, "the group is with the new vigild (pid %d): %zu accesses waited for it",
 				  peer, h->npk);
 			(void)unlink(h->handoff);
 			_exit(0);
 		}
-		vd_log("--handoff: to pid %d: %s: the group stays here", peer, strerror(-r));
+		vlog_err("--handoff: to pid %d: %s: the group stays here", peer, strerror(-r));
 	}
 	(void)unlink(h->handoff);
-	vd_log_at(VLOG_WARNING, "no new vigild took the group within %.0f s: vigild no longer enforces "
+	vlog(VLOG_WARNING, "no new vigild took the group within %.0f s: vigild no longer enforces "
 		  "(the kernel allows what waits)", HANDOFF_WAIT);
 	_exit(1);
 }
@@ -324,7 +324,7 @@ int vd_holder_take_over(struct holder *h)
 		h->group = -1;
 		return r;
 	}
-	vd_log_at(VLOG_INFO, "took the group over from the vigild before the restart: %zu accesses waited "
+	vlog(VLOG_INFO, "took the group over from the vigild before the restart: %zu accesses waited "
 		  "for this one", h->npk);
 	return 1;
 }

@@ -28,7 +28,7 @@ int vd_held_open(struct vd *d)
 	fd = strtol(v, &end, 10);
 	unsetenv(HOLD_ENV_FD);
 	if (*end || fd < 3 || fd > 1 << 20 || fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
-		vd_log("%s=%s: not the holder's channel", HOLD_ENV_FD, v);
+		vlog_err("%s=%s: not the holder's channel", HOLD_ENV_FD, v);
 		return -1;
 	}
 	d->holder = (int)fd;
@@ -51,13 +51,13 @@ static void held_stats(struct vd *d, int fd)
 
 	close(fd);
 	if (hs == MAP_FAILED) {
-		vd_log("the holder's counters: %s: counting from zero", strerror(errno));
+		vlog_err("the holder's counters: %s: counting from zero", strerror(errno));
 		return;
 	}
 	if (hs->magic == HELD_STATS_MAGIC && hs->size == sizeof(hs->st))
 		d->st = hs->st;
 	else if (hs->magic)
-		vd_log_at(VLOG_INFO, "the counters of the monitor before have another layout (an upgrade): "
+		vlog(VLOG_INFO, "the counters of the monitor before have another layout (an upgrade): "
 			  "counting from zero");
 	d->held_stats = hs;
 	vd_held_save(d);
@@ -101,7 +101,7 @@ int vd_held_group(struct vd *d)
 	if (r < 0) {
 		if (fd >= 0)
 			close(fd);
-		vd_log("the holder: %s", strerror(-r));
+		vlog_err("the holder: %s", strerror(-r));
 		return -1;
 	}
 	if (fd < 0)
@@ -115,10 +115,10 @@ int vd_held_group(struct vd *d)
 	 * marks stay (vd_fan_setup adds them again, as they are).
 	 */
 	if (fanotify_mark(d->fan, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL) < 0) {
-		vd_log("the held group: flushing its ignore marks: %s", strerror(errno));
+		vlog_err("the held group: flushing its ignore marks: %s", strerror(errno));
 		return -1;
 	}
-	vd_log_at(VLOG_WARNING, "took the fanotify group over from the holder (restart %llu): %llu accesses "
+	vlog(VLOG_WARNING, "took the fanotify group over from the holder (restart %llu): %llu accesses "
 		  "wait for it, %llu in flight at deaths were denied, %llu of vigild's own restart allowed",
 		  (unsigned long long)m.restarts, (unsigned long long)m.parked, (unsigned long long)m.denied,
 		  (unsigned long long)m.allowed);
@@ -134,7 +134,7 @@ int vd_held_give(struct vd *d)
 		return 0;
 	r = vd_hold_send(d->holder, &m, d->fan);
 	if (r < 0)
-		vd_log("the holder: giving it the group: %s", strerror(-r));
+		vlog_err("the holder: giving it the group: %s", strerror(-r));
 	return r;
 }
 
@@ -165,12 +165,12 @@ int vd_held_take(struct vd *d)
 	if (r == 0 && m.type != HOLD_END)
 		r = -EPROTO;
 	if (r < 0) {
-		vd_log("the holder: taking what waits: %s", strerror(-r));
+		vlog_err("the holder: taking what waits: %s", strerror(-r));
 		return -1;
 	}
 	d->parked_end = true;
 	if (n)
-		vd_log_at(VLOG_INFO, "%lu accesses waited while no monitor ran: judged now", n);
+		vlog(VLOG_INFO, "%lu accesses waited while no monitor ran: judged now", n);
 	if (d->parked_open == 0)
 		vd_held_answered(d, false);
 	return 0;

@@ -149,7 +149,7 @@ static int fill_below_base(struct holder *h)
 		return -errno;
 	h->base = rl.rlim_cur / 2 < HOLD_BASE_MAX ? (int)(rl.rlim_cur / 2) : HOLD_BASE_MAX;
 	if (h->base < 2048) {
-		vd_log("--hold: too few descriptors (RLIMIT_NOFILE %llu): the holder needs twice 2048",
+		vlog_err("--hold: too few descriptors (RLIMIT_NOFILE %llu): the holder needs twice 2048",
 		       (unsigned long long)rl.rlim_cur);
 		return -EMFILE;
 	}
@@ -280,7 +280,7 @@ static void spawn(struct holder *h)
 	pid_t pid;
 
 	if (h->nstarts == HOLD_BURST && t - h->starts[0] < HOLD_INTERVAL) {
-		vd_log("the monitor died %d times in %.0f s: the holder gives up, and the kernel allows "
+		vlog_err("the monitor died %d times in %.0f s: the holder gives up, and the kernel allows "
 		       "what waits (the service manager may start vigild again)", HOLD_BURST, HOLD_INTERVAL);
 		exit(1);
 	}
@@ -289,7 +289,7 @@ static void spawn(struct holder *h)
 	h->starts[h->nstarts++] = t;
 	pid = fork();
 	if (pid < 0) {
-		vd_log("--hold: fork: %s", strerror(errno));
+		vlog_err("--hold: fork: %s", strerror(errno));
 		exit(1);
 	}
 	if (pid == 0) {
@@ -340,7 +340,7 @@ static void after_death(struct holder *h, bool died)
 	h->monitor_reads = false;
 	h->restarts++;
 	if (died)
-		vd_log_at(VLOG_WARNING, "the monitor died: %llu accesses it had not answered denied; accesses "
+		vlog(VLOG_WARNING, "the monitor died: %llu accesses it had not answered denied; accesses "
 			  "wait for a new monitor (restart %llu)", (unsigned long long)denied,
 			  (unsigned long long)h->restarts);
 }
@@ -360,14 +360,14 @@ static void reap(struct holder *h)
 			continue;	/* an appraiser of a dead monitor, ours since (subreaper) */
 		h->monitor = 0;
 		if (h->handing && !h->stopping) {
-			vd_log_at(VLOG_INFO, "the monitor (pid %d) drained for the service's restart", (int)p);
+			vlog(VLOG_INFO, "the monitor (pid %d) drained for the service's restart", (int)p);
 			after_death(h, false);
 			vd_holder_bridge(h);
 		}
 		if (h->renewing && !h->stopping) {
 			/* asked for (SIGUSR1: a package upgrade): as after a death, but no failure */
 			h->renewing = false;
-			vd_log_at(VLOG_WARNING, "the monitor (pid %d) stopped to be renewed (%s %d): accesses wait "
+			vlog(VLOG_WARNING, "the monitor (pid %d) stopped to be renewed (%s %d): accesses wait "
 				  "for the new one", (int)p, WIFEXITED(status) ? "exit status" : "signal",
 				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 			after_death(h, false);
@@ -375,14 +375,14 @@ static void reap(struct holder *h)
 			continue;
 		}
 		if (h->stopping || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-			vd_log_at(VLOG_WARNING, "the monitor stopped: vigild no longer enforces");
+			vlog(VLOG_WARNING, "the monitor stopped: vigild no longer enforces");
 			exit(h->stopping ? 0 : exit_code(status));
 		}
 		if (!h->ever_ready || h->group < 0) {
 			/* refused at its start (exit 2: a setting), or died holding nothing yet */
 			exit(exit_code(status));
 		}
-		vd_log_at(VLOG_WARNING, "the monitor (pid %d) ended: %s %d", (int)p,
+		vlog(VLOG_WARNING, "the monitor (pid %d) ended: %s %d", (int)p,
 			  WIFEXITED(status) ? "exit status" : "signal",
 			  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 		after_death(h, true);
@@ -459,7 +459,7 @@ static void stop(struct holder *h)
 
 	if (r > 0) {
 		h->handing = true;
-		vd_log_at(VLOG_INFO, "the service restarts (%s): the monitor drains; the group is kept for the "
+		vlog(VLOG_INFO, "the service restarts (%s): the monitor drains; the group is kept for the "
 			  "new vigild", why);
 		if (!h->monitor)
 			vd_holder_bridge(h);
@@ -467,7 +467,7 @@ static void stop(struct holder *h)
 		return;
 	}
 	if (h->handoff && h->group >= 0)
-		vd_log_at(VLOG_WARNING, "stopped (%s): vigild ends enforcement", why);
+		vlog(VLOG_WARNING, "stopped (%s): vigild ends enforcement", why);
 	h->stopping = true;
 	if (!h->monitor)
 		exit(0);
@@ -502,7 +502,7 @@ static void watchdog(struct holder *h)
 	double t = vd_now(), period = h->watchdog > 0 ? h->watchdog : 0;
 
 	if (h->monitor && h->ready && period > 0 && t - h->beat > period) {
-		vd_log("the monitor's loop stopped turning (no WATCHDOG=1 for %.1f s): killed", t - h->beat);
+		vlog_err("the monitor's loop stopped turning (no WATCHDOG=1 for %.1f s): killed", t - h->beat);
 		kill(h->monitor, SIGKILL);
 		h->ready = false;
 	}
@@ -526,13 +526,13 @@ int vd_holder_main(int argc, char **argv, const char *handoff)
 	h->self = getpid();
 	if ((r = fill_below_base(h)) < 0) {
 		if (r != -EMFILE)
-			vd_log("--hold: %s", strerror(-r));
+			vlog_err("--hold: %s", strerror(-r));
 		return 2;
 	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 ||
 	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, np) < 0) {
-		vd_log("--hold: %s", strerror(errno));
+		vlog_err("--hold: %s", strerror(errno));
 		return 2;
 	}
 	/* ours, below the base (fill_below_base) */
@@ -541,7 +541,7 @@ int vd_holder_main(int argc, char **argv, const char *handoff)
 	h->note = vd_holder_own_fd(h, np[0]);
 	h->note_child = vd_holder_own_fd(h, np[1]);
 	if (h->chan < 0 || h->chan_child < 0 || h->note < 0 || h->note_child < 0) {
-		vd_log("--hold: no descriptor left below the base for our own");
+		vlog_err("--hold: no descriptor left below the base for our own");
 		return 2;
 	}
 	{
@@ -565,7 +565,7 @@ int vd_holder_main(int argc, char **argv, const char *handoff)
 	h->sigfd = vd_holder_own_fd(h, signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
 	signal(SIGPIPE, SIG_IGN);
 	if (h->sigfd < 0) {
-		vd_log("--hold: signalfd: %s", strerror(errno));
+		vlog_err("--hold: signalfd: %s", strerror(errno));
 		return 2;
 	}
 	h->stats = memfd_create("vigild-counters", MFD_CLOEXEC | MFD_NOEXEC_SEAL);
@@ -577,9 +577,9 @@ int vd_holder_main(int argc, char **argv, const char *handoff)
 	}
 	h->stats = vd_holder_own_fd(h, h->stats);
 	if (h->stats < 0)
-		vd_log("--hold: the counters' memory: %s: each monitor counts from zero", strerror(errno));
+		vlog_err("--hold: the counters' memory: %s: each monitor counts from zero", strerror(errno));
 	if (h->handoff && (r = vd_holder_take_over(h)) < 0)
-		vd_log("--handoff %s: %s: a group of our own instead", h->handoff, strerror(-r));
+		vlog_err("--handoff %s: %s: a group of our own instead", h->handoff, strerror(-r));
 	spawn(h);
 	for (;;) {
 		struct pollfd p[4] = {
@@ -593,7 +593,7 @@ int vd_holder_main(int argc, char **argv, const char *handoff)
 
 		watchdog(h);
 		if (poll(p, 4, timeout) < 0 && errno != EINTR) {
-			vd_log("--hold: poll: %s", strerror(errno));
+			vlog_err("--hold: poll: %s", strerror(errno));
 			return 1;
 		}
 		if (p[2].revents & POLLIN)

@@ -360,14 +360,7 @@ void vd_loop_del_worker(struct vd *d, int w);
 /* Say READY=1 (and 'vigild: ready' with --foreground); what waited for it goes on. */
 void vd_ready(struct vd *d);
 
-/*
- * vigild's diagnostic lines are common/log.h's (vlog_err, vlog_warn,
- * vlog_info: "vigild: MESSAGE", or the journal's priority prefix). The
- * holder's files (holder.c, held.c) still call it by its old name until
- * their change in progress lands; nothing else may.
- */
-#define vd_log(...) vlog_err(__VA_ARGS__)
-#define vd_log_at(...) vlog(__VA_ARGS__)
+/* vigild's diagnostic lines are common/log.h's (vlog_err, vlog_warn, vlog_info, vlog). */
 
 /* ---- cache.c ---- */
 
