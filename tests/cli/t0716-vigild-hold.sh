@@ -17,6 +17,13 @@
 . "$SRCDIR/tests/lib-vigild.sh"
 vg_init
 KILLS=${VG_HOLD_KILLS:-100}
+# vigild's safety timeout (tests/lib-vigild.sh, 300 s) must outlast the storm
+# on a loaded machine: each kill waits for the next monitor, which an ASan
+# build under load 8 starts in seconds; at 300 s the timeout killed the
+# holder mid-storm (36 kills in), and with it the group (the runs that
+# followed were the timeout's, not a window of the holder's)
+: "${VD_TIMEOUT_S:=900}"
+export VD_TIMEOUT_S
 trap '_rc=$?; vd_stop; (exit $_rc); vg_cleanup' EXIT
 mkdir "$T/fs" && mount -t tmpfs -o size=64m,mode=755 hold-fs "$T/fs"
 F=$T/fs
