@@ -12,6 +12,8 @@
 #include <sys/types.h>
 
 #define HOLD_BURST 20		/* monitors started after a death within HOLD_INTERVAL... */
+#define HOLD_BASE_MAX 65536	/* the monitor's descriptors: below; the holder's events: above */
+#define HOLD_PARK_MAX 200000	/* waiting events kept; beyond, denied */
 #define HOLD_OWN 32		/* numbers just below the base, left free for the holder's own descriptors */
 
 struct parked {
@@ -50,6 +52,11 @@ struct holder {
 	char cgroup[512];	/* our own, when it is a service's (else empty) */
 };
 
+/* ---- hold_group.c ---- */
+/* fill the descriptor table below the monitor's limit (hold.h). Return: 0, -EMFILE (said), -errno */
+int vd_holder_fill(struct holder *h);
+/* whether @s ends with @tail */
+bool vd_holder_ends_with(const char *s, const char *tail);
 /* the cgroup of @pid (cgroup v2: the line "0::PATH"), or "" */
 void vd_holder_cgroup_of(pid_t pid, char *out, size_t n);
 /* @fd (a descriptor of our own) moved onto a placeholder below the base; -1 when none is left */
@@ -58,6 +65,7 @@ int vd_holder_own_fd(struct holder *h, int fd);
 void vd_holder_drop_fd(struct holder *h, int fd);
 /* no monitor reads the group: we do (hold.h, step 3) */
 void vd_holder_read_group(struct holder *h);
+/* ---- handoff.c ---- */
 /* the service restarts: fork the bridge, end; the bridge hands the group on (hold.h). Never returns */
 void vd_holder_bridge(struct holder *h) __attribute__((noreturn));
 /* at our start: the group from the bridge before, if one waits. Return: 1 taken, 0 none waits, -errno */
