@@ -28,116 +28,47 @@
 #include <json-c/json.h>
 #include <openssl/crypto.h>
 
+#include "http_client.h"
 #include "log.h"
 #include "vigil/attest_api.h"
 
 #include "agent.h"
 
 #define PUSH_ANSWER_MAX (1u << 20)
+#define PUSH_TIMEOUT_S 30		/* one exchange with the verifier, all in */
 #define PUSH_RETRY_MS 2000		/* after a failure, at most (the interval when shorter) */
 #define PUSH_RETRIES 3			/* challenges asked again at once after a 409 retry */
 
-struct answer {
-	char *p;
-	size_t len;
-};
-
-static size_t on_data(char *p, size_t size, size_t n, void *arg)
-{
-	struct answer *b = arg;
-	size_t add = size * n;
-	char *nb;
-
-	if (add > PUSH_ANSWER_MAX || b->len > PUSH_ANSWER_MAX - add)
-		return 0;
-	nb = realloc(b->p, b->len + add + 1);
-	if (!nb)
-		return 0;
-	memcpy(nb + b->len, p, add);
-	b->p = nb;
-	b->len += add;
-	b->p[b->len] = 0;
-	return add;
-}
-
 /*
  * POST @body (JSON, may be NULL: empty) to @what of this agent
- * (URL/v1/push/ID/@what). Return: the HTTP status, -1 (transport: @err).
+ * (URL/v1/push/ID/@what), on a handle of its own (a push is a few
+ * exchanges every interval). Return: the HTTP status, -1 (transport: @err).
  */
 static long post(const struct agent_push *pc, const char *id, const char *what, const char *body,
-		 struct answer *out, char *err, size_t errlen)
+		 struct http_answer *out, char *err, size_t errlen)
 {
+	const struct http_peer peer = { .ca = pc->ca, .cert = pc->cert, .key = pc->key, .token = pc->token };
+	const struct http_limits lim = { .timeout_s = PUSH_TIMEOUT_S, .timeout_name = "the push's deadline" };
 	CURL *c = curl_easy_init();
-	struct curl_slist *h = NULL;
 	char url[1024];
-	long code = -1;
-	CURLcode r;
+	long code;
 
-	memset(out, 0, sizeof(*out));
+	out->max = PUSH_ANSWER_MAX;
 	if (!c) {
+		memset(out, 0, sizeof(*out));
 		snprintf(err, errlen, "libcurl init");
 		return -1;
 	}
 	snprintf(url, sizeof(url), "%s/v1/push/%s/%s", pc->url, id, what);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (pc->ca)
-		curl_easy_setopt(c, CURLOPT_CAINFO, pc->ca);
-	if (pc->cert) {
-		curl_easy_setopt(c, CURLOPT_SSLCERT, pc->cert);
-		curl_easy_setopt(c, CURLOPT_SSLKEY, pc->key);
-	}
-	h = curl_slist_append(h, "Content-Type: application/json");
-	if (pc->token[0]) {
-		char ah[sizeof(pc->token) + 32];
-
-		snprintf(ah, sizeof(ah), "Authorization: Bearer %s", pc->token);
-		h = curl_slist_append(h, ah);
-		OPENSSL_cleanse(ah, sizeof(ah));
-	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body ? body : "");
-	r = curl_easy_perform(c);
-	if (r != CURLE_OK)
-		snprintf(err, errlen, "%.300s: %s", url, curl_easy_strerror(r));
-	else
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	curl_slist_free_all(h);
+	code = http_request(c, url, body ? body : "", &peer, &lim, out, err, errlen);
 	curl_easy_cleanup(c);
-	if (code < 0) {
-		free(out->p);
-		memset(out, 0, sizeof(*out));
-	}
 	return code;
-}
-
-/* The verifier's "error" (or "message"), printable, for a log line. */
-static void said(const struct answer *b, char *out, size_t cap)
-{
-	json_object *o = b->p ? json_tokener_parse(b->p) : NULL, *e;
-	const char *s = "no message";
-	size_t k = 0;
-
-	if (o && (json_object_object_get_ex(o, "error", &e) ||
-		  json_object_object_get_ex(o, "message", &e)) &&
-	    json_object_is_type(e, json_type_string))
-		s = json_object_get_string(e);
-	for (; *s && k + 1 < cap && k < 200; s++)
-		out[k++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
-	out[k] = 0;
-	json_object_put(o);
 }
 
 /* Registered (or already). Return: 0, -1 (logged: try again later). */
 static int push_register(struct agent *a)
 {
-	struct answer b = { 0 }, b2 = { 0 };
+	struct http_answer b = { 0 }, b2 = { 0 };
 	char *idt = NULL, *proof = NULL, err[512], msg[256];
 	long code;
 	int r = -1;
@@ -151,19 +82,19 @@ static int push_register(struct agent *a)
 	}
 	if (code != 202) {
 		if (code > 0)
-			said(&b, msg, sizeof(msg));
+			http_said(&b, msg, sizeof(msg));
 		vlog_err("push: register: %s%s", code < 0 ? err : "refused: ", code < 0 ? "" : msg);
 		goto out;
 	}
 	/* the verifier's MakeCredential: only our TPM can answer it */
-	if (agent_activate_body(a, b.p, b.len, &proof, err, sizeof(err)) != 200) {
+	if (agent_activate_body(a, (const char *)b.p, b.len, &proof, err, sizeof(err)) != 200) {
 		vlog_err("push: activate: %s", err);
 		goto out;
 	}
 	code = post(&a->push, a->id, "activate", proof, &b2, err, sizeof(err));
 	if (code != 201) {
 		if (code > 0)
-			said(&b2, msg, sizeof(msg));
+			http_said(&b2, msg, sizeof(msg));
 		vlog_err("push: activate: %s%s", code < 0 ? err : "refused: ", code < 0 ? "" : msg);
 		goto out;
 	}
@@ -184,7 +115,7 @@ out:
  */
 static int push_once(struct agent *a, uint32_t *interval_ms)
 {
-	struct answer b = { 0 }, b2 = { 0 };
+	struct http_answer b = { 0 }, b2 = { 0 };
 	struct vg_api_challenge ch;
 	struct vg_api_push p = { 0 };
 	struct vg_diag d = { 0 };
@@ -196,7 +127,7 @@ static int push_once(struct agent *a, uint32_t *interval_ms)
 	code = post(&a->push, a->id, "nonce", NULL, &b, err, sizeof(err));
 	if (code != 200) {
 		if (code > 0)
-			said(&b, msg, sizeof(msg));
+			http_said(&b, msg, sizeof(msg));
 		vlog_err("push: nonce: %s%s", code < 0 ? err : "refused: ", code < 0 ? "" : msg);
 		if (code == 404)
 			a->push.registered = false;	/* removed by an operator: register again */
@@ -240,8 +171,8 @@ static int push_once(struct agent *a, uint32_t *interval_ms)
 		goto out;
 	}
 	if (code > 0)
-		said(&b2, msg, sizeof(msg));
-	if (code == 409 && b2.p && strstr(b2.p, "\"retry\":true")) {
+		http_said(&b2, msg, sizeof(msg));
+	if (code == 409 && b2.p && strstr((const char *)b2.p, "\"retry\":true")) {
 		vlog_info("push: %s", msg);
 		r = 1;
 		goto out;

@@ -111,14 +111,14 @@ int vf_bootc_fetch(struct verifier *vf, struct vf_source *src, const struct vg_s
 	const struct vg_mbpolicy *mb = vg_refpolicy_mbpolicy(pol);
 	struct vg_attest_verdict bv;
 	char err[512], said[161];
-	struct vf_buf b = { 0 };
+	struct http_answer b = { 0 };
 	long code;
 	int r;
 
 	code = src->get(src, vf, a, "/v1/bootlog", vf->max_log, &b, err, sizeof(err));
 	if (code != 200 && code != 404) {
 		if (code > 0)
-			vf_peer_said(&b, said, sizeof(said));
+			http_said(&b, said, sizeof(said));
 		vg_attest_fail(v, VG_AF_COMM, "boot log: %s%s", code < 0 ? err : "HTTP error: ",
 			       code < 0 ? "" : said);
 		free(b.p);

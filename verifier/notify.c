@@ -74,7 +74,7 @@ const char *vf_notify_sink_name(unsigned int s)
 static int webhook_send(struct verifier *vf, const struct notice *n, char *why, size_t cap)
 {
 	json_object *o = json_object_new_object();
-	struct vf_buf b;
+	struct http_answer b;
 	long code;
 
 	json_object_object_add(o, "agent", json_object_new_string(n->id));

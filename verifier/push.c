@@ -394,7 +394,7 @@ static int push_nonce(struct vf_source *src, uint8_t *nonce, size_t len)
 }
 
 /* @n bytes of @b as an answer (a copy, NUL-terminated as vf_fetch's). Return: 200, -1. */
-static long serve(const uint8_t *b, size_t n, size_t max, struct vf_buf *out, char *err,
+static long serve(const uint8_t *b, size_t n, size_t max, struct http_answer *out, char *err,
 		  size_t errlen)
 {
 	if (n > (max ? max : VG_API_MSG_MAX)) {
@@ -415,7 +415,7 @@ static long serve(const uint8_t *b, size_t n, size_t max, struct vf_buf *out, ch
 }
 
 static long push_get(struct vf_source *src, struct verifier *vf, const struct vg_store_agent *a,
-		     const char *path, size_t max, struct vf_buf *out, char *err, size_t errlen)
+		     const char *path, size_t max, struct http_answer *out, char *err, size_t errlen)
 {
 	struct push_src *s = (struct push_src *)src;
 	const struct vg_api_push *p = s->p;

@@ -224,7 +224,7 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 	uint8_t mac[32], proof[32];
 	long code;
 	struct vg_diag d = { 0 };
-	struct vf_buf b = { 0 };
+	struct http_answer b = { 0 };
 	char u[1024], err[512], said[161], *ab = NULL;
 
 	ans->code = 0;
@@ -241,7 +241,7 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 	code = vf->fetch(vf, u, NULL, true, 0, &b, err, sizeof(err));
 	if (code != 200) {
 		if (code > 0) {
-			vf_peer_said(&b, said, sizeof(said));
+			http_said(&b, said, sizeof(said));
 			snprintf(err, sizeof(err), "identity: HTTP %ld: %s", code, said);
 		}
 		vf_answer_failure(ans, ST_BAD_GATEWAY, VG_AF_COMM, err);
@@ -280,7 +280,7 @@ unsigned int vf_register(struct verifier *vf, const char *body, size_t len,
 		if (code < 0)
 			snprintf(said, sizeof(said), "%.150s", err);
 		else if (code != 200)
-			vf_peer_said(&b, said, sizeof(said));
+			http_said(&b, said, sizeof(said));
 		else
 			snprintf(said, sizeof(said), "%.150s", d.msg[0] ? d.msg : "wrong answer");
 		snprintf(err, sizeof(err), "the agent did not prove the AK is in the TPM of this EK "

@@ -26,18 +26,18 @@
 #include "verifier.h"
 
 /* The agent's answer @code to a quote request that is not a quote. Return: -1 (comm), 1. */
-static int quote_refused(long code, const struct vf_buf *qb, const char *err,
+static int quote_refused(long code, const struct http_answer *qb, const char *err,
 			 struct vg_attest_verdict *v)
 {
 	char said[161];
 
 	if (code < 0 || code >= 500) {
 		if (code >= 500)
-			vf_peer_said(qb, said, sizeof(said));
+			http_said(qb, said, sizeof(said));
 		vg_attest_fail(v, VG_AF_COMM, "quote: %s", code < 0 ? err : said);
 		return -1;
 	}
-	vf_peer_said(qb, said, sizeof(said));
+	http_said(qb, said, sizeof(said));
 	if (code == 401 || code == 403) {
 		/* our credential (--agent-token-file, client certificate): not evidence */
 		vg_attest_fail(v, VG_AF_COMM, "quote: the agent refused our credential (HTTP %ld): %s",
@@ -66,7 +66,7 @@ static int round_once(struct verifier *vf, struct vf_source *src, const struct v
 	struct vg_api_quote *quote = malloc(sizeof(*quote));
 	struct vg_attest_quoted *qd = malloc(sizeof(*qd));
 	struct vg_diag d = { 0 };
-	struct vf_buf qb = { 0 }, lb = { 0 };
+	struct http_answer qb = { 0 }, lb = { 0 };
 	struct vf_bootc *bc = vf_bootc_get(vf, a);
 	uint32_t bootm;
 	long code;
@@ -142,7 +142,7 @@ static int round_once(struct verifier *vf, struct vf_source *src, const struct v
 		code = src->get(src, vf, a, path, vf->max_log, &lb, err, sizeof(err));
 		if (code != 200) {
 			if (code > 0)
-				vf_peer_said(&lb, said, sizeof(said));
+				http_said(&lb, said, sizeof(said));
 			vg_attest_fail(v, VG_AF_COMM, "log: %s%s%s", code < 0 ? err : "HTTP error: ",
 				       code < 0 ? "" : said, "");
 			r = -1;
@@ -194,7 +194,7 @@ static int pull_nonce(struct vf_source *src, uint8_t *nonce, size_t len)
 }
 
 static long pull_get(struct vf_source *src, struct verifier *vf, const struct vg_store_agent *a,
-		     const char *path, size_t max, struct vf_buf *out, char *err, size_t errlen)
+		     const char *path, size_t max, struct http_answer *out, char *err, size_t errlen)
 {
 	char url[1024];
 	long code;

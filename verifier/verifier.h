@@ -45,6 +45,7 @@
 #include "vigil/attest_api.h"
 #include "vigil/attest_boot.h"
 #include "vigil/attest_mbpolicy.h"
+#include "http_client.h"
 #include "metrics.h"
 #include "vigil/auth.h"
 #include "vigil/dsse.h"
@@ -72,14 +73,7 @@
  */
 #define VF_YIELD_MS 150
 
-/* An answer from a peer (agent_client.c). */
-struct vf_buf {
-	uint8_t *p;
-	size_t len, cap;
-	size_t max;			/* 0: VG_API_MSG_MAX */
-	bool too_big;
-	bool timed_out;			/* the peer did not finish answering within --agent-timeout */
-};
+/* An answer from a peer (agent_client.c): common/http_client.h's struct http_answer. */
 
 struct verifier;
 
@@ -89,7 +83,7 @@ struct verifier;
  * Return: HTTP status, or -1 on transport failure (@err says).
  */
 typedef long vf_fetch_fn(struct verifier *vf, const char *url, const char *body, bool agent,
-			 size_t max, struct vf_buf *out, char *err, size_t errlen);
+			 size_t max, struct http_answer *out, char *err, size_t errlen);
 
 struct vf_pcache;			/* policy_cache.c */
 
@@ -122,7 +116,7 @@ struct vf_source {
 	 * "/v1/bootlog"), as vf_fetch answers it.
 	 */
 	long (*get)(struct vf_source *src, struct verifier *vf, const struct vg_store_agent *a,
-		    const char *path, size_t max, struct vf_buf *out, char *err, size_t errlen);
+		    const char *path, size_t max, struct http_answer *out, char *err, size_t errlen);
 	/* The nonce the quote must sign, @len bytes. Return: 0, -1. */
 	int (*nonce)(struct vf_source *src, uint8_t *nonce, size_t len);
 	/* set by get: what was asked was not sent (push): nothing is judged, nothing stored */
@@ -268,12 +262,7 @@ void vf_client_thread_end(void);
  * when the peer did not finish answering within vf->agent_timeout).
  */
 long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent, size_t max,
-	      struct vf_buf *out, char *err, size_t errlen);
-/*
- * What a peer's error answer says, for a message: its "error" string if
- * it is JSON, else its first bytes; printable ASCII only, at most 160.
- */
-void vf_peer_said(const struct vf_buf *b, char *out, size_t cap);
+	      struct http_answer *out, char *err, size_t errlen);
 
 /* ---- policy_cache.c ---- */
 

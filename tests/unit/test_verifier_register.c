@@ -57,7 +57,7 @@ static struct vg_api_identity ident;	/* the TPM's EK, certificate and AK */
 static enum fake_mode mode;
 static char agent_id[VG_API_ID_MAX];	/* the id the fake proves for */
 
-static long answer(struct vf_buf *out, long code, char *json)
+static long answer(struct http_answer *out, long code, char *json)
 {
 	out->p = (uint8_t *)json;
 	out->len = json ? strlen(json) : 0;
@@ -66,7 +66,7 @@ static long answer(struct vf_buf *out, long code, char *json)
 
 /* The agent, as vf->fetch sees it. */
 static long fake_fetch(struct verifier *vf, const char *url, const char *body, bool agent,
-		       size_t max, struct vf_buf *out, char *err, size_t errlen)
+		       size_t max, struct http_answer *out, char *err, size_t errlen)
 {
 	(void)vf;
 	(void)max;
