@@ -46,6 +46,18 @@ bail() {	# stop here: what follows needs what just failed
 phase() { echo "# $1 (at $((SECONDS - START)) s)"; }
 # in the container: a shell command line, from /root/debs (the .debs are there)
 inh() { vg_in bash -c "cd /root/debs && $1"; }
+# the storm's timed runs of /usr/bin/hostname (hold-storm-in.sh writes
+# /tmp/storm/lat, "RC START END" a run): "RUNS FAILED P50 P99 MAX", in ms
+storm_latency() {
+	vg_in cat /tmp/storm/lat >"$T/lat"
+	python3 - "$T/lat" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
+ok = sorted((float(e) - float(s)) * 1000 for rc, s, e in rows if rc == "0")
+p = lambda q: ok[min(len(ok) - 1, int(q * len(ok)))] if ok else 0
+print(len(ok), len(rows) - len(ok), "%.1f %.1f %.1f" % (p(0.5), p(0.99), max(ok) if ok else 0))
+PY
+}
 # vigild's denials since the container's epoch time $1 (the journal's records of
 # the denial message id), but those of the storm's own two programs
 denials_since() {
@@ -209,16 +221,7 @@ sed "s/^/# /" <<<"$out"
 read -r _ nk _ hb _ ha <<<"$out"
 check_eq "$KILLS SIGKILLs of vigild's monitor at random instants, under the unit" "$nk" "$KILLS"
 check_eq "... the unprivileged user's unlabeled program ran 0 times" "$(vg_in wc -l </dev/null /tmp/storm/runs | awk '{print $1}')" 0
-vg_in cat /tmp/storm/lat >"$T/lat"
-python3 - "$T/lat" "$KILLS" >"$T/lat.out" <<'PY'
-import sys
-rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
-ok = sorted((float(e) - float(s)) * 1000 for rc, s, e in rows if rc == "0")
-bad = [r for r in rows if r[0] != "0"]
-p = lambda q: ok[min(len(ok) - 1, int(q * len(ok)))] if ok else 0
-print(len(ok), len(bad), "%.1f %.1f %.1f" % (p(0.5), p(0.99), max(ok) if ok else 0))
-PY
-read -r gok gbad p50 p99 pmax <"$T/lat.out"
+read -r gok gbad p50 p99 pmax <<<"$(storm_latency)"
 echo "# /usr/bin/hostname through the storm: $gok runs, $gbad failed, p50 $p50 ms, p99 $p99 ms, max $pmax ms"
 check "... a program from the archive kept running ($gok runs, $gbad failed: in flight at a kill)" \
 	bash -c "[ $gok -gt $KILLS ] && [ $gbad -le $KILLS ]"
@@ -302,15 +305,7 @@ if [ "$_failed" -gt 0 ]; then
 	vg_in tail -30 /tmp/upg.log | sed 's/^/#   /'
 	vg_in journalctl -o short-monotonic --no-pager -n 400 | grep -v -e planted -e 'audit' | tail -60 | sed 's/^/#   /'
 fi
-vg_in cat /tmp/storm/lat >"$T/lat"
-python3 - "$T/lat" >"$T/lat.out" <<'PY'
-import sys
-rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
-ok = sorted((float(e) - float(s)) * 1000 for rc, s, e in rows if rc == "0")
-p = lambda q: ok[min(len(ok) - 1, int(q * len(ok)))] if ok else 0
-print(len(ok), len(rows) - len(ok), "%.1f %.1f %.1f" % (p(0.5), p(0.99), max(ok) if ok else 0))
-PY
-read -r gok gbad p50 p99 pmax <"$T/lat.out"
+read -r gok gbad p50 p99 pmax <<<"$(storm_latency)"
 echo "# /usr/bin/hostname through the upgrade: $gok runs, $gbad failed, p50 $p50 ms, p99 $p99 ms, max $pmax ms"
 check "... a program from the archive kept running ($gok runs, $gbad failed)" bash -c "[ $gok -gt 0 ] && [ $gbad -eq 0 ]"
 check_eq "... vigild active" "$(vg_in systemctl is-active vigild)" active
@@ -355,15 +350,7 @@ echo "# accesses that waited across the restarts: $(grep -o 'the group is with t
 if [ "$_failed" -gt 0 ]; then
 	vg_in journalctl -o short-monotonic --no-pager -n 300 --since "@${t0%.*}" | grep -v -e planted -e audit | tail -60 | sed 's/^/#   /'
 fi
-vg_in cat /tmp/storm/lat >"$T/lat"
-python3 - "$T/lat" >"$T/lat.out" <<'PY'
-import sys
-rows = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 3]
-ok = sorted((float(e) - float(s)) * 1000 for rc, s, e in rows if rc == "0")
-p = lambda q: ok[min(len(ok) - 1, int(q * len(ok)))] if ok else 0
-print(len(ok), len(rows) - len(ok), "%.1f %.1f %.1f" % (p(0.5), p(0.99), max(ok) if ok else 0))
-PY
-read -r gok gbad p50 p99 pmax <"$T/lat.out"
+read -r gok gbad p50 p99 pmax <<<"$(storm_latency)"
 echo "# /usr/bin/hostname through the restarts: $gok runs, $gbad failed, p50 $p50 ms, p99 $p99 ms, max $pmax ms"
 check "... a program from the archive kept running ($gok runs, $gbad failed)" bash -c "[ $gok -gt 0 ] && [ $gbad -eq 0 ]"
 check_rc 126 "... and denying" vg_in /usr/local/bin/planted
