@@ -106,6 +106,8 @@ static const char help[] =
 	"                          a new CA, written there: the verifier's --push-client-ca\n"
 	"      --push-log FILE     one line per evidence pushed: ID WALL_MS HTTP_CODE MS\n"
 	"      --push-threads T    pushing threads for all the agents (default 8)\n"
+	"      --push-keepalive    keep each agent's connection between its pushes (each\n"
+	"                          agent from its own source address in 127/8)\n"
 	"SIGUSR2 prints a line of counters (connections, TLS handshakes full and resumed,\n"
 	"requests, quotes) to stdout.\n"
 	"      --threads T         HTTP threads (default 2)\n"
@@ -390,6 +392,7 @@ static void tamper_now(struct sim *s, unsigned int k)
 	if (!k)
 		return;
 	step = s->n / k ? s->n / k : 1;
+	printf("vigil-fleet-sim: tampering from %" PRId64 " (wall ms):", fsim_wall_ms());
 	for (size_t i = step / 2; i < s->n && done < k; i += step, done++) {
 		struct sagent *a = &s->ag[i];
 
@@ -399,9 +402,9 @@ static void tamper_now(struct sim *s, unsigned int k)
 			a->tamper_from = UINT64_MAX;
 		}
 		pthread_mutex_unlock(&a->lock);
+		printf(" %s", a->id);
 	}
-	printf("vigil-fleet-sim: tampering %zu agents from %" PRId64 " (wall ms)\n", done,
-	       fsim_wall_ms());
+	putchar('\n');
 	fflush(stdout);
 }
 
@@ -440,6 +443,7 @@ int main(int argc, char **argv)
 		{ "push-client-ca-out", required_argument, NULL, 'o' },
 		{ "push-log", required_argument, NULL, 'l' },
 		{ "push-threads", required_argument, NULL, 'j' },
+		{ "push-keepalive", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -530,6 +534,9 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			push_log = optarg;
+			break;
+		case 'e':
+			po.keepalive = true;
 			break;
 		case 'j':
 			po.threads = (unsigned int)num(optarg, 1, 256, "--push-threads");

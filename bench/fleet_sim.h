@@ -98,6 +98,7 @@ struct fsim_push_opts {
 	const char *ca;			/* its certificate's CA (https) */
 	const char *client_ca_out;	/* the agents' client certificates' CA, written here */
 	unsigned int threads;
+	bool keepalive;			/* an agent's connection kept between its pushes */
 	FILE *log;			/* one line per evidence answered: ID WALL_MS CODE MS */
 };
 /* Each agent a client certificate (CN = its id) from a new CA written to o->client_ca_out. */

@@ -12,7 +12,9 @@
  * Not a thread per agent: --push-threads workers take the agent due first
  * from one heap ordered by due time (a worker at a time per agent). A
  * push is one libcurl handle, its exchanges over one connection kept
- * alive; each agent has its own TLS session cache (a curl share), so a
+ * alive (as vigil-agent's, closed after the push; --push-keepalive keeps
+ * each agent's handle and connection between its pushes, each agent from
+ * its own 127/8 source address); each agent has its own TLS session cache (a curl share), so a
  * verifier that resumes sessions is offered the agent's last one.
  * Each agent presents its own client certificate (CN = its id, from the
  * CA written to --push-client-ca-out: the verifier's --push-client-ca),
@@ -43,6 +45,7 @@
 
 struct agent_tls {
 	CURLSH *share;			/* this agent's TLS sessions */
+	CURL *c;			/* --push-keepalive: its handle, and connection, kept */
 };
 
 static struct {
@@ -263,10 +266,16 @@ static void work(size_t i)
 	struct sagent *a = &P.s->ag[i];
 	int64_t start = fsim_mono_ms();
 	uint32_t wait = PUSH_RETRY_MS;
-	CURL *c = curl_easy_init();
+	CURL *c = P.tls[i].c ? P.tls[i].c : curl_easy_init();
+	char src[80];
 
 	if (!c)
 		goto out;
+	if (P.o->keepalive) {
+		/* its own source address in 127/8: a verifier's per-address connection limit counts agents */
+		snprintf(src, sizeof(src), "host!127.%zu.%zu.%zu", 1 + i / 65536, (i / 256) % 256, i % 256);
+		curl_easy_setopt(c, CURLOPT_INTERFACE, src);
+	}
 	if (P.tls[i].share)
 		curl_easy_setopt(c, CURLOPT_SHARE, P.tls[i].share);
 	curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
@@ -290,7 +299,10 @@ static void work(size_t i)
 			r = push_once(c, a);
 		wait = r == 0 ? a->interval_ms : (a->interval_ms < PUSH_RETRY_MS ? a->interval_ms : PUSH_RETRY_MS);
 	}
-	curl_easy_cleanup(c);
+	if (P.o->keepalive)
+		P.tls[i].c = c;		/* reset at the next push (http_request sets what it needs) */
+	else
+		curl_easy_cleanup(c);
 out:
 	a->due = start + wait;	/* an interval from the start of this push: the verifier's clock */
 }
@@ -452,6 +464,7 @@ void fsim_push_stop(FILE *out)
 		pthread_join(P.th[i], NULL);
 	fsim_push_stats(out);
 	for (size_t i = 0; P.s && i < P.s->n; i++) {
+		curl_easy_cleanup(P.tls[i].c);
 		if (P.tls[i].share)
 			curl_share_cleanup(P.tls[i].share);
 		free(P.s->ag[i].push_cert);
