@@ -15,6 +15,8 @@
  *   late_rounds_total   counter: times an agent became late
  *   rounds_running, rounds_queued   gauges: rounds in the --max-rounds
  *       slots, due agents waiting for one
+ *   store_requests_total   counter: requests to the store process (a
+ *       round's: its claim with its row, its commit; the listing, the API)
  *   notices_{queued,sent,failed,dropped}_total{target="webhook"|"hook"}
  *       counters, notices_pending{target} gauge: the notice queues (notify.c)
  * A round the shutdown cut short is not counted.
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "privsep.h"
 #include "verifier.h"
 
 static const double lat_le[VF_METRICS_LAT_N] = {
@@ -169,6 +172,10 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	fprintf(f, "vigil_verifier_rounds_running %u\n", running);
 	family(f, "rounds_queued", "gauge", "due agents waiting for a round slot");
 	fprintf(f, "vigil_verifier_rounds_queued %u\n", queued);
+	family(f, "store_requests_total", "counter",
+	       "requests to the store process (claims, rows, commits, history, listings)");
+	fprintf(f, "vigil_verifier_store_requests_total %" PRIu64 "\n",
+		vg_privsep_store_requests(vf->store));
 	notices(f, vf);
 	family(f, "http_requests_total", "counter", "API answers by status class");
 	for (int c = 1; c <= 5; c++)

@@ -201,6 +201,13 @@ struct vg_store_ops {
 	int (*verifier_list)(void *ctx, vg_store_verifier_cb cb, void *arg, struct vg_diag *diag);
 	void (*close)(void *ctx);
 	void (*set_timeout)(void *ctx, unsigned int ms);
+	/*
+	 * lease_take - optional (NULL: vg_store_lease_take does it with the
+	 * calls above): the store process's client does it in one exchange.
+	 */
+	int (*lease_take)(void *ctx, const char *done, int64_t next_due, const char *owner,
+			  int64_t now, int64_t lease_ms, unsigned int max, vg_store_agent_cb cb,
+			  void *arg, struct vg_diag *diag);
 };
 
 struct vg_store {
@@ -287,6 +294,21 @@ int vg_store_lease_claim(struct vg_store *s, const char *owner, int64_t now, int
 			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag);
 int vg_store_lease_release(struct vg_store *s, const char *id, const char *owner, int64_t next_due,
 			   struct vg_diag *diag);
+/*
+ * vg_store_lease_take - the store calls a scheduler makes between two
+ * rounds, as one: @done's lease released (lease_release; @done NULL or
+ * "": none; -ESTALE, not ours any more, is no error), then at most @max
+ * agents claimed (lease_claim) and each one's row as agent_get reads it
+ * after the claim (next_due: the due time it was claimed at) to @cb, so
+ * that the round needs no agent_get of its own. A claimed agent removed
+ * before its row was read is skipped; one whose row cannot be read is
+ * given back (due at @now). Return: the rows handed to @cb, -errno of
+ * the release (nothing claimed then) or of the claim, or what @cb
+ * returned (non-zero stops; the agents not handed over are given back).
+ */
+int vg_store_lease_take(struct vg_store *s, const char *done, int64_t next_due, const char *owner,
+			int64_t now, int64_t lease_ms, unsigned int max, vg_store_agent_cb cb,
+			void *arg, struct vg_diag *diag);
 int vg_store_verifier_beat(struct vg_store *s, const struct vg_store_verifier *v,
 			   struct vg_diag *diag);
 int vg_store_verifier_list(struct vg_store *s, vg_store_verifier_cb cb, void *arg,
