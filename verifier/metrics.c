@@ -73,15 +73,6 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 		type);
 }
 
-static int count_state(void *arg, const struct vg_store_agent *a)
-{
-	uint64_t *n = arg;
-
-	if (a->state <= VG_AGENT_UNREACHABLE)
-		n[a->state]++;
-	return 0;
-}
-
 /* The notice queues (notify.c), per target: --webhook, --on-fail. */
 static void notices(FILE *f, struct verifier *vf)
 {
@@ -113,7 +104,7 @@ static void notices(FILE *f, struct verifier *vf)
 int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err, size_t cap)
 {
 	struct vf_metrics *m = &vf->metrics;
-	uint64_t states[VG_AGENT_UNREACHABLE + 1] = { 0 }, acc = 0;
+	uint64_t states[VG_STORE_STATES], acc = 0;
 	unsigned int running, queued, late;
 	struct vg_diag d = { 0 };
 	char *buf = NULL;
@@ -122,8 +113,8 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	int r;
 
 	pthread_mutex_lock(&vf->lock);
-	/* store round trip (store_client.c), the rows streamed back */
-	r = vg_store_agent_list(vf->store, count_state, states, &d);
+	/* store round trip (store_client.c): counted in the database, no row read out */
+	r = vg_store_agent_states(vf->store, states, &d);
 	pthread_mutex_unlock(&vf->lock);
 	if (r < 0) {
 		snprintf(err, cap, "the store: %s", d.msg);

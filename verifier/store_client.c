@@ -49,6 +49,7 @@ struct want {
 	vg_store_lease_cb lcb;
 	vg_store_verifier_cb wcb;
 	vg_store_due_cb dcb;
+	uint64_t *states;		/* agent_states' counts */
 	void *arg;
 	char **doc;
 	size_t *doclen;
@@ -104,6 +105,11 @@ static void row(struct ipc_in *in, struct want *w)
 			w->cb_ret = w->dcb(w->arg, &a);
 		break;
 	}
+	case SIPC_STATES:
+		for (int i = 0; i < VG_STORE_STATES; i++)
+			w->states[i] = (uint64_t)ipc_get_i64(in);
+		ipc_end(in);
+		break;
 	case SIPC_VERIFIER: {
 		struct vg_store_verifier vr;
 
@@ -332,6 +338,14 @@ static int c_lease_release(void *ctx, const char *id, const char *owner, int64_t
 	return call(ctx, SIPC_LEASE_RELEASE, &o, NULL, diag);
 }
 
+static int c_agent_states(void *ctx, uint64_t n[VG_STORE_STATES], struct vg_diag *diag)
+{
+	struct ipc_out o = { 0 };
+	struct want w = { .row = SIPC_STATES, .states = n };
+
+	return call(ctx, SIPC_AGENT_STATES, &o, &w, diag);
+}
+
 static int c_lease_take(void *ctx, const char *done, int64_t next_due, const char *owner,
 			int64_t now, int64_t lease_ms, unsigned int max, vg_store_agent_cb cb,
 			void *arg, struct vg_diag *diag)
@@ -404,6 +418,7 @@ static const struct vg_store_ops ipc_ops = {
 	.agent_del = c_agent_del,
 	.agent_list = c_agent_list,
 	.lease_take = c_lease_take,
+	.agent_states = c_agent_states,
 	.agent_update = c_agent_update,
 	.policy_put = c_policy_put,
 	.policy_get = c_policy_get,

@@ -14,6 +14,9 @@
 #    the network process reads almost nothing from the store process (the
 #    listing of every whole agent row, every second and every 500 ms for
 #    the push watch, read ~300 KB a second here);
+#  - a round's row comes with its claim, its release with the next claim:
+#    about 2 store requests a round, not 4 (vigil_verifier_store_requests_total);
+#  - /metrics counts the agents by state in the database, reading no row;
 #  - and every agent stays trusted, attested every interval.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
@@ -126,5 +129,12 @@ c1=$(awk '$1 == "rchar:" { print $2 }' "/proc/$VPID/io")
 echo "# the network process read $((c1 - c0)) bytes in 3 s with nothing due"
 check "it read under 30 KB in 3 s ($((c1 - c0)) B; every row every 500 ms: ~1 MB)" \
 	test $((c1 - c0)) -lt 30000
+# the metrics count the agents by state in the database: a scrape reads no row
+c0=$(awk '$1 == "rchar:" { print $2 }' "/proc/$VPID/io")
+for i in 1 2 3 4 5; do rounds >/dev/null; done
+c1=$(awk '$1 == "rchar:" { print $2 }' "/proc/$VPID/io")
+echo "# the network process read $((c1 - c0)) bytes from the store for 5 scrapes of /metrics"
+check "5 scrapes of /metrics read under 20 KB ($((c1 - c0)) B; every row of $N agents: ~58 KB each)" \
+	test $((c1 - c0)) -lt 20000
 check "the verifier is up" kill -0 "$VPID"
 check "the verifier logged nothing from the sanitizers" sh -c "! grep -q Sanitizer verifier.err sim.err"

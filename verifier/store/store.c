@@ -168,6 +168,12 @@ int vg_store_agent_due(struct vg_store *s, int64_t before, vg_store_due_cb cb, v
 	return s->ops->agent_due(s->ctx, before, cb, arg, diag);
 }
 
+int vg_store_agent_states(struct vg_store *s, uint64_t n[VG_STORE_STATES], struct vg_diag *diag)
+{
+	memset(n, 0, VG_STORE_STATES * sizeof(*n));
+	return s->ops->agent_states(s->ctx, n, diag);
+}
+
 int vg_store_agent_find(struct vg_store *s, unsigned int key, const uint8_t *val, size_t len,
 			const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
 {

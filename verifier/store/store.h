@@ -48,6 +48,9 @@ const char *vg_agent_state_name(unsigned int s);
 
 #define VG_STORE_VERIFIER_ID_MAX 64	/* a verifier's id, with the NUL */
 
+/* the states agent_states counts: every enum vg_agent_state */
+#define VG_STORE_STATES (VG_AGENT_UNREACHABLE + 1)
+
 struct vg_store_agent {
 	char id[128];
 	char url[256];			/* http://host:port of the agent */
@@ -165,6 +168,12 @@ struct vg_store_ops {
 	 */
 	int (*agent_due)(void *ctx, int64_t before, vg_store_due_cb cb, void *arg,
 			 struct vg_diag *diag);
+	/*
+	 * agent_states - how many agents are in each state: @n[state] for
+	 * every enum vg_agent_state (counted in the database, no row read
+	 * out; a stored state beyond them is not counted). Return: 0, -EIO.
+	 */
+	int (*agent_states)(void *ctx, uint64_t n[VG_STORE_STATES], struct vg_diag *diag);
 	int (*policy_put)(void *ctx, const char *name, const char *doc, size_t len,
 			  struct vg_diag *diag);
 	/* *@ret is malloc'd and NUL-terminated */
@@ -279,6 +288,7 @@ int vg_store_agent_update(struct vg_store *s, const struct vg_store_agent *old,
 int vg_store_agent_list(struct vg_store *s, vg_store_agent_cb cb, void *arg, struct vg_diag *diag);
 int vg_store_agent_due(struct vg_store *s, int64_t before, vg_store_due_cb cb, void *arg,
 		       struct vg_diag *diag);
+int vg_store_agent_states(struct vg_store *s, uint64_t n[VG_STORE_STATES], struct vg_diag *diag);
 int vg_store_agent_find(struct vg_store *s, unsigned int key, const uint8_t *val, size_t len,
 			const char *except, struct vg_store_agent *ret, struct vg_diag *diag);
 int vg_store_policy_put(struct vg_store *s, const char *name, const char *doc, size_t len,

@@ -327,6 +327,28 @@ static int pg_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg
 	return r < 0 ? r : c.ret;
 }
 
+static int states_row(void *arg, const PGresult *res)
+{
+	static const struct store_col cols[2] = { { "state", STORE_INT }, { "count", STORE_INT } };
+	uint64_t *n = arg;
+	struct store_val v[2];
+
+	if (store_pg_row(res, cols, v, 2) < 0)
+		return -EBADMSG;
+	if (v[0].i >= 0 && v[0].i < VG_STORE_STATES)
+		n[v[0].i] = (uint64_t)v[1].i;
+	return 0;
+}
+
+static int pg_agent_states(void *ctx, uint64_t n[VG_STORE_STATES], struct vg_diag *diag)
+{
+	int r = store_pg_run(ctx, S_AGENT_STATES, NULL, states_row, n, NULL, "agent states", diag);
+
+	if (r == -EBADMSG)
+		return vg_diag_set(diag, r, "store: agent states: a row that does not decode");
+	return r < 0 ? r : 0;
+}
+
 struct claim_arg {
 	vg_store_lease_cb cb;
 	void *arg;
@@ -441,6 +463,7 @@ static const struct vg_store_ops pg_ops = {
 	.verdict_list = pg_verdict_list,
 	.lease_claim = pg_lease_claim,
 	.agent_due = pg_agent_due,
+	.agent_states = pg_agent_states,
 	.lease_release = pg_lease_release,
 	.verifier_beat = pg_verifier_beat,
 	.verifier_list = pg_verifier_list,
