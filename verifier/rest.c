@@ -392,6 +392,18 @@ static enum MHD_Result h_web(struct MHD_Connection *c, enum vg_api_endpoint ep)
  * and certificate (http_guard_memo): each CA's check verifies the chain
  * again, and a pushing agent makes two requests on one connection.
  */
+/* @src into @dst of @cap bytes whole. Return: false (too long: @dst empty). */
+static bool copy_text(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+
+	dst[0] = 0;
+	if (n >= cap)
+		return false;
+	memcpy(dst, src, n + 1);
+	return true;
+}
+
 static int cert_role(struct verifier *vf, struct MHD_Connection *c, char *cred, size_t cap)
 {
 	struct http_conn_memo *m = http_guard_memo(c), local = { 0 };
@@ -402,7 +414,7 @@ static int cert_role(struct verifier *vf, struct MHD_Connection *c, char *cred, 
 	if (http_client_cert_hash(c, h) < 0)
 		return 0;
 	if (m && m->set && memcmp(m->cert, h, sizeof(h)) == 0) {
-		snprintf(cred, cap, "%s", m->text);
+		(void)copy_text(cred, cap, m->text);
 		return m->role;
 	}
 	if (!m)
@@ -423,7 +435,7 @@ static int cert_role(struct verifier *vf, struct MHD_Connection *c, char *cred, 
 	}
 	memcpy(m->cert, h, sizeof(h));
 	m->role = role;
-	snprintf(m->text, sizeof(m->text), "%s", cred);
+	(void)copy_text(m->text, sizeof(m->text), cred);
 	m->set = true;
 	return role;
 }
@@ -446,8 +458,8 @@ static int credential(struct verifier *vf, struct MHD_Connection *c, char id[VG_
 		/* a pushing agent's certificate whose subject did not print names no credential */
 		if (role == VG_AUTH_AGENT && cred && !cc[0])
 			role = 0;
-		else if (role == VG_AUTH_AGENT && cred)
-			snprintf(cred, cap, "%s", cc);
+		else if (role == VG_AUTH_AGENT && cred && !copy_text(cred, cap, cc))
+			role = 0;
 	}
 	if (!role) {
 		pthread_rwlock_rdlock(&vf->auth_lock);
