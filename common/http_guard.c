@@ -23,6 +23,7 @@ struct conn {
 	int fd;
 	bool armed;
 	int64_t deadline;		/* CLOCK_MONOTONIC ms */
+	struct http_conn_memo memo;	/* http_guard_memo: the serving thread's */
 };
 
 struct http_guard {
@@ -175,6 +176,13 @@ void http_guard_busy(struct MHD_Connection *mc)
 	pthread_mutex_lock(&c->g->lock);
 	c->armed = false;
 	pthread_mutex_unlock(&c->g->lock);
+}
+
+struct http_conn_memo *http_guard_memo(struct MHD_Connection *mc)
+{
+	struct conn *c = conn_of(mc);
+
+	return c ? &c->memo : NULL;
 }
 
 void http_guard_rearm(struct MHD_Connection *mc)

@@ -38,6 +38,24 @@ void http_guard_busy(struct MHD_Connection *c);
 void http_guard_rearm(struct MHD_Connection *c);
 
 /*
+ * What a daemon decides once per connection rather than per request: the
+ * role of the client certificate its TLS handshake verified (checked
+ * against the daemon's CAs: several chain verifications). @cert is the
+ * SHA-256 of that certificate (http_client_cert_hash), so a connection
+ * whose peer certificate changed is decided again. Its fields are the
+ * caller's; only the thread serving the connection touches it.
+ */
+struct http_conn_memo {
+	bool set;
+	uint8_t cert[32];
+	int role;
+	char text[256];
+};
+
+/* Return: @c's memo, NULL for a connection the guard does not track (no memory at accept). */
+struct http_conn_memo *http_guard_memo(struct MHD_Connection *c);
+
+/*
  * http_guard_body_too_big - the request's Content-Length (if any) is
  * larger than @max, or malformed. Return: true (answer 413 now, before
  * reading the body).

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 
 #include <gnutls/gnutls.h>
+#include <gnutls/crypto.h>
 #include <gnutls/x509.h>
 
 #include "vigil/attest_api.h"
@@ -138,6 +139,21 @@ bool http_client_cert_from(struct MHD_Connection *c, const struct http_ca *ca)
 	for (unsigned int i = 0; i < k; i++)
 		gnutls_x509_crt_deinit(crts[i]);
 	return k == n && status == 0;
+}
+
+int http_client_cert_hash(struct MHD_Connection *c, uint8_t out[32])
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	const gnutls_datum_t *peers;
+	unsigned int n = 0;
+
+	if (!ci || !ci->tls_session)
+		return -ENOENT;
+	peers = gnutls_certificate_get_peers((gnutls_session_t)ci->tls_session, &n);
+	if (!peers || n == 0)
+		return -ENOENT;
+	return gnutls_hash_fast(GNUTLS_DIG_SHA256, peers[0].data, peers[0].size, out) < 0 ? -EIO : 0;
 }
 
 int http_client_cert_dn(struct MHD_Connection *c, char *out, size_t cap)

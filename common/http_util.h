@@ -51,6 +51,12 @@ void http_ca_free(struct http_ca *ca);
  */
 bool http_client_cert_from(struct MHD_Connection *c, const struct http_ca *ca);
 /*
+ * The SHA-256 of the peer's (leaf) certificate as it sent it, into @out:
+ * which certificate a connection presented, without parsing it.
+ * Return: 0, -ENOENT (no TLS, no certificate), -EIO.
+ */
+int http_client_cert_hash(struct MHD_Connection *c, uint8_t out[32]);
+/*
  * The subject DN (RFC 4514 text) of the client certificate of @c, into
  * @out. Call it only after the chain was verified. Return: 0, -ENOENT
  * (no certificate), -ENOSPC, -EBADMSG.

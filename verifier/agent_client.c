@@ -23,16 +23,19 @@
 #include "verifier.h"
 
 /*
- * Each thread's libcurl handle, kept between its requests to one peer
- * (curl_easy_reset clears the options, not the connection): the quote,
- * the list and the boot log of a round go over one connection, kept
- * alive. A request to another peer (another agent: its URL up to
- * "/v1/"; a webhook: its URL) gets a new handle, so no connection and no
- * byte an agent sent past its answer is ever read for another agent, even
- * behind one host and port. TLS sessions are shared by every handle
- * (share below, per host and port), so a new connection to an agent
- * resumes its session instead of a full handshake. Freed when the thread
- * ends (vf_client_thread_end, or the key's destructor).
+ * Each thread's libcurl handle, kept for all its requests (curl_easy_reset
+ * clears the options, not the connection, the TLS session cache or the CA
+ * store libcurl caches in the handle: the CA file is read once per thread,
+ * not once per connection). The quote, the list and the boot log of a
+ * round go over one connection, kept alive. The first request to another
+ * peer (another agent: its URL up to "/v1/"; a webhook: its URL) makes a
+ * new connection (CURLOPT_FRESH_CONNECT), and the handle keeps one
+ * connection (CURLOPT_MAXCONNECTS 1: the previous peer's is closed), so no
+ * connection and no byte an agent sent past its answer is ever read for
+ * another agent, even behind one host and port. TLS sessions are shared
+ * by every handle (share below, per host and port), so a new connection to
+ * an agent resumes its session where the agent's server offers it. Freed
+ * when the thread ends (vf_client_thread_end, or the key's destructor).
  */
 struct handle {
 	CURL *c;
@@ -117,16 +120,21 @@ static CURL *handle(const char *url, bool agent, bool *kept)
 		}
 	}
 	same = h->c && n < sizeof(h->peer) && strlen(h->peer) == n && memcmp(h->peer, url, n) == 0;
-	if (same) {
+	if (h->c)
 		curl_easy_reset(h->c);
-	} else {
-		curl_easy_cleanup(h->c);	/* its connection goes with it */
+	else
 		h->c = curl_easy_init();
+	if (!h->c)
+		return NULL;
+	if (!same) {
 		snprintf(h->peer, sizeof(h->peer), "%.*s", (int)(n < sizeof(h->peer) ? n : 0), url);
+		/* never the previous peer's connection, whatever host and port it had */
+		curl_easy_setopt(h->c, CURLOPT_FRESH_CONNECT, 1L);
 	}
-	if (h->c && share)
+	curl_easy_setopt(h->c, CURLOPT_MAXCONNECTS, 1L);
+	if (share)
 		curl_easy_setopt(h->c, CURLOPT_SHARE, share);
-	*kept = h->c != NULL;
+	*kept = true;
 	return h->c;
 }
 

@@ -15,6 +15,8 @@
  *   late_rounds_total   counter: times an agent became late
  *   rounds_running, rounds_queued   gauges: rounds in the --max-rounds
  *       slots, due agents waiting for one
+ *   store_requests_total   counter: requests to the store process (a
+ *       round's: its claim with its row, its commit; the listing, the API)
  *   notices_{queued,sent,failed,dropped}_total{target="webhook"|"hook"}
  *       counters, notices_pending{target} gauge: the notice queues (notify.c)
  * A round the shutdown cut short is not counted.
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "privsep.h"
 #include "verifier.h"
 
 static const double lat_le[VF_METRICS_LAT_N] = {
@@ -70,15 +73,6 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 		type);
 }
 
-static int count_state(void *arg, const struct vg_store_agent *a)
-{
-	uint64_t *n = arg;
-
-	if (a->state <= VG_AGENT_UNREACHABLE)
-		n[a->state]++;
-	return 0;
-}
-
 /* The notice queues (notify.c), per target: --webhook, --on-fail. */
 static void notices(FILE *f, struct verifier *vf)
 {
@@ -110,7 +104,7 @@ static void notices(FILE *f, struct verifier *vf)
 int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err, size_t cap)
 {
 	struct vf_metrics *m = &vf->metrics;
-	uint64_t states[VG_AGENT_UNREACHABLE + 1] = { 0 }, acc = 0;
+	uint64_t states[VG_STORE_STATES], acc = 0;
 	unsigned int running, queued, late;
 	struct vg_diag d = { 0 };
 	char *buf = NULL;
@@ -119,8 +113,8 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	int r;
 
 	pthread_mutex_lock(&vf->lock);
-	/* store round trip (store_client.c), the rows streamed back */
-	r = vg_store_agent_list(vf->store, count_state, states, &d);
+	/* store round trip (store_client.c): counted in the database, no row read out */
+	r = vg_store_agent_states(vf->store, states, &d);
 	pthread_mutex_unlock(&vf->lock);
 	if (r < 0) {
 		snprintf(err, cap, "the store: %s", d.msg);
@@ -169,6 +163,10 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	fprintf(f, "vigil_verifier_rounds_running %u\n", running);
 	family(f, "rounds_queued", "gauge", "due agents waiting for a round slot");
 	fprintf(f, "vigil_verifier_rounds_queued %u\n", queued);
+	family(f, "store_requests_total", "counter",
+	       "requests to the store process (claims, rows, commits, history, listings)");
+	fprintf(f, "vigil_verifier_store_requests_total %" PRIu64 "\n",
+		vg_privsep_store_requests(vf->store));
 	notices(f, vf);
 	family(f, "http_requests_total", "counter", "API answers by status class");
 	for (int c = 1; c <= 5; c++)

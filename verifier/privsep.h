@@ -51,6 +51,12 @@ extern const struct sandbox_role vf_net_role;
  * -errno (socketpair, fork).
  */
 int vg_privsep_store_open(char *url, struct vg_store **ret, struct vg_diag *diag);
+/*
+ * vg_privsep_store_requests - the requests sent to the store process
+ * since it started (each a database exchange, or a few: a claim with its
+ * rows), for the metrics; 0 for a store that is not the store process's.
+ */
+uint64_t vg_privsep_store_requests(struct vg_store *s);
 
 /*
  * vg_privsep_forget_url - overwrite the passwords of @url in place with

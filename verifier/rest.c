@@ -386,6 +386,61 @@ static enum MHD_Result h_web(struct MHD_Connection *c, enum vg_api_endpoint ep)
 }
 
 /*
+ * The role of @c's client certificate (admin, read or agent by the CA it
+ * chains to; 0 none), and for an agent its credential "cert:SUBJECT" in
+ * @cred (empty: the subject did not print). Decided once per connection
+ * and certificate (http_guard_memo): each CA's check verifies the chain
+ * again, and a pushing agent makes two requests on one connection.
+ */
+/* @src into @dst of @cap bytes whole. Return: false (too long: @dst empty). */
+static bool copy_text(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+
+	dst[0] = 0;
+	if (n >= cap)
+		return false;
+	memcpy(dst, src, n + 1);
+	return true;
+}
+
+static int cert_role(struct verifier *vf, struct MHD_Connection *c, char *cred, size_t cap)
+{
+	struct http_conn_memo *m = http_guard_memo(c), local = { 0 };
+	uint8_t h[32];
+	int role = 0;
+
+	cred[0] = 0;
+	if (http_client_cert_hash(c, h) < 0)
+		return 0;
+	if (m && m->set && memcmp(m->cert, h, sizeof(h)) == 0) {
+		(void)copy_text(cred, cap, m->text);
+		return m->role;
+	}
+	if (!m)
+		m = &local;
+	/* the handshake trusted every CA: which one says the role */
+	if (http_client_cert_ok(c)) {
+		if (http_client_cert_from(c, vf->admin_ca)) {
+			role = VG_AUTH_ADMIN;
+		} else if (http_client_cert_from(c, vf->read_ca)) {
+			role = VG_AUTH_READ;
+		} else if (http_client_cert_from(c, vf->push_ca)) {
+			char dn[VF_PUSH_CRED_MAX - 8];
+
+			role = VG_AUTH_AGENT;
+			if (http_client_cert_dn(c, dn, sizeof(dn)) == 0)
+				snprintf(cred, cap, "cert:%s", dn);
+		}
+	}
+	memcpy(m->cert, h, sizeof(h));
+	m->role = role;
+	(void)copy_text(m->text, sizeof(m->text), cred);
+	m->set = true;
+	return role;
+}
+
+/*
  * The role of the request's credential: a client certificate (admin,
  * read or agent by its CA), else a bearer token; @cred (may be NULL) says
  * which credential for a pushing agent ("cert:SUBJECT", "token:ID").
@@ -394,25 +449,17 @@ static enum MHD_Result h_web(struct MHD_Connection *c, enum vg_api_endpoint ep)
 static int credential(struct verifier *vf, struct MHD_Connection *c, char id[VG_AUTH_ID_LEN + 1],
 		      char *cred, size_t cap)
 {
+	char cc[VF_PUSH_CRED_MAX];
 	int role = 0;
 
 	id[0] = 0;
-	if (vf->api_client_ca && http_client_cert_ok(c)) {
-		/* the handshake trusted every CA: which one says the role */
-		if (http_client_cert_from(c, vf->admin_ca))
-			role = VG_AUTH_ADMIN;
-		else if (http_client_cert_from(c, vf->read_ca))
-			role = VG_AUTH_READ;
-		else if (http_client_cert_from(c, vf->push_ca) && cred) {
-			char dn[VF_PUSH_CRED_MAX - 8];
-
-			if (http_client_cert_dn(c, dn, sizeof(dn)) == 0) {
-				snprintf(cred, cap, "cert:%s", dn);
-				role = VG_AUTH_AGENT;
-			}
-		} else if (http_client_cert_from(c, vf->push_ca)) {
-			role = VG_AUTH_AGENT;
-		}
+	if (vf->api_client_ca) {
+		role = cert_role(vf, c, cc, sizeof(cc));
+		/* a pushing agent's certificate whose subject did not print names no credential */
+		if (role == VG_AUTH_AGENT && cred && !cc[0])
+			role = 0;
+		else if (role == VG_AUTH_AGENT && cred && !copy_text(cred, cap, cc))
+			role = 0;
 	}
 	if (!role) {
 		pthread_rwlock_rdlock(&vf->auth_lock);

@@ -358,7 +358,9 @@ static bool round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 	return r == 0 && noted;
 }
 
-int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
+/* vf_round_from's, with the row the scheduler's claim read (@row, NULL: read here) */
+static int round_run(struct verifier *vf, const char *id, const struct vg_store_agent *row,
+		     struct vf_source *src)
 {
 	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = NULL;
 	struct vg_refpolicy *pol = NULL;
@@ -376,9 +378,14 @@ int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
 		return -2;
 	vg_attest_verdict_init(&v);
 	pthread_mutex_lock(&vf->lock);
-	/* store round trip (store_client.c) */
-	r = vg_store_agent_get(vf->store, id, a, &d);
-	vf_store_status(vf, r < 0 && r != -ENOENT ? d.msg : NULL);
+	if (row) {
+		*a = *row;	/* read with its claim (vg_store_lease_take): no store round trip */
+		r = 0;
+	} else {
+		/* store round trip (store_client.c) */
+		r = vg_store_agent_get(vf->store, id, a, &d);
+		vf_store_status(vf, r < 0 && r != -ENOENT ? d.msg : NULL);
+	}
 	if (r == 0 && a->policy[0]) {
 		pol = vf_policy_lookup(vf, a->policy, err, sizeof(err));
 		if (!pol)
@@ -420,9 +427,14 @@ release:
 	return r;
 }
 
-void vf_round(struct verifier *vf, const char *id)
+int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
+{
+	return round_run(vf, id, NULL, src);
+}
+
+void vf_round(struct verifier *vf, const char *id, const struct vg_store_agent *row)
 {
 	struct vf_source pull = { .get = pull_get, .nonce = pull_nonce };
 
-	(void)vf_round_from(vf, id, &pull);
+	(void)round_run(vf, id, row, &pull);
 }

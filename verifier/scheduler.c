@@ -94,6 +94,7 @@ void vf_sched_free(struct verifier *vf)
 		while (vf->sched.tab[i]) {
 			struct vf_ent *n = vf->sched.tab[i]->next;
 
+			free(vf->sched.tab[i]->row);
 			free(vf->sched.tab[i]);
 			vf->sched.tab[i] = n;
 		}
@@ -312,16 +313,27 @@ static void report(struct verifier *vf, struct found_list *l, unsigned int fail)
 }
 
 struct claim_arg {
-	struct verifier *vf;
-	struct found_list ids;		/* ms: the due time */
+	struct vg_store_agent **rows;	/* each malloc'd */
+	size_t n, cap;
 };
 
-static int claimed(void *arg, const char *id, int64_t due)
+static int claimed(void *arg, const struct vg_store_agent *a)
 {
 	struct claim_arg *c = arg;
 
-	if (!found_add(&c->ids, id, due))
-		return -ENOMEM;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 8;
+		void *n = realloc(c->rows, cap * sizeof(*c->rows));
+
+		if (!n)
+			return -ENOMEM;
+		c->rows = n;
+		c->cap = cap;
+	}
+	c->rows[c->n] = malloc(sizeof(*a));
+	if (!c->rows[c->n])
+		return -ENOMEM;	/* leased until the lease ends, then claimed again */
+	*c->rows[c->n++] = *a;
 	return 0;
 }
 
@@ -345,15 +357,21 @@ static int slot_start(struct verifier *vf, struct vf_ent *e, int64_t now)
 
 /*
  * Claim up to @max due agents from the store (under vf->lock, not the
- * scheduler's). @first: the slot of the calling round thread, which takes
- * the first claimed agent itself (NULL from the main thread: every one
- * gets a thread). Agents claimed more than --interval + --lease after
- * they were due are reported stale. Return: the agent the caller's slot
- * takes (NULL: none; the others have their threads).
+ * scheduler's), their rows read with the claim (vg_store_lease_take: one
+ * store round trip, and the round reads no row of its own). @done (NULL:
+ * none): the agent whose round of ours just ended, released in the same
+ * round trip with its next due time @done_due; *@released -1 when that
+ * release may not have been taken (the store did not answer), else 0.
+ * @first: the slot of the calling round thread, which takes the first
+ * claimed agent itself (false from the main thread: every one gets a
+ * thread). Agents claimed more than --interval + --lease after they were
+ * due are reported stale. Return: the agent the caller's slot takes
+ * (NULL: none; the others have their threads).
  */
-static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
+static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first, const char *done,
+			    int64_t done_due, int *released)
 {
-	struct claim_arg c = { .vf = vf };
+	struct claim_arg c = { 0 };
 	struct found_list stale = { 0 };
 	struct vg_diag d = { 0 };
 	struct vf_ent *mine = NULL;
@@ -365,40 +383,51 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 	y = vf->sched.yield ? VF_YIELD_MS : 0;
 	pthread_mutex_unlock(&vf->sched.lock);
 	pthread_mutex_lock(&vf->lock);
-	/* store round trip (store_client.c), the rows streamed back */
-	n = vg_store_lease_claim(vf->store, vf->id, now - y, vf->lease_ms + y, max, claimed, &c, &d);
+	/* store round trip (store_client.c), the claimed rows streamed back */
+	n = vg_store_lease_take(vf->store, done, done_due, vf->id, now - y, vf->lease_ms + y, max,
+				claimed, &c, &d);
 	vf_store_status(vf, n < 0 ? d.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);
+	if (released)
+		*released = n < 0 && n != -ENOMEM ? -1 : 0;
 	pthread_mutex_lock(&vf->sched.lock);
 	now = vf_wall_ms();
-	for (size_t i = 0; i < c.ids.n; i++) {
-		struct vf_ent *e = sched_ent_get(vf, c.ids.f[i].id, now);
+	for (size_t i = 0; i < c.n; i++) {
+		struct vg_store_agent *row = c.rows[i];
+		struct vf_ent *e = sched_ent_get(vf, row->id, now);
 
-		if (e && e->running)
-			continue;	/* our round outlived our lease: it releases it */
+		if (e && e->running) {
+			free(row);	/* our round outlived our lease: it releases it */
+			continue;
+		}
 		if (!e) {
 			/* no memory: given back, due now */
 			pthread_mutex_unlock(&vf->sched.lock);
 			pthread_mutex_lock(&vf->lock);
 			/* store round trip (store_client.c) */
-			(void)vg_store_lease_release(vf->store, c.ids.f[i].id, vf->id, now, &d);
+			(void)vg_store_lease_release(vf->store, row->id, vf->id, now, &d);
 			pthread_mutex_unlock(&vf->lock);
 			pthread_mutex_lock(&vf->sched.lock);
+			free(row);
 			continue;
 		}
 		if (!e->active)
 			e->seen_ms = now;
 		e->active = true;
-		if (e->trusted && c.ids.f[i].ms &&
-		    now - c.ids.f[i].ms > (int64_t)vf->interval_ms + (int64_t)vf->lease_ms)
-			(void)found_add(&stale, e->id, c.ids.f[i].ms);
-		if (c.ids.f[i].ms)
-			e->due_ms = c.ids.f[i].ms;
+		if (e->trusted && row->next_due &&
+		    now - row->next_due > (int64_t)vf->interval_ms + (int64_t)vf->lease_ms)
+			(void)found_add(&stale, e->id, row->next_due);
+		if (row->next_due)
+			e->due_ms = row->next_due;
+		free(e->row);
+		e->row = row;
 		if (first && !mine) {
 			round_begin(vf, e, now);
 			mine = e;
 		} else if (slot_start(vf, e, now) < 0) {
 			/* no thread: given back, due now, for whoever has one */
+			e->row = NULL;
+			free(row);
 			pthread_mutex_unlock(&vf->sched.lock);
 			pthread_mutex_lock(&vf->lock);
 			/* store round trip (store_client.c) */
@@ -421,7 +450,7 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first)
 		vf->sched.due -= vf->sched.due < (unsigned int)n ? vf->sched.due : (unsigned int)n;
 	}
 	pthread_mutex_unlock(&vf->sched.lock);
-	free(c.ids.f);
+	free(c.rows);
 	report(vf, &stale, VG_AF_STALE);
 	return mine;
 }
@@ -485,26 +514,36 @@ static void slot_task(void *arg)
 	struct verifier *vf = e->vf;
 
 	for (;;) {
+		struct vg_store_agent *row;
+		struct vf_ent *ended = e;
 		char id[VG_API_ID_MAX];
 		int64_t due;
 		bool more;
+		int released;
 
-		vf_round(vf, e->id);
+		pthread_mutex_lock(&vf->sched.lock);
+		row = e->row;
+		e->row = NULL;
+		pthread_mutex_unlock(&vf->sched.lock);
+		vf_round(vf, e->id, row);
+		free(row);
 		pthread_mutex_lock(&vf->sched.lock);
 		due = round_end(vf, e, vf_wall_ms());
 		snprintf(id, sizeof(id), "%s", e->id);
-		pthread_mutex_unlock(&vf->sched.lock);
-		/* a round cut short by our stop judged nothing: due now, for another verifier */
-		if (release(vf, id, vf->stop ? vf_wall_ms() : due) < 0) {
-			pthread_mutex_lock(&vf->sched.lock);
-			e->unreleased = true;
-			e->release_due = due;
-			pthread_mutex_unlock(&vf->sched.lock);
-		}
-		pthread_mutex_lock(&vf->sched.lock);
 		more = !vf->stop && vf->sched.due > 0;
 		pthread_mutex_unlock(&vf->sched.lock);
-		e = more ? claim(vf, 1, true) : NULL;
+		/*
+		 * released and the next one claimed in one store round trip; a
+		 * round cut short by our stop judged nothing: due now, for another
+		 * verifier
+		 */
+		e = claim(vf, more ? 1 : 0, true, id, vf->stop ? vf_wall_ms() : due, &released);
+		if (released < 0) {
+			pthread_mutex_lock(&vf->sched.lock);
+			ended->unreleased = true;
+			ended->release_due = due;
+			pthread_mutex_unlock(&vf->sched.lock);
+		}
 		if (!e) {
 			pthread_mutex_lock(&vf->sched.lock);
 			vf->sched.running--;
@@ -551,7 +590,7 @@ static void tick(struct verifier *vf, bool listed)
 		free_slots = vf->max_rounds - vf->sched.running;
 	pthread_mutex_unlock(&vf->sched.lock);
 	if (free_slots)
-		(void)claim(vf, free_slots, false);
+		(void)claim(vf, free_slots, false, NULL, 0, NULL);
 	/* late: what is still due after the claim, since more than the slack */
 	pthread_mutex_lock(&vf->sched.lock);
 	leader = vf->sched.leader;

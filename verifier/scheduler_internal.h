@@ -38,6 +38,7 @@ struct vf_ent {
 	bool elsewhere;		/* leased by another verifier at listing, or not claimable since */
 	bool unreleased;	/* our round ended and the store did not take its release */
 	int64_t release_due;	/* ... the next due time to release it with */
+	struct vg_store_agent *row;	/* claimed, its round not begun: its row as the claim read it */
 };
 
 /* Under the lock. Return: where @id's entry is (or goes) in vf->sched.tab. */

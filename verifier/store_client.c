@@ -36,6 +36,7 @@ struct sclient {
 	struct ipc_chan ch;
 	pid_t pid;
 	pthread_mutex_t lock;
+	uint64_t requests;		/* exchanges since the start (vg_privsep_store_requests) */
 };
 
 /* what a request expects besides DONE */
@@ -48,6 +49,7 @@ struct want {
 	vg_store_lease_cb lcb;
 	vg_store_verifier_cb wcb;
 	vg_store_due_cb dcb;
+	uint64_t *states;		/* agent_states' counts */
 	void *arg;
 	char **doc;
 	size_t *doclen;
@@ -103,6 +105,11 @@ static void row(struct ipc_in *in, struct want *w)
 			w->cb_ret = w->dcb(w->arg, &a);
 		break;
 	}
+	case SIPC_STATES:
+		for (int i = 0; i < VG_STORE_STATES; i++)
+			w->states[i] = (uint64_t)ipc_get_i64(in);
+		ipc_end(in);
+		break;
 	case SIPC_VERIFIER: {
 		struct vg_store_verifier vr;
 
@@ -137,6 +144,7 @@ static int call(struct sclient *c, uint32_t type, struct ipc_out *o, struct want
 		return vg_diag_set(diag, o->err, "store: a request too large");
 	}
 	pthread_mutex_lock(&c->lock);
+	c->requests++;
 	if (ipc_send(&c->ch, type, o, -1) < 0)
 		gone();
 	for (;;) {
@@ -330,6 +338,44 @@ static int c_lease_release(void *ctx, const char *id, const char *owner, int64_t
 	return call(ctx, SIPC_LEASE_RELEASE, &o, NULL, diag);
 }
 
+static int c_agent_states(void *ctx, uint64_t n[VG_STORE_STATES], struct vg_diag *diag)
+{
+	struct ipc_out o = { 0 };
+	struct want w = { .row = SIPC_STATES, .states = n };
+
+	return call(ctx, SIPC_AGENT_STATES, &o, &w, diag);
+}
+
+static int c_lease_take(void *ctx, const char *done, int64_t next_due, const char *owner,
+			int64_t now, int64_t lease_ms, unsigned int max, vg_store_agent_cb cb,
+			void *arg, struct vg_diag *diag)
+{
+	struct ipc_out o = { 0 };
+	struct want w = { .row = SIPC_AGENT, .many = true, .acb = cb, .arg = arg };
+	int r;
+
+	if (put_name(&o, done ? done : "") < 0) {
+		ipc_out_free(&o);
+		return -EINVAL;
+	}
+	ipc_put_i64(&o, next_due);
+	if (put_name(&o, owner) < 0) {
+		ipc_out_free(&o);
+		return -EINVAL;
+	}
+	ipc_put_i64(&o, now);
+	ipc_put_i64(&o, lease_ms);
+	ipc_put_u32(&o, max);
+	w.agent = malloc(sizeof(*w.agent));
+	if (!w.agent) {
+		ipc_out_free(&o);
+		return -ENOMEM;
+	}
+	r = call(ctx, SIPC_LEASE_TAKE, &o, &w, diag);
+	free(w.agent);
+	return r ? r : (int)w.rows;
+}
+
 static int c_verifier_beat(void *ctx, const struct vg_store_verifier *v, struct vg_diag *diag)
 {
 	struct ipc_out o = { 0 };
@@ -371,6 +417,8 @@ static const struct vg_store_ops ipc_ops = {
 	.agent_find = c_agent_find,
 	.agent_del = c_agent_del,
 	.agent_list = c_agent_list,
+	.lease_take = c_lease_take,
+	.agent_states = c_agent_states,
 	.agent_update = c_agent_update,
 	.policy_put = c_policy_put,
 	.policy_get = c_policy_get,
@@ -439,4 +487,17 @@ int vg_privsep_store_open(char *url, struct vg_store **ret, struct vg_diag *diag
 	s->ctx = c;
 	*ret = s;
 	return 0;
+}
+
+uint64_t vg_privsep_store_requests(struct vg_store *s)
+{
+	struct sclient *c = s->ctx;
+	uint64_t n;
+
+	if (s->ops != &ipc_ops)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	n = c->requests;
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }

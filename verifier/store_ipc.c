@@ -57,6 +57,9 @@ static const struct ipc_type types[SIPC__COUNT] = {
 	T(AGENT_FIND, 4 + 4 + 4, 4 + 4 + SIPC_COL_MAX + NAME_F),
 	T(AGENT_DUE, 8, 8),
 	T(DUE, DUE_FIXED + 4, NAME_F + DUE_FIXED),
+	T(LEASE_TAKE, 4 + 8 + 4 + 8 + 8 + 4, 2 * NAME_F + 8 + 8 + 8 + 4),
+	T(AGENT_STATES, 0, 0),
+	T(STATES, 8 * VG_STORE_STATES, 8 * VG_STORE_STATES),
 };
 
 const struct ipc_proto sipc_proto = { "vigil-verifier", types, SIPC__COUNT };

@@ -34,6 +34,9 @@
  *   LEASE_CLAIM owner now lease max -> LEASE* DONE (claimed agents streamed:
  *                                   id due; DONE's result is their count)
  *   LEASE_RELEASE id owner due   -> DONE
+ *   LEASE_TAKE done due owner now lease max -> AGENT* DONE (vg_store_lease_take:
+ *                                   "done" released, then the claimed agents' rows)
+ *   AGENT_STATES                 -> [STATES] DONE  (int64 count of each state)
  *   VERIFIER_BEAT verifier       -> DONE
  *   VERIFIER_LIST                -> VERIFIER* DONE
  *   OPEN_RESULT (store -> network, once, at start) = a DONE
@@ -89,6 +92,9 @@ enum sipc_type {
 	SIPC_AGENT_FIND,
 	SIPC_AGENT_DUE,		/* int64 before */
 	SIPC_DUE,		/* reply: one struct vg_store_due */
+	SIPC_LEASE_TAKE,
+	SIPC_AGENT_STATES,
+	SIPC_STATES,		/* reply: VG_STORE_STATES int64 counts */
 	SIPC__COUNT
 };
 

@@ -208,6 +208,35 @@ static void answer(struct ipc_chan *ch, struct vg_store *s, struct ipc_in *in)
 		r = vg_store_lease_release(s, name, a1.lease_owner, due, &d);
 		break;
 	}
+	case SIPC_AGENT_STATES: {
+		uint64_t n[VG_STORE_STATES];
+
+		ipc_end(in);
+		r = vg_store_agent_states(s, n, &d);
+		if (r == 0) {
+			for (int i = 0; i < VG_STORE_STATES; i++)
+				ipc_put_i64(&o, (int64_t)n[i]);
+			reply(ch, SIPC_STATES, &o);
+		}
+		break;
+	}
+	case SIPC_LEASE_TAKE: {
+		int64_t due, now, lease;
+		uint32_t n;
+
+		ipc_get_name(in, name, sizeof(name));
+		due = ipc_get_i64(in);
+		ipc_get_name(in, a1.lease_owner, sizeof(a1.lease_owner));
+		now = ipc_get_i64(in);
+		lease = ipc_get_i64(in);
+		n = ipc_get_u32(in);
+		ipc_end(in);
+		r = vg_store_lease_take(s, name, due, a1.lease_owner, now, lease, n, send_agent, ch,
+					&d);
+		if (r > 0)
+			r = 0;		/* the count is the rows sent */
+		break;
+	}
 	case SIPC_VERIFIER_BEAT:
 		sipc_get_verifier(in, &vr);
 		ipc_end(in);

@@ -441,8 +441,12 @@ void vf_bootc_free(struct verifier *vf);
 
 /* ---- round.c ---- */
 
-/* One round for agent @id: evidence fetched from its URL, judged, the store updated. */
-void vf_round(struct verifier *vf, const char *id);
+/*
+ * One round for agent @id: evidence fetched from its URL, judged, the
+ * store updated. @row: its row as the scheduler's claim read it
+ * (vg_store_lease_take), or NULL: read here.
+ */
+void vf_round(struct verifier *vf, const char *id, const struct vg_store_agent *row);
 /*
  * The same round with its evidence from @src (push.c).
  * Return: 0 trusted, 1 failed, -1 no answer (agent.comm), -2 not judged

@@ -14,6 +14,9 @@
 #    the network process reads almost nothing from the store process (the
 #    listing of every whole agent row, every second and every 500 ms for
 #    the push watch, read ~300 KB a second here);
+#  - a round's row comes with its claim, its release with the next claim:
+#    about 2 store requests a round, not 4 (vigil_verifier_store_requests_total);
+#  - /metrics counts the agents by state in the database, reading no row;
 #  - and every agent stays trusted, attested every interval.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
@@ -53,6 +56,9 @@ start_verifier() {	# INTERVAL: sets VPID (the verifier's network process), V
 rounds() {
 	curl -s -H "$ATT_RHDR" "$V/metrics" | awk '$1 ~ /^vigil_verifier_rounds_total/ { n += $2 } END { print n + 0 }'
 }
+store_requests() {	# the requests to the store process; none: the metric is missing
+	curl -s -H "$ATT_RHDR" "$V/metrics" | awk '$1 == "vigil_verifier_store_requests_total" { print $2 }'
+}
 trusted() {
 	"$VIGIL" attest status --json 2>/dev/null |
 		python3 -c 'import json, sys; print(sum(a["state"] == "trusted" for a in json.load(sys.stdin)["agents"]))'
@@ -77,6 +83,7 @@ sleep 2
 # were not there at the start were made meanwhile
 ls "/proc/$VPID/task" | sort >tids0
 t0=$(date +%s%3N)
+q0=$(store_requests)
 r0=$(rounds)
 python3 - "/proc/$VPID/task" <<'PY' | sort -u >tids
 import os, sys, time
@@ -87,6 +94,7 @@ while time.monotonic() < end:
 print("\n".join(seen))
 PY
 r1=$(rounds)
+q1=$(store_requests)
 t1=$(date +%s%3N)
 made=$(comm -13 tids0 tids | wc -l)
 echo "# $((r1 - r0)) rounds in 3 s, $made thread(s) made meanwhile, $(wc -l <tids0) at the start"
@@ -95,6 +103,12 @@ check "no thread made for them ($made; a thread per round made one each)" test "
 check "... at most --max-rounds (4) round threads and the fixed ones ($(wc -l <tids0))" \
 	test "$(wc -l <tids0)" -le 24
 check "every agent still trusted" wait_trusted
+# a round's store requests: its claim with its row (its release with the
+# next claim), its commit; and the listing every 500 ms (a round read its
+# row, released it, claimed the next: 4 requests a round)
+echo "# $((q1 - q0)) store requests for $((r1 - r0)) rounds"
+check "at most 2.5 store requests a round ($((q1 - q0)) for $((r1 - r0)) rounds)" \
+	test -n "$q0" -a -n "$q1" -a $(( (q1 - q0) * 10 )) -le $(( (r1 - r0) * 25 ))
 set -- $(awk -v a="$t0" -v b="$t1" '$2 >= a && $2 <= b && ($4 == "/v1/quote" || $4 == "/v1/log") {
 		n++; if (!($3 in id)) { id[$3] = $1; c++ } else if (id[$3] != $1) shared++ }
 	END { print n + 0, c + 0, shared + 0 }' "$T/requests")
@@ -115,5 +129,12 @@ c1=$(awk '$1 == "rchar:" { print $2 }' "/proc/$VPID/io")
 echo "# the network process read $((c1 - c0)) bytes in 3 s with nothing due"
 check "it read under 30 KB in 3 s ($((c1 - c0)) B; every row every 500 ms: ~1 MB)" \
 	test $((c1 - c0)) -lt 30000
+# the metrics count the agents by state in the database: a scrape reads no row
+c0=$(awk '$1 == "rchar:" { print $2 }' "/proc/$VPID/io")
+for i in 1 2 3 4 5; do rounds >/dev/null; done
+c1=$(awk '$1 == "rchar:" { print $2 }' "/proc/$VPID/io")
+echo "# the network process read $((c1 - c0)) bytes from the store for 5 scrapes of /metrics"
+check "5 scrapes of /metrics read under 20 KB ($((c1 - c0)) B; every row of $N agents: ~58 KB each)" \
+	test $((c1 - c0)) -lt 20000
 check "the verifier is up" kill -0 "$VPID"
 check "the verifier logged nothing from the sanitizers" sh -c "! grep -q Sanitizer verifier.err sim.err"

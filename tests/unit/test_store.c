@@ -775,6 +775,110 @@ static int due_cb(void *arg, const struct vg_store_due *a)
 }
 
 /* agent_due: the pulled agents due by a time (not failed), then every pushing one */
+/* vg_store_lease_take's rows, as the scheduler keeps them */
+struct taken_rows {
+	struct vg_store_agent a[4];
+	int n;
+	int stop_at;			/* the callback says stop at this row (0: never) */
+};
+
+static int take_cb(void *arg, const struct vg_store_agent *a)
+{
+	struct taken_rows *t = arg;
+
+	if (t->stop_at && t->n + 1 == t->stop_at)
+		return -ENOMEM;
+	assert_true(t->n < 4);
+	t->a[t->n++] = *a;
+	return 0;
+}
+
+static void store_lease_take_releases_then_claims_with_rows(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	struct vg_store_agent a;
+	struct vg_diag d = { 0 };
+	struct taken_rows t = { 0 };
+
+	for (int i = 0; i < 3; i++) {
+		char id[8];
+
+		snprintf(id, sizeof(id), "t%d", i);
+		sample_agent(&a, id);
+		a.rounds = 10 + (uint64_t)i;
+		assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	}
+	/* nothing to release: t0 and t1 claimed, each with its whole row */
+	assert_int_equal(vg_store_lease_take(s, NULL, 0, "v1", 1000, 500, 2, take_cb, &t, &d), 2);
+	for (int i = 0; i < 2; i++) {
+		const struct vg_store_agent *st = agent_at(s, t.a[i].id);
+
+		assert_true(strcmp(t.a[i].id, "t0") == 0 || strcmp(t.a[i].id, "t1") == 0);
+		assert_int_equal(t.a[i].rounds, st->rounds);
+		assert_int_equal(t.a[i].ek_cert_len, st->ek_cert_len);
+		assert_memory_equal(t.a[i].ek_cert, st->ek_cert, st->ek_cert_len);
+		assert_string_equal(t.a[i].lease_owner, "v1");
+		assert_int_equal(t.a[i].lease_until, 1500);
+	}
+	assert_string_not_equal(t.a[0].id, t.a[1].id);
+	/* t0 released due at 1100 and, at 1200, t2 then t0 claimed in the same call */
+	t.n = 0;
+	assert_int_equal(vg_store_lease_take(s, "t0", 1100, "v1", 1200, 500, 4, take_cb, &t, &d), 2);
+	{
+		/* in no particular order (an UPDATE's RETURNING) */
+		int t0 = strcmp(t.a[0].id, "t0") == 0 ? 0 : 1;
+
+		assert_string_equal(t.a[t0].id, "t0");
+		assert_string_equal(t.a[1 - t0].id, "t2");
+		assert_int_equal(t.a[t0].next_due, 1100);
+		assert_int_equal(t.a[t0].lease_until, 1700);
+	}
+	/* a release of what is not ours any more is no error; max 0 claims nothing */
+	t.n = 0;
+	assert_int_equal(vg_store_lease_take(s, "t1", 5000, "v2", 1300, 500, 0, take_cb, &t, &d), 0);
+	assert_int_equal(agent_at(s, "t1")->lease_until, 1500);
+	assert_int_equal(vg_store_lease_take(s, "t1", 5000, "v1", 1300, 500, 0, take_cb, &t, &d), 0);
+	assert_int_equal(agent_at(s, "t1")->next_due, 5000);
+	assert_string_equal(agent_at(s, "t1")->lease_owner, "");
+	/* the callback stops at its first row: its error, nothing handed over */
+	t.n = 0;
+	t.stop_at = 1;
+	assert_int_equal(vg_store_lease_take(s, NULL, 0, "v1", 9000, 500, 4, take_cb, &t, &d), -ENOMEM);
+	assert_int_equal(t.n, 0);
+	vg_store_close(s);
+}
+
+static void store_counts_agents_by_state(void **state)
+{
+	struct vg_store *s = open_or_skip(*state);
+	static const unsigned int st[6] = { VG_AGENT_TRUSTED, VG_AGENT_TRUSTED, VG_AGENT_FAILED,
+					    VG_AGENT_UNREACHABLE, VG_AGENT_TRUSTED, VG_AGENT_REGISTERED };
+	uint64_t n[VG_STORE_STATES];
+	struct vg_store_agent a;
+	struct vg_diag d = { 0 };
+
+	assert_int_equal(vg_store_agent_states(s, n, &d), 0);
+	for (int i = 0; i < VG_STORE_STATES; i++)
+		assert_int_equal(n[i], 0);
+	for (int i = 0; i < 6; i++) {
+		char id[8];
+
+		snprintf(id, sizeof(id), "s%d", i);
+		sample_agent(&a, id);
+		a.state = st[i];
+		assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+	}
+	assert_int_equal(vg_store_agent_states(s, n, &d), 0);
+	assert_int_equal(n[VG_AGENT_TRUSTED], 3);
+	assert_int_equal(n[VG_AGENT_FAILED], 1);
+	assert_int_equal(n[VG_AGENT_UNREACHABLE], 1);
+	assert_int_equal(n[VG_AGENT_REGISTERED], 1);
+	assert_int_equal(vg_store_agent_del(s, "s0", &d), 0);
+	assert_int_equal(vg_store_agent_states(s, n, &d), 0);
+	assert_int_equal(n[VG_AGENT_TRUSTED], 2);
+	vg_store_close(s);
+}
+
 static void store_due_lists_what_the_scheduler_needs(void **state)
 {
 	struct vg_store *s = open_or_skip(*state);
@@ -1400,6 +1504,8 @@ int main(void)
 		BOTH(store_update_is_compare_and_set),
 		BOTH(store_leases_claim_release_expire),
 		BOTH(store_due_lists_what_the_scheduler_needs),
+		BOTH(store_lease_take_releases_then_claims_with_rows),
+		BOTH(store_counts_agents_by_state),
 		BOTH(store_verifier_heartbeats),
 		BOTH(store_old_schema_gains_the_schedule),
 		BOTH(store_schema_with_leases_gains_failure_count),

@@ -168,6 +168,12 @@ int vg_store_agent_due(struct vg_store *s, int64_t before, vg_store_due_cb cb, v
 	return s->ops->agent_due(s->ctx, before, cb, arg, diag);
 }
 
+int vg_store_agent_states(struct vg_store *s, uint64_t n[VG_STORE_STATES], struct vg_diag *diag)
+{
+	memset(n, 0, VG_STORE_STATES * sizeof(*n));
+	return s->ops->agent_states(s->ctx, n, diag);
+}
+
 int vg_store_agent_find(struct vg_store *s, unsigned int key, const uint8_t *val, size_t len,
 			const char *except, struct vg_store_agent *ret, struct vg_diag *diag)
 {
@@ -224,6 +230,73 @@ int vg_store_lease_release(struct vg_store *s, const char *id, const char *owner
 			   struct vg_diag *diag)
 {
 	return s->ops->lease_release(s->ctx, id, owner, next_due, diag);
+}
+
+/* the ids a claim took, for vg_store_lease_take's reads */
+struct taken {
+	char (*id)[sizeof(((struct vg_store_agent *)0)->id)];
+	size_t n, cap;
+};
+
+static int take_id(void *arg, const char *id, int64_t due)
+{
+	struct taken *t = arg;
+
+	(void)due;			/* the row read after the claim has it */
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 8;
+		void *n = realloc(t->id, cap * sizeof(*t->id));
+
+		if (!n)
+			return -ENOMEM;	/* the rest stays leased until the lease ends */
+		t->id = n;
+		t->cap = cap;
+	}
+	snprintf(t->id[t->n++], sizeof(*t->id), "%s", id);
+	return 0;
+}
+
+int vg_store_lease_take(struct vg_store *s, const char *done, int64_t next_due, const char *owner,
+			int64_t now, int64_t lease_ms, unsigned int max, vg_store_agent_cb cb,
+			void *arg, struct vg_diag *diag)
+{
+	struct taken t = { 0 };
+	struct vg_store_agent *a = NULL;
+	int r, n = 0, ret = 0;
+
+	if (s->ops->lease_take)
+		return s->ops->lease_take(s->ctx, done, next_due, owner, now, lease_ms, max, cb, arg,
+					  diag);
+	if (done && done[0]) {
+		r = s->ops->lease_release(s->ctx, done, owner, next_due, diag);
+		if (r < 0 && r != -ESTALE && r != -ENOENT)
+			return r;
+	}
+	if (!max)
+		return 0;
+	r = s->ops->lease_claim(s->ctx, owner, now, lease_ms, max, take_id, &t, diag);
+	if (r < 0 && !t.n) {
+		free(t.id);
+		return r;
+	}
+	a = malloc(sizeof(*a));
+	for (size_t i = 0; i < t.n && !ret; i++) {
+		struct vg_diag d = { 0 };
+
+		r = a ? s->ops->agent_get(s->ctx, t.id[i], a, &d) : -ENOMEM;
+		if (r == -ENOENT)
+			continue;	/* removed since the claim */
+		if (r < 0) {
+			/* given back, due now: claimed again by whoever can read it */
+			(void)s->ops->lease_release(s->ctx, t.id[i], owner, now, &d);
+			continue;
+		}
+		ret = cb(arg, a);
+		n += !ret;
+	}
+	free(a);
+	free(t.id);
+	return ret ? ret : n;
 }
 
 int vg_store_verifier_beat(struct vg_store *s, const struct vg_store_verifier *v,

@@ -48,6 +48,9 @@ const char *vg_agent_state_name(unsigned int s);
 
 #define VG_STORE_VERIFIER_ID_MAX 64	/* a verifier's id, with the NUL */
 
+/* the states agent_states counts: every enum vg_agent_state */
+#define VG_STORE_STATES (VG_AGENT_UNREACHABLE + 1)
+
 struct vg_store_agent {
 	char id[128];
 	char url[256];			/* http://host:port of the agent */
@@ -165,6 +168,12 @@ struct vg_store_ops {
 	 */
 	int (*agent_due)(void *ctx, int64_t before, vg_store_due_cb cb, void *arg,
 			 struct vg_diag *diag);
+	/*
+	 * agent_states - how many agents are in each state: @n[state] for
+	 * every enum vg_agent_state (counted in the database, no row read
+	 * out; a stored state beyond them is not counted). Return: 0, -EIO.
+	 */
+	int (*agent_states)(void *ctx, uint64_t n[VG_STORE_STATES], struct vg_diag *diag);
 	int (*policy_put)(void *ctx, const char *name, const char *doc, size_t len,
 			  struct vg_diag *diag);
 	/* *@ret is malloc'd and NUL-terminated */
@@ -201,6 +210,13 @@ struct vg_store_ops {
 	int (*verifier_list)(void *ctx, vg_store_verifier_cb cb, void *arg, struct vg_diag *diag);
 	void (*close)(void *ctx);
 	void (*set_timeout)(void *ctx, unsigned int ms);
+	/*
+	 * lease_take - optional (NULL: vg_store_lease_take does it with the
+	 * calls above): the store process's client does it in one exchange.
+	 */
+	int (*lease_take)(void *ctx, const char *done, int64_t next_due, const char *owner,
+			  int64_t now, int64_t lease_ms, unsigned int max, vg_store_agent_cb cb,
+			  void *arg, struct vg_diag *diag);
 };
 
 struct vg_store {
@@ -272,6 +288,7 @@ int vg_store_agent_update(struct vg_store *s, const struct vg_store_agent *old,
 int vg_store_agent_list(struct vg_store *s, vg_store_agent_cb cb, void *arg, struct vg_diag *diag);
 int vg_store_agent_due(struct vg_store *s, int64_t before, vg_store_due_cb cb, void *arg,
 		       struct vg_diag *diag);
+int vg_store_agent_states(struct vg_store *s, uint64_t n[VG_STORE_STATES], struct vg_diag *diag);
 int vg_store_agent_find(struct vg_store *s, unsigned int key, const uint8_t *val, size_t len,
 			const char *except, struct vg_store_agent *ret, struct vg_diag *diag);
 int vg_store_policy_put(struct vg_store *s, const char *name, const char *doc, size_t len,
@@ -287,6 +304,21 @@ int vg_store_lease_claim(struct vg_store *s, const char *owner, int64_t now, int
 			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag);
 int vg_store_lease_release(struct vg_store *s, const char *id, const char *owner, int64_t next_due,
 			   struct vg_diag *diag);
+/*
+ * vg_store_lease_take - the store calls a scheduler makes between two
+ * rounds, as one: @done's lease released (lease_release; @done NULL or
+ * "": none; -ESTALE, not ours any more, is no error), then at most @max
+ * agents claimed (lease_claim) and each one's row as agent_get reads it
+ * after the claim (next_due: the due time it was claimed at) to @cb, so
+ * that the round needs no agent_get of its own. A claimed agent removed
+ * before its row was read is skipped; one whose row cannot be read is
+ * given back (due at @now). Return: the rows handed to @cb, -errno of
+ * the release (nothing claimed then) or of the claim, or what @cb
+ * returned (non-zero stops; the agents not handed over are given back).
+ */
+int vg_store_lease_take(struct vg_store *s, const char *done, int64_t next_due, const char *owner,
+			int64_t now, int64_t lease_ms, unsigned int max, vg_store_agent_cb cb,
+			void *arg, struct vg_diag *diag);
 int vg_store_verifier_beat(struct vg_store *s, const struct vg_store_verifier *v,
 			   struct vg_diag *diag);
 int vg_store_verifier_list(struct vg_store *s, vg_store_verifier_cb cb, void *arg,

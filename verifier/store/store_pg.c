@@ -327,6 +327,28 @@ static int pg_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg
 	return r < 0 ? r : c.ret;
 }
 
+static int states_row(void *arg, const PGresult *res)
+{
+	static const struct store_col cols[2] = { { "state", STORE_INT }, { "count", STORE_INT } };
+	uint64_t *n = arg;
+	struct store_val v[2];
+
+	if (store_pg_row(res, cols, v, 2) < 0)
+		return -EBADMSG;
+	if (v[0].i >= 0 && v[0].i < VG_STORE_STATES)
+		n[v[0].i] = (uint64_t)v[1].i;
+	return 0;
+}
+
+static int pg_agent_states(void *ctx, uint64_t n[VG_STORE_STATES], struct vg_diag *diag)
+{
+	int r = store_pg_run(ctx, S_AGENT_STATES, NULL, states_row, n, NULL, "agent states", diag);
+
+	if (r == -EBADMSG)
+		return vg_diag_set(diag, r, "store: agent states: a row that does not decode");
+	return r < 0 ? r : 0;
+}
+
 struct claim_arg {
 	vg_store_lease_cb cb;
 	void *arg;
@@ -379,6 +401,61 @@ static int pg_lease_release(void *ctx, const char *id, const char *owner, int64_
 	store_pg_int(&p, next_due);
 	r = store_pg_run(ctx, S_LEASE_RELEASE, &p, NULL, NULL, &n, "lease release", diag);
 	return r < 0 ? r : n == 1 ? 0 : -ESTALE;
+}
+
+struct take_arg {
+	vg_store_agent_cb cb;
+	void *arg;
+	struct vg_store_agent *a;
+	int ret, n;
+};
+
+static int take_row(void *arg, const PGresult *res)
+{
+	struct take_arg *t = arg;
+
+	/* claimed already: a row not handed over stays leased until its lease ends */
+	if (t->ret)
+		return 0;
+	if (agent_row(res, t->a) < 0) {
+		t->ret = -EBADMSG;
+		return 0;
+	}
+	t->ret = t->cb(t->arg, t->a);
+	t->n += !t->ret;
+	return 0;
+}
+
+static int pg_lease_take(void *ctx, const char *done, int64_t next_due, const char *owner,
+			 int64_t now, int64_t lease_ms, unsigned int max, vg_store_agent_cb cb,
+			 void *arg, struct vg_diag *diag)
+{
+	struct take_arg t = { cb, arg, NULL, 0, 0 };
+	struct params p = { 0 };
+	int r;
+
+	if (done && done[0]) {
+		r = pg_lease_release(ctx, done, owner, next_due, diag);
+		if (r < 0 && r != -ESTALE)
+			return r;
+	}
+	if (!max)
+		return 0;
+	t.a = malloc(sizeof(*t.a));
+	if (!t.a)
+		return vg_diag_set(diag, -ENOMEM, "store: lease take: out of memory");
+	store_pg_bytes(&p, owner, strlen(owner));
+	store_pg_int(&p, now);
+	store_pg_int(&p, lease_ms);
+	store_pg_int(&p, max);
+	/* the claim returns the claimed rows: no agent_get each */
+	r = store_pg_run(ctx, S_LEASE_TAKE, &p, take_row, &t, NULL, "lease take", diag);
+	free(t.a);
+	if (r < 0)
+		return r;
+	if (t.ret == -EBADMSG)
+		return vg_diag_set(diag, -EBADMSG, "store: lease take: a row that does not decode");
+	return t.ret ? t.ret : t.n;
 }
 
 static int pg_verifier_beat(void *ctx, const struct vg_store_verifier *v, struct vg_diag *diag)
@@ -441,6 +518,8 @@ static const struct vg_store_ops pg_ops = {
 	.verdict_list = pg_verdict_list,
 	.lease_claim = pg_lease_claim,
 	.agent_due = pg_agent_due,
+	.agent_states = pg_agent_states,
+	.lease_take = pg_lease_take,
 	.lease_release = pg_lease_release,
 	.verifier_beat = pg_verifier_beat,
 	.verifier_list = pg_verifier_list,

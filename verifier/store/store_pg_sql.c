@@ -20,6 +20,7 @@ const char *const store_pg_stmt_names[S__COUNT] = {
 	"vg_policy_get", "vg_policy_del", "vg_verdict_add", "vg_verdict_list",
 	"vg_lease_claim", "vg_lease_release", "vg_verifier_beat", "vg_verifier_list",
 	"vg_agent_find_ek", "vg_agent_find_ak", "vg_agent_find_url", "vg_agent_due",
+	"vg_agent_states", "vg_lease_take",
 };
 
 /* agent_due's columns, in struct vg_store_due's order (store_pg.c's due_row) */
@@ -187,5 +188,16 @@ int store_pg_sql_build(char (*sql)[STORE_PG_SQL_MAX])
 		 " AND substring(url from 1 for 5) <> 'push:'::bytea ORDER BY next_due)"
 		 " UNION ALL (SELECT " DUE_COLS " FROM agents"
 		 " WHERE url >= 'push:'::bytea AND url < 'push;'::bytea)");
+	snprintf(sql[S_AGENT_STATES], STORE_PG_SQL_MAX,
+		 "SELECT state::int8, count(*)::int8 FROM agents GROUP BY state");
+	/* lease_take's claim: lease_claim's, returning whole rows (agent_get's columns) */
+	s = sql[S_LEASE_TAKE];
+	snprintf(s, STORE_PG_SQL_MAX, "UPDATE agents SET lease_owner = $1, lease_until = $2 + $3"
+		 " WHERE id IN (SELECT id FROM agents WHERE state <> 2 AND next_due <= $2"
+		 " AND lease_until <= $2 AND substring(url from 1 for 5) <> 'push:'::bytea"
+		 " ORDER BY next_due, id COLLATE \"C\" LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING ");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_agent_cols, STORE_AGENT_NCOLS, "%s");
+	strcat(s, ", ");
+	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_sched_cols, STORE_SCHED_NCOLS, "%s");
 	return r ? -ENAMETOOLONG : 0;
 }

@@ -504,6 +504,25 @@ static int sq_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lea
 	return ret < 0 ? ret : n;
 }
 
+static int sq_agent_states(void *ctx, uint64_t n[VG_STORE_STATES], struct vg_diag *diag)
+{
+	struct sq *q = ctx;
+	sqlite3_stmt *st;
+	int r = prep(q, "SELECT state, count(*) FROM agents GROUP BY state", &st, diag);
+
+	if (r < 0)
+		return r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 state = sqlite3_column_int64(st, 0);
+
+		if (state >= 0 && state < VG_STORE_STATES)
+			n[state] = (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	r = r == SQLITE_DONE ? 0 : db_err(q, diag, "agent states");
+	sqlite3_finalize(st);
+	return r;
+}
+
 static int sq_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg,
 			struct vg_diag *diag)
 {
@@ -642,6 +661,7 @@ static const struct vg_store_ops sqlite_ops = {
 	.verdict_list = sq_verdict_list,
 	.lease_claim = sq_lease_claim,
 	.agent_due = sq_agent_due,
+	.agent_states = sq_agent_states,
 	.lease_release = sq_lease_release,
 	.verifier_beat = sq_verifier_beat,
 	.verifier_list = sq_verifier_list,
