@@ -25,13 +25,14 @@
  *             boot log, PCRs 0-9), nothing is judged or stored: 409, and
  *             the next challenge asks for it.
  *
- * Also the staleness of push agents (from the scheduler's listing of the
- * store, scheduler.c's relist, every VF_LIST_MS): one not heard from within
- * --interval + VF_STALE_SLACK_MS is stale (its status, the metrics;
- * state.stale in its history and to the hooks once per episode). What it
- * keeps is in this verifier's memory (challenges, registrations between
- * their two steps, stale episodes): a pushing agent talks to one verifier.
- * It does not authenticate (rest.c names the credential).
+ * What is kept between a pushing agent's requests is the store's
+ * (store.h: the push op; push_state and push_regs in the database): the
+ * registration between its two steps (its identity, a SHA-256 of the
+ * proof expected, never the proof), the challenge handed out, the lease
+ * of a push being judged, what the last push lacked. Any verifier sharing
+ * the store answers any request of a pushing agent; one killed between
+ * two requests loses nothing. The staleness of pushing agents is
+ * push_stale.c's. It does not authenticate (rest.c names the credential).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,15 +41,21 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include "log.h"
-#include "verifier.h"
+#include "push_internal.h"
 
-#define PUSH_BUCKETS 256
-#define PUSH_ENTS_MAX 65536		/* ids with a challenge or registration in memory */
+#define PUSH_REGS_MAX 65536		/* registrations in progress in the store, all verifiers' */
 #define PUSH_NONCE_LEN 20
 #define PUSH_REGISTER_MS 60000		/* between the two steps of a registration */
+/*
+ * the lease of a push being judged: a verifier killed while judging holds
+ * the agent's pushes (409) no longer than this; a push judged longer is
+ * kept from overwriting a newer one by agent_update's compare-and-set
+ */
+#define PUSH_BUSY_MS VF_PUSH_NONCE_MS
 
 enum {
 	ST_OK = 200,
@@ -60,38 +67,6 @@ enum {
 	ST_CONFLICT = 409,
 	ST_INTERNAL = 500,
 	ST_UNAVAILABLE = 503,
-};
-
-/* Per agent id, under push->lock. */
-struct push_ent {
-	struct push_ent *next;
-	char id[VG_API_ID_MAX];
-	/* the challenge handed out, until used or replaced */
-	bool issued;
-	struct vg_api_challenge chal;
-	int64_t issued_ms;
-	char cred[VF_PUSH_CRED_MAX];
-	bool busy;			/* a push of it is being judged */
-	/* what the last push lacked: the next challenge asks for it */
-	uint32_t want_mask;
-	bool want_boot, want_offset;
-	uint64_t offset;
-	/* a registration between its two steps */
-	struct vg_api_identity *idn;
-	uint8_t mac[32];
-	int64_t reg_ms;
-	char reg_cred[VF_PUSH_CRED_MAX];
-	/* stale: reported once per episode */
-	bool stale;
-	int64_t quiet_ms;		/* last seen failed: silence before it (and its reactivation) is not counted */
-	int64_t pushed_ms;		/* the last push judged: when its challenge was asked for */
-};
-
-struct vf_push {
-	pthread_mutex_t lock;
-	struct push_ent *tab[PUSH_BUCKETS];
-	size_t n;
-	unsigned int stale;		/* agents stale at the last watch */
 };
 
 int vf_push_init(struct verifier *vf)
@@ -114,16 +89,7 @@ void vf_push_free(struct verifier *vf)
 
 	if (!p)
 		return;
-	for (size_t i = 0; i < PUSH_BUCKETS; i++)
-		while (p->tab[i]) {
-			struct push_ent *n = p->tab[i]->next;
-
-			if (p->tab[i]->idn)
-				OPENSSL_clear_free(p->tab[i]->idn, sizeof(*p->tab[i]->idn));
-			OPENSSL_cleanse(p->tab[i]->mac, sizeof(p->tab[i]->mac));
-			free(p->tab[i]);
-			p->tab[i] = n;
-		}
+	free(p->seen);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 	vf->push = NULL;
@@ -134,22 +100,25 @@ bool vf_push_agent(const struct vg_store_agent *a)
 	return strncmp(a->url, VF_PUSH_URL, strlen(VF_PUSH_URL)) == 0;
 }
 
-/* Under the lock. Return: @id's entry, made if new and @make, NULL (none, no room). */
-static struct push_ent *ent(struct vf_push *p, const char *id, bool make)
+int push_store(struct verifier *vf, unsigned int verb, struct vg_store_push_req *rq,
+	       struct vg_diag *d)
 {
-	uint64_t h = 1469598103934665603ull;
-	struct push_ent **pp;
+	int r;
 
-	for (const char *s = id; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	for (pp = &p->tab[h % PUSH_BUCKETS]; *pp; pp = &(*pp)->next)
-		if (strcmp((*pp)->id, id) == 0)
-			return *pp;
-	if (!make || p->n >= PUSH_ENTS_MAX || !(*pp = calloc(1, sizeof(**pp))))
-		return NULL;
-	snprintf((*pp)->id, sizeof((*pp)->id), "%s", id);
-	p->n++;
-	return *pp;
+	pthread_mutex_lock(&vf->lock);
+	/* store round trip (store_client.c) */
+	r = vg_store_push(vf->store, verb, rq, d);
+	vf_store_status(vf, r == -EIO || r == -ETIMEDOUT ? d->msg : NULL);
+	pthread_mutex_unlock(&vf->lock);
+	return r;
+}
+
+/* SHA-256 of an ActivateCredential proof: what the store keeps of it. Return: 0, -1. */
+static int proof_hash(const uint8_t proof[32], uint8_t out[32])
+{
+	unsigned int n = 0;
+
+	return EVP_Digest(proof, 32, out, &n, EVP_sha256(), NULL) == 1 && n == 32 ? 0 : -1;
 }
 
 /*
@@ -186,14 +155,15 @@ unsigned int vf_push_register(struct verifier *vf, const char *cred, const char 
 	struct vg_api_identity *idn = calloc(1, sizeof(*idn));
 	struct vg_api_activate *act = calloc(1, sizeof(*act));
 	struct vg_store_agent *old = calloc(1, sizeof(*old));
+	struct vg_store_push_req *rq = calloc(1, sizeof(*rq));
 	struct vg_diag d = { 0 };
-	struct push_ent *e;
 	uint8_t mac[32];
-	char *ab = NULL;
+	char *ab = NULL, *ij = NULL;
+	long n;
 	int r;
 
 	ans->code = 0;
-	if (!idn || !act || !old) {
+	if (!idn || !act || !old || !rq) {
 		vf_answer_error(ans, ST_INTERNAL, "out of memory");
 		goto out;
 	}
@@ -237,30 +207,39 @@ unsigned int vf_push_register(struct verifier *vf, const char *cred, const char 
 		vf_answer_error(ans, ST_INTERNAL, "out of memory");
 		goto out;
 	}
-	pthread_mutex_lock(&vf->push->lock);
-	e = ent(vf->push, id, true);
-	if (e) {
-		if (e->idn)
-			OPENSSL_clear_free(e->idn, sizeof(*e->idn));
-		e->idn = idn;
-		idn = NULL;
-		memcpy(e->mac, mac, sizeof(mac));
-		e->reg_ms = vf_wall_ms();
-		snprintf(e->reg_cred, sizeof(e->reg_cred), "%s", cred);
-	}
-	pthread_mutex_unlock(&vf->push->lock);
-	if (!e) {
+	/* the store keeps the identity and a hash of the proof: any verifier takes the second step */
+	n = vg_api_identity_build(idn, &ij);
+	if (n < 0 || (size_t)n >= sizeof(rq->reg.idn) || proof_hash(mac, rq->reg.proof_hash) < 0) {
 		json_object_put(ans->body);
-		vf_answer_error(ans, ST_UNAVAILABLE, "too many agents registering or pushing");
+		vf_answer_error(ans, ST_INTERNAL, n < 0 ? "out of memory" :
+				"verifier error: the identity is too large to keep");
+		goto out;
+	}
+	snprintf(rq->reg.id, sizeof(rq->reg.id), "%s", id);
+	snprintf(rq->reg.cred, sizeof(rq->reg.cred), "%s", cred);
+	memcpy(rq->reg.idn, ij, (size_t)n);
+	rq->reg.idn_len = (size_t)n;
+	rq->reg.reg_ms = rq->now = vf_wall_ms();
+	rq->age_ms = PUSH_REGISTER_MS;
+	rq->max = PUSH_REGS_MAX;
+	r = push_store(vf, VG_STORE_PUSH_REG_PUT, rq, &d);
+	if (r < 0) {
+		json_object_put(ans->body);
+		if (r == -ENOSPC)
+			vf_answer_error(ans, ST_UNAVAILABLE, "too many agents registering or pushing");
+		else
+			vf_answer_error(ans, ST_INTERNAL, d.msg);
 		goto out;
 	}
 	ans->code = ST_ACCEPTED;
 out:
 	OPENSSL_cleanse(mac, sizeof(mac));
 	free(ab);
+	free(ij);
 	free(idn);
 	free(act);
 	free(old);
+	free(rq);
 	return ans->code;
 }
 
@@ -268,40 +247,47 @@ unsigned int vf_push_activate(struct verifier *vf, const char *cred, const char 
 			      const char *body, size_t len, struct vf_answer *ans)
 {
 	struct vg_api_identity *idn = NULL;
-	struct vg_diag d = { 0 };
-	struct push_ent *e;
-	uint8_t proof[32], mac[32];
+	struct vg_store_push_req *rq = calloc(1, sizeof(*rq));
+	struct vg_diag d = { 0 }, pd = { 0 };
+	uint8_t proof[32], h[32];
 	char url[VG_API_URL_MAX];
-	bool ok = false;
-	int pr = vg_api_proof_parse((const uint8_t *)body, len, proof, &d);
+	int pr = vg_api_proof_parse((const uint8_t *)body, len, proof, &pd), r;
 
 	ans->code = 0;
-	pthread_mutex_lock(&vf->push->lock);
-	e = ent(vf->push, id, false);
-	if (e && e->idn && strcmp(e->reg_cred, cred) == 0) {
-		/* one try per challenge */
-		idn = e->idn;
-		e->idn = NULL;
-		memcpy(mac, e->mac, sizeof(mac));
-		OPENSSL_cleanse(e->mac, sizeof(e->mac));
-		ok = vf_wall_ms() - e->reg_ms <= PUSH_REGISTER_MS;
-	}
-	pthread_mutex_unlock(&vf->push->lock);
-	if (!idn) {
+	if (!rq)
+		return vf_answer_error(ans, ST_INTERNAL, "out of memory");
+	snprintf(rq->reg.id, sizeof(rq->reg.id), "%s", id);
+	snprintf(rq->reg.cred, sizeof(rq->reg.cred), "%s", cred);
+	/* one try per challenge: taken by this verifier or another, once */
+	r = strlen(id) < sizeof(rq->reg.id) && strlen(cred) < sizeof(rq->reg.cred) ?
+	    push_store(vf, VG_STORE_PUSH_REG_TAKE, rq, &d) : -ENOENT;
+	if (r == -ENOENT) {
 		vf_answer_error(ans, ST_CONFLICT, "no registration of this agent in progress for this "
 				"credential: POST /v1/push/ID/register first");
 		goto out;
 	}
-	if (!ok) {
+	if (r < 0) {
+		vf_answer_error(ans, ST_INTERNAL, d.msg);
+		goto out;
+	}
+	if (vf_wall_ms() - rq->reg.reg_ms > PUSH_REGISTER_MS) {
 		vf_answer_error(ans, ST_CONFLICT, "the registration expired: register again");
 		goto out;
 	}
-	if (pr < 0 || CRYPTO_memcmp(proof, mac, sizeof(mac)) != 0) {
+	if (pr < 0 || proof_hash(proof, h) < 0 ||
+	    CRYPTO_memcmp(h, rq->reg.proof_hash, sizeof(h)) != 0) {
 		char err[VG_DIAG_MAX + 128];
 
 		snprintf(err, sizeof(err), "the agent did not prove the AK is in the TPM of this EK "
-			 "(ActivateCredential: %s)", pr < 0 ? d.msg : "wrong answer");
+			 "(ActivateCredential: %s)", pr < 0 ? pd.msg : "wrong answer");
 		vf_answer_failure(ans, ST_FORBIDDEN, VG_AF_CREDENTIAL, err);
+		goto out;
+	}
+	idn = calloc(1, sizeof(*idn));
+	if (!idn || vg_api_identity_parse((const uint8_t *)rq->reg.idn, rq->reg.idn_len, idn,
+					  &d) < 0) {
+		vf_answer_error(ans, ST_INTERNAL, idn ? "store: push registration: the identity "
+				"kept does not parse" : "out of memory");
 		goto out;
 	}
 	snprintf(url, sizeof(url), "%s%s", VF_PUSH_URL, cred);
@@ -309,9 +295,10 @@ unsigned int vf_push_activate(struct verifier *vf, const char *cred, const char 
 	if (vf_register_proven(vf, id, url, "", idn, cred, ans) == ST_CREATED)
 		vlog_info("%s registered, pushing (%s)", id, cred);
 out:
-	OPENSSL_cleanse(mac, sizeof(mac));
+	OPENSSL_cleanse(proof, sizeof(proof));
 	if (idn)
 		OPENSSL_clear_free(idn, sizeof(*idn));
+	OPENSSL_clear_free(rq, sizeof(*rq));
 	return ans->code;
 }
 
@@ -320,13 +307,18 @@ unsigned int vf_push_nonce(struct verifier *vf, const char *cred, const char *id
 {
 	struct vg_store_agent *a = malloc(sizeof(*a));
 	struct vg_api_challenge c = { 0 };
+	struct vg_store_push_req *rq = calloc(1, sizeof(*rq));
+	struct vg_diag d = { 0 };
 	struct vf_bootc *bc;
-	struct push_ent *e;
 	char *text = NULL;
+	int r;
 
 	ans->code = 0;
-	if (!a)
+	if (!a || !rq) {
+		free(a);
+		free(rq);
 		return vf_answer_error(ans, ST_INTERNAL, "out of memory");
+	}
 	if (bound_agent(vf, cred, id, a, ans))
 		goto out;
 	if (a->state == VG_AGENT_FAILED) {
@@ -342,23 +334,30 @@ unsigned int vf_push_nonce(struct verifier *vf, const char *cred, const char *id
 		vf_answer_error(ans, ST_INTERNAL, "no randomness");
 		goto out;
 	}
-	pthread_mutex_lock(&vf->push->lock);
-	e = ent(vf->push, id, true);
-	if (e) {
-		c.q.mask = a->mask | e->want_mask;
-		c.log_offset = e->want_offset ? e->offset : a->st.log.offset;
-		c.boot_log = e->want_boot || (bc && !bc->fetched);
-		/* a new challenge replaces the one before: one nonce per agent at a time */
-		e->chal = c;
-		e->issued = true;
-		e->issued_ms = vf_wall_ms();
-		snprintf(e->cred, sizeof(e->cred), "%s", cred);
-	}
-	pthread_mutex_unlock(&vf->push->lock);
-	if (!e) {
-		vf_answer_error(ans, ST_UNAVAILABLE, "too many agents registering or pushing");
+	/*
+	 * a new challenge replaces the one before: one nonce per agent at a
+	 * time, in the store; the store adds what the last push lacked
+	 */
+	snprintf(rq->st.id, sizeof(rq->st.id), "%s", id);
+	snprintf(rq->st.cred, sizeof(rq->st.cred), "%s", cred);
+	memcpy(rq->st.nonce, c.q.nonce, PUSH_NONCE_LEN);
+	rq->st.nonce_len = PUSH_NONCE_LEN;
+	rq->st.bank = a->bank;
+	rq->st.mask = a->mask;
+	rq->st.issued_ms = vf_wall_ms();
+	r = push_store(vf, VG_STORE_PUSH_CHAL_PUT, rq, &d);
+	if (r == -ENOENT) {
+		vf_answer_error(ans, ST_NOT_FOUND, "no such agent: register first "
+				"(POST /v1/push/ID/register)");
 		goto out;
 	}
+	if (r < 0) {
+		vf_answer_error(ans, ST_INTERNAL, d.msg);
+		goto out;
+	}
+	c.q.mask = rq->st.mask;
+	c.log_offset = rq->st.want_offset ? rq->st.offset : a->st.log.offset;
+	c.boot_log = rq->st.want_boot || (bc && !bc->fetched);
 	if (vg_api_challenge_build(&c, &text) < 0 || !(ans->body = json_tokener_parse(text))) {
 		vf_answer_error(ans, ST_INTERNAL, "out of memory");
 		goto out;
@@ -367,6 +366,7 @@ unsigned int vf_push_nonce(struct verifier *vf, const char *cred, const char *id
 out:
 	free(text);
 	free(a);
+	OPENSSL_clear_free(rq, sizeof(*rq));
 	return ans->code;
 }
 
@@ -464,15 +464,19 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 	struct vg_api_push p = { 0 };
 	struct vg_api_challenge chal = { 0 };
 	struct push_src src = { .base = { .get = push_get, .nonce = push_nonce } };
+	struct vg_store_push_req *rq = calloc(1, sizeof(*rq));
 	struct vg_diag d = { 0 };
-	struct push_ent *e;
 	const char *refused = NULL;
+	bool was_stale;
 	char msg[256];
 	int r;
 
 	ans->code = 0;
-	if (!a)
+	if (!a || !rq) {
+		free(a);
+		free(rq);
 		return vf_answer_error(ans, ST_INTERNAL, "out of memory");
+	}
 	if (bound_agent(vf, cred, id, a, ans))
 		goto out;
 	r = vg_api_push_parse((const uint8_t *)body, len, vf->max_body, &p, &d);
@@ -480,47 +484,56 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 		vf_answer_error(ans, r == -ENOMEM ? ST_INTERNAL : ST_BAD_REQUEST, d.msg);
 		goto out;
 	}
-	/* the challenge: this agent's, this credential's, unused, recent; taken whatever follows */
-	pthread_mutex_lock(&vf->push->lock);
-	e = ent(vf->push, id, false);
-	if (!e || !e->issued || strcmp(e->cred, cred) != 0 ||
-	    p.nonce_len != e->chal.q.nonce_len ||
-	    CRYPTO_memcmp(p.nonce, e->chal.q.nonce, p.nonce_len) != 0)
+	/*
+	 * the challenge: this agent's, this credential's, unused, recent, no
+	 * push of it being judged; taken (one statement in the store, whichever
+	 * verifier handed it out) whatever follows, the judging leased
+	 */
+	snprintf(rq->st.id, sizeof(rq->st.id), "%s", id);
+	snprintf(rq->st.cred, sizeof(rq->st.cred), "%s", cred);
+	rq->st.nonce_len = p.nonce_len <= sizeof(rq->st.nonce) ? p.nonce_len : 0;
+	memcpy(rq->st.nonce, p.nonce, rq->st.nonce_len);
+	rq->now = vf_wall_ms();
+	rq->age_ms = VF_PUSH_NONCE_MS;
+	rq->lease_ms = PUSH_BUSY_MS;
+	r = rq->st.nonce_len ? push_store(vf, VG_STORE_PUSH_CHAL_TAKE, rq, &d) : -ENOENT;
+	if (r == -ENOENT)
 		refused = "nonce unknown or already used: ask for a new one (POST /v1/push/ID/nonce)";
-	else if (vf_wall_ms() - e->issued_ms > VF_PUSH_NONCE_MS)
+	else if (r == -ETIME)
 		refused = "nonce expired: ask for a new one";
-	else if (e->busy)
+	else if (r == -EBUSY)
 		refused = "a push of this agent is being judged";
-	if (e && !refused) {
-		e->issued = false;
-		e->busy = true;
-		chal = e->chal;
-	}
-	pthread_mutex_unlock(&vf->push->lock);
 	if (refused) {
 		vf_answer_error(ans, ST_CONFLICT, refused);
 		goto out;
 	}
+	if (r < 0) {
+		vf_answer_error(ans, ST_INTERNAL, d.msg);
+		goto out;
+	}
+	chal.q.nonce_len = p.nonce_len;
+	memcpy(chal.q.nonce, p.nonce, p.nonce_len);
+	chal.q.bank = rq->st.bank;
+	chal.q.mask = rq->st.mask;
+	was_stale = rq->st.stale;
 	src.p = &p;
 	src.chal = &chal;
 	r = vf_round_from(vf, id, &src.base);
-	pthread_mutex_lock(&vf->push->lock);
-	e->busy = false;
-	if (src.base.retry) {
-		e->want_mask |= src.want_mask & ~a->mask;
-		e->want_boot = src.want_boot;
-		e->want_offset = src.want_offset;
-		e->offset = src.offset;
-	} else {
-		e->want_boot = e->want_offset = false;
-		if (r >= -1)
-			e->pushed_ms = e->issued_ms;
-		if (r >= -1 && e->stale) {
-			e->stale = false;
-			vlog_info("%s pushes again: no longer stale", id);
-		}
-	}
-	pthread_mutex_unlock(&vf->push->lock);
+	/* the lease ends; what it lacked for the next challenge, whichever verifier hands it out */
+	rq->retry = src.base.retry;
+	rq->judged = r >= -1;
+	rq->st.want_mask = src.want_mask & ~a->mask;
+	rq->st.want_boot = src.want_boot;
+	rq->st.want_offset = src.want_offset;
+	rq->st.offset = src.offset;
+	rq->st.pushed_ms = rq->st.issued_ms;
+	if (push_store(vf, VG_STORE_PUSH_DONE, rq, &d) < 0)
+		vlog_warn("%s: push judged, not recorded (%s): its lease ends in %d ms", id,
+			  d.msg[0] ? d.msg : "removed meanwhile", PUSH_BUSY_MS);
+	else
+		push_seen_update(vf, &rq->st);
+	if (!src.base.retry && r >= -1 && was_stale)
+		vlog_info("%s pushes again: no longer stale", id);
 	if (src.base.retry) {
 		snprintf(msg, sizeof(msg), "not judged: %s (ask for a new nonce)", src.why);
 		vf_answer_error(ans, ST_CONFLICT, msg);
@@ -545,200 +558,6 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 out:
 	vg_api_push_release(&p);
 	free(a);
+	free(rq);
 	return ans->code;
-}
-
-/* ---- stale ---- */
-
-/*
- * Return: ms since @a (a push agent) last pushed evidence that was judged
- * (from when it asked that push's challenge: the time the verifier takes
- * to judge is not the agent's silence), or was registered, or was last
- * seen failed (a failed agent is not
- * attested, its silence until reactivated is not counted), when that is
- * more than its interval + slack; 0 not stale. Takes push->lock (after
- * vf->lock when the caller holds it).
- */
-static int64_t stale_ms(struct verifier *vf, const char *id, unsigned int state,
-			int64_t last_seen, int64_t registered_at, int64_t now)
-{
-	int64_t heard = (last_seen > registered_at ? last_seen : registered_at) * 1000, silent;
-	struct push_ent *e;
-
-	pthread_mutex_lock(&vf->push->lock);
-	e = ent(vf->push, id, state == VG_AGENT_FAILED);
-	if (e && state == VG_AGENT_FAILED)
-		e->quiet_ms = now;
-	if (e && e->quiet_ms > heard)
-		heard = e->quiet_ms;
-	if (e && e->pushed_ms > heard)
-		heard = e->pushed_ms;	/* the agent's cycle started then: the judging is ours */
-	pthread_mutex_unlock(&vf->push->lock);
-	if (state == VG_AGENT_FAILED)
-		return 0;
-	silent = now - heard;
-	return silent > (int64_t)vf->interval_ms + VF_STALE_SLACK_MS ? silent : 0;
-}
-
-json_object *vf_json_status(struct verifier *vf, const struct vg_store_agent *a)
-{
-	json_object *o = vf_json_agent(a, vf_sched_late(vf, a->id));
-	int64_t s;
-
-	if (!o)
-		return NULL;
-	json_object_object_add(o, "mode", json_object_new_string(vf_push_agent(a) ? "push" :
-								  "pull"));
-	s = vf_push_agent(a) ? stale_ms(vf, a->id, a->state, a->last_seen, a->registered_at,
-					vf_wall_ms()) : 0;
-	json_object_object_add(o, "stale", json_object_new_boolean(s != 0));
-	json_object_object_add(o, "silent_ms", json_object_new_int64(s));
-	return o;
-}
-
-struct stale_list {
-	struct verifier *vf;
-	int64_t now;
-	struct {
-		char id[VG_API_ID_MAX];
-		int64_t ms;
-	} *a;
-	size_t n, cap;
-	unsigned int stale;
-	bool oom;
-};
-
-static int stale_add(struct stale_list *l, const struct vg_store_due *a)
-{
-	int64_t s;
-
-	s = stale_ms(l->vf, a->id, a->state, a->last_seen, a->registered_at, l->now);
-	if (!s)
-		return 0;
-	l->stale++;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
-		void *n = realloc(l->a, cap * sizeof(*l->a));
-
-		if (!n) {
-			l->oom = true;
-			return 0;
-		}
-		l->a = n;
-		l->cap = cap;
-	}
-	snprintf(l->a[l->n].id, sizeof(l->a[l->n].id), "%s", a->id);
-	l->a[l->n++].ms = s;
-	return 0;
-}
-
-/*
- * The agents that became stale into their history (state.stale) and to
- * --webhook and --on-fail, on a thread of their own as the late reports
- * are (scheduler.c): a slow hook does not hold up the scheduler. Counted
- * with them (vf->sched.notifying), so that the store outlives it.
- */
-static void *stale_thread(void *arg)
-{
-	struct stale_list *l = arg;
-	struct verifier *vf = l->vf;
-
-	for (size_t i = 0; i < l->n && !vf->stop; i++) {
-		struct vg_attest_verdict v;
-		struct vg_store_verdict h;
-		int r;
-
-		if (!l->a[i].ms)
-			continue;
-		vg_attest_verdict_init(&v);
-		vg_attest_fail(&v, VG_AF_STALE, "stale: no evidence pushed for %lld ms (--interval %u "
-			       "ms): the agent is silent", (long long)l->a[i].ms, vf->interval_ms);
-		vlog_warn("%s %s", l->a[i].id, v.msg);
-		pthread_mutex_lock(&vf->lock);
-		r = vf_history(vf, l->a[i].id, &v, &h);
-		pthread_mutex_unlock(&vf->lock);
-		if (r == 0)
-			vf_notify(vf, l->a[i].id, &h);
-	}
-	pthread_mutex_lock(&vf->sched.lock);
-	vf->sched.notifying--;
-	pthread_mutex_unlock(&vf->sched.lock);
-	free(l->a);
-	free(l);
-	return NULL;
-}
-
-static void stale_report(struct verifier *vf, struct stale_list *l)
-{
-	struct stale_list *c;
-	pthread_attr_t at;
-	pthread_t t;
-	size_t news = 0;
-
-	for (size_t i = 0; i < l->n; i++)
-		news += l->a[i].ms != 0;
-	if (!news || !(c = malloc(sizeof(*c)))) {
-		free(l->a);
-		return;
-	}
-	*c = *l;
-	pthread_mutex_lock(&vf->sched.lock);
-	vf->sched.notifying++;
-	pthread_mutex_unlock(&vf->sched.lock);
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &at, stale_thread, c) != 0) {
-		pthread_mutex_lock(&vf->sched.lock);
-		vf->sched.notifying--;
-		pthread_mutex_unlock(&vf->sched.lock);
-		vlog_warn("%zu agent(s) stale, not reported: no thread", news);
-		free(c->a);
-		free(c);
-	}
-	pthread_attr_destroy(&at);
-}
-
-void vf_push_watch(struct verifier *vf, const struct vg_store_due *push, size_t n)
-{
-	struct stale_list l = { .vf = vf, .now = vf_wall_ms() };
-
-	for (size_t i = 0; i < n; i++)
-		(void)stale_add(&l, &push[i]);
-	if (l.oom) {
-		free(l.a);
-		return;			/* tried at the next listing */
-	}
-	pthread_mutex_lock(&vf->push->lock);
-	vf->push->stale = l.stale;
-	/* those that were stale and are not any more start a new episode when they go silent */
-	for (size_t b = 0; b < PUSH_BUCKETS; b++)
-		for (struct push_ent *e = vf->push->tab[b]; e; e = e->next) {
-			bool now_stale = false;
-
-			for (size_t i = 0; i < l.n && !now_stale; i++)
-				now_stale = strcmp(l.a[i].id, e->id) == 0;
-			if (!now_stale)
-				e->stale = false;
-		}
-	for (size_t i = 0; i < l.n; i++) {
-		struct push_ent *e = ent(vf->push, l.a[i].id, true);
-
-		if (!e || e->stale) {
-			l.a[i].ms = 0;		/* reported in this episode already */
-			continue;
-		}
-		e->stale = true;
-	}
-	pthread_mutex_unlock(&vf->push->lock);
-	stale_report(vf, &l);
-}
-
-unsigned int vf_push_stale_count(struct verifier *vf)
-{
-	unsigned int n;
-
-	pthread_mutex_lock(&vf->push->lock);
-	n = vf->push->stale;
-	pthread_mutex_unlock(&vf->push->lock);
-	return n;
 }

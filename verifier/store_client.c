@@ -50,6 +50,7 @@ struct want {
 	vg_store_verifier_cb wcb;
 	vg_store_due_cb dcb;
 	uint64_t *states;		/* agent_states' counts */
+	struct vg_store_push_req *push;	/* the push op's */
 	void *arg;
 	char **doc;
 	size_t *doclen;
@@ -108,6 +109,10 @@ static void row(struct ipc_in *in, struct want *w)
 	case SIPC_STATES:
 		for (int i = 0; i < VG_STORE_STATES; i++)
 			w->states[i] = (uint64_t)ipc_get_i64(in);
+		ipc_end(in);
+		break;
+	case SIPC_PUSH_ROW:
+		sipc_get_push(in, w->push);
 		ipc_end(in);
 		break;
 	case SIPC_VERIFIER: {
@@ -309,6 +314,16 @@ static int c_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg,
 	return call(ctx, SIPC_AGENT_DUE, &o, &w, diag);
 }
 
+static int c_push(void *ctx, unsigned int verb, struct vg_store_push_req *rq, struct vg_diag *diag)
+{
+	struct ipc_out o = { 0 };
+	struct want w = { .row = SIPC_PUSH_ROW, .push = rq };
+
+	ipc_put_u32(&o, verb);
+	sipc_put_push(&o, rq);
+	return call(ctx, SIPC_PUSH, &o, &w, diag);
+}
+
 static int c_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
 			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
 {
@@ -430,6 +445,7 @@ static const struct vg_store_ops ipc_ops = {
 	.lease_release = c_lease_release,
 	.verifier_beat = c_verifier_beat,
 	.verifier_list = c_verifier_list,
+	.push = c_push,
 	.close = c_close,
 	.set_timeout = c_set_timeout,
 };

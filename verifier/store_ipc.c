@@ -21,7 +21,10 @@
 #define VERDICT_MAX (STORE_VERDICT_NCOLS * (4 + SIPC_COL_MAX))
 #define NAME_F (4 + SIPC_NAME_MAX)
 #define DONE_MAX (4 + 4 + 4 + SIPC_MSG_MAX)
-#define DUE_FIXED (4 + 4 + 5 * 8)	/* a DUE's fields after its id */
+#define DUE_FIXED (4 + 4 + 5 * 8 + 4 + 2 * 8)	/* a DUE's fields after its id */
+/* a struct vg_store_push_req: its numbers, two ids, the columns of its two rows */
+#define PUSH_MAX (6 * 8 + 5 * 4 + 2 * NAME_F + STORE_PUSH_NCOLS * (4 + 8) + 4 * (4 + SIPC_COL_MAX) \
+		  + 4 + VG_STORE_PUSH_IDN_MAX)
 
 #define T(name, min, max) [SIPC_##name] = { #name, (uint32_t)(min), (uint32_t)(max), false, NULL }
 
@@ -60,6 +63,8 @@ static const struct ipc_type types[SIPC__COUNT] = {
 	T(LEASE_TAKE, 4 + 8 + 4 + 8 + 8 + 4, 2 * NAME_F + 8 + 8 + 8 + 4),
 	T(AGENT_STATES, 0, 0),
 	T(STATES, 8 * VG_STORE_STATES, 8 * VG_STORE_STATES),
+	T(PUSH, 4, 4 + PUSH_MAX),
+	T(PUSH_ROW, 0, PUSH_MAX),
 };
 
 const struct ipc_proto sipc_proto = { "vigil-verifier", types, SIPC__COUNT };
@@ -175,11 +180,14 @@ void sipc_put_due(struct ipc_out *o, const struct vg_store_due *a)
 	ipc_put_i64(o, a->last_seen);
 	ipc_put_i64(o, a->next_due);
 	ipc_put_i64(o, a->lease_until);
+	ipc_put_u32(o, a->stale);
+	ipc_put_i64(o, a->quiet_ms);
+	ipc_put_i64(o, a->pushed_ms);
 }
 
 void sipc_get_due(struct ipc_in *in, struct vg_store_due *a)
 {
-	uint32_t push;
+	uint32_t push, stale;
 
 	ipc_get_name(in, a->id, sizeof(a->id));
 	a->state = ipc_get_u32(in);
@@ -189,9 +197,70 @@ void sipc_get_due(struct ipc_in *in, struct vg_store_due *a)
 	a->last_seen = ipc_get_i64(in);
 	a->next_due = ipc_get_i64(in);
 	a->lease_until = ipc_get_i64(in);
-	if (push > 1)
+	stale = ipc_get_u32(in);
+	a->quiet_ms = ipc_get_i64(in);
+	a->pushed_ms = ipc_get_i64(in);
+	if (push > 1 || stale > 1)
 		in->bad = true;
 	a->push = push != 0;
+	a->stale = stale != 0;
+}
+
+void sipc_put_push(struct ipc_out *o, const struct vg_store_push_req *rq)
+{
+	struct store_val v[STORE_PUSH_NCOLS], g[STORE_PUSH_REG_NCOLS];
+
+	ipc_put_i64(o, rq->now);
+	ipc_put_i64(o, rq->age_ms);
+	ipc_put_i64(o, rq->lease_ms);
+	ipc_put_u32(o, rq->max);
+	ipc_put_u32(o, rq->col);
+	ipc_put_i64(o, rq->expect);
+	ipc_put_i64(o, rq->value);
+	ipc_put_u32(o, rq->retry);
+	ipc_put_u32(o, rq->judged);
+	ipc_put_u32(o, rq->changed);
+	ipc_put_bytes(o, rq->st.id, strnlen(rq->st.id, sizeof(rq->st.id) - 1));
+	store_push_encode(&rq->st, v);
+	put_cols(o, store_push_cols, v, STORE_PUSH_NCOLS);
+	ipc_put_bytes(o, rq->reg.id, strnlen(rq->reg.id, sizeof(rq->reg.id) - 1));
+	store_push_reg_encode(&rq->reg, g);
+	put_cols(o, store_push_reg_cols, g, STORE_PUSH_REG_NCOLS - 1);
+	ipc_put_bytes(o, g[STORE_PUSH_REG_NCOLS - 1].p, g[STORE_PUSH_REG_NCOLS - 1].len);
+}
+
+void sipc_get_push(struct ipc_in *in, struct vg_store_push_req *rq)
+{
+	struct store_val v[STORE_PUSH_NCOLS], g[STORE_PUSH_REG_NCOLS];
+	uint32_t b[3];
+
+	memset(rq, 0, sizeof(*rq));
+	rq->now = ipc_get_i64(in);
+	rq->age_ms = ipc_get_i64(in);
+	rq->lease_ms = ipc_get_i64(in);
+	rq->max = ipc_get_u32(in);
+	rq->col = ipc_get_u32(in);
+	rq->expect = ipc_get_i64(in);
+	rq->value = ipc_get_i64(in);
+	for (int i = 0; i < 3; i++)
+		b[i] = ipc_get_u32(in);
+	ipc_get_name(in, rq->st.id, sizeof(rq->st.id));
+	get_cols(in, store_push_cols, v, STORE_PUSH_NCOLS);
+	ipc_get_name(in, rq->reg.id, sizeof(rq->reg.id));
+	get_cols(in, store_push_reg_cols, g, STORE_PUSH_REG_NCOLS - 1);
+	g[STORE_PUSH_REG_NCOLS - 1] = (struct store_val){ 0 };
+	g[STORE_PUSH_REG_NCOLS - 1].p = ipc_get_bytes(in, VG_STORE_PUSH_IDN_MAX - 1,
+						      &g[STORE_PUSH_REG_NCOLS - 1].len);
+	if (in->bad || b[0] > 1 || b[1] > 1 || b[2] > 1 || rq->col >= VG_STORE_PUSH_COL__COUNT ||
+	    store_push_decode(v, &rq->st) < 0) {
+		in->bad = true;
+		return;
+	}
+	rq->retry = b[0];
+	rq->judged = b[1];
+	rq->changed = b[2];
+	if (store_push_reg_decode(g, &rq->reg) < 0)
+		in->bad = true;
 }
 
 int sipc_get_done(struct ipc_in *in, struct vg_diag *d)

@@ -25,6 +25,8 @@
  *   AGENT_DUE before             -> DUE* DONE      (int64 wall ms; a struct vg_store_due
  *                                   each: id, uint32 state, uint32 push, int64 registered_at,
  *                                   last_ok, last_seen, next_due, lease_until)
+ *   PUSH verb req                -> [PUSH_ROW] DONE (the push op: a struct
+ *                                   vg_store_push_req each way, PUSH_ROW when it succeeded)
  *   POLICY_PUT name doc          -> DONE
  *   POLICY_GET name              -> [POLICY] DONE
  *   POLICY_DEL name              -> DONE
@@ -95,6 +97,8 @@ enum sipc_type {
 	SIPC_LEASE_TAKE,
 	SIPC_AGENT_STATES,
 	SIPC_STATES,		/* reply: VG_STORE_STATES int64 counts */
+	SIPC_PUSH,		/* uint32 verb, a struct vg_store_push_req */
+	SIPC_PUSH_ROW,		/* reply: the struct vg_store_push_req after the op */
 	SIPC__COUNT
 };
 
@@ -121,6 +125,9 @@ void sipc_get_verdict(struct ipc_in *in, struct vg_store_verdict *v);
 void sipc_get_verifier(struct ipc_in *in, struct vg_store_verifier *v);
 void sipc_put_due(struct ipc_out *o, const struct vg_store_due *a);
 void sipc_get_due(struct ipc_in *in, struct vg_store_due *a);
+void sipc_put_push(struct ipc_out *o, const struct vg_store_push_req *rq);
+/* into *@rq (zeroed first); a field that does not decode marks @in bad */
+void sipc_get_push(struct ipc_in *in, struct vg_store_push_req *rq);
 /* DONE's fields: Return: the result; @d (may be NULL) set when the sender's was */
 int sipc_get_done(struct ipc_in *in, struct vg_diag *d);
 

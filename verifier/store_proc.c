@@ -22,6 +22,7 @@
 static struct vg_store_agent a1, a2;
 static struct vg_store_verdict vd;
 static struct vg_store_verifier vr;
+static struct vg_store_push_req push;
 static char name[SIPC_NAME_MAX + 1];
 
 static void reply(struct ipc_chan *ch, uint32_t t, struct ipc_out *o)
@@ -129,6 +130,18 @@ static void answer(struct ipc_chan *ch, struct vg_store *s, struct ipc_in *in)
 
 		ipc_end(in);
 		r = vg_store_agent_due(s, before, send_due, ch, &d);
+		break;
+	}
+	case SIPC_PUSH: {
+		uint32_t verb = ipc_get_u32(in);
+
+		sipc_get_push(in, &push);
+		ipc_end(in);
+		r = vg_store_push(s, verb, &push, &d);
+		if (r == 0) {
+			sipc_put_push(&o, &push);
+			reply(ch, SIPC_PUSH_ROW, &o);
+		}
 		break;
 	}
 	case SIPC_AGENT_DEL:

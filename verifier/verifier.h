@@ -184,7 +184,7 @@ struct verifier {
 	size_t max_body;		/* bytes of an API request body */
 	vf_fetch_fn *fetch;		/* vf_fetch; a test's stand-in */
 	struct http_ca *push_ca;	/* --push-client-ca: a certificate from it is an agent's */
-	struct vf_push *push;		/* push.c: challenges, registrations, stale agents */
+	struct vf_push *push;		/* push_stale.c: the last listing of pushing agents */
 	unsigned int notify_queue;	/* --notify-queue: notices waiting, per target */
 	struct vf_sink *notify[VF_SINKS];	/* notify.c: NULL where not configured */
 

@@ -83,7 +83,7 @@ check "the verifier runs on PostgreSQL" kill -0 $VA
 check "its start message names the store without the password" \
 	grep -qF "store $SAFE" verifier.err
 check_eq "the schema was created" "$(sql "SELECT string_agg(tablename, ' ' ORDER BY tablename) FROM pg_tables WHERE tableowner = 'vigil'")" \
-	"agents policies verdicts verifiers"
+	"agents policies push_regs push_state verdicts verifiers"
 
 field() { att_field "$1" host1 "${2:-}"; }	# NAME [VERIFIER_URL]
 wait_for() { att_wait host1 "$@"; }	# STATE [FAILURE [VERIFIER_URL]]: up to 15 s

@@ -940,6 +940,295 @@ static int vrf_cb(void *arg, const struct vg_store_verifier *v)
 	return -1;
 }
 
+
+/* ---- push mode's state (the push op) ---- */
+
+static struct vg_store_push_req *push_req(const char *id, const char *cred)
+{
+	static struct vg_store_push_req rq;
+
+	memset(&rq, 0, sizeof(rq));
+	snprintf(rq.st.id, sizeof(rq.st.id), "%s", id);
+	snprintf(rq.st.cred, sizeof(rq.st.cred), "%s", cred);
+	snprintf(rq.reg.id, sizeof(rq.reg.id), "%s", id);
+	snprintf(rq.reg.cred, sizeof(rq.reg.cred), "%s", cred);
+	return &rq;
+}
+
+static int push_op(struct vg_store *s, unsigned int verb, struct vg_store_push_req *rq)
+{
+	struct vg_diag d = { 0 };
+	int r = vg_store_push(s, verb, rq, &d);
+
+	if (r < 0 && r != -ENOENT && r != -ETIME && r != -EBUSY && r != -ENOSPC)
+		fail_msg("push op %u: %d %s", verb, r, d.msg);
+	return r;
+}
+
+/* a challenge @nonce (one byte repeated) of @id by @cred at @at */
+static int push_chal(struct vg_store *s, const char *id, const char *cred, uint8_t nonce,
+		     int64_t at)
+{
+	struct vg_store_push_req *rq = push_req(id, cred);
+
+	memset(rq->st.nonce, nonce, 20);
+	rq->st.nonce_len = 20;
+	rq->st.bank = VG_HASH_SHA256;
+	rq->st.mask = 1u << 10;
+	rq->st.issued_ms = at;
+	return push_op(s, VG_STORE_PUSH_CHAL_PUT, rq);
+}
+
+/* take challenge @nonce of @id by @cred at @now (30 s old at most, leased 5 s) */
+static int push_take(struct vg_store *s, const char *id, const char *cred, uint8_t nonce,
+		     int64_t now)
+{
+	struct vg_store_push_req *rq = push_req(id, cred);
+
+	memset(rq->st.nonce, nonce, 20);
+	rq->st.nonce_len = 20;
+	rq->now = now;
+	rq->age_ms = 30000;
+	rq->lease_ms = 5000;
+	return push_op(s, VG_STORE_PUSH_CHAL_TAKE, rq);
+}
+
+static void put_push_agent(struct vg_store *s, const char *id, const char *cred)
+{
+	struct vg_store_agent a;
+	struct vg_diag d = { 0 };
+
+	sample_agent(&a, id);
+	snprintf(a.url, sizeof(a.url), "push:%s", cred);
+	assert_int_equal(vg_store_agent_put(s, &a, &d), 0);
+}
+
+/* two handles on one store: two verifiers */
+static void store_push_nonce_taken_once_by_any_verifier(void **state)
+{
+	struct backend *b = *state;
+	struct vg_store *s = open_or_skip(b), *s2 = open_or_skip(b);
+	struct vg_store_push_req *rq;
+
+	/* no challenge for an agent that is not there */
+	assert_int_equal(push_chal(s, "nobody", "token:a", 1, 1000), -ENOENT);
+	put_push_agent(s, "a1", "token:a");
+	assert_int_equal(push_chal(s, "a1", "token:a", 1, 1000), 0);
+	/* another credential, another nonce, expired: refused, nothing taken */
+	assert_int_equal(push_take(s2, "a1", "token:b", 1, 2000), -ENOENT);
+	assert_int_equal(push_take(s2, "a1", "token:a", 2, 2000), -ENOENT);
+	assert_int_equal(push_take(s2, "a1", "token:a", 1, 1000 + 30001), -ETIME);
+	/* taken by the other verifier, once */
+	assert_int_equal(push_take(s2, "a1", "token:a", 1, 2000), 0);
+	assert_int_equal(push_take(s2, "a1", "token:a", 1, 2001), -ENOENT);
+	assert_int_equal(push_take(s, "a1", "token:a", 1, 2001), -ENOENT);
+	/* the next challenge while the first push is judged (leased until 7000): busy */
+	assert_int_equal(push_chal(s, "a1", "token:a", 3, 2500), 0);
+	assert_int_equal(push_take(s, "a1", "token:a", 3, 3000), -EBUSY);
+	/* the judging verifier died: the lease ends */
+	assert_int_equal(push_take(s, "a1", "token:a", 3, 7000), 0);
+	/* judged, lacking PCR 0 and the boot log: the next challenge, by either, asks for them */
+	rq = push_req("a1", "");
+	rq->st.busy_until = 12000;
+	rq->retry = true;
+	rq->st.want_mask = 1;
+	rq->st.want_boot = true;
+	rq->st.want_offset = true;
+	rq->st.offset = 77;
+	assert_int_equal(push_op(s, VG_STORE_PUSH_DONE, rq), 0);
+	assert_int_equal(rq->st.busy_until, 0);
+	{
+		struct vg_store_push_req *c = push_req("a1", "token:a");
+
+		memset(c->st.nonce, 5, 20);
+		c->st.nonce_len = 20;
+		c->st.mask = 1u << 10;
+		c->st.issued_ms = 8100;
+		assert_int_equal(push_op(s2, VG_STORE_PUSH_CHAL_PUT, c), 0);
+		assert_int_equal(c->st.mask, (1u << 10) | 1);
+		assert_true(c->st.want_boot && c->st.want_offset);
+		assert_int_equal(c->st.offset, 77);
+	}
+	assert_int_equal(push_take(s, "a1", "token:a", 5, 8200), 0);
+	/* judged: wants cleared but the PCRs, when its challenge was asked kept */
+	rq = push_req("a1", "");
+	rq->st.busy_until = 13200;
+	rq->judged = true;
+	rq->st.pushed_ms = 8100;
+	assert_int_equal(push_op(s, VG_STORE_PUSH_DONE, rq), 0);
+	assert_false(rq->st.want_boot || rq->st.want_offset);
+	assert_int_equal(rq->st.want_mask, 1);
+	assert_int_equal(rq->st.pushed_ms, 8100);
+	assert_int_equal(push_chal(s, "a1", "token:a", 6, 8300), 0);
+	assert_int_equal(push_take(s2, "a1", "token:a", 6, 8400), 0);
+	vg_store_close(s);
+	vg_store_close(s2);
+}
+
+static void reg_fill(struct vg_store_push_req *rq, int64_t at, uint8_t h)
+{
+	memset(rq->reg.proof_hash, h, sizeof(rq->reg.proof_hash));
+	rq->reg.reg_ms = at;
+	rq->reg.idn_len = (size_t)snprintf(rq->reg.idn, sizeof(rq->reg.idn),
+					   "{\"ek_pub\":\"%02x\"}", h);
+	rq->now = at;
+	rq->age_ms = 60000;
+	rq->max = 2;
+}
+
+static void store_push_registration_taken_once_bounded(void **state)
+{
+	struct backend *b = *state;
+	struct vg_store *s = open_or_skip(b), *s2 = open_or_skip(b);
+	struct vg_store_push_req *rq;
+
+	reg_fill(rq = push_req("r1", "token:a"), 1000, 0x11);
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_PUT, rq), 0);
+	reg_fill(rq = push_req("r2", "token:b"), 1000, 0x22);
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_PUT, rq), 0);
+	/* two in progress: a third is refused, one registering again replaces its own */
+	reg_fill(rq = push_req("r3", "token:c"), 2000, 0x33);
+	assert_int_equal(push_op(s2, VG_STORE_PUSH_REG_PUT, rq), -ENOSPC);
+	reg_fill(rq = push_req("r1", "token:a"), 2000, 0x44);
+	assert_int_equal(push_op(s2, VG_STORE_PUSH_REG_PUT, rq), 0);
+	/* taken by the other verifier, by its credential only, once */
+	rq = push_req("r1", "token:b");
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_TAKE, rq), -ENOENT);
+	rq = push_req("r1", "token:a");
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_TAKE, rq), 0);
+	assert_int_equal(rq->reg.reg_ms, 2000);
+	assert_int_equal(rq->reg.proof_hash[31], 0x44);
+	assert_string_equal(rq->reg.idn, "{\"ek_pub\":\"44\"}");
+	assert_int_equal(rq->reg.idn_len, strlen("{\"ek_pub\":\"44\"}"));
+	rq = push_req("r1", "token:a");
+	assert_int_equal(push_op(s2, VG_STORE_PUSH_REG_TAKE, rq), -ENOENT);
+	/* r2's expires: a registration a minute later removes it and fits */
+	reg_fill(rq = push_req("r3", "token:c"), 1000 + 60001, 0x33);
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_PUT, rq), 0);
+	reg_fill(rq = push_req("r4", "token:d"), 1000 + 60001, 0x55);
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_PUT, rq), 0);
+	rq = push_req("r2", "token:b");
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_TAKE, rq), -ENOENT);
+	/* a credential registers one id: its registration of another replaces the first */
+	reg_fill(rq = push_req("r5", "token:c"), 1000 + 60002, 0x66);
+	assert_int_equal(push_op(s2, VG_STORE_PUSH_REG_PUT, rq), 0);
+	rq = push_req("r3", "token:c");
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_TAKE, rq), -ENOENT);
+	rq = push_req("r5", "token:c");
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_TAKE, rq), 0);
+	vg_store_close(s);
+	vg_store_close(s2);
+}
+
+static int push_due_cb(void *arg, const struct vg_store_due *a)
+{
+	struct vg_store_due *out = arg;
+
+	if (strcmp(a->id, "a1") == 0)
+		*out = *a;
+	return 0;
+}
+
+/* the stale flag: set by one compare-and-set per episode; listed; gone with the agent */
+static void store_push_state_listed_and_removed_with_agent(void **state)
+{
+	struct backend *b = *state;
+	struct vg_store *s = open_or_skip(b), *s2 = open_or_skip(b);
+	struct vg_store_push_req *rq;
+	struct vg_store_due due = { 0 };
+	struct vg_diag d = { 0 };
+
+	put_push_agent(s, "a1", "token:a");
+	/* no row yet: one is made by the first verifier's set, the second's finds it set */
+	rq = push_req("a1", "");
+	rq->col = VG_STORE_PUSH_COL_STALE;
+	rq->expect = 0;
+	rq->value = 1;
+	assert_int_equal(push_op(s, VG_STORE_PUSH_CAS, rq), 0);
+	assert_true(rq->changed);
+	assert_int_equal(push_op(s2, VG_STORE_PUSH_CAS, rq), 0);
+	assert_false(rq->changed);
+	assert_int_equal(vg_store_agent_due(s2, 0, push_due_cb, &due, &d), 0);
+	assert_string_equal(due.id, "a1");
+	assert_true(due.stale);
+	/* a push judged meanwhile: a set made on the listing before it changes nothing */
+	assert_int_equal(push_chal(s, "a1", "token:a", 1, 1000), 0);
+	assert_int_equal(push_take(s, "a1", "token:a", 1, 1100), 0);
+	rq = push_req("a1", "");
+	rq->st.busy_until = 6100;
+	rq->judged = true;
+	rq->st.pushed_ms = 1000;
+	assert_int_equal(push_op(s, VG_STORE_PUSH_DONE, rq), 0);
+	assert_false(rq->st.stale);
+	rq = push_req("a1", "");
+	rq->col = VG_STORE_PUSH_COL_STALE;
+	rq->value = 1;
+	rq->st.pushed_ms = 0;		/* as listed before the push */
+	assert_int_equal(push_op(s2, VG_STORE_PUSH_CAS, rq), 0);
+	assert_false(rq->changed);
+	rq = push_req("a1", "");
+	rq->col = VG_STORE_PUSH_COL_QUIET;
+	rq->value = VG_STORE_PUSH_QUIET_FAILED;
+	rq->st.pushed_ms = 1000;
+	assert_int_equal(push_op(s2, VG_STORE_PUSH_CAS, rq), 0);
+	assert_true(rq->changed);
+	memset(&due, 0, sizeof(due));
+	assert_int_equal(vg_store_agent_due(s, 0, push_due_cb, &due, &d), 0);
+	assert_false(due.stale);
+	assert_int_equal(due.pushed_ms, 1000);
+	assert_int_equal(due.quiet_ms, VG_STORE_PUSH_QUIET_FAILED);
+	/* removed: its challenge and registration with it */
+	assert_int_equal(push_chal(s, "a1", "token:a", 2, 2000), 0);
+	reg_fill(rq = push_req("a1", "token:a"), 2000, 0x11);
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_PUT, rq), 0);
+	assert_int_equal(vg_store_agent_del(s2, "a1", &d), 0);
+	rq = push_req("a1", "token:a");
+	assert_int_equal(push_op(s, VG_STORE_PUSH_REG_TAKE, rq), -ENOENT);
+	put_push_agent(s, "a1", "token:a");
+	assert_int_equal(push_take(s, "a1", "token:a", 2, 2100), -ENOENT);
+	memset(&due, 0, sizeof(due));
+	assert_int_equal(vg_store_agent_due(s, 0, push_due_cb, &due, &d), 0);
+	assert_false(due.stale);
+	assert_int_equal(due.pushed_ms, 0);
+	assert_int_equal(due.quiet_ms, 0);
+	/* and a set on a removed agent makes no row */
+	assert_int_equal(vg_store_agent_del(s2, "a1", &d), 0);
+	rq = push_req("a1", "");
+	rq->col = VG_STORE_PUSH_COL_STALE;
+	rq->value = 1;
+	assert_int_equal(push_op(s2, VG_STORE_PUSH_CAS, rq), 0);
+	assert_false(rq->changed);
+	vg_store_close(s);
+	vg_store_close(s2);
+}
+
+/* a store made before the push tables (main's binary): they are made on open */
+static void store_without_push_tables_gains_them(void **state)
+{
+	struct backend *b = *state;
+	struct vg_store *s = open_or_skip(b);
+	static const char drop[] = "DROP TABLE push_state; DROP TABLE push_regs;";
+
+	put_push_agent(s, "a1", "token:a");
+	vg_store_close(s);
+	if (b->pg) {
+		PGconn *pc = PQconnectdb(b->url);
+
+		assert_int_equal(PQstatus(pc), CONNECTION_OK);
+		admin_exec(pc, drop);
+		PQfinish(pc);
+	} else {
+		char cmd[sizeof(b->url) + sizeof(drop) + 32];
+
+		snprintf(cmd, sizeof(cmd), "sqlite3 '%s' \"%s\"", b->url, drop);
+		assert_int_equal(system(cmd), 0);
+	}
+	s = open_or_skip(b);
+	assert_int_equal(push_chal(s, "a1", "token:a", 1, 1000), 0);
+	assert_int_equal(push_take(s, "a1", "token:a", 1, 1100), 0);
+	vg_store_close(s);
+}
+
 static void store_verifier_heartbeats(void **state)
 {
 	struct vg_store *s = open_or_skip(*state);
@@ -1507,6 +1796,10 @@ int main(void)
 		BOTH(store_lease_take_releases_then_claims_with_rows),
 		BOTH(store_counts_agents_by_state),
 		BOTH(store_verifier_heartbeats),
+		BOTH(store_push_nonce_taken_once_by_any_verifier),
+		BOTH(store_push_registration_taken_once_bounded),
+		BOTH(store_push_state_listed_and_removed_with_agent),
+		BOTH(store_without_push_tables_gains_them),
 		BOTH(store_old_schema_gains_the_schedule),
 		BOTH(store_schema_with_leases_gains_failure_count),
 		PG(pg_concurrent_claims_take_each_agent_once),

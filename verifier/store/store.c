@@ -310,3 +310,13 @@ int vg_store_verifier_list(struct vg_store *s, vg_store_verifier_cb cb, void *ar
 {
 	return s->ops->verifier_list(s->ctx, cb, arg, diag);
 }
+
+int vg_store_push(struct vg_store *s, unsigned int verb, struct vg_store_push_req *rq,
+		  struct vg_diag *diag)
+{
+	if (verb >= VG_STORE_PUSH__COUNT || rq->col >= VG_STORE_PUSH_COL__COUNT ||
+	    rq->st.nonce_len > sizeof(rq->st.nonce) || rq->reg.idn_len >= sizeof(rq->reg.idn))
+		return vg_diag_set(diag, -EINVAL, "store: push: verb %u", verb);
+	rq->changed = false;
+	return s->ops->push(s->ctx, verb, rq, diag);
+}

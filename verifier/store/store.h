@@ -119,6 +119,107 @@ struct vg_store_due {
 	bool push;			/* url "push:...": it sends its evidence */
 	int64_t registered_at, last_ok, last_seen;	/* unix seconds */
 	int64_t next_due, lease_until;	/* wall ms */
+	/* a pushing agent's push state (struct vg_store_push; 0 when it has none) */
+	bool stale;
+	int64_t quiet_ms, pushed_ms;
+};
+
+/*
+ * Push mode (verifier/push.c): what is kept of a pushing agent between
+ * its requests, in the store so that any verifier sharing it answers any
+ * request. Two tables: push_state, a row per pushing agent (removed with
+ * it), and push_regs, a registration between its two steps (bounded,
+ * expired rows removed by the next registration).
+ */
+#define VG_STORE_PUSH_CRED_MAX 256	/* a credential ("token:ID", "cert:SUBJECT"), with the NUL */
+#define VG_STORE_PUSH_NONCE_MAX 32
+#define VG_STORE_PUSH_IDN_MAX 16384	/* an identity as JSON, with the NUL */
+#define VG_STORE_PUSH_QUIET_FAILED (-1)	/* quiet_ms: seen failed, not seen since */
+
+struct vg_store_push {
+	char id[128];
+	char cred[VG_STORE_PUSH_CRED_MAX];	/* the credential the challenge was handed to */
+	/* the challenge handed out, until taken or replaced */
+	uint8_t nonce[VG_STORE_PUSH_NONCE_MAX];
+	size_t nonce_len;		/* 0: none */
+	unsigned int bank;
+	uint32_t mask;
+	int64_t issued_ms;		/* wall ms */
+	int64_t busy_until;		/* wall ms: a push of it is judged until then (a lease) */
+	/* what the last push lacked: the next challenge asks for it */
+	uint32_t want_mask;
+	bool want_boot, want_offset;
+	uint64_t offset;
+	/* stale: reported once per episode (the flag), silence counted from */
+	bool stale;
+	int64_t quiet_ms;		/* VG_STORE_PUSH_QUIET_FAILED, or wall ms it was seen reactivated */
+	int64_t pushed_ms;		/* wall ms of the challenge of the last push judged */
+};
+
+/* a registration between its two steps */
+struct vg_store_push_reg {
+	char id[128];
+	char cred[VG_STORE_PUSH_CRED_MAX];	/* the credential that registered */
+	uint8_t proof_hash[32];		/* SHA-256 of the expected ActivateCredential proof */
+	int64_t reg_ms;			/* wall ms */
+	char idn[VG_STORE_PUSH_IDN_MAX];	/* the identity (vg_api_identity_build's JSON) */
+	size_t idn_len;
+};
+
+enum vg_store_push_verb {
+	/*
+	 * REG_PUT: @reg made or replaced (whatever credential had it); the
+	 * registrations older than @now - @age_ms and those of @reg.cred for
+	 * another id (a credential registers one id) removed first. -ENOSPC:
+	 * @max others in progress.
+	 */
+	VG_STORE_PUSH_REG_PUT = 0,
+	/* REG_TAKE: @reg.id's registration by @reg.cred removed and returned in @reg: once. -ENOENT */
+	VG_STORE_PUSH_REG_TAKE,
+	/*
+	 * CHAL_PUT: @st's challenge (cred, nonce, bank, mask, issued_ms)
+	 * replaces the one before; @st gets the row back: mask with the
+	 * wanted PCRs added, want_boot, want_offset, offset. -ENOENT: no such
+	 * agent.
+	 */
+	VG_STORE_PUSH_CHAL_PUT,
+	/*
+	 * CHAL_TAKE: the challenge of @st.id whose credential is @st.cred and
+	 * nonce @st.nonce, issued at or after @now - @age_ms, no push of it
+	 * judged (busy_until <= @now): taken (its nonce removed, busy_until
+	 * @now + @lease_ms), one statement, so that of verifiers taking it at
+	 * once one does; @st gets the row. Else nothing changes: -ENOENT
+	 * (unknown or used), -ETIME (expired), -EBUSY (being judged).
+	 */
+	VG_STORE_PUSH_CHAL_TAKE,
+	/*
+	 * DONE: the push of @st.id judged (its lease @st.busy_until ends if
+	 * still its): @retry: want_mask |= @st.want_mask, want_boot, want_offset,
+	 * offset as @st's; else want_boot and want_offset cleared and, @judged,
+	 * pushed_ms = @st.pushed_ms and not stale. @st gets the row. -ENOENT.
+	 */
+	VG_STORE_PUSH_DONE,
+	/*
+	 * CAS: column @col (VG_STORE_PUSH_COL_*) of @st.id set to @value if
+	 * it is @expect and pushed_ms still @st.pushed_ms (a row made if
+	 * none, and the agent is there): @changed says whether it was.
+	 */
+	VG_STORE_PUSH_CAS,
+	VG_STORE_PUSH__COUNT
+};
+
+enum { VG_STORE_PUSH_COL_STALE = 0, VG_STORE_PUSH_COL_QUIET, VG_STORE_PUSH_COL__COUNT };
+
+/* one push op's parameters and results */
+struct vg_store_push_req {
+	int64_t now, age_ms, lease_ms;
+	uint32_t max;
+	uint32_t col;
+	int64_t expect, value;
+	bool retry, judged;
+	bool changed;			/* out: CAS */
+	struct vg_store_push st;
+	struct vg_store_push_reg reg;
 };
 
 typedef int (*vg_store_agent_cb)(void *arg, const struct vg_store_agent *a);
@@ -204,6 +305,11 @@ struct vg_store_ops {
 	 */
 	int (*lease_release)(void *ctx, const char *id, const char *owner, int64_t next_due,
 			     struct vg_diag *diag);
+	/*
+	 * push - push state op @verb (enum vg_store_push_verb) on @rq.
+	 * Return: 0, -EINVAL (@verb), the verb's errors, -EIO.
+	 */
+	int (*push)(void *ctx, unsigned int verb, struct vg_store_push_req *rq, struct vg_diag *diag);
 	/* a verifier's heartbeat, its row made or replaced; rows silent for a day go */
 	int (*verifier_beat)(void *ctx, const struct vg_store_verifier *v, struct vg_diag *diag);
 	/* every verifier's last heartbeat, by id */
@@ -321,6 +427,8 @@ int vg_store_lease_take(struct vg_store *s, const char *done, int64_t next_due, 
 			void *arg, struct vg_diag *diag);
 int vg_store_verifier_beat(struct vg_store *s, const struct vg_store_verifier *v,
 			   struct vg_diag *diag);
+int vg_store_push(struct vg_store *s, unsigned int verb, struct vg_store_push_req *rq,
+		  struct vg_diag *diag);
 int vg_store_verifier_list(struct vg_store *s, vg_store_verifier_cb cb, void *arg,
 			   struct vg_diag *diag);
 

@@ -287,18 +287,19 @@ struct due_arg {
 
 static int due_row(void *arg, const PGresult *res)
 {
-	static const struct store_col cols[8] = {
+	static const struct store_col cols[11] = {
 		{ "id", STORE_TEXT }, { "state", STORE_INT }, { "push", STORE_INT },
 		{ "registered_at", STORE_INT }, { "last_ok", STORE_INT }, { "last_seen", STORE_INT },
-		{ "next_due", STORE_INT }, { "lease_until", STORE_INT },
+		{ "next_due", STORE_INT }, { "lease_until", STORE_INT }, { "stale", STORE_INT },
+		{ "quiet_ms", STORE_INT }, { "pushed_ms", STORE_INT },
 	};
 	struct due_arg *c = arg;
-	struct store_val v[8];
+	struct store_val v[11];
 	struct vg_store_due a;
 
 	if (c->ret)
 		return 0;
-	if (store_pg_row(res, cols, v, 8) < 0 || v[0].len >= sizeof(a.id))
+	if (store_pg_row(res, cols, v, 11) < 0 || v[0].len >= sizeof(a.id))
 		return -EBADMSG;
 	memcpy(a.id, v[0].p, v[0].len);
 	a.id[v[0].len] = 0;
@@ -309,6 +310,9 @@ static int due_row(void *arg, const PGresult *res)
 	a.last_seen = v[5].i;
 	a.next_due = v[6].i;
 	a.lease_until = v[7].i;
+	a.stale = v[8].i != 0;
+	a.quiet_ms = v[9].i;
+	a.pushed_ms = v[10].i;
 	c->ret = c->cb(c->arg, &a);
 	return 0;
 }
@@ -523,6 +527,7 @@ static const struct vg_store_ops pg_ops = {
 	.lease_release = pg_lease_release,
 	.verifier_beat = pg_verifier_beat,
 	.verifier_list = pg_verifier_list,
+	.push = store_pg_push,
 	.close = pg_close,
 	.set_timeout = store_pg_set_timeout,
 };

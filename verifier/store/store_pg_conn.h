@@ -62,6 +62,8 @@ void store_pg_vals(struct params *p, const struct store_col *cols, const struct 
  */
 int store_pg_run(struct pg *q, int stmt, const struct params *p, store_pg_row_fn fn, void *arg,
 		 long *rows, const char *what, struct vg_diag *diag);
+/* store.h's push op (store_pg_push.c) */
+int store_pg_push(void *ctx, unsigned int verb, struct vg_store_push_req *rq, struct vg_diag *diag);
 /* the values of the row of @res, checked against @cols. Return: 0, -EBADMSG. */
 int store_pg_row(const PGresult *res, const struct store_col *cols, struct store_val *v, int n);
 

@@ -21,10 +21,12 @@ const char *const store_pg_stmt_names[S__COUNT] = {
 	"vg_lease_claim", "vg_lease_release", "vg_verifier_beat", "vg_verifier_list",
 	"vg_agent_find_ek", "vg_agent_find_ak", "vg_agent_find_url", "vg_agent_due",
 	"vg_agent_states", "vg_lease_take",
+	"vg_push_reg_put", "vg_push_reg_take", "vg_push_chal_put", "vg_push_chal_take",
+	"vg_push_why_not", "vg_push_done", "vg_push_cas_stale", "vg_push_cas_quiet",
 };
 
 /* agent_due's columns, in struct vg_store_due's order (store_pg.c's due_row) */
-#define DUE_COLS "id, state, (substring(url from 1 for 5) = 'push:'::bytea)::int::int8," \
+#define DUE_COLS "agents.id, state, (substring(url from 1 for 5) = 'push:'::bytea)::int::int8," \
 	" registered_at," \
 	" last_ok, last_seen, next_due, lease_until"
 
@@ -36,7 +38,8 @@ const char store_pg_schema_present[] =
 	" AND to_regclass('verdicts') IS NOT NULL AND to_regclass('verifiers') IS NOT NULL"
 	" AND EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
 	" AND table_name = 'agents' AND column_name = 'lease_until')"
-	" AND to_regclass('agents_ek') IS NOT NULL";
+	" AND to_regclass('agents_ek') IS NOT NULL"
+	" AND to_regclass('push_state') IS NOT NULL AND to_regclass('push_regs') IS NOT NULL";
 
 const char store_pg_schema[] =
 	"BEGIN;"
@@ -80,7 +83,71 @@ const char store_pg_schema[] =
 	" pid BIGINT NOT NULL, started BIGINT NOT NULL, beat BIGINT NOT NULL,"
 	" max_rounds BIGINT NOT NULL, running BIGINT NOT NULL, rounds BIGINT NOT NULL,"
 	" late BIGINT NOT NULL);"
+	/* push mode's state (store_pg_push.c; a store made before it gets it) */
+	"CREATE TABLE IF NOT EXISTS push_state (id TEXT COLLATE \"C\" PRIMARY KEY,"
+	" cred BYTEA NOT NULL DEFAULT '', nonce BYTEA NOT NULL DEFAULT '',"
+	" bank BIGINT NOT NULL DEFAULT 0, mask BIGINT NOT NULL DEFAULT 0,"
+	" issued_ms BIGINT NOT NULL DEFAULT 0, busy_until BIGINT NOT NULL DEFAULT 0,"
+	" want_mask BIGINT NOT NULL DEFAULT 0, want_boot BIGINT NOT NULL DEFAULT 0,"
+	" want_offset BIGINT NOT NULL DEFAULT 0, log_offset BIGINT NOT NULL DEFAULT 0,"
+	" stale BIGINT NOT NULL DEFAULT 0, quiet_ms BIGINT NOT NULL DEFAULT 0,"
+	" pushed_ms BIGINT NOT NULL DEFAULT 0);"
+	"CREATE TABLE IF NOT EXISTS push_regs (id TEXT COLLATE \"C\" PRIMARY KEY,"
+	" cred BYTEA NOT NULL, proof_hash BYTEA NOT NULL, reg_ms BIGINT NOT NULL, idn BYTEA NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS push_regs_ms ON push_regs (reg_ms);"
 	"COMMIT";
+
+#define ST_COLS "cred, nonce, bank, mask, issued_ms, busy_until, want_mask, want_boot," \
+	" want_offset, log_offset, stale, quiet_ms, pushed_ms"
+
+/* the push op's statements: one each, so that a take is atomic */
+static void push_sql(char (*sql)[STORE_PG_SQL_MAX])
+{
+	snprintf(sql[S_PUSH_REG_PUT], STORE_PG_SQL_MAX,
+		 "WITH gone AS (DELETE FROM push_regs WHERE (reg_ms < $6::int8 OR cred = $2::bytea)"
+		 " AND id <> $1::text)"
+		 " INSERT INTO push_regs (id, cred, proof_hash, reg_ms, idn)"
+		 " SELECT $1::text, $2::bytea, $3::bytea, $4::int8, $5::bytea"
+		 " WHERE (SELECT count(*) FROM push_regs WHERE id <> $1::text AND reg_ms >= $6::int8"
+		 " AND cred <> $2::bytea) < $7::int8 ON CONFLICT (id) DO UPDATE SET cred = EXCLUDED.cred,"
+		 " proof_hash = EXCLUDED.proof_hash, reg_ms = EXCLUDED.reg_ms, idn = EXCLUDED.idn");
+	snprintf(sql[S_PUSH_REG_TAKE], STORE_PG_SQL_MAX,
+		 "DELETE FROM push_regs WHERE id = $1::text AND cred = $2::bytea"
+		 " RETURNING cred, proof_hash, reg_ms, idn");
+	snprintf(sql[S_PUSH_CHAL_PUT], STORE_PG_SQL_MAX,
+		 "INSERT INTO push_state AS s (id, cred, nonce, bank, mask, issued_ms)"
+		 " SELECT $1::text, $2::bytea, $3::bytea, $4::int8, $5::int8, $6::int8"
+		 " WHERE EXISTS (SELECT 1 FROM agents WHERE id = $1::text)"
+		 " ON CONFLICT (id) DO UPDATE SET cred = EXCLUDED.cred, nonce = EXCLUDED.nonce,"
+		 " bank = EXCLUDED.bank, mask = EXCLUDED.mask | s.want_mask,"
+		 " issued_ms = EXCLUDED.issued_ms RETURNING " ST_COLS);
+	snprintf(sql[S_PUSH_CHAL_TAKE], STORE_PG_SQL_MAX,
+		 "UPDATE push_state SET nonce = ''::bytea, busy_until = $4::int8 WHERE id = $1::text"
+		 " AND cred = $2::bytea AND nonce = $3::bytea AND length(nonce) > 0"
+		 " AND issued_ms >= $5::int8 AND busy_until <= $6::int8 RETURNING " ST_COLS);
+	snprintf(sql[S_PUSH_WHY_NOT], STORE_PG_SQL_MAX,
+		 "SELECT (cred = $2::bytea AND nonce = $3::bytea AND length(nonce) > 0)::int::int8,"
+		 " issued_ms, busy_until FROM push_state WHERE id = $1::text");
+	snprintf(sql[S_PUSH_DONE], STORE_PG_SQL_MAX,
+		 "UPDATE push_state SET"
+		 " busy_until = CASE WHEN busy_until = $2::int8 THEN 0 ELSE busy_until END,"
+		 " want_mask = CASE WHEN $3::int8 <> 0 THEN want_mask | $4::int8 ELSE want_mask END,"
+		 " want_boot = CASE WHEN $3::int8 <> 0 THEN $5::int8 ELSE 0 END,"
+		 " want_offset = CASE WHEN $3::int8 <> 0 THEN $6::int8 ELSE 0 END,"
+		 " log_offset = CASE WHEN $3::int8 <> 0 THEN $7::int8 ELSE log_offset END,"
+		 " pushed_ms = CASE WHEN $8::int8 <> 0 THEN $9::int8 ELSE pushed_ms END,"
+		 " stale = CASE WHEN $8::int8 <> 0 THEN 0 ELSE stale END"
+		 " WHERE id = $1::text RETURNING " ST_COLS);
+	for (int c = 0; c < VG_STORE_PUSH_COL__COUNT; c++) {
+		static const char *const col[VG_STORE_PUSH_COL__COUNT] = { "stale", "quiet_ms" };
+
+		snprintf(sql[S_PUSH_CAS_STALE + c], STORE_PG_SQL_MAX,
+			 "INSERT INTO push_state AS s (id, %s) SELECT $1::text, $2::int8"
+			 " WHERE EXISTS (SELECT 1 FROM agents WHERE id = $1::text)"
+			 " ON CONFLICT (id) DO UPDATE SET %s = $2::int8 WHERE s.%s = $3::int8"
+			 " AND s.pushed_ms = $4::int8", col[c], col[c], col[c]);
+	}
+}
 
 int store_pg_sql_build(char (*sql)[STORE_PG_SQL_MAX])
 {
@@ -125,7 +192,9 @@ int store_pg_sql_build(char (*sql)[STORE_PG_SQL_MAX])
 
 	snprintf(sql[S_AGENT_DEL], STORE_PG_SQL_MAX,
 		 "WITH a AS (DELETE FROM agents WHERE id = $1 RETURNING id),"
-		 " v AS (DELETE FROM verdicts WHERE agent IN (SELECT id FROM a))"
+		 " v AS (DELETE FROM verdicts WHERE agent IN (SELECT id FROM a)),"
+		 " p AS (DELETE FROM push_state WHERE id IN (SELECT id FROM a)),"
+		 " g AS (DELETE FROM push_regs WHERE id IN (SELECT id FROM a))"
 		 " SELECT id FROM a");
 	snprintf(sql[S_POLICY_PUT], STORE_PG_SQL_MAX,
 		 "INSERT INTO policies (name, doc) VALUES ($1, $2)"
@@ -184,9 +253,10 @@ int store_pg_sql_build(char (*sql)[STORE_PG_SQL_MAX])
 	 * pushing one (agents_url: "push:" <= url < "push;")
 	 */
 	snprintf(sql[S_AGENT_DUE], STORE_PG_SQL_MAX,
-		 "(SELECT " DUE_COLS " FROM agents WHERE next_due <= $1 AND state <> 2"
-		 " AND substring(url from 1 for 5) <> 'push:'::bytea ORDER BY next_due)"
-		 " UNION ALL (SELECT " DUE_COLS " FROM agents"
+		 "(SELECT " DUE_COLS ", 0::int8, 0::int8, 0::int8 FROM agents WHERE next_due <= $1"
+		 " AND state <> 2 AND substring(url from 1 for 5) <> 'push:'::bytea ORDER BY next_due)"
+		 " UNION ALL (SELECT " DUE_COLS ", coalesce(p.stale, 0), coalesce(p.quiet_ms, 0),"
+		 " coalesce(p.pushed_ms, 0) FROM agents LEFT JOIN push_state p ON p.id = agents.id"
 		 " WHERE url >= 'push:'::bytea AND url < 'push;'::bytea)");
 	snprintf(sql[S_AGENT_STATES], STORE_PG_SQL_MAX,
 		 "SELECT state::int8, count(*)::int8 FROM agents GROUP BY state");
@@ -199,5 +269,6 @@ int store_pg_sql_build(char (*sql)[STORE_PG_SQL_MAX])
 	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_agent_cols, STORE_AGENT_NCOLS, "%s");
 	strcat(s, ", ");
 	r |= store_sql_list(s, STORE_PG_SQL_MAX, store_sched_cols, STORE_SCHED_NCOLS, "%s");
+	push_sql(sql);
 	return r ? -ENAMETOOLONG : 0;
 }

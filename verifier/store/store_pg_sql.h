@@ -32,6 +32,14 @@ enum {
 	S_AGENT_DUE,
 	S_AGENT_STATES,
 	S_LEASE_TAKE,
+	S_PUSH_REG_PUT,		/* the push op's (store_pg_push.c) */
+	S_PUSH_REG_TAKE,
+	S_PUSH_CHAL_PUT,
+	S_PUSH_CHAL_TAKE,
+	S_PUSH_WHY_NOT,
+	S_PUSH_DONE,
+	S_PUSH_CAS_STALE,	/* then _QUIET: in VG_STORE_PUSH_COL_*'s order */
+	S_PUSH_CAS_QUIET,
 	S__COUNT
 };
 

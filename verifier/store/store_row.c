@@ -262,6 +262,96 @@ void store_verifier_decode(const struct store_val in[STORE_VERIFIER_NCOLS],
 	v->late = in[8].i;
 }
 
+const struct store_col store_push_cols[STORE_PUSH_NCOLS] = {
+	{ "cred", STORE_BLOB }, { "nonce", STORE_BLOB }, { "bank", STORE_INT },
+	{ "mask", STORE_INT }, { "issued_ms", STORE_INT }, { "busy_until", STORE_INT },
+	{ "want_mask", STORE_INT }, { "want_boot", STORE_INT }, { "want_offset", STORE_INT },
+	{ "log_offset", STORE_INT }, { "stale", STORE_INT }, { "quiet_ms", STORE_INT },
+	{ "pushed_ms", STORE_INT },
+};
+
+const struct store_col store_push_reg_cols[STORE_PUSH_REG_NCOLS] = {
+	{ "cred", STORE_BLOB }, { "proof_hash", STORE_BLOB }, { "reg_ms", STORE_INT },
+	{ "idn", STORE_BLOB },
+};
+
+void store_push_encode(const struct vg_store_push *s, struct store_val out[STORE_PUSH_NCOLS])
+{
+	memset(out, 0, STORE_PUSH_NCOLS * sizeof(*out));
+	out[0].p = s->cred;
+	out[0].len = strnlen(s->cred, sizeof(s->cred) - 1);
+	out[1].p = s->nonce;
+	out[1].len = s->nonce_len;
+	out[2].i = s->bank;
+	out[3].i = s->mask;
+	out[4].i = s->issued_ms;
+	out[5].i = s->busy_until;
+	out[6].i = s->want_mask;
+	out[7].i = s->want_boot;
+	out[8].i = s->want_offset;
+	out[9].i = (int64_t)s->offset;
+	out[10].i = s->stale;
+	out[11].i = s->quiet_ms;
+	out[12].i = s->pushed_ms;
+}
+
+/* @v's bytes into @buf (NUL-terminated). Return: 0, -EBADMSG (no room for them). */
+static int dec_str(const struct store_val *v, char *buf, size_t cap)
+{
+	if (v->len >= cap || memchr(v->p ? v->p : "", 0, v->len))
+		return -EBADMSG;
+	if (v->len)
+		memcpy(buf, v->p, v->len);
+	buf[v->len] = 0;
+	return 0;
+}
+
+int store_push_decode(const struct store_val in[STORE_PUSH_NCOLS], struct vg_store_push *s)
+{
+	if (dec_str(&in[0], s->cred, sizeof(s->cred)) < 0 || in[1].len > sizeof(s->nonce))
+		return -EBADMSG;
+	s->nonce_len = in[1].len;
+	if (in[1].len)
+		memcpy(s->nonce, in[1].p, in[1].len);
+	s->bank = (unsigned int)in[2].i;
+	s->mask = (uint32_t)in[3].i;
+	s->issued_ms = in[4].i;
+	s->busy_until = in[5].i;
+	s->want_mask = (uint32_t)in[6].i;
+	s->want_boot = in[7].i != 0;
+	s->want_offset = in[8].i != 0;
+	s->offset = (uint64_t)in[9].i;
+	s->stale = in[10].i != 0;
+	s->quiet_ms = in[11].i;
+	s->pushed_ms = in[12].i;
+	return 0;
+}
+
+void store_push_reg_encode(const struct vg_store_push_reg *g,
+			   struct store_val out[STORE_PUSH_REG_NCOLS])
+{
+	memset(out, 0, STORE_PUSH_REG_NCOLS * sizeof(*out));
+	out[0].p = g->cred;
+	out[0].len = strnlen(g->cred, sizeof(g->cred) - 1);
+	out[1].p = g->proof_hash;
+	out[1].len = sizeof(g->proof_hash);
+	out[2].i = g->reg_ms;
+	out[3].p = g->idn;
+	out[3].len = g->idn_len < sizeof(g->idn) ? g->idn_len : sizeof(g->idn) - 1;
+}
+
+int store_push_reg_decode(const struct store_val in[STORE_PUSH_REG_NCOLS],
+			  struct vg_store_push_reg *g)
+{
+	if (dec_str(&in[0], g->cred, sizeof(g->cred)) < 0 || in[1].len != sizeof(g->proof_hash) ||
+	    dec_str(&in[3], g->idn, sizeof(g->idn)) < 0)
+		return -EBADMSG;
+	memcpy(g->proof_hash, in[1].p, sizeof(g->proof_hash));
+	g->reg_ms = in[2].i;
+	g->idn_len = in[3].len;
+	return 0;
+}
+
 int store_sql_list(char *buf, size_t cap, const struct store_col *cols, size_t n, const char *fmt)
 {
 	size_t len = strlen(buf);

@@ -67,6 +67,23 @@ void store_verifier_encode(const struct vg_store_verifier *v,
 void store_verifier_decode(const struct store_val in[STORE_VERIFIER_NCOLS],
 			   struct vg_store_verifier *v);
 
+/*
+ * The push tables (struct vg_store_push, vg_store_push_reg): their
+ * columns after the id, in this order in every SELECT and RETURNING.
+ */
+#define STORE_PUSH_NCOLS 13
+extern const struct store_col store_push_cols[STORE_PUSH_NCOLS];
+void store_push_encode(const struct vg_store_push *s, struct store_val out[STORE_PUSH_NCOLS]);
+/* @s's fields but its id. Return: 0, -EBADMSG (a credential or nonce too long). */
+int store_push_decode(const struct store_val in[STORE_PUSH_NCOLS], struct vg_store_push *s);
+#define STORE_PUSH_REG_NCOLS 4
+extern const struct store_col store_push_reg_cols[STORE_PUSH_REG_NCOLS];
+void store_push_reg_encode(const struct vg_store_push_reg *g,
+			   struct store_val out[STORE_PUSH_REG_NCOLS]);
+/* Return: 0, -EBADMSG (a field too long, a hash not 32 bytes). */
+int store_push_reg_decode(const struct store_val in[STORE_PUSH_REG_NCOLS],
+			  struct vg_store_push_reg *g);
+
 /* a verifier silent this long loses its heartbeat row (verifier_beat) */
 #define STORE_VERIFIER_FORGET_MS (24 * 3600 * 1000LL)
 

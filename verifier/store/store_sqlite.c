@@ -13,9 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
-
 #include "store_row.h"
+#include "store_sqlite.h"
 
 static const char schema[] =
 	"PRAGMA journal_mode=WAL;"
@@ -69,11 +68,6 @@ static const char sched_index[] =
 	"CREATE INDEX IF NOT EXISTS agents_ek ON agents(ek_key);"
 	"CREATE INDEX IF NOT EXISTS agents_ak ON agents(ak_pub);"
 	"CREATE INDEX IF NOT EXISTS agents_url ON agents(url);";
-
-struct sq {
-	sqlite3 *db;
-	sqlite3_stmt *put, *get, *update;	/* the per-round statements, prepared once */
-};
 
 static void sq_set_timeout(void *ctx, unsigned int ms)
 {
@@ -280,7 +274,10 @@ static int exec_id(struct sq *q, const char *sql, const char *id, struct vg_diag
 	return r < 0 ? r : r == 0 ? -ENOENT : 0;
 }
 
-/* both deletes in one transaction: no agent without its history, no history of a removed agent */
+/*
+ * the deletes in one transaction: no agent without its history, no history
+ * or push state of a removed agent
+ */
 static int sq_agent_del(void *ctx, const char *id, struct vg_diag *diag)
 {
 	struct sq *q = ctx;
@@ -291,6 +288,10 @@ static int sq_agent_del(void *ctx, const char *id, struct vg_diag *diag)
 	r = exec_id(q, "DELETE FROM agents WHERE id = ?", id, diag);
 	if (r == 0)
 		r = exec_id_n(q, "DELETE FROM verdicts WHERE agent = ?", id, diag);
+	if (r >= 0)
+		r = exec_id_n(q, "DELETE FROM push_state WHERE id = ?", id, diag);
+	if (r >= 0)
+		r = exec_id_n(q, "DELETE FROM push_regs WHERE id = ?", id, diag);
 	if (r >= 0 && sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		r = db_err(q, diag, "agent delete");
 	if (r < 0) {
@@ -470,8 +471,8 @@ static int sq_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdi
 }
 
 /* agent_due's columns, in struct vg_store_due's order */
-#define SQ_DUE_COLS "id, state, substr(url, 1, 5) = 'push:', registered_at, last_ok, last_seen," \
-	" next_due, lease_until"
+#define SQ_DUE_COLS "agents.id, state, substr(url, 1, 5) = 'push:', registered_at, last_ok," \
+	" last_seen, next_due, lease_until"
 
 static int sq_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
 			  unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
@@ -530,10 +531,14 @@ static int sq_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg
 	sqlite3_stmt *st;
 	int r, ret = 0;
 
-	/* the pulled agents due by ?1 (agents_due), then every pushing one (agents_url) */
-	r = prep(q, "SELECT * FROM (SELECT " SQ_DUE_COLS " FROM agents WHERE next_due <= ?1"
+	/*
+	 * the pulled agents due by ?1 (agents_due), then every pushing one
+	 * (agents_url) with its push state
+	 */
+	r = prep(q, "SELECT * FROM (SELECT " SQ_DUE_COLS ", 0, 0, 0 FROM agents WHERE next_due <= ?1"
 		 " AND state <> 2 AND substr(url, 1, 5) <> 'push:' ORDER BY next_due)"
-		 " UNION ALL SELECT " SQ_DUE_COLS " FROM agents"
+		 " UNION ALL SELECT " SQ_DUE_COLS ", coalesce(p.stale, 0), coalesce(p.quiet_ms, 0),"
+		 " coalesce(p.pushed_ms, 0) FROM agents LEFT JOIN push_state p ON p.id = agents.id"
 		 " WHERE url >= 'push:' AND url < 'push;'", &st, diag);
 	if (r < 0)
 		return r;
@@ -552,6 +557,9 @@ static int sq_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg
 		a.last_seen = sqlite3_column_int64(st, 5);
 		a.next_due = sqlite3_column_int64(st, 6);
 		a.lease_until = sqlite3_column_int64(st, 7);
+		a.stale = sqlite3_column_int64(st, 8) != 0;
+		a.quiet_ms = sqlite3_column_int64(st, 9);
+		a.pushed_ms = sqlite3_column_int64(st, 10);
 		ret = cb(arg, &a);
 	}
 	if (r != SQLITE_DONE)
@@ -665,6 +673,7 @@ static const struct vg_store_ops sqlite_ops = {
 	.lease_release = sq_lease_release,
 	.verifier_beat = sq_verifier_beat,
 	.verifier_list = sq_verifier_list,
+	.push = store_sq_push,
 	.close = sq_close,
 	.set_timeout = sq_set_timeout,
 };
@@ -722,7 +731,8 @@ int vg_store_sqlite_open(const char *path, struct vg_store **ret, struct vg_diag
 	     sqlite3_exec(q->db, migrate_ek, NULL, NULL, &err) != SQLITE_OK) ||
 	    (!has_col(q, "boot_next") &&
 	     sqlite3_exec(q->db, migrate_boot_next, NULL, NULL, &err) != SQLITE_OK) ||
-	    sqlite3_exec(q->db, sched_index, NULL, NULL, &err) != SQLITE_OK) {
+	    sqlite3_exec(q->db, sched_index, NULL, NULL, &err) != SQLITE_OK ||
+	    sqlite3_exec(q->db, store_sq_push_schema, NULL, NULL, &err) != SQLITE_OK) {
 		vg_diag_set(diag, -EIO, "store: %s: adding the new columns: %s", path,
 			    err ? err : "?");
 		sqlite3_free(err);
