@@ -448,11 +448,15 @@ void vf_bootc_free(struct verifier *vf);
  */
 void vf_round(struct verifier *vf, const char *id, const struct vg_store_agent *row);
 /*
- * The same round with its evidence from @src (push.c).
+ * The same round with its evidence from @src (push.c), for the agent whose
+ * row the caller read into *@a (judged from it, as a claimed row is: the
+ * commit is compare-and-set). *@stored: the round's outcome was stored,
+ * and *@a is the row as stored (else *@a is as the caller read it).
  * Return: 0 trusted, 1 failed, -1 no answer (agent.comm), -2 not judged
  * (no such agent, failed already, shutdown, or @src->retry).
  */
-int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src);
+int vf_round_from(struct verifier *vf, struct vg_store_agent *a, struct vf_source *src,
+		  bool *stored);
 
 /* ---- round_pool.c ---- */
 
