@@ -248,8 +248,12 @@ int vf_grow(uint8_t **p, size_t *cap, size_t len, size_t add);
 
 /* ---- agent_client.c ---- */
 
-/* Once, before any thread starts. Return: 0, -EIO. */
-int vf_client_init(void);
+/*
+ * Once, before any thread starts: libcurl, and --client-cert and
+ * --client-key parsed once for every connection to an agent.
+ * Return: 0, -EIO, -EBADMSG, -ENOMEM (said in @err).
+ */
+int vf_client_init(const struct verifier *vf, char *err, size_t errlen);
 void vf_client_cleanup(void);
 /* The calling thread's libcurl handle (kept between its requests, vf_fetch) freed now. */
 void vf_client_thread_end(void);
