@@ -10,6 +10,10 @@
 
 #include <json-c/json.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "http_client.h"
 
@@ -55,10 +59,91 @@ static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 	return lim->stop(lim->stop_arg) ? 1 : 0;
 }
 
+struct http_tls_ids {
+	X509 *cert;
+	STACK_OF(X509) *chain;		/* the certificates after it in its file */
+	EVP_PKEY *key;
+};
+
+void http_tls_ids_free(struct http_tls_ids *ids)
+{
+	if (!ids)
+		return;
+	X509_free(ids->cert);
+	sk_X509_pop_free(ids->chain, X509_free);
+	EVP_PKEY_free(ids->key);
+	free(ids);
+}
+
+int http_tls_ids_load(const char *cert, const char *key, struct http_tls_ids **ret, char *err,
+		      size_t errlen)
+{
+	struct http_tls_ids *ids = calloc(1, sizeof(*ids));
+	BIO *b = NULL;
+	X509 *x;
+	int r = -EBADMSG;
+
+	*ret = NULL;
+	if (!ids || !(ids->chain = sk_X509_new_null())) {
+		free(ids);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	b = BIO_new_file(cert, "r");
+	ids->cert = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+	if (!ids->cert) {
+		snprintf(err, errlen, "%s: no PEM certificate", cert);
+		goto out;
+	}
+	while ((x = PEM_read_bio_X509(b, NULL, NULL, NULL)))
+		if (!sk_X509_push(ids->chain, x)) {
+			X509_free(x);
+			snprintf(err, errlen, "out of memory");
+			r = -ENOMEM;
+			goto out;
+		}
+	BIO_free(b);
+	b = BIO_new_file(key, "r");
+	ids->key = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+	if (!ids->key) {
+		snprintf(err, errlen, "%s: no PEM private key", key);
+		goto out;
+	}
+	if (X509_check_private_key(ids->cert, ids->key) != 1) {
+		snprintf(err, errlen, "%s: not the key of the certificate in %s", key, cert);
+		goto out;
+	}
+	*ret = ids;
+	ids = NULL;
+	r = 0;
+out:
+	ERR_clear_error();
+	BIO_free(b);
+	http_tls_ids_free(ids);
+	return r;
+}
+
+/* CURLOPT_SSL_CTX_FUNCTION: our certificate, its chain and key into a connection's context */
+static CURLcode use_ids(CURL *c, void *ssl_ctx, void *arg)
+{
+	const struct http_tls_ids *ids = arg;
+	SSL_CTX *ctx = ssl_ctx;
+
+	(void)c;
+	if (SSL_CTX_use_certificate(ctx, ids->cert) != 1 ||
+	    SSL_CTX_use_PrivateKey(ctx, ids->key) != 1)
+		return CURLE_SSL_CERTPROBLEM;
+	for (int i = 0; i < sk_X509_num(ids->chain); i++)
+		if (SSL_CTX_add1_chain_cert(ctx, sk_X509_value(ids->chain, i)) != 1)
+			return CURLE_SSL_CERTPROBLEM;
+	return CURLE_OK;
+}
+
 long http_request(CURL *c, const char *url, const char *body, const struct http_peer *peer,
 		  const struct http_limits *lim, struct http_answer *out, char *err, size_t errlen)
 {
 	struct curl_slist *h = NULL;
+	struct http_peer files;
 	size_t max = out->max ? out->max : HTTP_ANSWER_DEFAULT;
 	long code = -1;
 	CURLcode r;
@@ -81,7 +166,16 @@ long http_request(CURL *c, const char *url, const char *body, const struct http_
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (peer && peer->ca)
 		curl_easy_setopt(c, CURLOPT_CAINFO, peer->ca);
-	if (peer && peer->cert) {
+	/* a libcurl without OpenSSL's context callback reads the files */
+	if (peer && peer->ids &&
+	    (curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, use_ids) != CURLE_OK ||
+	     curl_easy_setopt(c, CURLOPT_SSL_CTX_DATA, (void *)peer->ids) != CURLE_OK)) {
+		curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, NULL);
+		files = *peer;
+		files.ids = NULL;
+		peer = &files;
+	}
+	if (peer && peer->cert && !peer->ids) {
 		curl_easy_setopt(c, CURLOPT_SSLCERT, peer->cert);
 		curl_easy_setopt(c, CURLOPT_SSLKEY, peer->key);
 	}

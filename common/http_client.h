@@ -18,10 +18,24 @@
 
 #include <curl/curl.h>
 
+/*
+ * Our client certificate (and the chain after it in its file) and key,
+ * read and parsed once (http_tls_ids_load) for a client that makes many
+ * connections: libcurl's OpenSSL backend reads and parses the files again
+ * for every connection it makes (about 0.5 ms of CPU here, more than the
+ * rest of a round). Shared by threads (OpenSSL's reference counts).
+ */
+struct http_tls_ids;
+/* Return: 0, -EBADMSG (the file named in @err does not parse, or the key is not the certificate's), -ENOMEM. */
+int http_tls_ids_load(const char *cert, const char *key, struct http_tls_ids **ret, char *err,
+		      size_t errlen);
+void http_tls_ids_free(struct http_tls_ids *ids);
+
 /* who the peer must be, and who we are to it; every field may be NULL or "" */
 struct http_peer {
 	const char *ca;		/* the CA file the peer's certificate must chain to */
 	const char *cert, *key;	/* our client certificate (mutual TLS) */
+	const struct http_tls_ids *ids;	/* the same parsed once (NULL: cert and key are read) */
 	const char *token;	/* sent as "Authorization: Bearer TOKEN" */
 };
 

@@ -44,6 +44,7 @@ struct handle {
 
 static pthread_key_t handle_key;
 static bool handle_key_made;
+static struct http_tls_ids *ids;	/* --client-cert and --client-key, parsed once */
 static CURLSH *share;
 static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -72,10 +73,17 @@ static void handle_free(void *arg)
 	free(h);
 }
 
-int vf_client_init(void)
+int vf_client_init(const struct verifier *vf, char *err, size_t errlen)
 {
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	int r;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(err, errlen, "libcurl: global init failed");
 		return -EIO;
+	}
+	if (vf->client_cert && vf->client_key &&
+	    (r = http_tls_ids_load(vf->client_cert, vf->client_key, &ids, err, errlen)) < 0)
+		return r;
 	share = curl_share_init();
 	if (share && (curl_share_setopt(share, CURLSHOPT_LOCKFUNC, share_lock_fn) != CURLSHE_OK ||
 		      curl_share_setopt(share, CURLSHOPT_UNLOCKFUNC, share_unlock_fn) != CURLSHE_OK ||
@@ -84,8 +92,10 @@ int vf_client_init(void)
 		curl_share_cleanup(share);
 		share = NULL;		/* no resumption: a full handshake per connection */
 	}
-	if (pthread_key_create(&handle_key, handle_free) != 0)
+	if (pthread_key_create(&handle_key, handle_free) != 0) {
+		snprintf(err, errlen, "no thread key");
 		return -EIO;
+	}
 	handle_key_made = true;
 	return 0;
 }
@@ -154,6 +164,8 @@ void vf_client_cleanup(void)
 	if (share)
 		curl_share_cleanup(share);
 	share = NULL;
+	http_tls_ids_free(ids);
+	ids = NULL;
 	curl_global_cleanup();
 }
 
@@ -169,7 +181,7 @@ long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent
 	      struct http_answer *out, char *err, size_t errlen)
 {
 	const struct http_peer peer = { .ca = vf->agent_ca, .cert = vf->client_cert,
-					.key = vf->client_key, .token = vf->agent_token };
+					.key = vf->client_key, .ids = ids, .token = vf->agent_token };
 	const struct http_limits lim = { .timeout_s = vf->agent_timeout, .timeout_name = "--agent-timeout",
 					 .stop = stopping, .stop_arg = vf };
 	bool kept;

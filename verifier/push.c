@@ -467,7 +467,7 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 	struct vg_store_push_req *rq = calloc(1, sizeof(*rq));
 	struct vg_diag d = { 0 };
 	const char *refused = NULL;
-	bool was_stale;
+	bool was_stale, stored = false;
 	char msg[256];
 	int r;
 
@@ -518,7 +518,7 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 	was_stale = rq->st.stale;
 	src.p = &p;
 	src.chal = &chal;
-	r = vf_round_from(vf, id, &src.base);
+	r = vf_round_from(vf, a, &src.base, &stored);
 	/* the lease ends; what it lacked for the next challenge, whichever verifier hands it out */
 	rq->retry = src.base.retry;
 	rq->judged = r >= -1;
@@ -545,13 +545,16 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 				"verifier is stopping)");
 		goto out;
 	}
-	pthread_mutex_lock(&vf->lock);
-	/* store round trip (store_client.c) */
-	r = vg_store_agent_get(vf->store, id, a, &d);
-	pthread_mutex_unlock(&vf->lock);
-	if (r < 0) {
-		vf_answer_error(ans, ST_INTERNAL, d.msg);
-		goto out;
+	if (!stored) {
+		/* its outcome not stored (the row changed meanwhile): the status as it is */
+		pthread_mutex_lock(&vf->lock);
+		/* store round trip (store_client.c) */
+		r = vg_store_agent_get(vf->store, id, a, &d);
+		pthread_mutex_unlock(&vf->lock);
+		if (r < 0) {
+			vf_answer_error(ans, ST_INTERNAL, d.msg);
+			goto out;
+		}
 	}
 	ans->code = ST_OK;
 	ans->body = vf_json_status(vf, a);

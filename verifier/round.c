@@ -261,11 +261,13 @@ static int record_failures(struct verifier *vf, struct vg_store_agent *a,
  * with (@cur: removed, re-registered, policy changed, judged by another
  * verifier).
  * Return: true when the state was committed with a history line the
- * hooks are told (*@note, for vf_notify once the lock is given up).
+ * hooks are told (*@note, for vf_notify once the lock is given up);
+ * *@stored: @a is the row as stored now.
  */
 static bool round_commit(struct verifier *vf, struct vg_store_agent *a, struct vg_store_agent *cur,
 			 int r, const struct vg_attest_state *st, bool reboot,
-			 const struct vg_attest_verdict *v, struct vg_store_verdict *note)
+			 const struct vg_attest_verdict *v, struct vg_store_verdict *note,
+			 bool *stored)
 {
 	uint32_t old_reset = a->st.clock.reset_count;
 	struct vg_diag d = { 0 };
@@ -293,6 +295,7 @@ static bool round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 		if (r2 == 0) {
 			vf_okc_set(vf, a->id, vf_wall_ms());
 			vf_store_status(vf, NULL);
+			*stored = true;
 			return false;
 		}
 		*a = *cur;		/* as the round began: judged against the row as it is now */
@@ -355,12 +358,16 @@ static bool round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 	/* store round trip (store_client.c) */
 	r = vg_store_agent_update(vf->store, cur, a, &d);
 	vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
+	*stored = r == 0;
 	return r == 0 && noted;
 }
 
-/* vf_round_from's, with the row the scheduler's claim read (@row, NULL: read here) */
+/*
+ * vf_round_from's, with the row the caller read (@row, NULL: read here);
+ * @after (may be NULL): the row as the round stored it, when *@stored.
+ */
 static int round_run(struct verifier *vf, const char *id, const struct vg_store_agent *row,
-		     struct vf_source *src)
+		     struct vf_source *src, struct vg_store_agent *after, bool *stored)
 {
 	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = NULL;
 	struct vg_refpolicy *pol = NULL;
@@ -415,7 +422,9 @@ static int round_run(struct verifier *vf, const char *id, const struct vg_store_
 	pthread_mutex_lock(&vf->lock);
 	/* the agent may have been removed or changed meanwhile (operator, another verifier) */
 	cur = malloc(sizeof(*cur));
-	noted = round_commit(vf, a, cur, r, &st, reboot, &v, &note);
+	noted = round_commit(vf, a, cur, r, &st, reboot, &v, &note, stored);
+	if (*stored && after)
+		*after = *a;
 	pthread_mutex_unlock(&vf->lock);
 	if (noted)
 		vf_notify(vf, id, &note);	/* queued: sent by notify.c's threads */
@@ -427,14 +436,17 @@ release:
 	return r;
 }
 
-int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src)
+int vf_round_from(struct verifier *vf, struct vg_store_agent *a, struct vf_source *src,
+		  bool *stored)
 {
-	return round_run(vf, id, NULL, src);
+	*stored = false;
+	return round_run(vf, a->id, a, src, a, stored);
 }
 
 void vf_round(struct verifier *vf, const char *id, const struct vg_store_agent *row)
 {
 	struct vf_source pull = { .get = pull_get, .nonce = pull_nonce };
+	bool stored = false;
 
-	(void)round_run(vf, id, row, &pull);
+	(void)round_run(vf, id, row, &pull, NULL, &stored);
 }

@@ -248,8 +248,12 @@ int vf_grow(uint8_t **p, size_t *cap, size_t len, size_t add);
 
 /* ---- agent_client.c ---- */
 
-/* Once, before any thread starts. Return: 0, -EIO. */
-int vf_client_init(void);
+/*
+ * Once, before any thread starts: libcurl, and --client-cert and
+ * --client-key parsed once for every connection to an agent.
+ * Return: 0, -EIO, -EBADMSG, -ENOMEM (said in @err).
+ */
+int vf_client_init(const struct verifier *vf, char *err, size_t errlen);
 void vf_client_cleanup(void);
 /* The calling thread's libcurl handle (kept between its requests, vf_fetch) freed now. */
 void vf_client_thread_end(void);
@@ -448,11 +452,15 @@ void vf_bootc_free(struct verifier *vf);
  */
 void vf_round(struct verifier *vf, const char *id, const struct vg_store_agent *row);
 /*
- * The same round with its evidence from @src (push.c).
+ * The same round with its evidence from @src (push.c), for the agent whose
+ * row the caller read into *@a (judged from it, as a claimed row is: the
+ * commit is compare-and-set). *@stored: the round's outcome was stored,
+ * and *@a is the row as stored (else *@a is as the caller read it).
  * Return: 0 trusted, 1 failed, -1 no answer (agent.comm), -2 not judged
  * (no such agent, failed already, shutdown, or @src->retry).
  */
-int vf_round_from(struct verifier *vf, const char *id, struct vf_source *src);
+int vf_round_from(struct verifier *vf, struct vg_store_agent *a, struct vf_source *src,
+		  bool *stored);
 
 /* ---- round_pool.c ---- */
 

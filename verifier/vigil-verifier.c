@@ -482,6 +482,7 @@ int main(int argc, char **argv)
 	struct vf_api *api = NULL;
 	struct http_guard *guard = NULL;
 	struct sigaction act = { .sa_handler = on_signal };
+	char cerr[512];
 	int r;
 
 	vlog_init("vigil-verifier");
@@ -529,7 +530,12 @@ int main(int argc, char **argv)
 		args_free(&a);
 		return 2;
 	}
-	vf_client_init();
+	r = vf_client_init(&vf, cerr, sizeof(cerr));
+	if (r < 0) {
+		vlog_err("the agents' client: %s", cerr);
+		args_free(&a);
+		return 2;
+	}
 	r = vf_notify_start(&vf, vf.notify_queue);
 	if (r < 0) {
 		vlog_err("notice queues: %s", strerror(-r));

@@ -104,11 +104,12 @@ check "... at most --max-rounds (4) round threads and the fixed ones ($(wc -l <t
 	test "$(wc -l <tids0)" -le 24
 check "every agent still trusted" wait_trusted
 # a round's store requests: its claim with its row (its release with the
-# next claim), its commit; and the listing every 500 ms (a round read its
-# row, released it, claimed the next: 4 requests a round)
+# next claim), its commit; and the listing every 500 ms, whose share grows
+# when a loaded machine runs fewer rounds (a round read its row, released
+# it, claimed the next: 3.7 a round here before, 2.3 now)
 echo "# $((q1 - q0)) store requests for $((r1 - r0)) rounds"
-check "at most 2.5 store requests a round ($((q1 - q0)) for $((r1 - r0)) rounds)" \
-	test -n "$q0" -a -n "$q1" -a $(( (q1 - q0) * 10 )) -le $(( (r1 - r0) * 25 ))
+check "at most 3 store requests a round ($((q1 - q0)) for $((r1 - r0)) rounds; 4 before)" \
+	test -n "$q0" -a -n "$q1" -a $(( q1 - q0 )) -le $(( (r1 - r0) * 3 ))
 set -- $(awk -v a="$t0" -v b="$t1" '$2 >= a && $2 <= b && ($4 == "/v1/quote" || $4 == "/v1/log") {
 		n++; if (!($3 in id)) { id[$3] = $1; c++ } else if (id[$3] != $1) shared++ }
 	END { print n + 0, c + 0, shared + 0 }' "$T/requests")
