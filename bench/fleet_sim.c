@@ -37,8 +37,17 @@
  * for every request to an agent, with its path: "ID WALL_MS PEER PATH"
  * (which requests came over one connection).
  *
- * It checks no credential (a verifier's token is accepted and ignored)
- * and listens on 127.0.0.1 only. Not installed: a load generator.
+ * --tls-cert/--tls-key: HTTPS (libmicrohttpd's gnutls), --tls-client-ca:
+ * a verified client certificate required (the verifier's --client-cert),
+ * as vigil-agent's; every connection's handshake counted, full or
+ * resumed (SIGUSR2 prints the counters). --tamper-on-signal K: SIGUSR1
+ * sets K agents spread over the fleet tampering (as --tamper) from their
+ * next quote; the quote log marks every quote covering a tampered entry.
+ * --push URL: the agents push instead (fleet_sim_push.c); the answers are
+ * made in fleet_sim_host.c for both modes.
+ *
+ * It checks no token (a verifier's token is accepted and ignored) and
+ * listens on 127.0.0.1 only. Not installed: a load generator.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -54,21 +63,19 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
+#include <stdatomic.h>
 
 #include "http_reply.h"
 #include "vigil/attest.h"
 #include "vigil/attest_api.h"
 
-#include "fleet_sim_tpm.h"
+#include "fleet_sim.h"
 
 #define BODY_MAX (64 * 1024)
 #define TAMPER_MAX 16
-#define PATH_FMT "/usr/lib/fleet-sim/file-%06u"	/* every path the same length */
+#define PEM_MAX (64 * 1024)
 
 static const char help[] =
 	"usage: vigil-fleet-sim --agents N --port PORT --ek-ca-out FILE [options]\n"
@@ -86,150 +93,31 @@ static const char help[] =
 	"      --tamper ID         from its second quote on, ID measures changed files\n"
 	"      --tamper-replay ID  from its second quote on, ID's list disagrees with its PCR\n"
 	"      --tamper-every K    every K-th agent (P0000K-1, P0000(2K-1), ...) as --tamper\n"
+	"      --tamper-on-signal K  on SIGUSR1, K agents spread over the fleet start to\n"
+	"                          measure changed files from their next quote (the quote\n"
+	"                          log marks the quotes that cover them: \"tampered\")\n"
+	"      --tls-cert FILE     serve HTTPS with this PEM certificate (and --tls-key FILE)\n"
+	"      --tls-client-ca FILE  ask the verifier for a client certificate chaining to it\n"
+	"                          (mutual TLS, as vigil-agent's --tls-client-ca)\n"
+	"      --push URL          every agent pushes to the verifier at URL (as vigil-agent\n"
+	"                          --push): register, activate, then a push every interval\n"
+	"      --push-ca FILE      the verifier's certificate's CA (https URL)\n"
+	"      --push-client-ca-out FILE  each agent a client certificate (CN = its id) from\n"
+	"                          a new CA, written there: the verifier's --push-client-ca\n"
+	"      --push-log FILE     one line per evidence pushed: ID WALL_MS HTTP_CODE MS\n"
+	"      --push-threads T    pushing threads for all the agents (default 8)\n"
+	"      --push-keepalive    keep each agent's connection between its pushes (each\n"
+	"                          agent from its own source address in 127/8)\n"
+	"SIGUSR2 prints a line of counters (connections, TLS handshakes full and resumed,\n"
+	"requests, quotes) to stdout.\n"
 	"      --threads T         HTTP threads (default 2)\n"
 	"      --independent-keys  one EVP keygen per key (slow) instead of the prime pool\n";
-
-enum tamper { T_NONE, T_FILE, T_REPLAY };
-
-struct sagent {
-	pthread_mutex_t lock;
-	char id[VG_API_ID_MAX];
-	struct fsim_tpm tpm;
-	uint64_t entries;		/* in the list */
-	uint64_t tamper_from;		/* first entry index affected; UINT64_MAX none yet */
-	uint64_t clock;			/* TPM clock, ms, strictly increasing */
-	uint64_t quotes;
-	uint8_t pcr10[32];
-	enum tamper tamper;
-};
-
-/* An entry as the list holds it, and the sha256 its template data extends PCR 10 with. */
-struct entry {
-	uint8_t bytes[128];
-	size_t len;
-	uint8_t ext[32];
-};
-
-struct sim {
-	struct sagent *ag;
-	size_t n;
-	size_t *tab;			/* open addressing: agent index + 1, 0 empty */
-	size_t tab_size;
-	unsigned int files, per_quote;
-	struct entry boot, *file, *changed;	/* changed: the --tamper contents */
-	size_t entry_len;		/* of every file entry */
-	FILE *qlog;
-	FILE *rlog;			/* --request-log, under qlog_lock */
-	pthread_mutex_t qlog_lock;
-	int64_t qlog_flushed;
-	struct timespec t0;
-};
 
 struct upload {
 	char *buf;
 	size_t len;
 	bool big;
 };
-
-static int64_t wall_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_REALTIME, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static uint64_t mono_ms(const struct sim *s)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)((t.tv_sec - s->t0.tv_sec) * 1000 + (t.tv_nsec - s->t0.tv_nsec) / 1000000);
-}
-
-static uint64_t fnv(const char *s, size_t len)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-	return h;
-}
-
-static struct sagent *agent_find(const struct sim *s, const char *id, size_t len)
-{
-	for (size_t h = fnv(id, len) & (s->tab_size - 1);; h = (h + 1) & (s->tab_size - 1)) {
-		size_t i = s->tab[h];
-
-		if (!i)
-			return NULL;
-		if (strlen(s->ag[i - 1].id) == len && memcmp(s->ag[i - 1].id, id, len) == 0)
-			return &s->ag[i - 1];
-	}
-}
-
-static void le32(uint8_t **p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		*(*p)++ = (uint8_t)(v >> (8 * i));
-}
-
-/* An ima-ng entry of PCR 10 for @path with the sha256 file digest @fd (bench/mklog.py's layout). */
-static void entry_make(struct entry *e, const char *path, const uint8_t fd[32])
-{
-	uint8_t data[96], *p = data, *q = e->bytes;
-	size_t pl = strlen(path) + 1, dl;
-
-	le32(&p, 40);
-	memcpy(p, "sha256:", 8);
-	memcpy(p + 8, fd, 32);
-	p += 40;
-	le32(&p, (uint32_t)pl);
-	memcpy(p, path, pl);
-	p += pl;
-	dl = (size_t)(p - data);
-	le32(&q, 10);
-	SHA1(data, dl, q);
-	q += 20;
-	le32(&q, 6);
-	memcpy(q, "ima-ng", 6);
-	q += 6;
-	le32(&q, (uint32_t)dl);
-	memcpy(q, data, dl);
-	q += dl;
-	e->len = (size_t)(q - e->bytes);
-	SHA256(data, dl, e->ext);
-}
-
-/* Entry @j of @a's list: what is served (*@ret_served) and what PCR 10 was extended with. */
-static const struct entry *entry_of(const struct sim *s, const struct sagent *a, uint64_t j,
-				    const struct entry **ret_served)
-{
-	const struct entry *e, *c;
-
-	if (j == 0) {
-		*ret_served = &s->boot;
-		return &s->boot;
-	}
-	e = &s->file[(j - 1) % s->files];
-	if (a->tamper == T_NONE || j < a->tamper_from) {
-		*ret_served = e;
-		return e;
-	}
-	if (a->tamper == T_FILE) {
-		c = &s->changed[(j - 1) % s->files];
-		*ret_served = c;
-		return c;
-	}
-	/* T_REPLAY: another file the policy allows is served, not the one extended */
-	*ret_served = &s->file[j % s->files];
-	return e;
-}
-
-static uint64_t list_size(const struct sim *s, uint64_t n)
-{
-	return n ? s->boot.len + (n - 1) * s->entry_len : 0;
-}
 
 static void peer_name(struct MHD_Connection *c, char *out, size_t cap)
 {
@@ -244,28 +132,11 @@ static void peer_name(struct MHD_Connection *c, char *out, size_t cap)
 		snprintf(out, cap, "%s:%u", ip, ntohs(sin->sin_port));
 }
 
-static void qlog_write(struct sim *s, const char *id, struct MHD_Connection *c)
-{
-	char peer[64];
-	int64_t now = wall_ms();
-
-	if (!s->qlog)
-		return;
-	peer_name(c, peer, sizeof(peer));
-	pthread_mutex_lock(&s->qlog_lock);
-	fprintf(s->qlog, "%s %" PRId64 " %s\n", id, now, peer);
-	if (now - s->qlog_flushed >= 1000) {
-		fflush(s->qlog);
-		s->qlog_flushed = now;
-	}
-	pthread_mutex_unlock(&s->qlog_lock);
-}
-
 static void rlog_write(struct sim *s, const char *id, size_t idlen, const char *path,
 		       struct MHD_Connection *c)
 {
 	char peer[64];
-	int64_t now = wall_ms();
+	int64_t now = fsim_wall_ms();
 
 	if (!s->rlog)
 		return;
@@ -278,57 +149,28 @@ static void rlog_write(struct sim *s, const char *id, size_t idlen, const char *
 
 static enum MHD_Result do_identity(struct sagent *a, struct MHD_Connection *c)
 {
-	struct vg_api_identity *idn = calloc(1, sizeof(*idn));
 	enum MHD_Result ret;
 	char *text = NULL;
 
-	if (!idn)
-		return MHD_NO;
-	snprintf(idn->id, sizeof(idn->id), "%s", a->id);
-	memcpy(idn->ek_pub, a->tpm.ek_pub, a->tpm.ek_pub_len);
-	idn->ek_pub_len = a->tpm.ek_pub_len;
-	memcpy(idn->ek_cert, a->tpm.ek_cert, a->tpm.ek_cert_len);
-	idn->ek_cert_len = a->tpm.ek_cert_len;
-	memcpy(idn->ak_pub, a->tpm.ak_pub, a->tpm.ak_pub_len);
-	idn->ak_pub_len = a->tpm.ak_pub_len;
-	ret = vg_api_identity_build(idn, &text) < 0 ? MHD_NO : http_reply_text(c, MHD_HTTP_OK, text);
+	ret = fsim_identity(a, &text) < 0 ? MHD_NO : http_reply_text(c, MHD_HTTP_OK, text);
 	free(text);
-	free(idn);
 	return ret;
 }
 
 static enum MHD_Result do_activate(struct sagent *a, struct MHD_Connection *c,
 				   const struct upload *u)
 {
-	struct vg_api_activate *act = calloc(1, sizeof(*act));
-	struct vg_diag d = { 0 };
-	uint8_t secret[64], proof[32];
-	unsigned int ml = 0;
 	enum MHD_Result ret;
-	char *text = NULL;
-	int r;
+	char *text = NULL, err[256];
+	int r = fsim_activate(a, u->buf, u->len, &text, err, sizeof(err));
 
-	if (!act)
-		return MHD_NO;
-	if (vg_api_activate_parse((const uint8_t *)(u->buf ? u->buf : ""), u->len, act, &d) < 0) {
-		ret = http_reply_error(c, MHD_HTTP_BAD_REQUEST, d.msg);
-		goto out;
-	}
-	r = fsim_tpm_activate(&a->tpm, act->id_object, act->id_len, act->enc_secret, act->es_len,
-			      secret, sizeof(secret));
-	if (r < 0) {
-		ret = http_reply_error(c, MHD_HTTP_FORBIDDEN, r == -EACCES ?
-				       "credential is not for this TPM's EK and AK" :
-				       "ActivateCredential failed");
-		goto out;
-	}
-	/* the proof vigil-agent's TPM process gives: HMAC-SHA256(secret, agent id) */
-	HMAC(EVP_sha256(), secret, r, (const uint8_t *)a->id, strlen(a->id), proof, &ml);
-	ret = vg_api_proof_build(proof, &text) < 0 ? MHD_NO : http_reply_text(c, MHD_HTTP_OK, text);
-out:
-	OPENSSL_cleanse(secret, sizeof(secret));
+	if (r == -EBADMSG)
+		ret = http_reply_error(c, MHD_HTTP_BAD_REQUEST, err);
+	else if (r < 0 && r != -ENOMEM)
+		ret = http_reply_error(c, MHD_HTTP_FORBIDDEN, err);
+	else
+		ret = r < 0 ? MHD_NO : http_reply_text(c, MHD_HTTP_OK, text);
 	free(text);
-	free(act);
 	return ret;
 }
 
@@ -337,68 +179,26 @@ static enum MHD_Result do_quote(struct sim *s, struct sagent *a, struct MHD_Conn
 	const char *nh = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "nonce");
 	const char *bs = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "bank");
 	const char *ms = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mask");
-	struct vg_api_quote *q = calloc(1, sizeof(*q));
 	struct vg_api_quote_req qr;
 	struct vg_diag d = { 0 };
-	uint8_t pcrs[24][32];
 	enum MHD_Result ret;
-	char *text = NULL;
+	char *text = NULL, peer[64];
+	bool tampered = false;
 	int r;
 
-	if (!q)
+	if (vg_api_quote_query_parse(nh, bs, ms, &qr, &d) < 0)
+		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, d.msg);
+	r = fsim_quote(s, a, &qr, &text, &tampered);
+	if (r == -EOPNOTSUPP)
+		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, "vigil-fleet-sim: bank sha256 only");
+	if (r == -EIO)
+		return http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "quote: signing failed");
+	if (r < 0)
 		return MHD_NO;
-	if (vg_api_quote_query_parse(nh, bs, ms, &qr, &d) < 0) {
-		ret = http_reply_error(c, MHD_HTTP_BAD_REQUEST, d.msg);
-		goto out;
-	}
-	if (qr.bank != VG_HASH_SHA256) {
-		ret = http_reply_error(c, MHD_HTTP_BAD_REQUEST, "vigil-fleet-sim: bank sha256 only");
-		goto out;
-	}
-	memset(pcrs, 0, sizeof(pcrs));
-	pthread_mutex_lock(&a->lock);
-	/* the host ran: K more files measured, extended, then quoted */
-	if (a->quotes == 1 && a->tamper != T_NONE)
-		a->tamper_from = a->entries;
-	for (unsigned int k = 0; k < s->per_quote || a->entries == 0; k++) {
-		const struct entry *served, *e = entry_of(s, a, a->entries, &served);
-		uint8_t buf[64];
-
-		memcpy(buf, a->pcr10, 32);
-		memcpy(buf + 32, e->ext, 32);
-		SHA256(buf, 64, a->pcr10);
-		a->entries++;
-	}
-	a->clock = a->clock + 1 > mono_ms(s) ? a->clock + 1 : mono_ms(s);
-	a->quotes++;
-	memcpy(pcrs[10], a->pcr10, 32);
-	q->attest_len = sizeof(q->attest);
-	q->sig_len = sizeof(q->sig);
-	r = fsim_tpm_quote(&a->tpm, qr.nonce, qr.nonce_len, qr.mask, (const uint8_t (*)[32])pcrs,
-			   a->clock, q->attest, &q->attest_len, q->sig, &q->sig_len);
-	pthread_mutex_unlock(&a->lock);
-	if (r < 0) {
-		ret = http_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "quote: signing failed");
-		goto out;
-	}
-	q->bank = VG_HASH_SHA256;
-	for (unsigned int i = 0; i < VG_PCR_COUNT && i < 24; i++) {
-		if (!(qr.mask & (1u << i)))
-			continue;
-		q->pcr[i].algo = VG_HASH_SHA256;
-		q->pcr[i].len = 32;
-		memcpy(q->pcr[i].bytes, pcrs[i], 32);
-		q->have |= 1u << i;
-	}
-	if (vg_api_quote_build(q, &text) < 0) {
-		ret = MHD_NO;
-		goto out;
-	}
-	qlog_write(s, a->id, c);
+	peer_name(c, peer, sizeof(peer));
+	fsim_qlog_write(s, a->id, peer, tampered);
 	ret = http_reply_text(c, MHD_HTTP_OK, text);
-out:
 	free(text);
-	free(q);
 	return ret;
 }
 
@@ -407,43 +207,69 @@ static enum MHD_Result do_log(struct sim *s, struct sagent *a, struct MHD_Connec
 {
 	const char *os = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "offset");
 	struct vg_diag d = { 0 };
-	uint64_t off, n, size, j, skip;
-	uint8_t *buf = NULL, *p;
+	uint64_t off, size;
+	uint8_t *buf = NULL;
+	size_t len = 0;
 	char hv[32];
 
 	if (vg_api_log_query_parse(os, &off, &d) < 0)
 		return http_reply_error(c, MHD_HTTP_BAD_REQUEST, d.msg);
-	pthread_mutex_lock(&a->lock);
-	n = a->entries;
-	size = list_size(s, n);
-	snprintf(hv, sizeof(hv), "%" PRIu64, size);
-	if (off >= size) {
-		pthread_mutex_unlock(&a->lock);
-		return http_reply_bytes(c, MHD_HTTP_OK, NULL, 0, "X-Vigil-Log-Size", hv);
-	}
-	if (off < s->boot.len) {
-		j = 0;
-		skip = off;
-	} else {
-		j = 1 + (off - s->boot.len) / s->entry_len;
-		skip = (off - s->boot.len) % s->entry_len;
-	}
-	buf = malloc((size_t)(size - off) + s->entry_len);
-	if (!buf) {
-		pthread_mutex_unlock(&a->lock);
+	if (fsim_log(s, a, off, &buf, &len, &size) < 0)
 		return MHD_NO;
-	}
-	p = buf;
-	for (; j < n; j++) {
-		const struct entry *served;
+	snprintf(hv, sizeof(hv), "%" PRIu64, size);
+	return http_reply_bytes(c, MHD_HTTP_OK, buf, len, "X-Vigil-Log-Size", hv);
+}
 
-		entry_of(s, a, j, &served);
-		memcpy(p, served->bytes + skip, served->len - skip);
-		p += served->len - skip;
-		skip = 0;
+/* what the server did, for SIGUSR2 */
+static atomic_ulong n_conns, n_full, n_resumed, n_requests, n_noclient;
+
+struct conn {
+	bool seen;			/* its TLS session counted */
+	bool client_ok;
+};
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	(void)cls, (void)c;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = calloc(1, sizeof(struct conn));
+		atomic_fetch_add(&n_conns, 1);
+	} else {
+		free(*socket_context);
+		*socket_context = NULL;
 	}
-	pthread_mutex_unlock(&a->lock);
-	return http_reply_bytes(c, MHD_HTTP_OK, buf, (size_t)(p - buf), "X-Vigil-Log-Size", hv);
+}
+
+static bool tls_client_ca;	/* --tls-client-ca: a verified client certificate required */
+
+/* Count the connection's TLS handshake once (full or resumed); false: no good client certificate. */
+static bool tls_check(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+		MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = ci ? ci->socket_context : NULL;
+	gnutls_session_t ts;
+	unsigned int st = 1;
+
+	if (!k)
+		return true;
+	if (!k->seen) {
+		k->seen = true;
+		ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+		ts = ci ? (gnutls_session_t)ci->tls_session : NULL;
+		if (ts) {
+			atomic_fetch_add(gnutls_session_is_resumed(ts) ? &n_resumed : &n_full, 1);
+			k->client_ok = !tls_client_ca ||
+				(gnutls_certificate_verify_peers2(ts, &st) == 0 && st == 0 &&
+				 gnutls_certificate_get_peers(ts, &(unsigned int){ 0 }) != NULL);
+		} else {
+			k->client_ok = !tls_client_ca;
+		}
+		if (!k->client_ok)
+			atomic_fetch_add(&n_noclient, 1);
+	}
+	return k->client_ok;
 }
 
 static enum MHD_Result route(struct sim *s, struct MHD_Connection *c, const char *url,
@@ -453,10 +279,13 @@ static enum MHD_Result route(struct sim *s, struct MHD_Connection *c, const char
 	struct sagent *a;
 	bool get = strcmp(method, "GET") == 0;
 
+	atomic_fetch_add(&n_requests, 1);
+	if (!tls_check(c))
+		return http_reply_error(c, MHD_HTTP_FORBIDDEN, "no client certificate from --tls-client-ca");
 	if (strncmp(url, "/a/", 3) != 0 || !(slash = strchr(url + 3, '/')))
 		return http_reply_error(c, MHD_HTTP_NOT_FOUND, "no such endpoint: /a/ID/v1/...");
 	id = url + 3;
-	a = agent_find(s, id, (size_t)(slash - id));
+	a = fsim_agent_find(s, id, (size_t)(slash - id));
 	if (!a)
 		return http_reply_error(c, MHD_HTTP_NOT_FOUND, "no such agent");
 	rlog_write(s, id, (size_t)(slash - id), slash, c);
@@ -519,47 +348,6 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 }
 
-static int lists_make(struct sim *s)
-{
-	uint8_t fd[32];
-	char path[64], seed[64];
-
-	s->file = calloc(s->files, sizeof(*s->file));
-	s->changed = calloc(s->files, sizeof(*s->changed));
-	if (!s->file || !s->changed)
-		return -ENOMEM;
-	memset(fd, 0, sizeof(fd));
-	entry_make(&s->boot, "boot_aggregate", fd);
-	for (unsigned int i = 0; i < s->files; i++) {
-		snprintf(path, sizeof(path), PATH_FMT, i);
-		snprintf(seed, sizeof(seed), "vigil-fleet-sim file %u", i);
-		SHA256((const uint8_t *)seed, strlen(seed), fd);
-		entry_make(&s->file[i], path, fd);
-		snprintf(seed, sizeof(seed), "vigil-fleet-sim file %u, changed", i);
-		SHA256((const uint8_t *)seed, strlen(seed), fd);
-		entry_make(&s->changed[i], path, fd);
-	}
-	s->entry_len = s->file[0].len;
-	return 0;
-}
-
-/* The list of every file measured, as a host's would read: for `vigil attest policy create`. */
-static int policy_log_write(const struct sim *s, const char *path)
-{
-	FILE *f = fopen(path, "wx");
-	int bad;
-
-	if (!f)
-		return -errno;
-	fwrite(s->boot.bytes, 1, s->boot.len, f);
-	for (unsigned int i = 0; i < s->files; i++)
-		fwrite(s->file[i].bytes, 1, s->file[i].len, f);
-	bad = ferror(f);
-	if (fclose(f) != 0 || bad)
-		return -EIO;
-	return 0;
-}
-
 static void die(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "vigil-fleet-sim: ");
@@ -580,6 +368,55 @@ static unsigned long num(const char *s, unsigned long lo, unsigned long hi, cons
 	return v;
 }
 
+/* A PEM file, whole, NUL-terminated; NULL unreadable or larger than PEM_MAX. */
+static char *pem_read(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *b = f ? calloc(1, PEM_MAX + 1) : NULL;
+	size_t n = b ? fread(b, 1, PEM_MAX + 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	if (!b || n == 0 || n > PEM_MAX) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* SIGUSR1: @k agents spread over the fleet measure changed files from their next quote. */
+static void tamper_now(struct sim *s, unsigned int k)
+{
+	size_t step, done = 0;
+
+	if (!k)
+		return;
+	step = s->n / k ? s->n / k : 1;
+	printf("vigil-fleet-sim: tampering from %" PRId64 " (wall ms):", fsim_wall_ms());
+	for (size_t i = step / 2; i < s->n && done < k; i += step, done++) {
+		struct sagent *a = &s->ag[i];
+
+		pthread_mutex_lock(&a->lock);
+		if (a->tamper == T_NONE) {
+			a->tamper = T_FILE;
+			a->tamper_from = UINT64_MAX;
+		}
+		pthread_mutex_unlock(&a->lock);
+		printf(" %s", a->id);
+	}
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void stats(FILE *f)
+{
+	fprintf(f, "vigil-fleet-sim: stats: connections %lu tls_full %lu tls_resumed %lu "
+		"requests %lu refused_no_client_cert %lu\n", atomic_load(&n_conns),
+		atomic_load(&n_full), atomic_load(&n_resumed), atomic_load(&n_requests),
+		atomic_load(&n_noclient));
+	fflush(f);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -597,6 +434,16 @@ int main(int argc, char **argv)
 		{ "tamper-every", required_argument, NULL, 'E' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "independent-keys", no_argument, NULL, 'I' },
+		{ "tamper-on-signal", required_argument, NULL, 'S' },
+		{ "tls-cert", required_argument, NULL, 'c' },
+		{ "tls-key", required_argument, NULL, 'K' },
+		{ "tls-client-ca", required_argument, NULL, 'A' },
+		{ "push", required_argument, NULL, 'U' },
+		{ "push-ca", required_argument, NULL, 'a' },
+		{ "push-client-ca-out", required_argument, NULL, 'o' },
+		{ "push-log", required_argument, NULL, 'l' },
+		{ "push-threads", required_argument, NULL, 'j' },
+		{ "push-keepalive", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -604,14 +451,18 @@ int main(int argc, char **argv)
 		   *request_log = NULL;
 	const char *tamper[TAMPER_MAX];
 	enum tamper tamper_kind[TAMPER_MAX];
-	unsigned int ntamper = 0, threads = 2, port = 0, every = 0;
+	const char *tls_cert = NULL, *tls_key = NULL, *tls_ca = NULL, *push_log = NULL;
+	char *cert_pem = NULL, *key_pem = NULL, *ca_pem = NULL;
+	unsigned int ntamper = 0, threads = 2, port = 0, every = 0, on_signal = 0;
+	struct fsim_push_opts po = { .threads = 8 };
 	bool independent = false;
 	struct sim s = { .n = 50, .files = 1000, .per_quote = 5 };
 	struct fsim_keypool *kp = NULL;
 	struct fsim_ca ca;
-	struct MHD_Daemon *d;
+	struct MHD_Daemon *d = NULL;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct timespec ta, tb;
+	char where[600];
 	sigset_t sigs;
 	int opt, sig;
 
@@ -660,6 +511,36 @@ int main(int argc, char **argv)
 		case 'I':
 			independent = true;
 			break;
+		case 'S':
+			on_signal = (unsigned int)num(optarg, 1, 1000000, "--tamper-on-signal");
+			break;
+		case 'c':
+			tls_cert = optarg;
+			break;
+		case 'K':
+			tls_key = optarg;
+			break;
+		case 'A':
+			tls_ca = optarg;
+			break;
+		case 'U':
+			po.url = optarg;
+			break;
+		case 'a':
+			po.ca = optarg;
+			break;
+		case 'o':
+			po.client_ca_out = optarg;
+			break;
+		case 'l':
+			push_log = optarg;
+			break;
+		case 'e':
+			po.keepalive = true;
+			break;
+		case 'j':
+			po.threads = (unsigned int)num(optarg, 1, 256, "--push-threads");
+			break;
 		case 'h':
 			fputs(help, stdout);
 			return 0;
@@ -668,16 +549,26 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || !port || !ca_out) {
+	if (optind != argc || (!port && !po.url) || !ca_out) {
 		fputs(help, stderr);
 		return 2;
 	}
+	if (!tls_cert != !tls_key)
+		die("%s", "--tls-cert and --tls-key go together");
+	if (tls_ca && !tls_cert)
+		die("%s", "--tls-client-ca needs --tls-cert");
+	if (po.url && strncmp(po.url, "http://", 7) != 0 && strncmp(po.url, "https://", 8) != 0)
+		die("--push %s: an http:// or https:// URL", po.url);
+	if (tls_cert && (!(cert_pem = pem_read(tls_cert)) || !(key_pem = pem_read(tls_key)) ||
+			 (tls_ca && !(ca_pem = pem_read(tls_ca)))))
+		die("%s", "--tls-cert, --tls-key or --tls-client-ca: not readable (a PEM file)");
+	tls_client_ca = tls_ca != NULL;
 	if (strlen(prefix) + 8 >= VG_API_ID_MAX || !vg_api_id_ok(prefix, strlen(prefix)))
 		die("--prefix %s: [A-Za-z0-9._-], shorter", prefix);
 	clock_gettime(CLOCK_MONOTONIC, &s.t0);
-	if (lists_make(&s) < 0)
+	if (fsim_lists_make(&s) < 0)
 		die("%s", "out of memory");
-	if (policy_log && policy_log_write(&s, policy_log) < 0)
+	if (policy_log && fsim_policy_log_write(&s, policy_log) < 0)
 		die("--policy-log %s: cannot create it (it must not exist)", policy_log);
 	if (fsim_ca_new(&ca, ca_out) < 0)
 		die("--ek-ca-out %s: cannot create it (it must not exist)", ca_out);
@@ -722,7 +613,7 @@ int main(int argc, char **argv)
 		a->tamper_from = UINT64_MAX;
 		if (every && i % every == every - 1)
 			a->tamper = T_FILE;
-		for (h = fnv(a->id, strlen(a->id)) & (s.tab_size - 1); s.tab[h];
+		for (h = fsim_hash(a->id, strlen(a->id)) & (s.tab_size - 1); s.tab[h];
 		     h = (h + 1) & (s.tab_size - 1))
 			;
 		s.tab[h] = i + 1;
@@ -730,41 +621,86 @@ int main(int argc, char **argv)
 	fsim_keypool_free(kp);
 	fsim_ca_release(&ca);
 	for (unsigned int i = 0; i < ntamper; i++) {
-		struct sagent *a = agent_find(&s, tamper[i], strlen(tamper[i]));
+		struct sagent *a = fsim_agent_find(&s, tamper[i], strlen(tamper[i]));
 
 		if (!a)
 			die("--tamper %s: no such agent", tamper[i]);
 		a->tamper = tamper_kind[i];
 	}
+	if (po.url && po.client_ca_out && fsim_push_certs(&s, &po) < 0)
+		die("--push-client-ca-out %s: cannot create it (it must not exist), or OpenSSL failed",
+		    po.client_ca_out);
+	if (push_log) {
+		po.log = fopen(push_log, "wx");
+		if (!po.log)
+			die("--push-log %s: cannot create it (it must not exist)", push_log);
+		setvbuf(po.log, NULL, _IOLBF, 0);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &tb);
-	/* signals to the main thread only, before MHD's threads exist */
+	/* signals to the main thread only, before any other thread exists */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sa.sin_port = htons((uint16_t)port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG,
-			     0, NULL, NULL, handler, &s,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-			     MHD_OPTION_THREAD_POOL_SIZE, threads,
-			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-			     MHD_OPTION_CONNECTION_LIMIT, 16384u,
-			     MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
-			     MHD_OPTION_END);
-	if (!d) {
-		fprintf(stderr, "vigil-fleet-sim: cannot listen on 127.0.0.1:%u\n", port);
-		return 2;
+	if (port) {
+		struct MHD_OptionItem tls[] = {
+			{ MHD_OPTION_HTTPS_MEM_CERT, 0, cert_pem },
+			{ MHD_OPTION_HTTPS_MEM_KEY, 0, key_pem },
+			{ ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0, ca_pem },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+
+		if (!cert_pem)
+			tls[0].option = MHD_OPTION_END;
+		d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+				     MHD_USE_ERROR_LOG | (cert_pem ? MHD_USE_TLS : 0),
+				     0, NULL, NULL, handler, &s,
+				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+				     MHD_OPTION_THREAD_POOL_SIZE, threads,
+				     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+				     MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+				     MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+				     MHD_OPTION_CONNECTION_LIMIT, 16384u,
+				     MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
+				     MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+		if (!d) {
+			fprintf(stderr, "vigil-fleet-sim: cannot listen on 127.0.0.1:%u%s\n", port,
+				cert_pem ? " (or the TLS certificate and key do not load)" : "");
+			return 2;
+		}
 	}
-	printf("vigil-fleet-sim: %zu agents at http://127.0.0.1:%u/a/%s%05u .. %s%05zu "
-	       "(keys and EK certificates in %.1f s)\n", s.n, port, prefix, 0u, prefix, s.n - 1,
+	if (po.url)
+		snprintf(where, sizeof(where), "pushing to %s as ", po.url);
+	else
+		snprintf(where, sizeof(where), "at %s://127.0.0.1:%u/a/", cert_pem ? "https" : "http",
+			 port);
+	printf("vigil-fleet-sim: %zu agents %s%s%05u .. %s%05zu (keys and EK certificates in %.1f s)\n",
+	       s.n, where, prefix, 0u, prefix, s.n - 1,
 	       (double)(tb.tv_sec - ta.tv_sec) + (double)(tb.tv_nsec - ta.tv_nsec) / 1e9);
 	fflush(stdout);
-	while (sigwait(&sigs, &sig) != 0)
-		;
-	MHD_stop_daemon(d);
+	if (po.url && fsim_push_start(&s, &po) < 0)
+		die("%s", "--push: cannot start the pushing threads");
+	for (;;) {
+		if (sigwait(&sigs, &sig) != 0)
+			continue;
+		if (sig == SIGUSR1)
+			tamper_now(&s, on_signal);
+		else if (sig == SIGUSR2 && po.url)
+			fsim_push_stats(stdout);
+		else if (sig == SIGUSR2)
+			stats(stdout);
+		else
+			break;
+	}
+	if (po.url)
+		fsim_push_stop(stdout);
+	if (d)
+		MHD_stop_daemon(d);
 	if (s.qlog)
 		fclose(s.qlog);
 	if (s.rlog)
@@ -775,5 +711,10 @@ int main(int argc, char **argv)
 	free(s.tab);
 	free(s.file);
 	free(s.changed);
+	free(cert_pem);
+	free(key_pem);
+	free(ca_pem);
+	if (po.log)
+		fclose(po.log);
 	return 0;
 }
