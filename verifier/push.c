@@ -468,6 +468,7 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 	struct vg_diag d = { 0 };
 	const char *refused = NULL;
 	bool was_stale, stored = false;
+	uint32_t mask;
 	char msg[256];
 	int r;
 
@@ -518,11 +519,12 @@ unsigned int vf_push_evidence(struct verifier *vf, const char *cred, const char 
 	was_stale = rq->st.stale;
 	src.p = &p;
 	src.chal = &chal;
+	mask = a->mask;		/* *a is the round's after it */
 	r = vf_round_from(vf, a, &src.base, &stored);
 	/* the lease ends; what it lacked for the next challenge, whichever verifier hands it out */
 	rq->retry = src.base.retry;
 	rq->judged = r >= -1;
-	rq->st.want_mask = src.want_mask & ~a->mask;
+	rq->st.want_mask = src.want_mask & ~mask;
 	rq->st.want_boot = src.want_boot;
 	rq->st.want_offset = src.want_offset;
 	rq->st.offset = src.offset;

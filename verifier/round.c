@@ -363,13 +363,14 @@ static bool round_commit(struct verifier *vf, struct vg_store_agent *a, struct v
 }
 
 /*
- * vf_round_from's, with the row the caller read (@row, NULL: read here);
- * @after (may be NULL): the row as the round stored it, when *@stored.
+ * A round of agent @id in the caller's *@a: its row as the caller read it
+ * (@have), else read here into it. *@stored: the outcome was stored, and
+ * *@a is the row as stored.
  */
-static int round_run(struct verifier *vf, const char *id, const struct vg_store_agent *row,
-		     struct vf_source *src, struct vg_store_agent *after, bool *stored)
+static int round_run(struct verifier *vf, const char *id, struct vg_store_agent *a, bool have,
+		     struct vf_source *src, bool *stored)
 {
-	struct vg_store_agent *a = malloc(sizeof(*a)), *cur = NULL;
+	struct vg_store_agent *cur = NULL;
 	struct vg_refpolicy *pol = NULL;
 	struct vf_pcache *pc = NULL;
 	struct vg_attest_verdict v;
@@ -381,13 +382,10 @@ static int round_run(struct verifier *vf, const char *id, const struct vg_store_
 	double t0;
 	int r;
 
-	if (!a)
-		return -2;
 	vg_attest_verdict_init(&v);
 	pthread_mutex_lock(&vf->lock);
-	if (row) {
-		*a = *row;	/* read with its claim (vg_store_lease_take): no store round trip */
-		r = 0;
+	if (have) {
+		r = 0;		/* read with its claim (vg_store_lease_take) or by the push route */
 	} else {
 		/* store round trip (store_client.c) */
 		r = vg_store_agent_get(vf->store, id, a, &d);
@@ -423,8 +421,6 @@ static int round_run(struct verifier *vf, const char *id, const struct vg_store_
 	/* the agent may have been removed or changed meanwhile (operator, another verifier) */
 	cur = malloc(sizeof(*cur));
 	noted = round_commit(vf, a, cur, r, &st, reboot, &v, &note, stored);
-	if (*stored && after)
-		*after = *a;
 	pthread_mutex_unlock(&vf->lock);
 	if (noted)
 		vf_notify(vf, id, &note);	/* queued: sent by notify.c's threads */
@@ -432,7 +428,6 @@ static int round_run(struct verifier *vf, const char *id, const struct vg_store_
 release:
 	vg_attest_verdict_release(&v);
 	vf_policy_put(vf, pc);
-	free(a);
 	return r;
 }
 
@@ -440,13 +435,18 @@ int vf_round_from(struct verifier *vf, struct vg_store_agent *a, struct vf_sourc
 		  bool *stored)
 {
 	*stored = false;
-	return round_run(vf, a->id, a, src, a, stored);
+	return round_run(vf, a->id, a, true, src, stored);
 }
 
-void vf_round(struct verifier *vf, const char *id, const struct vg_store_agent *row)
+void vf_round(struct verifier *vf, const char *id, struct vg_store_agent *row)
 {
 	struct vf_source pull = { .get = pull_get, .nonce = pull_nonce };
+	struct vg_store_agent *a = row ? row : malloc(sizeof(*a));
 	bool stored = false;
 
-	(void)round_run(vf, id, row, &pull, NULL, &stored);
+	if (!a)
+		return;
+	(void)round_run(vf, id, a, row != NULL, &pull, &stored);
+	if (!row)
+		free(a);
 }

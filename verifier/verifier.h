@@ -448,14 +448,15 @@ void vf_bootc_free(struct verifier *vf);
 /*
  * One round for agent @id: evidence fetched from its URL, judged, the
  * store updated. @row: its row as the scheduler's claim read it
- * (vg_store_lease_take), or NULL: read here.
+ * (vg_store_lease_take), judged in place (the round's scratch: the
+ * caller frees it), or NULL: read here.
  */
-void vf_round(struct verifier *vf, const char *id, const struct vg_store_agent *row);
+void vf_round(struct verifier *vf, const char *id, struct vg_store_agent *row);
 /*
  * The same round with its evidence from @src (push.c), for the agent whose
  * row the caller read into *@a (judged from it, as a claimed row is: the
- * commit is compare-and-set). *@stored: the round's outcome was stored,
- * and *@a is the row as stored (else *@a is as the caller read it).
+ * commit is compare-and-set), in place. *@stored: the round's outcome was
+ * stored, and *@a is the row as stored (else *@a is the round's scratch).
  * Return: 0 trusted, 1 failed, -1 no answer (agent.comm), -2 not judged
  * (no such agent, failed already, shutdown, or @src->retry).
  */
