@@ -6,7 +6,7 @@
  * it, a lease (lease_owner, lease_until). Every 50 ms, and when a round of
  * ours ends, a verifier with a free slot (at most --max-rounds rounds, one
  * per agent, each on a thread of round_pool.c's) claims due agents not leased, the
- * earliest due first (vg_store_lease_claim: one statement; on PostgreSQL
+ * earliest due first (vg_store_lease_take: the claim one statement; on PostgreSQL
  * FOR UPDATE SKIP LOCKED, so verifiers sharing a database each take other
  * agents and never wait for each other), attests them, and releases each
  * with its next due time: --interval after its round started, or at once

@@ -46,7 +46,6 @@ struct want {
 	struct vg_store_agent *agent;	/* agent_get's or a list's row */
 	vg_store_agent_cb acb;
 	vg_store_verdict_cb vcb;
-	vg_store_lease_cb lcb;
 	vg_store_verifier_cb wcb;
 	vg_store_due_cb dcb;
 	uint64_t *states;		/* agent_states' counts */
@@ -86,17 +85,6 @@ static void row(struct ipc_in *in, struct want *w)
 		if (!w->cb_ret)
 			w->cb_ret = w->vcb(w->arg, &v);
 		break;
-	case SIPC_LEASE: {
-		char id[sizeof(((struct vg_store_agent *)0)->id)];
-		int64_t due;
-
-		ipc_get_name(in, id, sizeof(id));
-		due = ipc_get_i64(in);
-		ipc_end(in);
-		if (!w->cb_ret)
-			w->cb_ret = w->lcb(w->arg, id, due);
-		break;
-	}
 	case SIPC_DUE: {
 		struct vg_store_due a;
 
@@ -324,22 +312,6 @@ static int c_push(void *ctx, unsigned int verb, struct vg_store_push_req *rq, st
 	return call(ctx, SIPC_PUSH, &o, &w, diag);
 }
 
-static int c_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
-			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
-{
-	struct ipc_out o = { 0 };
-	struct want w = { .row = SIPC_LEASE, .many = true, .lcb = cb, .arg = arg };
-	int r;
-
-	if (put_name(&o, owner) < 0)
-		return -EINVAL;
-	ipc_put_i64(&o, now);
-	ipc_put_i64(&o, lease_ms);
-	ipc_put_u32(&o, max);
-	r = call(ctx, SIPC_LEASE_CLAIM, &o, &w, diag);
-	return r < 0 ? r : (int)w.rows;
-}
-
 static int c_lease_release(void *ctx, const char *id, const char *owner, int64_t next_due,
 			   struct vg_diag *diag)
 {
@@ -389,6 +361,27 @@ static int c_lease_take(void *ctx, const char *done, int64_t next_due, const cha
 	r = call(ctx, SIPC_LEASE_TAKE, &o, &w, diag);
 	free(w.agent);
 	return r ? r : (int)w.rows;
+}
+
+/* lease_claim as a LEASE_TAKE that releases nothing: each claimed row's id and due time to @cb */
+struct claim_fwd {
+	vg_store_lease_cb cb;
+	void *arg;
+};
+
+static int claim_fwd(void *arg, const struct vg_store_agent *a)
+{
+	const struct claim_fwd *f = arg;
+
+	return f->cb(f->arg, a->id, a->next_due);
+}
+
+static int c_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
+			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
+{
+	struct claim_fwd f = { cb, arg };
+
+	return c_lease_take(ctx, NULL, 0, owner, now, lease_ms, max, claim_fwd, &f, diag);
 }
 
 static int c_verifier_beat(void *ctx, const struct vg_store_verifier *v, struct vg_diag *diag)

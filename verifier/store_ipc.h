@@ -33,11 +33,10 @@
  *   VERDICT_ADD id verdict       -> DONE
  *   VERDICT_LIST id max          -> VERDICT* DONE
  *   SET_TIMEOUT ms               -> DONE
- *   LEASE_CLAIM owner now lease max -> LEASE* DONE (claimed agents streamed:
- *                                   id due; DONE's result is their count)
  *   LEASE_RELEASE id owner due   -> DONE
  *   LEASE_TAKE done due owner now lease max -> AGENT* DONE (vg_store_lease_take:
- *                                   "done" released, then the claimed agents' rows)
+ *                                   "done" released, then the claimed agents' rows;
+ *                                   the client's lease_claim is one with no "done")
  *   AGENT_STATES                 -> [STATES] DONE  (int64 count of each state)
  *   VERIFIER_BEAT verifier       -> DONE
  *   VERIFIER_LIST                -> VERIFIER* DONE
@@ -84,11 +83,9 @@ enum sipc_type {
 	SIPC_KEY_SIGN_DATA,	/* uint32 algo, uint32 flags, the data to sign */
 	SIPC_KEY_SIGN_HASH,	/* uint32 algo, uint32 flags, the hash to sign */
 	SIPC_KEY_ANSWER,	/* key process -> network: int32 result, the signature */
-	SIPC_LEASE_CLAIM,
 	SIPC_LEASE_RELEASE,
 	SIPC_VERIFIER_BEAT,
 	SIPC_VERIFIER_LIST,
-	SIPC_LEASE,		/* reply: one claimed agent: id, int64 due */
 	SIPC_VERIFIER,		/* reply: one verifier row */
 	SIPC_EAR_SIGN,		/* network -> key process: a JWS signing input (an EAR) -> KEY_ANSWER */
 	SIPC_AGENT_FIND,

@@ -57,16 +57,6 @@ static int send_verdict(void *arg, const struct vg_store_verdict *v)
 	return 0;
 }
 
-static int send_lease(void *arg, const char *id, int64_t due)
-{
-	struct ipc_out o = { 0 };
-
-	ipc_put_bytes(&o, id, strlen(id));
-	ipc_put_i64(&o, due);
-	reply(arg, SIPC_LEASE, &o);
-	return 0;
-}
-
 static int send_due(void *arg, const struct vg_store_due *a)
 {
 	struct ipc_out o = { 0 };
@@ -197,20 +187,6 @@ static void answer(struct ipc_chan *ch, struct vg_store *s, struct ipc_in *in)
 		ipc_end(in);
 		r = 0;
 		break;
-	case SIPC_LEASE_CLAIM: {
-		int64_t now, lease;
-		uint32_t n;
-
-		ipc_get_name(in, name, sizeof(name));
-		now = ipc_get_i64(in);
-		lease = ipc_get_i64(in);
-		n = ipc_get_u32(in);
-		ipc_end(in);
-		r = vg_store_lease_claim(s, name, now, lease, n, send_lease, ch, &d);
-		if (r > 0)
-			r = 0;		/* the count is the rows sent */
-		break;
-	}
 	case SIPC_LEASE_RELEASE: {
 		int64_t due;
 
