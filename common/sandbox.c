@@ -176,8 +176,13 @@ static int allow_path(int rs, const char *path, uint64_t rights, uint64_t handle
 	struct ll_path_beneath pb = { 0 };
 	int fd = open(path, O_PATH | O_CLOEXEC), r = 0;
 
+	/*
+	 * nothing there, or nothing this process may reach (a directory on the
+	 * way it cannot search: its own executable below a 0700 directory once
+	 * it is nobody): no rule, the access is refused without one
+	 */
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return errno == ENOENT || errno == EACCES ? 0 : -errno;
 	pb.parent_fd = fd;
 	pb.allowed_access = rights & handled;
 	if (syscall(SYS_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0) < 0) {
