@@ -35,13 +35,15 @@ cp /usr/bin/true "$T/unlabeled"
 chmod 755 "$T/unlabeled"
 printf 'appraise func=BPRM_CHECK\nappraise func=FILE_CHECK mask=MAY_READ\n' >pol
 nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; }
+# the helpers run as nobody are given as text (python3 -c): the source tree
+# may be below a directory nobody cannot search (a clone under mktemp -d)
 other() { setpriv --reuid 65533 --regid 65533 --clear-groups "$@"; }
 ms_of() { local t0; t0=$(date +%s%N); "$@" >/dev/null 2>&1; echo $((($(date +%s%N) - t0) / 1000000)); }
 status() { "$VIGIL" status --control "$T/ctl" --json | $PY -c "import json,sys; print(json.load(sys.stdin)['counters']['$1'])"; }
 
 # ---- 1. freeze ----
 freeze_checks() {	# $1: what the kernel has
-	nobody $PY "$SRCDIR/tests/helpers/lease-opens.py" "$F/pub" 10 >"$T/lease.out" 2>&1 &
+	nobody $PY -c "$(cat "$SRCDIR/tests/helpers/lease-opens.py")" "$F/pub" 10 >"$T/lease.out" 2>&1 &
 	local lp=$! worst=0 ms
 	for _ in $(seq 10); do
 		ms=$(ms_of other timeout 20 cat "$F/data")
@@ -85,7 +87,7 @@ chown 65534 "$T/u" "$T/u/fuse" "$T/u/fuse2" "$T/u/fuse3"
 cp /usr/bin/true "$T/prog.src"; chmod 644 "$T/prog.src"
 check "vigild starts, watching the mounts under $T/u as they appear" \
 	vd_start --policy pol --watch "$F" --watch-mounts "$T/u" --hmac-key hk --no-tpm
-setpriv --reuid 65534 --regid 65534 --clear-groups $PY "$SRCDIR/tests/helpers/fuse-server.py" "$T/u/fuse" \
+setpriv --reuid 65534 --regid 65534 --clear-groups $PY -c "$(cat "$SRCDIR/tests/helpers/fuse-server.py")" "$T/u/fuse" \
 	"$T/prog.src" hang allow_other >"$T/fuse.out" 2>&1 &
 FUSE=$!
 for _ in $(seq 100); do grep -q mounted "$T/fuse.out" && break; sleep 0.05; done
@@ -106,7 +108,7 @@ fusermount3 -u -z "$T/u/fuse" 2>/dev/null || umount -l "$T/u/fuse"
 kill $FUSE 2>/dev/null; wait $FUSE 2>/dev/null; FUSE=
 
 # a FUSE filesystem that answers: its program is judged, and cannot pass an appraisal
-setpriv --reuid 65534 --regid 65534 --clear-groups $PY "$SRCDIR/tests/helpers/fuse-server.py" "$T/u/fuse2" \
+setpriv --reuid 65534 --regid 65534 --clear-groups $PY -c "$(cat "$SRCDIR/tests/helpers/fuse-server.py")" "$T/u/fuse2" \
 	"$T/prog.src" allow_other >"$T/fuse2.out" 2>&1 &
 FUSE=$!
 for _ in $(seq 100); do grep -q mounted "$T/fuse2.out" && break; sleep 0.05; done
@@ -117,7 +119,7 @@ fusermount3 -u -z "$T/u/fuse2" 2>/dev/null || umount -l "$T/u/fuse2"
 kill $FUSE 2>/dev/null; wait $FUSE 2>/dev/null; FUSE=
 
 # without allow_other, FUSE refuses root itself: it cannot be marked, a gap that is said
-setpriv --reuid 65534 --regid 65534 --clear-groups $PY "$SRCDIR/tests/helpers/fuse-server.py" "$T/u/fuse3" \
+setpriv --reuid 65534 --regid 65534 --clear-groups $PY -c "$(cat "$SRCDIR/tests/helpers/fuse-server.py")" "$T/u/fuse3" \
 	"$T/prog.src" >"$T/fuse3.out" 2>&1 &
 FUSE=$!
 for _ in $(seq 100); do grep -q mounted "$T/fuse3.out" && break; sleep 0.05; done
