@@ -22,6 +22,7 @@ struct conn {
 	struct http_guard *g;
 	int fd;
 	bool armed;
+	bool idle;			/* between two requests: the idle deadline */
 	int64_t deadline;		/* CLOCK_MONOTONIC ms */
 	struct http_conn_memo memo;	/* http_guard_memo: the serving thread's */
 };
@@ -32,6 +33,8 @@ struct http_guard {
 	pthread_t reaper;
 	struct conn *head;
 	int64_t timeout_ms;
+	int64_t idle_ms;		/* between two requests (http_guard_set_idle) */
+	unsigned int timeout_s, idle_s;
 	uint64_t dropped;
 	bool stop;
 };
@@ -80,7 +83,8 @@ int http_guard_start(unsigned int timeout_s, struct http_guard **ret)
 		return -ENOMEM;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->wake, NULL);
-	g->timeout_ms = (int64_t)(timeout_s ? timeout_s : 1) * 1000;
+	g->timeout_s = g->idle_s = timeout_s ? timeout_s : 1;
+	g->timeout_ms = g->idle_ms = (int64_t)g->timeout_s * 1000;
 	r = pthread_create(&g->reaper, NULL, reap, g);
 	if (r) {
 		pthread_cond_destroy(&g->wake);
@@ -110,6 +114,12 @@ void http_guard_stop(struct http_guard *g)
 	pthread_cond_destroy(&g->wake);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
+}
+
+void http_guard_set_idle(struct http_guard *g, unsigned int idle_s)
+{
+	g->idle_s = idle_s ? idle_s : 1;
+	g->idle_ms = (int64_t)g->idle_s * 1000;
 }
 
 uint64_t http_guard_dropped(const struct http_guard *g)
@@ -193,8 +203,31 @@ void http_guard_rearm(struct MHD_Connection *mc)
 		return;
 	pthread_mutex_lock(&c->g->lock);
 	c->armed = true;
-	c->deadline = now_ms() + c->g->timeout_ms;
+	c->idle = true;
+	c->deadline = now_ms() + c->g->idle_ms;
 	pthread_mutex_unlock(&c->g->lock);
+	/* MHD's own inactivity timeout would close it first (it was set to the request's) */
+	if (c->g->idle_s != c->g->timeout_s)
+		(void)MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, c->g->idle_s);
+}
+
+void http_guard_request(struct MHD_Connection *mc)
+{
+	struct conn *c = conn_of(mc);
+	bool was_idle;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->g->lock);
+	was_idle = c->idle;
+	/* a connection's first request keeps the deadline of its accept */
+	if (c->idle && c->armed)
+		c->deadline = now_ms() + c->g->timeout_ms;
+	c->idle = false;
+	pthread_mutex_unlock(&c->g->lock);
+	if (was_idle && c->g->idle_s != c->g->timeout_s)
+		(void)MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT,
+						c->g->timeout_s);
 }
 
 bool http_guard_body_too_big(struct MHD_Connection *mc, size_t max)
