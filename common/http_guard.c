@@ -122,6 +122,11 @@ void http_guard_set_idle(struct http_guard *g, unsigned int idle_s)
 	g->idle_ms = (int64_t)g->idle_s * 1000;
 }
 
+unsigned int http_guard_idle_s(const struct http_guard *g)
+{
+	return g->idle_s;
+}
+
 uint64_t http_guard_dropped(const struct http_guard *g)
 {
 	return g ? g->dropped : 0;
@@ -206,7 +211,7 @@ void http_guard_rearm(struct MHD_Connection *mc)
 	c->idle = true;
 	c->deadline = now_ms() + c->g->idle_ms;
 	pthread_mutex_unlock(&c->g->lock);
-	/* MHD's own inactivity timeout would close it first (it was set to the request's) */
+	/* back to the daemon's timeout, the idle one: MHD's sorted list, not its manual one */
 	if (c->g->idle_s != c->g->timeout_s)
 		(void)MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, c->g->idle_s);
 }
@@ -214,18 +219,22 @@ void http_guard_rearm(struct MHD_Connection *mc)
 void http_guard_request(struct MHD_Connection *mc)
 {
 	struct conn *c = conn_of(mc);
-	bool was_idle;
 
 	if (!c)
 		return;
 	pthread_mutex_lock(&c->g->lock);
-	was_idle = c->idle;
 	/* a connection's first request keeps the deadline of its accept */
 	if (c->idle && c->armed)
 		c->deadline = now_ms() + c->g->timeout_ms;
 	c->idle = false;
 	pthread_mutex_unlock(&c->g->lock);
-	if (was_idle && c->g->idle_s != c->g->timeout_s)
+	/*
+	 * MHD's inactivity timeout is the request's while it is read and
+	 * answered (a client that does not read its answer): MHD walks the
+	 * connections with a timeout of their own on every event, so only
+	 * those in a request have one
+	 */
+	if (c->g->idle_s != c->g->timeout_s)
 		(void)MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT,
 						c->g->timeout_s);
 }

@@ -14,8 +14,10 @@
  * slow work. A reaper thread shuts down (shutdown(2), not close: the fd
  * stays MHD's) every connection past its deadline; MHD then sees the end
  * of the stream and frees it. The daemon's MHD_OPTION_CONNECTION_TIMEOUT
- * must be the request timeout: the guard sets an idle connection's own
- * to the idle deadline and back.
+ * must be the idle timeout (http_guard_idle_s): the guard gives a
+ * connection the request timeout as its own while it is in a request
+ * (MHD walks such connections on every event: only a few are), and the
+ * daemon's back after the answer.
  */
 #ifndef VIGIL_HTTP_GUARD_H
 #define VIGIL_HTTP_GUARD_H
@@ -36,6 +38,8 @@ int http_guard_start(unsigned int timeout_s, struct http_guard **ret);
  * timeout. Before the daemon starts.
  */
 void http_guard_set_idle(struct http_guard *g, unsigned int idle_s);
+/* The idle timeout, in seconds (the request timeout unless set): MHD_OPTION_CONNECTION_TIMEOUT's. */
+unsigned int http_guard_idle_s(const struct http_guard *g);
 /* Stop the reaper (after MHD_stop_daemon). NULL-safe. */
 void http_guard_stop(struct http_guard *g);
 /* Connections shut down so far. */
