@@ -32,6 +32,7 @@ struct http_guard {
 	pthread_t reaper;
 	struct conn *head;
 	int64_t timeout_ms;
+	int64_t idle_ms;		/* http_guard_idle: a kept connection's wait for its next request */
 	uint64_t dropped;
 	bool stop;
 };
@@ -193,7 +194,28 @@ void http_guard_rearm(struct MHD_Connection *mc)
 		return;
 	pthread_mutex_lock(&c->g->lock);
 	c->armed = true;
-	c->deadline = now_ms() + c->g->timeout_ms;
+	c->deadline = now_ms() + c->g->idle_ms + c->g->timeout_ms;
+	pthread_mutex_unlock(&c->g->lock);
+}
+
+void http_guard_idle(struct http_guard *g, unsigned int idle_s)
+{
+	pthread_mutex_lock(&g->lock);
+	g->idle_ms = (int64_t)idle_s * 1000;
+	pthread_mutex_unlock(&g->lock);
+}
+
+void http_guard_begun(struct MHD_Connection *mc)
+{
+	struct conn *c = conn_of(mc);
+	int64_t d;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->g->lock);
+	d = now_ms() + c->g->timeout_ms;
+	if (c->armed && d < c->deadline)
+		c->deadline = d;
 	pthread_mutex_unlock(&c->g->lock);
 }
 

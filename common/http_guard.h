@@ -6,7 +6,8 @@
  * ever) and an early 413 from Content-Length.
  *
  * Every connection is armed with a deadline when it is accepted and again
- * after each answer; the handler disarms it when the request is complete
+ * after each answer (then with an idle allowance, if the daemon keeps
+ * connections open between requests); the handler disarms it when the request is complete
  * (http_guard_busy), before any slow work. A reaper thread shuts down
  * (shutdown(2), not close: the fd stays MHD's) every connection past its
  * deadline; MHD then sees the end of the stream and frees it.
@@ -34,8 +35,20 @@ void http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_contex
 		       enum MHD_ConnectionNotificationCode code);
 /* The request is complete: no deadline while it is being answered. */
 void http_guard_busy(struct MHD_Connection *c);
-/* From MHD_OPTION_NOTIFY_COMPLETED: the next request on this connection has a new deadline. */
+/*
+ * From MHD_OPTION_NOTIFY_COMPLETED: the next request on this connection has
+ * a new deadline, the idle allowance (http_guard_idle) and the timeout.
+ */
 void http_guard_rearm(struct MHD_Connection *c);
+/*
+ * A connection kept open between requests may wait @idle_s (0 at the start)
+ * for its next one; once that request has begun (http_guard_begun: its
+ * request line arrived) it has the timeout from then to arrive whole. A
+ * new connection's first request has the timeout alone.
+ */
+void http_guard_idle(struct http_guard *g, unsigned int idle_s);
+/* From MHD_OPTION_URI_LOG_CALLBACK: a request begun, its deadline the timeout from now. */
+void http_guard_begun(struct MHD_Connection *c);
 
 /*
  * What a daemon decides once per connection rather than per request: the

@@ -17,7 +17,7 @@ void *http_upload_begin(void *cls, const char *uri, struct MHD_Connection *c)
 	struct http_upload *u = calloc(1, sizeof(*u));
 
 	(void)cls;
-	(void)c;
+	http_guard_begun(c);	/* a kept connection's next request: the timeout from now */
 	if (u)
 		u->path_err = http_path_decode(uri, u->path, sizeof(u->path));
 	return u;

@@ -7,7 +7,8 @@
  * no redirect) and ends at once on shutdown. It parses nothing: what a
  * peer sends is handed back as bytes (attest_api.h parses it). The
  * exchange itself is common/http_client.c's, as the pushing agent's is;
- * this file keeps a handle per peer and thread alive between requests.
+ * this file keeps each agent's handle, and so its connection, alive
+ * between rounds (agent_conns.c), and a handle per thread for webhooks.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -16,26 +17,31 @@
 #include <string.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include "agent_conns.h"
 #include "verifier.h"
 
 /*
- * Each thread's libcurl handle, kept for all its requests (curl_easy_reset
- * clears the options, not the connection, the TLS session cache or the CA
- * store libcurl caches in the handle: the CA file is read once per thread,
- * not once per connection). The quote, the list and the boot log of a
- * round go over one connection, kept alive. The first request to another
- * peer (another agent: its URL up to "/v1/"; a webhook: its URL) makes a
- * new connection (CURLOPT_FRESH_CONNECT), and the handle keeps one
- * connection (CURLOPT_MAXCONNECTS 1: the previous peer's is closed), so no
- * connection and no byte an agent sent past its answer is ever read for
- * another agent, even behind one host and port. TLS sessions are shared
- * by every handle (share below, per host and port), so a new connection to
- * an agent resumes its session where the agent's server offers it. Freed
- * when the thread ends (vf_client_thread_end, or the key's destructor).
+ * An agent's handle is its own (agent_conns.h): kept between rounds, at
+ * most --agent-connections of them, so a round over TLS resumes nothing
+ * and shakes no hands, it finds its connection open (the agent's server
+ * keeps it while idle: vigil-agent's --idle-timeout). The quote, the list
+ * and the boot log of a round go over that one connection.
+ *
+ * A webhook is asked on the thread's own handle, kept for all its
+ * requests (curl_easy_reset clears the options, not the connection, the
+ * TLS session cache or the CA store libcurl caches in the handle). The
+ * first request to another URL makes a new connection
+ * (CURLOPT_FRESH_CONNECT) and the handle keeps one connection
+ * (CURLOPT_MAXCONNECTS 1). TLS sessions are shared by every handle (share
+ * below, per host and port), so a new connection resumes its session
+ * where the peer's server offers it. Freed when the thread ends
+ * (vf_client_thread_end, or the key's destructor).
  */
 struct handle {
 	CURL *c;
@@ -46,6 +52,8 @@ static pthread_key_t handle_key;
 static bool handle_key_made;
 static struct http_tls_ids *ids;	/* --client-cert and --client-key, parsed once */
 static CURLSH *share;
+static struct vf_conns *conns;		/* agents' handles */
+static atomic_uint_fast64_t connects;	/* connections made to agents */
 static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void share_lock_fn(CURL *c, curl_lock_data data, curl_lock_access a, void *arg)
@@ -92,6 +100,12 @@ int vf_client_init(const struct verifier *vf, char *err, size_t errlen)
 		curl_share_cleanup(share);
 		share = NULL;		/* no resumption: a full handshake per connection */
 	}
+	/* idle two intervals and a whole exchange: deleted, or attested by another verifier */
+	r = vf_conns_new(vf->agent_conns, 2 * vf->interval_ms + 1000 * vf->agent_timeout, &conns);
+	if (r < 0) {
+		snprintf(err, errlen, "--agent-connections %u: %s", vf->agent_conns, strerror(-r));
+		return r;
+	}
 	if (pthread_key_create(&handle_key, handle_free) != 0) {
 		snprintf(err, errlen, "no thread key");
 		return -EIO;
@@ -109,14 +123,14 @@ static size_t peer_len(const char *url, bool agent)
 }
 
 /*
- * Return: this thread's handle for @url, reset, made anew for another
- * peer; NULL on no memory. *@kept: the handle stays with the thread (else
- * the caller frees it: no thread key).
+ * Return: this thread's handle for webhook @url, reset, made anew for
+ * another URL; NULL on no memory. *@kept: the handle stays with the
+ * thread (else the caller frees it: no thread key).
  */
-static CURL *handle(const char *url, bool agent, bool *kept)
+static CURL *handle(const char *url, bool *kept)
 {
 	struct handle *h = handle_key_made ? pthread_getspecific(handle_key) : NULL;
-	size_t n = peer_len(url, agent);
+	size_t n = peer_len(url, false);
 	bool same;
 
 	*kept = false;
@@ -161,6 +175,8 @@ void vf_client_thread_end(void)
 void vf_client_cleanup(void)
 {
 	vf_client_thread_end();		/* the calling thread's: the others' went with them */
+	vf_conns_free(conns);
+	conns = NULL;
 	if (share)
 		curl_share_cleanup(share);
 	share = NULL;
@@ -177,26 +193,72 @@ static bool stopping(void *arg)
 	return vf->stop;
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* An agent's exchange, on its own handle (agent_conns.h). */
+static long agent_fetch(struct verifier *vf, const char *url, const char *body,
+			struct http_answer *out, char *err, size_t errlen)
+{
+	const struct http_peer peer = { .ca = vf->agent_ca, .cert = vf->client_cert,
+					.key = vf->client_key, .ids = ids, .token = vf->agent_token,
+					.release_buffers = true };
+	const struct http_limits lim = { .timeout_s = vf->agent_timeout, .timeout_name = "--agent-timeout",
+					 .stop = stopping, .stop_arg = vf };
+	struct vf_conn *e = vf_conns_take(conns, url, peer_len(url, true));
+	long code, made = 0;
+
+	if (!e) {
+		memset(out, 0, sizeof(*out));
+		snprintf(err, errlen, "libcurl init: out of memory");
+		return -1;
+	}
+	curl_easy_reset(e->c);
+	curl_easy_setopt(e->c, CURLOPT_MAXCONNECTS, 1L);
+	if (share)
+		curl_easy_setopt(e->c, CURLOPT_SHARE, share);
+	code = http_request(e->c, url, body, &peer, &lim, out, err, errlen);
+	if (curl_easy_getinfo(e->c, CURLINFO_NUM_CONNECTS, &made) == CURLE_OK && made > 0)
+		atomic_fetch_add(&connects, (uint_fast64_t)made);
+	vf_conns_give(conns, e, mono_ms());
+	return code;
+}
+
 long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent, size_t max,
 	      struct http_answer *out, char *err, size_t errlen)
 {
-	const struct http_peer peer = { .ca = vf->agent_ca, .cert = vf->client_cert,
-					.key = vf->client_key, .ids = ids, .token = vf->agent_token };
 	const struct http_limits lim = { .timeout_s = vf->agent_timeout, .timeout_name = "--agent-timeout",
 					 .stop = stopping, .stop_arg = vf };
 	bool kept;
-	CURL *c = handle(url, agent, &kept);
+	CURL *c;
 	long code;
 
 	out->max = max ? max : VG_API_MSG_MAX;
+	if (agent && conns)
+		return agent_fetch(vf, url, body, out, err, errlen);
+	c = handle(url, &kept);
 	if (!c) {
 		memset(out, 0, sizeof(*out));
 		snprintf(err, errlen, "libcurl init");
 		return -1;
 	}
 	/* a webhook is not an agent: none of the agents' TLS settings or token */
-	code = http_request(c, url, body, agent ? &peer : NULL, &lim, out, err, errlen);
+	code = http_request(c, url, body, NULL, &lim, out, err, errlen);
 	if (!kept)
 		curl_easy_cleanup(c);	/* no thread key: a handle per request */
 	return code;
+}
+
+void vf_client_counts(unsigned int *kept, uint64_t *evicted, uint64_t *made)
+{
+	*kept = 0;
+	*evicted = 0;
+	if (conns)
+		vf_conns_count(conns, kept, evicted);
+	*made = atomic_load(&connects);
 }

@@ -85,6 +85,9 @@ const char vf_help[] =
 	"      --api-max-conn N    connections per client address (default 64)\n"
 	"      --max-body BYTES    largest API request body, e.g. a policy (default 32M)\n"
 	"      --agent-timeout S   whole exchange with an agent or the webhook (default 30)\n"
+	"      --agent-connections N  agents' connections kept open between rounds, one per\n"
+	"                          agent, the least recently used closed beyond N (default\n"
+	"                          4096; about 40 KiB each over TLS, a file descriptor each)\n"
 	"      --db-timeout S      one database call: SQLite's busy wait, PostgreSQL's answer\n"
 	"                          (default 10; a hung server fails the call, not the verifier)\n"
 	"      --max-log BYTES     largest measurement-list answer of one round (default 64M)\n";
@@ -170,6 +173,22 @@ static int parse_notify_queue(struct verifier *vf, const char *arg)
 	return 0;
 }
 
+/* --agent-connections N: 1 to VF_AGENT_CONNS_MAX, digits only. Return: 0, -1 (said). */
+static int parse_agent_conns(struct verifier *vf, const char *arg)
+{
+	char *end;
+	unsigned long n = strtoul(arg, &end, 10);
+
+	if (*arg < '0' || *arg > '9' || *end || n == 0 || n > VF_AGENT_CONNS_MAX) {
+		vlog_err("--agent-connections %s: a number of connections, 1 to %d", arg,
+			 VF_AGENT_CONNS_MAX);
+		return -1;
+	}
+	vf->agent_conns = (unsigned int)n;
+	vf->agent_conns_set = true;
+	return 0;
+}
+
 /* --policy-key PEM: one more key policies may be signed with. Return: 0, -1 (said). */
 static int add_policy_key(struct verifier *vf, const char *path)
 {
@@ -206,6 +225,7 @@ int vf_parse_args(struct verifier *vf, struct vf_args *a, int argc, char **argv)
 		{ "webhook", required_argument, NULL, 'w' },
 		{ "on-fail", required_argument, NULL, 'x' },
 		{ "notify-queue", required_argument, NULL, 'q' },
+		{ "agent-connections", required_argument, NULL, 'n' },
 		{ "bank", required_argument, NULL, 'b' },
 		{ "pcrs", required_argument, NULL, 'p' },
 		{ "agent-ca", required_argument, NULL, 'A' },
@@ -252,6 +272,10 @@ int vf_parse_args(struct verifier *vf, struct vf_args *a, int argc, char **argv)
 		case 'x': vf->on_fail = optarg; break;
 		case 'q':
 			if (parse_notify_queue(vf, optarg) < 0)
+				return 2;
+			break;
+		case 'n':
+			if (parse_agent_conns(vf, optarg) < 0)
 				return 2;
 			break;
 		case 'b':

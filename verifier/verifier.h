@@ -146,6 +146,9 @@ enum { VF_SINK_WEBHOOK = 0, VF_SINK_HOOK, VF_SINKS };
 /* notices each target's queue holds at most: --notify-queue's default */
 #define VF_NOTIFY_QUEUE_DEFAULT 1024
 #define VF_NOTIFY_QUEUE_MAX 1000000
+/* --agent-connections: its default and its most */
+#define VF_AGENT_CONNS_DEFAULT 4096
+#define VF_AGENT_CONNS_MAX 1000000
 
 struct verifier {
 	/* configuration: set by the options, read-only once started */
@@ -180,6 +183,8 @@ struct verifier {
 	char host[256];			/* gethostname, for the heartbeat */
 	int64_t started_ms;		/* wall ms */
 	unsigned int agent_timeout;	/* s: whole exchange with an agent or webhook */
+	unsigned int agent_conns;	/* --agent-connections: agents' connections kept */
+	bool agent_conns_set;		/* given, not the default */
 	size_t max_log;			/* bytes of one measurement-list answer */
 	size_t max_body;		/* bytes of an API request body */
 	vf_fetch_fn *fetch;		/* vf_fetch; a test's stand-in */
@@ -257,6 +262,11 @@ int vf_client_init(const struct verifier *vf, char *err, size_t errlen);
 void vf_client_cleanup(void);
 /* The calling thread's libcurl handle (kept between its requests, vf_fetch) freed now. */
 void vf_client_thread_end(void);
+/*
+ * Agents' handles kept now, closed to make room (--agent-connections) and
+ * connections made to agents, since the start (GET /metrics).
+ */
+void vf_client_counts(unsigned int *kept, uint64_t *evicted, uint64_t *made);
 /*
  * vf_fetch - GET @url, or POST @body (JSON) to it. At most @max bytes of
  * answer (0: VG_API_MSG_MAX), vf->agent_timeout seconds in all, cut short
