@@ -127,6 +127,7 @@ struct options {
 	bool rsa, background;
 	unsigned int ek_type;	/* enum vg_atpm_ek_type */
 	unsigned int idle_s;	/* --idle-timeout */
+	bool idle_set;
 	struct sockaddr_in sa;
 	char *cert_pem, *key_pem, *ca_pem;
 	int ready_fd;		/* the network process writes one byte there when it listens */
@@ -267,6 +268,7 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 				return 2;
 			}
 			o->idle_s = (unsigned int)n;
+			o->idle_set = true;
 			break;
 		}
 		case 'T': o->tokens = optarg; break;
@@ -328,8 +330,8 @@ static int push_setup(struct options *o, struct agent *a)
 	struct vg_diag d = { 0 };
 	char why[512];
 
-	if (o->listen || o->tls_cert || o->tls_key || o->tls_ca || o->tokens) {
-		vlog_err("--push serves nothing: --listen, --tls-* and --auth-tokens "
+	if (o->listen || o->tls_cert || o->tls_key || o->tls_ca || o->tokens || o->idle_set) {
+		vlog_err("--push serves nothing: --listen, --tls-*, --idle-timeout and --auth-tokens "
 			"are for pull mode");
 		return -1;
 	}
