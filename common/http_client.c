@@ -123,22 +123,13 @@ out:
 	return r;
 }
 
-/*
- * CURLOPT_SSL_CTX_FUNCTION, @arg the request's struct http_peer: a new
- * connection's context gets our certificate, its chain and key (parsed
- * once), and releases its buffers while idle if asked.
- */
-static CURLcode ctx_setup(CURL *c, void *ssl_ctx, void *arg)
+/* CURLOPT_SSL_CTX_FUNCTION: our certificate, its chain and key into a connection's context */
+static CURLcode use_ids(CURL *c, void *ssl_ctx, void *arg)
 {
-	const struct http_peer *peer = arg;
-	const struct http_tls_ids *ids = peer->ids;
+	const struct http_tls_ids *ids = arg;
 	SSL_CTX *ctx = ssl_ctx;
 
 	(void)c;
-	if (peer->release_buffers)
-		SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
-	if (!ids)
-		return CURLE_OK;
 	if (SSL_CTX_use_certificate(ctx, ids->cert) != 1 ||
 	    SSL_CTX_use_PrivateKey(ctx, ids->key) != 1)
 		return CURLE_SSL_CERTPROBLEM;
@@ -176,9 +167,9 @@ long http_request(CURL *c, const char *url, const char *body, const struct http_
 	if (peer && peer->ca)
 		curl_easy_setopt(c, CURLOPT_CAINFO, peer->ca);
 	/* a libcurl without OpenSSL's context callback reads the files */
-	if (peer && (peer->ids || peer->release_buffers) &&
-	    (curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, ctx_setup) != CURLE_OK ||
-	     curl_easy_setopt(c, CURLOPT_SSL_CTX_DATA, (void *)peer) != CURLE_OK)) {
+	if (peer && peer->ids &&
+	    (curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, use_ids) != CURLE_OK ||
+	     curl_easy_setopt(c, CURLOPT_SSL_CTX_DATA, (void *)peer->ids) != CURLE_OK)) {
 		curl_easy_setopt(c, CURLOPT_SSL_CTX_FUNCTION, NULL);
 		files = *peer;
 		files.ids = NULL;

@@ -37,8 +37,6 @@ struct http_peer {
 	const char *cert, *key;	/* our client certificate (mutual TLS) */
 	const struct http_tls_ids *ids;	/* the same parsed once (NULL: cert and key are read) */
 	const char *token;	/* sent as "Authorization: Bearer TOKEN" */
-	bool release_buffers;	/* a connection kept idle holds no TLS buffers (OpenSSL's
-				   SSL_MODE_RELEASE_BUFFERS: about 34 KiB less each) */
 };
 
 /* an answer: NUL-terminated after len; max set by the caller (0: 64 KiB) */

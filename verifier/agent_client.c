@@ -28,10 +28,11 @@
 
 /*
  * An agent's handle is its own (agent_conns.h): kept between rounds, at
- * most --agent-connections of them, so a round over TLS resumes nothing
- * and shakes no hands, it finds its connection open (the agent's server
- * keeps it while idle: vigil-agent's --idle-timeout). The quote, the list
- * and the boot log of a round go over that one connection.
+ * most --agent-connections of them, so a round over TLS makes no
+ * handshake, it finds its connection open (the agent's server keeps it
+ * while idle: vigil-agent's --idle-timeout). The quote, the list and the
+ * boot log of a round go over that one connection: an agent's handle the
+ * pool had no room for stays with the thread until its next one.
  *
  * A webhook is asked on the thread's own handle, kept for all its
  * requests (curl_easy_reset clears the options, not the connection, the
@@ -46,6 +47,7 @@
 struct handle {
 	CURL *c;
 	char peer[320];			/* the URL prefix it talked to ("" none yet) */
+	struct vf_conn *spare;		/* an agent's handle not kept: the pool was full */
 };
 
 static pthread_key_t handle_key;
@@ -78,6 +80,7 @@ static void handle_free(void *arg)
 	struct handle *h = arg;
 
 	curl_easy_cleanup(h->c);
+	vf_conn_close(h->spare);
 	free(h);
 }
 
@@ -122,6 +125,21 @@ static size_t peer_len(const char *url, bool agent)
 	return v ? (size_t)(v - url) : strlen(url);
 }
 
+/* Return: this thread's record (made now if need be), NULL: none (no key, no memory). */
+static struct handle *slot(void)
+{
+	struct handle *h = handle_key_made ? pthread_getspecific(handle_key) : NULL;
+
+	if (h || !handle_key_made)
+		return h;
+	h = calloc(1, sizeof(*h));
+	if (h && pthread_setspecific(handle_key, h) != 0) {
+		free(h);
+		h = NULL;
+	}
+	return h;
+}
+
 /*
  * Return: this thread's handle for webhook @url, reset, made anew for
  * another URL; NULL on no memory. *@kept: the handle stays with the
@@ -129,20 +147,13 @@ static size_t peer_len(const char *url, bool agent)
  */
 static CURL *handle(const char *url, bool *kept)
 {
-	struct handle *h = handle_key_made ? pthread_getspecific(handle_key) : NULL;
+	struct handle *h = slot();
 	size_t n = peer_len(url, false);
 	bool same;
 
 	*kept = false;
-	if (!handle_key_made)
+	if (!h)
 		return curl_easy_init();
-	if (!h) {
-		h = calloc(1, sizeof(*h));
-		if (!h || pthread_setspecific(handle_key, h) != 0) {
-			free(h);
-			return curl_easy_init();
-		}
-	}
 	same = h->c && n < sizeof(h->peer) && strlen(h->peer) == n && memcmp(h->peer, url, n) == 0;
 	if (h->c)
 		curl_easy_reset(h->c);
@@ -206,13 +217,20 @@ static long agent_fetch(struct verifier *vf, const char *url, const char *body,
 			struct http_answer *out, char *err, size_t errlen)
 {
 	const struct http_peer peer = { .ca = vf->agent_ca, .cert = vf->client_cert,
-					.key = vf->client_key, .ids = ids, .token = vf->agent_token,
-					.release_buffers = true };
+					.key = vf->client_key, .ids = ids, .token = vf->agent_token };
 	const struct http_limits lim = { .timeout_s = vf->agent_timeout, .timeout_name = "--agent-timeout",
 					 .stop = stopping, .stop_arg = vf };
-	struct vf_conn *e = vf_conns_take(conns, url, peer_len(url, true));
+	struct handle *h = slot();
+	size_t n = peer_len(url, true);
+	struct vf_conn *e = vf_conns_take(conns, url, n);
 	long code, made = 0;
 
+	if (!e && h && vf_conn_is(h->spare, url, n)) {
+		e = h->spare;		/* the pool was full: this round's handle, kept by the thread */
+		h->spare = NULL;
+	}
+	if (!e)
+		e = vf_conn_new(url, n);
 	if (!e) {
 		memset(out, 0, sizeof(*out));
 		snprintf(err, errlen, "libcurl init: out of memory");
@@ -225,7 +243,15 @@ static long agent_fetch(struct verifier *vf, const char *url, const char *body,
 	code = http_request(e->c, url, body, &peer, &lim, out, err, errlen);
 	if (curl_easy_getinfo(e->c, CURLINFO_NUM_CONNECTS, &made) == CURLE_OK && made > 0)
 		atomic_fetch_add(&connects, (uint_fast64_t)made);
-	vf_conns_give(conns, e, mono_ms());
+	if (!vf_conns_give(conns, e, mono_ms())) {
+		/* not kept: the thread holds it for the rest of the round, as its spare */
+		if (h) {
+			vf_conn_close(h->spare);
+			h->spare = e;
+		} else {
+			vf_conn_close(e);
+		}
+	}
 	return code;
 }
 
@@ -254,11 +280,11 @@ long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent
 	return code;
 }
 
-void vf_client_counts(unsigned int *kept, uint64_t *evicted, uint64_t *made)
+void vf_client_counts(unsigned int *kept, uint64_t *full, uint64_t *made)
 {
 	*kept = 0;
-	*evicted = 0;
+	*full = 0;
 	if (conns)
-		vf_conns_count(conns, kept, evicted);
+		vf_conns_count(conns, kept, full);
 	*made = atomic_load(&connects);
 }

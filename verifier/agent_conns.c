@@ -19,7 +19,7 @@ struct vf_conns {
 	unsigned int cap, n;
 	unsigned int idle_ms;
 	uint64_t seed;
-	uint64_t evicted;
+	uint64_t full;			/* handles not kept: cap reached */
 	size_t mask;			/* buckets - 1, a power of two less one */
 	struct vf_conn **b;
 	struct vf_conn *head, *tail;	/* most recently given first */
@@ -60,8 +60,10 @@ int vf_conns_new(unsigned int cap, unsigned int idle_ms, struct vf_conns **ret)
 	return 0;
 }
 
-static void conn_close(struct vf_conn *e)
+void vf_conn_close(struct vf_conn *e)
 {
+	if (!e)
+		return;
 	curl_easy_cleanup(e->c);
 	free(e);
 }
@@ -74,7 +76,7 @@ void vf_conns_free(struct vf_conns *p)
 		return;
 	for (e = p->head; e; e = next) {
 		next = e->next;
-		conn_close(e);
+		vf_conn_close(e);
 	}
 	pthread_mutex_destroy(&p->lock);
 	free(p->b);
@@ -112,9 +114,18 @@ struct vf_conn *vf_conns_take(struct vf_conns *p, const char *peer, size_t len)
 	if (e)
 		unlink_conn(p, e);
 	pthread_mutex_unlock(&p->lock);
-	if (e)
-		return e;
-	e = calloc(1, sizeof(*e) + len + 1);
+	return e;
+}
+
+bool vf_conn_is(const struct vf_conn *e, const char *peer, size_t len)
+{
+	return e && e->len == len && memcmp(e->peer, peer, len) == 0;
+}
+
+struct vf_conn *vf_conn_new(const char *peer, size_t len)
+{
+	struct vf_conn *e = calloc(1, sizeof(*e) + len + 1);
+
 	if (!e)
 		return NULL;
 	e->c = curl_easy_init();
@@ -127,55 +138,56 @@ struct vf_conn *vf_conns_take(struct vf_conns *p, const char *peer, size_t len)
 	return e;
 }
 
-void vf_conns_give(struct vf_conns *p, struct vf_conn *e, int64_t now_ms)
+bool vf_conns_give(struct vf_conns *p, struct vf_conn *e, int64_t now_ms)
 {
 	struct vf_conn *gone = NULL, *o, **pp;
+	bool kept = true;
 
 	pthread_mutex_lock(&p->lock);
+	/* at most two idle too long, the least recently used first: room */
+	for (int i = 0; i < 2 && p->tail && now_ms - p->tail->used_ms >= (int64_t)p->idle_ms; i++) {
+		o = p->tail;
+		unlink_conn(p, o);
+		o->next = gone;
+		gone = o;
+	}
 	pp = &p->b[bucket(p, e->peer, e->len)];
 	for (o = *pp; o; o = o->hnext)
 		if (o->len == e->len && memcmp(o->peer, e->peer, e->len) == 0)
 			break;
 	if (o) {
 		/* its peer's other handle came back first: one is enough */
-		pthread_mutex_unlock(&p->lock);
-		conn_close(e);
-		return;
-	}
-	e->used_ms = now_ms;
-	e->hnext = *pp;
-	*pp = e;
-	e->prev = NULL;
-	e->next = p->head;
-	if (p->head)
-		p->head->prev = e;
-	else
-		p->tail = e;
-	p->head = e;
-	p->n++;
-	/* over the cap: the least recently used; and at most two idle too long */
-	for (int i = 0; i < 3 && p->tail && p->tail != e; i++) {
-		o = p->tail;
-		if (p->n <= p->cap && now_ms - o->used_ms < (int64_t)p->idle_ms)
-			break;
-		if (p->n > p->cap)
-			p->evicted++;
-		unlink_conn(p, o);
-		o->next = gone;
-		gone = o;
+		e->next = gone;
+		gone = e;
+	} else if (p->n >= p->cap) {
+		p->full++;
+		kept = false;
+	} else {
+		e->used_ms = now_ms;
+		e->hnext = *pp;
+		*pp = e;
+		e->prev = NULL;
+		e->next = p->head;
+		if (p->head)
+			p->head->prev = e;
+		else
+			p->tail = e;
+		p->head = e;
+		p->n++;
 	}
 	pthread_mutex_unlock(&p->lock);
 	while (gone) {
 		o = gone->next;
-		conn_close(gone);
+		vf_conn_close(gone);
 		gone = o;
 	}
+	return kept;
 }
 
-void vf_conns_count(struct vf_conns *p, unsigned int *kept, uint64_t *evicted)
+void vf_conns_count(struct vf_conns *p, unsigned int *kept, uint64_t *full)
 {
 	pthread_mutex_lock(&p->lock);
 	*kept = p->n;
-	*evicted = p->evicted;
+	*full = p->full;
 	pthread_mutex_unlock(&p->lock);
 }

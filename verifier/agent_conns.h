@@ -12,14 +12,19 @@
  * back after; two exchanges with one peer at once get two handles, and
  * one of them is closed when both are back.
  *
- * Bounded: at most @cap handles are kept; the one used longest ago is
- * closed to make room, and one left unused for @idle_ms (the agent was
- * deleted, or moved to another verifier) is closed by a later give.
+ * Bounded: at most @cap handles are kept. When they are, a handle given
+ * back is not kept (the caller may hold it a while, as a thread's spare):
+ * the agents kept stay kept, so a fleet larger than @cap has @cap of its
+ * agents' rounds without a new connection, where closing the least
+ * recently used would make every round of a cyclic schedule connect. One
+ * left unused for @idle_ms (the agent was deleted, or moved to another
+ * verifier) is closed by a later give, which makes room.
  * Thread-safe (a mutex, never held over a libcurl call).
  */
 #ifndef VIGIL_VERIFIER_AGENT_CONNS_H
 #define VIGIL_VERIFIER_AGENT_CONNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,20 +48,28 @@ int vf_conns_new(unsigned int cap, unsigned int idle_ms, struct vf_conns **ret);
 void vf_conns_free(struct vf_conns *p);
 
 /*
- * The kept handle of peer @peer (@len bytes, not NUL-terminated), or a new
- * one (curl_easy_init). Its options are as the last exchange left them:
- * the caller resets them (curl_easy_reset keeps the connection).
- * Return: the handle, NULL on no memory.
+ * The kept handle of peer @peer (@len bytes, not NUL-terminated), out of
+ * the pool. Its options are as the last exchange left them: the caller
+ * resets them (curl_easy_reset keeps the connection).
+ * Return: the handle, NULL: none kept.
  */
 struct vf_conn *vf_conns_take(struct vf_conns *p, const char *peer, size_t len);
+/* Return: a new handle of peer @peer (curl_easy_init), NULL on no memory. */
+struct vf_conn *vf_conn_new(const char *peer, size_t len);
+/* Return: @e is peer @peer's. */
+bool vf_conn_is(const struct vf_conn *e, const char *peer, size_t len);
 /*
- * @e back, used at @now_ms (a monotonic clock): kept, unless another
- * handle of its peer already is (then @e is closed). Handles over the cap,
- * or idle too long, are closed, outside the lock.
+ * @e back, used at @now_ms (a monotonic clock): kept, or closed when
+ * another handle of its peer already is. Handles idle too long are closed,
+ * outside the lock.
+ * Return: true (kept or closed), false: @cap handles are kept, @e is the
+ * caller's still (to hold, or to close with vf_conn_close).
  */
-void vf_conns_give(struct vf_conns *p, struct vf_conn *e, int64_t now_ms);
+bool vf_conns_give(struct vf_conns *p, struct vf_conn *e, int64_t now_ms);
+/* A handle closed (curl_easy_cleanup) and freed. NULL is nothing. */
+void vf_conn_close(struct vf_conn *e);
 
-/* Handles kept now (idle), and handles closed to make room since the start. */
-void vf_conns_count(struct vf_conns *p, unsigned int *kept, uint64_t *evicted);
+/* Handles kept now (idle), and handles not kept since the start: @cap reached. */
+void vf_conns_count(struct vf_conns *p, unsigned int *kept, uint64_t *full);
 
 #endif

@@ -169,15 +169,15 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 		vg_privsep_store_requests(vf->store));
 	{
 		unsigned int kept;
-		uint64_t evicted, made;
+		uint64_t full, made;
 
-		vf_client_counts(&kept, &evicted, &made);
+		vf_client_counts(&kept, &full, &made);
 		family(f, "agent_connections", "gauge",
 		       "agents' connections kept open between rounds (--agent-connections)");
 		fprintf(f, "vigil_verifier_agent_connections %u\n", kept);
-		family(f, "agent_connections_closed_total", "counter",
-		       "kept connections closed to make room for another agent's");
-		fprintf(f, "vigil_verifier_agent_connections_closed_total %" PRIu64 "\n", evicted);
+		family(f, "agent_connections_full_total", "counter",
+		       "rounds whose agent's connection could not be kept: --agent-connections reached");
+		fprintf(f, "vigil_verifier_agent_connections_full_total %" PRIu64 "\n", full);
 		family(f, "agent_connects_total", "counter",
 		       "connections made to agents (TCP, and TLS handshakes over HTTPS)");
 		fprintf(f, "vigil_verifier_agent_connects_total %" PRIu64 "\n", made);

@@ -86,8 +86,9 @@ const char vf_help[] =
 	"      --max-body BYTES    largest API request body, e.g. a policy (default 32M)\n"
 	"      --agent-timeout S   whole exchange with an agent or the webhook (default 30)\n"
 	"      --agent-connections N  agents' connections kept open between rounds, one per\n"
-	"                          agent, the least recently used closed beyond N (default\n"
-	"                          4096; about 40 KiB each over TLS, a file descriptor each)\n"
+	"                          agent, at most N (default 4096): about 56 KiB each over\n"
+	"                          TLS, 17 KiB over HTTP, and a descriptor; with N kept, the\n"
+	"                          other agents' rounds make a connection each\n"
 	"      --db-timeout S      one database call: SQLite's busy wait, PostgreSQL's answer\n"
 	"                          (default 10; a hung server fails the call, not the verifier)\n"
 	"      --max-log BYTES     largest measurement-list answer of one round (default 64M)\n";

@@ -263,10 +263,10 @@ void vf_client_cleanup(void);
 /* The calling thread's libcurl handle (kept between its requests, vf_fetch) freed now. */
 void vf_client_thread_end(void);
 /*
- * Agents' handles kept now, closed to make room (--agent-connections) and
- * connections made to agents, since the start (GET /metrics).
+ * Agents' connections kept now; since the start, agents' handles not kept
+ * (--agent-connections reached) and connections made to agents (GET /metrics).
  */
-void vf_client_counts(unsigned int *kept, uint64_t *evicted, uint64_t *made);
+void vf_client_counts(unsigned int *kept, uint64_t *full, uint64_t *made);
 /*
  * vf_fetch - GET @url, or POST @body (JSON) to it. At most @max bytes of
  * answer (0: VG_API_MSG_MAX), vf->agent_timeout seconds in all, cut short
