@@ -185,5 +185,5 @@ wait "$IDLE"
 echo "# $(tr '\n' ' ' <idle.out)"
 check "vigil-agent kept a verifier's connection idle 12 s, the next request answered on it" \
 	grep -qx "kept 200 200" idle.out
-check "... and closed a connection at once after refusing it (401, no credential)" \
+check "... and closed a connection at once after refusing it (401, no credential; so did the agent before)" \
 	grep -qx "after refusal: closed" idle.out
