@@ -16,6 +16,7 @@
  *   round.c           one attestation round of one agent
  *   push.c            push mode: agents that register and send their evidence
  *   agent_client.c    HTTP(S) to agents and webhooks (the only user of libcurl)
+ *   agent_conns.c     each agent's handle, so its connection, kept between rounds
  *   actions.c         what a verdict leaves: the history line
  *   notify.c          notices to the webhook and the command, from queues of their own
  *   bootlog_cache.c   agents' boot event logs, fetched and replayed once per boot
