@@ -238,6 +238,8 @@ static long agent_fetch(struct verifier *vf, const char *url, const char *body,
 	}
 	curl_easy_reset(e->c);
 	curl_easy_setopt(e->c, CURLOPT_MAXCONNECTS, 1L);
+	/* made anew at least that often: the agent's certificate is verified again */
+	curl_easy_setopt(e->c, CURLOPT_MAXLIFETIME_CONN, (long)VF_AGENT_CONN_LIFE_S);
 	if (share)
 		curl_easy_setopt(e->c, CURLOPT_SHARE, share);
 	code = http_request(e->c, url, body, &peer, &lim, out, err, errlen);

@@ -150,6 +150,8 @@ enum { VF_SINK_WEBHOOK = 0, VF_SINK_HOOK, VF_SINKS };
 /* --agent-connections: its default and its most */
 #define VF_AGENT_CONNS_DEFAULT 4096
 #define VF_AGENT_CONNS_MAX 1000000
+/* a kept connection to an agent is made anew after this many seconds (its certificate checked) */
+#define VF_AGENT_CONN_LIFE_S 600
 
 struct verifier {
 	/* configuration: set by the options, read-only once started */
