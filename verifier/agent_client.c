@@ -212,7 +212,7 @@ static int64_t mono_ms(void)
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* An agent's exchange, on its own handle (agent_conns.h). */
+/* An agent's exchange, on its own handle (agent_conns.h; without the pool, the thread's spare). */
 static long agent_fetch(struct verifier *vf, const char *url, const char *body,
 			struct http_answer *out, char *err, size_t errlen)
 {
@@ -222,7 +222,7 @@ static long agent_fetch(struct verifier *vf, const char *url, const char *body,
 					 .stop = stopping, .stop_arg = vf };
 	struct handle *h = slot();
 	size_t n = peer_len(url, true);
-	struct vf_conn *e = vf_conns_take(conns, url, n);
+	struct vf_conn *e = conns ? vf_conns_take(conns, url, n) : NULL;
 	long code, made = 0;
 
 	if (!e && h && vf_conn_is(h->spare, url, n)) {
@@ -245,7 +245,7 @@ static long agent_fetch(struct verifier *vf, const char *url, const char *body,
 	code = http_request(e->c, url, body, &peer, &lim, out, err, errlen);
 	if (curl_easy_getinfo(e->c, CURLINFO_NUM_CONNECTS, &made) == CURLE_OK && made > 0)
 		atomic_fetch_add(&connects, (uint_fast64_t)made);
-	if (!vf_conns_give(conns, e, mono_ms())) {
+	if (!conns || !vf_conns_give(conns, e, mono_ms())) {
 		/* not kept: the thread holds it for the rest of the round, as its spare */
 		if (h) {
 			vf_conn_close(h->spare);
@@ -267,7 +267,7 @@ long vf_fetch(struct verifier *vf, const char *url, const char *body, bool agent
 	long code;
 
 	out->max = max ? max : VG_API_MSG_MAX;
-	if (agent && conns)
+	if (agent)
 		return agent_fetch(vf, url, body, out, err, errlen);
 	c = handle(url, &kept);
 	if (!c) {
