@@ -100,10 +100,11 @@ int agent_tpm_main(int fd, pid_t net, const char *tcti, const char *state, bool 
 /*
  * agent_http_start - serve @a on @sa (HTTPS when @cert_pem is given; with
  * @ca_pem a client certificate chaining to it is a credential), one
- * thread, requests bounded by @guard. Return: the daemon, or NULL.
+ * thread, requests bounded by @guard, a connection kept open @idle_s
+ * between requests. Return: the daemon, or NULL.
  */
 struct MHD_Daemon *agent_http_start(struct agent *a, const void *sa, const char *cert_pem,
-				    const char *key_pem, const char *ca_pem,
+				    const char *key_pem, const char *ca_pem, unsigned int idle_s,
 				    struct http_guard *guard);
 
 /*

@@ -126,7 +126,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 }
 
 struct MHD_Daemon *agent_http_start(struct agent *a, const void *sa, const char *cert_pem,
-				    const char *key_pem, const char *ca_pem,
+				    const char *key_pem, const char *ca_pem, unsigned int idle_s,
 				    struct http_guard *guard)
 {
 	struct MHD_OptionItem tls[] = {
@@ -141,8 +141,9 @@ struct MHD_Daemon *agent_http_start(struct agent *a, const void *sa, const char 
 	a->need_client_cert = ca_pem != NULL;
 	/*
 	 * One thread (the TPM has one client). A request arrives whole
-	 * within 10 s or its connection is shut (http_guard.h); 16
-	 * connections per address, 64 in all, 16 KiB of headers.
+	 * within 10 s or its connection is shut (http_guard.h), and a
+	 * connection waits @idle_s for its next request; 16 connections
+	 * per address, 64 in all, 16 KiB of headers.
 	 */
 	return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 				(cert_pem ? MHD_USE_TLS : 0), 0, NULL, NULL, handler, a,
@@ -150,7 +151,7 @@ struct MHD_Daemon *agent_http_start(struct agent *a, const void *sa, const char 
 				MHD_OPTION_NOTIFY_COMPLETED, http_upload_end, NULL,
 				MHD_OPTION_URI_LOG_CALLBACK, http_upload_begin, NULL,
 				MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, guard,
-				MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				MHD_OPTION_CONNECTION_TIMEOUT, idle_s > 10 ? idle_s : 10u,
 				MHD_OPTION_CONNECTION_LIMIT, 64u,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16u,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u << 10),

@@ -91,6 +91,11 @@ static const char help[] =
 	"      --tls-key FILE      and its PEM private key\n"
 	"      --tls-client-ca FILE  a client certificate chaining to this PEM CA is a\n"
 	"                          credential (mutual TLS)\n"
+	"      --idle-timeout S    keep a verifier's connection open S seconds between its\n"
+	"                          requests (default 30; 1 to 3600): above the verifier's\n"
+	"                          --interval, a round finds it open and over TLS makes no\n"
+	"                          handshake. A request still arrives whole within 10 s of\n"
+	"                          its start; a refused one's connection is closed\n"
 	"      --auth-tokens FILE  bearer tokens allowed to ask (ROLE ID SHA256 lines, role\n"
 	"                          verifier; default /etc/vigil/agent-tokens; mode 600)\n"
 	"      --insecure-no-auth  serve quotes, the lists and the boot log to anyone; with\n"
@@ -121,6 +126,8 @@ struct options {
 	const char *tls_cert, *tls_key, *tls_ca, *tokens, *push_token;
 	bool rsa, background;
 	unsigned int ek_type;	/* enum vg_atpm_ek_type */
+	unsigned int idle_s;	/* --idle-timeout */
+	bool idle_set;
 	struct sockaddr_in sa;
 	char *cert_pem, *key_pem, *ca_pem;
 	int ready_fd;		/* the network process writes one byte there when it listens */
@@ -210,6 +217,7 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		{ "tls-cert", required_argument, NULL, 'C' },
 		{ "tls-key", required_argument, NULL, 'K' },
 		{ "tls-client-ca", required_argument, NULL, 'A' },
+		{ "idle-timeout", required_argument, NULL, 'O' },
 		{ "auth-tokens", required_argument, NULL, 'T' },
 		{ "insecure-no-auth", no_argument, NULL, 'I' },
 		{ "background", no_argument, NULL, 'G' },
@@ -251,6 +259,18 @@ static int parse(int argc, char **argv, struct options *o, struct agent *a)
 		case 'C': o->tls_cert = optarg; break;
 		case 'K': o->tls_key = optarg; break;
 		case 'A': o->tls_ca = optarg; break;
+		case 'O': {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*optarg < '0' || *optarg > '9' || *end || n == 0 || n > 3600) {
+				vlog_err("--idle-timeout %s: seconds, 1 to 3600", optarg);
+				return 2;
+			}
+			o->idle_s = (unsigned int)n;
+			o->idle_set = true;
+			break;
+		}
 		case 'T': o->tokens = optarg; break;
 		case 'I': a->no_auth = true; break;
 		case 'G': o->background = true; break;
@@ -310,8 +330,8 @@ static int push_setup(struct options *o, struct agent *a)
 	struct vg_diag d = { 0 };
 	char why[512];
 
-	if (o->listen || o->tls_cert || o->tls_key || o->tls_ca || o->tokens) {
-		vlog_err("--push serves nothing: --listen, --tls-* and --auth-tokens "
+	if (o->listen || o->tls_cert || o->tls_key || o->tls_ca || o->tokens || o->idle_set) {
+		vlog_err("--push serves nothing: --listen, --tls-*, --idle-timeout and --auth-tokens "
 			"are for pull mode");
 		return -1;
 	}
@@ -482,7 +502,8 @@ static int net_main(struct options *o, struct agent *a)
 	}
 	if (http_guard_start(10, &guard) < 0)
 		_exit(2);
-	d = agent_http_start(a, &o->sa, o->cert_pem, o->key_pem, o->ca_pem, guard);
+	http_guard_idle(guard, o->idle_s);
+	d = agent_http_start(a, &o->sa, o->cert_pem, o->key_pem, o->ca_pem, o->idle_s, guard);
 	if (!d) {
 		vlog_err("cannot listen on %s%s", o->listen,
 			o->cert_pem ? " (TLS setup failed?)" : "");
@@ -511,7 +532,7 @@ int main(int argc, char **argv)
 {
 	struct agent a = { .auth_lock = PTHREAD_RWLOCK_INITIALIZER,
 			   .log = "/run/vigil/binary_runtime_measurements" };
-	struct options o = { 0 };
+	struct options o = { .idle_s = 30 };
 	struct ready_watch rw = { .fd = -1 };
 	pthread_t rw_tid;
 	sigset_t all, old;

@@ -42,6 +42,8 @@ enum MHD_Result http_auth_refuse(struct MHD_Connection *c, unsigned int code, co
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	http_reply_harden(r, NULL);
+	/* no credential, no connection kept open between requests (http_guard_idle) */
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (code == MHD_HTTP_UNAUTHORIZED) {
 		snprintf(www, sizeof(www), "Bearer realm=\"%s\"", realm);
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, www);

@@ -22,7 +22,6 @@ struct conn {
 	struct http_guard *g;
 	int fd;
 	bool armed;
-	bool idle;			/* between two requests: the idle deadline */
 	int64_t deadline;		/* CLOCK_MONOTONIC ms */
 	struct http_conn_memo memo;	/* http_guard_memo: the serving thread's */
 };
@@ -33,8 +32,7 @@ struct http_guard {
 	pthread_t reaper;
 	struct conn *head;
 	int64_t timeout_ms;
-	int64_t idle_ms;		/* between two requests (http_guard_set_idle) */
-	unsigned int timeout_s, idle_s;
+	int64_t idle_ms;		/* http_guard_idle: a kept connection's wait for its next request */
 	uint64_t dropped;
 	bool stop;
 };
@@ -83,8 +81,7 @@ int http_guard_start(unsigned int timeout_s, struct http_guard **ret)
 		return -ENOMEM;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->wake, NULL);
-	g->timeout_s = g->idle_s = timeout_s ? timeout_s : 1;
-	g->timeout_ms = g->idle_ms = (int64_t)g->timeout_s * 1000;
+	g->timeout_ms = (int64_t)(timeout_s ? timeout_s : 1) * 1000;
 	r = pthread_create(&g->reaper, NULL, reap, g);
 	if (r) {
 		pthread_cond_destroy(&g->wake);
@@ -114,17 +111,6 @@ void http_guard_stop(struct http_guard *g)
 	pthread_cond_destroy(&g->wake);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
-}
-
-void http_guard_set_idle(struct http_guard *g, unsigned int idle_s)
-{
-	g->idle_s = idle_s ? idle_s : 1;
-	g->idle_ms = (int64_t)g->idle_s * 1000;
-}
-
-unsigned int http_guard_idle_s(const struct http_guard *g)
-{
-	return g->idle_s;
 }
 
 uint64_t http_guard_dropped(const struct http_guard *g)
@@ -208,35 +194,29 @@ void http_guard_rearm(struct MHD_Connection *mc)
 		return;
 	pthread_mutex_lock(&c->g->lock);
 	c->armed = true;
-	c->idle = true;
-	c->deadline = now_ms() + c->g->idle_ms;
+	c->deadline = now_ms() + c->g->idle_ms + c->g->timeout_ms;
 	pthread_mutex_unlock(&c->g->lock);
-	/* back to the daemon's timeout, the idle one: MHD's sorted list, not its manual one */
-	if (c->g->idle_s != c->g->timeout_s)
-		(void)MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, c->g->idle_s);
 }
 
-void http_guard_request(struct MHD_Connection *mc)
+void http_guard_idle(struct http_guard *g, unsigned int idle_s)
+{
+	pthread_mutex_lock(&g->lock);
+	g->idle_ms = (int64_t)idle_s * 1000;
+	pthread_mutex_unlock(&g->lock);
+}
+
+void http_guard_begun(struct MHD_Connection *mc)
 {
 	struct conn *c = conn_of(mc);
+	int64_t d;
 
 	if (!c)
 		return;
 	pthread_mutex_lock(&c->g->lock);
-	/* a connection's first request keeps the deadline of its accept */
-	if (c->idle && c->armed)
-		c->deadline = now_ms() + c->g->timeout_ms;
-	c->idle = false;
+	d = now_ms() + c->g->timeout_ms;
+	if (c->armed && d < c->deadline)
+		c->deadline = d;
 	pthread_mutex_unlock(&c->g->lock);
-	/*
-	 * MHD's inactivity timeout is the request's while it is read and
-	 * answered (a client that does not read its answer): MHD walks the
-	 * connections with a timeout of their own on every event, so only
-	 * those in a request have one
-	 */
-	if (c->g->idle_s != c->g->timeout_s)
-		(void)MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT,
-						c->g->timeout_s);
 }
 
 bool http_guard_body_too_big(struct MHD_Connection *mc, size_t max)

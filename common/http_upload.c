@@ -17,7 +17,7 @@ void *http_upload_begin(void *cls, const char *uri, struct MHD_Connection *c)
 	struct http_upload *u = calloc(1, sizeof(*u));
 
 	(void)cls;
-	http_guard_request(c);
+	http_guard_begun(c);	/* a kept connection's next request: the timeout from now */
 	if (u)
 		u->path_err = http_path_decode(uri, u->path, sizeof(u->path));
 	return u;
@@ -53,12 +53,11 @@ void http_upload_end(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct http_upload *u = *con_cls;
 
 	(void)cls;
+	(void)toe;
 	if (u) {
 		free(u->buf);
 		free(u);
 	}
 	*con_cls = NULL;
-	/* any other end closes the connection */
-	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		http_guard_rearm(c);
+	http_guard_rearm(c);
 }

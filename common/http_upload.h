@@ -7,8 +7,8 @@
  *
  * The state is created by MHD_OPTION_URI_LOG_CALLBACK (http_upload_begin,
  * so it exists before the first handler call) and freed by
- * MHD_OPTION_NOTIFY_COMPLETED (http_upload_end, which also arms the idle
- * deadline of http_guard.h; http_upload_begin starts the request's). Who may ask and what is answered are
+ * MHD_OPTION_NOTIFY_COMPLETED (http_upload_end, which also re-arms the
+ * request deadline of http_guard.h). Who may ask and what is answered are
  * the daemons' business.
  */
 #ifndef VIGIL_HTTP_UPLOAD_H
@@ -39,7 +39,7 @@ void *http_upload_begin(void *cls, const char *uri, struct MHD_Connection *c);
  */
 int http_upload_append(struct http_upload *u, const char *data, size_t n, size_t max);
 
-/* MHD_OPTION_NOTIFY_COMPLETED: frees *con_cls and, answered, arms the connection's idle deadline. */
+/* MHD_OPTION_NOTIFY_COMPLETED: frees *con_cls and re-arms the connection's deadline. */
 void http_upload_end(void *cls, struct MHD_Connection *c, void **con_cls,
 		     enum MHD_RequestTerminationCode toe);
 

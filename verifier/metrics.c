@@ -169,6 +169,21 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	       "requests to the store process (claims, rows, commits, history, listings)");
 	fprintf(f, "vigil_verifier_store_requests_total %" PRIu64 "\n",
 		vg_privsep_store_requests(vf->store));
+	{
+		unsigned int kept;
+		uint64_t full, made;
+
+		vf_client_counts(&kept, &full, &made);
+		family(f, "agent_connections", "gauge",
+		       "agents' connections kept open between rounds (--agent-connections)");
+		fprintf(f, "vigil_verifier_agent_connections %u\n", kept);
+		family(f, "agent_connections_full_total", "counter",
+		       "rounds whose agent's connection could not be kept: --agent-connections reached");
+		fprintf(f, "vigil_verifier_agent_connections_full_total %" PRIu64 "\n", full);
+		family(f, "agent_connects_total", "counter",
+		       "connections made to agents (TCP, and TLS handshakes over HTTPS)");
+		fprintf(f, "vigil_verifier_agent_connects_total %" PRIu64 "\n", made);
+	}
 	notices(f, vf);
 	family(f, "http_requests_total", "counter", "API answers by status class");
 	for (int c = 1; c <= 5; c++)

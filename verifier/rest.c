@@ -654,9 +654,11 @@ int vf_api_start(struct verifier *vf, const struct vf_api_opts *o, struct vf_api
 	 * Four threads: a registration waiting on a slow agent does not hold up
 	 * the API. Connections: --api-max-conn per client address,
 	 * --api-connections in all; a request must arrive whole within
-	 * --api-timeout (the guard's deadline, and MHD's inactivity timeout
-	 * the guard gives a connection in a request), a kept-alive connection
-	 * may wait --api-idle-timeout for its next request (MHD's default). A connection's pool
+	 * --api-timeout of its request line (the guard's deadline), a
+	 * kept-alive connection may wait --api-idle-timeout for its next one
+	 * (the guard's allowance; MHD's inactivity timeout the larger of the
+	 * two: one for every connection, so MHD keeps them on its sorted
+	 * list, not on the one it walks whole on every event). A connection's pool
 	 * (request and answer headers, the read buffer) is VF_API_CONN_POOL,
 	 * touched whole after its first request (MHD zeroes it between
 	 * requests), so every kept connection costs all of it: 16 KiB made an
@@ -682,7 +684,8 @@ int vf_api_start(struct verifier *vf, const struct vf_api_opts *o, struct vf_api
 				  MHD_OPTION_URI_LOG_CALLBACK, http_upload_begin, NULL,
 				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, api,
 				  MHD_OPTION_THREAD_POOL_SIZE, 4u,
-				  MHD_OPTION_CONNECTION_TIMEOUT, http_guard_idle_s(o->guard),
+				  MHD_OPTION_CONNECTION_TIMEOUT,
+				  o->idle_s > o->timeout_s ? o->idle_s : o->timeout_s,
 				  MHD_OPTION_CONNECTION_LIMIT, o->connections,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->max_conn,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)VF_API_CONN_POOL,

@@ -20,6 +20,7 @@ int vf_init(struct verifier *vf)
 	vf->mask = 1u << VG_ATTEST_PCR_IMA;
 	vf->interval_ms = 2000;
 	vf->max_rounds = VF_ROUNDS_DEFAULT;
+	vf->agent_conns = VF_AGENT_CONNS_DEFAULT;
 	vf->agent_timeout = 30;
 	vf->max_log = 64u << 20;
 	vf->max_body = 32u << 20;

@@ -16,6 +16,7 @@
  *   round.c           one attestation round of one agent
  *   push.c            push mode: agents that register and send their evidence
  *   agent_client.c    HTTP(S) to agents and webhooks (the only user of libcurl)
+ *   agent_conns.c     each agent's handle, so its connection, kept between rounds
  *   actions.c         what a verdict leaves: the history line
  *   notify.c          notices to the webhook and the command, from queues of their own
  *   bootlog_cache.c   agents' boot event logs, fetched and replayed once per boot
@@ -148,6 +149,11 @@ enum { VF_SINK_WEBHOOK = 0, VF_SINK_HOOK, VF_SINKS };
 /* notices each target's queue holds at most: --notify-queue's default */
 #define VF_NOTIFY_QUEUE_DEFAULT 1024
 #define VF_NOTIFY_QUEUE_MAX 1000000
+/* --agent-connections: its default and its most */
+#define VF_AGENT_CONNS_DEFAULT 4096
+#define VF_AGENT_CONNS_MAX 1000000
+/* a kept connection to an agent is made anew after this many seconds (its certificate checked) */
+#define VF_AGENT_CONN_LIFE_S 600
 
 struct verifier {
 	/* configuration: set by the options, read-only once started */
@@ -182,6 +188,8 @@ struct verifier {
 	char host[256];			/* gethostname, for the heartbeat */
 	int64_t started_ms;		/* wall ms */
 	unsigned int agent_timeout;	/* s: whole exchange with an agent or webhook */
+	unsigned int agent_conns;	/* --agent-connections: agents' connections kept */
+	bool agent_conns_set;		/* given, not the default */
 	size_t max_log;			/* bytes of one measurement-list answer */
 	size_t max_body;		/* bytes of an API request body */
 	vf_fetch_fn *fetch;		/* vf_fetch; a test's stand-in */
@@ -259,6 +267,11 @@ int vf_client_init(const struct verifier *vf, char *err, size_t errlen);
 void vf_client_cleanup(void);
 /* The calling thread's libcurl handle (kept between its requests, vf_fetch) freed now. */
 void vf_client_thread_end(void);
+/*
+ * Agents' connections kept now; since the start, agents' handles not kept
+ * (--agent-connections reached) and connections made to agents (GET /metrics).
+ */
+void vf_client_counts(unsigned int *kept, uint64_t *full, uint64_t *made);
 /*
  * vf_fetch - GET @url, or POST @body (JSON) to it. At most @max bytes of
  * answer (0: VG_API_MSG_MAX), vf->agent_timeout seconds in all, cut short
@@ -550,6 +563,7 @@ struct vf_api_opts {
 	const char *ca_pem;		/* client certificates from these CAs are asked for */
 	unsigned int timeout_s;		/* --api-timeout */
 	unsigned int max_conn;		/* --api-max-conn, per client address */
+	unsigned int idle_s;		/* --api-idle-timeout */
 	unsigned int connections;	/* --api-connections, in all */
 	struct http_guard *guard;	/* the reaper of slow requests and idle connections */
 };

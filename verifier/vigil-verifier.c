@@ -224,6 +224,39 @@ static int check_db_url(const char *url)
  * --verifier-id and --lease: who we are among the verifiers of one store,
  * and how long a claimed agent stays ours. Return: 0, -1 (said).
  */
+/* descriptors besides the agents' kept connections: the API's 1024 connections and the rest */
+#define VF_FDS_OTHER 1280
+
+/*
+ * Descriptors for --agent-connections: the soft limit raised to the hard
+ * one; a default too large for it is lowered, a number given is refused.
+ * Return: 0, -1 (said).
+ */
+static int check_fds(struct verifier *vf)
+{
+	struct rlimit rl;
+	rlim_t need = (rlim_t)vf->agent_conns + VF_FDS_OTHER;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur < rl.rlim_max && rl.rlim_cur < need) {
+		rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return 0;
+	}
+	if (rl.rlim_cur >= need)
+		return 0;
+	if (vf->agent_conns_set) {
+		vlog_err("--agent-connections %u: needs %llu file descriptors, RLIMIT_NOFILE allows "
+			 "%llu (LimitNOFILE= in the unit, ulimit -n)", vf->agent_conns,
+			 (unsigned long long)need, (unsigned long long)rl.rlim_cur);
+		return -1;
+	}
+	vf->agent_conns = rl.rlim_cur > VF_FDS_OTHER + 16 ? (unsigned int)(rl.rlim_cur - VF_FDS_OTHER) :
+							       16;
+	return 0;
+}
+
 static int check_fleet(struct verifier *vf, const struct vf_args *a)
 {
 	char host[sizeof(vf->host)] = "";
@@ -254,7 +287,7 @@ static int check_fleet(struct verifier *vf, const struct vf_args *a)
 	}
 	vf->lease_ms = 1000 * (a->lease ? a->lease : vf->agent_timeout + 5);
 	vf->started_ms = vf_wall_ms();
-	return 0;
+	return check_fds(vf);
 }
 
 /*
@@ -588,12 +621,13 @@ int main(int argc, char **argv)
 		vlog_err("cannot start the request reaper");
 		return 2;
 	}
-	http_guard_set_idle(guard, a.api_idle_timeout);
+	http_guard_idle(guard, a.api_idle_timeout);
 	{
 		struct vf_api_opts ao = {
 			.sa = &sa, .cert_pem = a.cert_pem, .ca_pem = a.ca_pem,
 			.timeout_s = a.api_timeout, .max_conn = a.api_max_conn,
-			.connections = a.api_connections, .guard = guard,
+			.idle_s = a.api_idle_timeout, .connections = a.api_connections,
+			.guard = guard,
 		};
 
 		if (vf_api_start(&vf, &ao, &api) < 0) {

@@ -71,6 +71,44 @@ check_rc 0 "plain HTTP to the TLS port fails" test "$(code http://127.0.0.1:$AP/
 check_rc 0 "an agent certificate the client does not trust fails" \
 	test "$(code --cacert rogue.pem https://127.0.0.1:$AP/v1/identity)" = 000
 
+# a connection kept 12 s between two requests (--idle-timeout 30; a
+# request's own deadline is 10 s), one refused for want of a credential
+# closed at once; in the background while the rest runs
+python3 - "$AP" >idle.out 2>&1 <<'PY' &
+import http.client, socket, ssl, sys, time
+port = int(sys.argv[1])
+ctx = ssl.create_default_context(cafile="ca.pem")
+ctx.load_cert_chain("verifier.pem", "verifier.key")
+c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=20)
+c.request("GET", "/v1/identity"); r = c.getresponse(); r.read()
+p1 = c.sock.getsockname()[1]
+time.sleep(12)
+try:
+    c.request("GET", "/v1/identity"); r2 = c.getresponse(); r2.read()
+    print("kept" if c.sock.getsockname()[1] == p1 and r2.status == 200 else "other", r.status, r2.status)
+except Exception as e:
+    print("closed", type(e).__name__)
+ctx2 = ssl.create_default_context(cafile="ca.pem")
+s = ctx2.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="127.0.0.1")
+s.settimeout(5)
+s.sendall(b"GET /v1/identity HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+got = b""
+try:
+    while True:
+        b = s.recv(4096)
+        if not b:
+            break
+        got += b
+    end = "closed"
+except (socket.timeout, TimeoutError):
+    end = "open"
+except OSError:
+    end = "closed"
+print("refused", got.split(b"\r\n")[0].decode(errors="replace"))
+print("after refusal:", end)
+PY
+IDLE=$!
+
 "$VIGIL" attest policy create --log "$T/log" -o p.json >/dev/null
 VIGIL_VERIFIER=http://127.0.0.1:$VP "$VIGIL" attest policy set p p.json >/dev/null
 check "registration over mutual TLS" env VIGIL_VERIFIER=http://127.0.0.1:$VP \
@@ -82,9 +120,33 @@ for i in $(seq 100); do
 done
 check_eq "trusted over mutual TLS" "$ok" 0
 check "rounds counted" grep -q "host1 trusted" st.out
+# the agent's connection is kept between rounds (--agent-connections, the
+# agent's --idle-timeout): rounds every 200 ms, one TLS handshake
+metric() { curl -s -H "$ATT_RHDR" "http://127.0.0.1:$VP/metrics" | awk -v m="$1" '$1 ~ "^"m { n += $2 } END { print n + 0 }'; }
+r0=$(metric vigil_verifier_rounds_total); c0=$(metric vigil_verifier_agent_connects_total)
+sleep 2
+r1=$(metric vigil_verifier_rounds_total); c1=$(metric vigil_verifier_agent_connects_total)
+kept=$(metric vigil_verifier_agent_connections)
+echo "# rounds $r0 -> $r1, connections made to the agent $c0 -> $c1, kept $kept"
+check "rounds over TLS every 200 ms ($r0 -> $r1)" test $((r1 - r0)) -ge 4
+check "... over the one connection kept open: no handshake meanwhile ($c0 -> $c1 made, $kept kept)" \
+	test "$c1" -ge 1 -a "$c1" -le 2 -a "$c1" -eq "$c0" -a "$kept" -eq 1
 VIGIL_VERIFIER=http://127.0.0.1:$VP2 "$VIGIL" attest add host1 --agent https://127.0.0.1:$AP >out 2>&1
 check_eq "a verifier without a client certificate: refused (exit 1)" "$?" 1
 check "typed agent.comm (the agent answered 401)" grep -q "FAIL agent.comm" out
+
+# the settings of kept connections, refused with the flag named
+"$VIGIL_AGENT_BIN" --listen 127.0.0.1:1 --state "$T/st" --idle-timeout 0 --insecure-no-auth >out 2>&1
+check_eq "vigil-agent --idle-timeout 0: refused (exit 2)" "$?" 2
+check "... naming it" grep -q -- "--idle-timeout 0: seconds, 1 to 3600" out
+"$VIGIL_VERIFIER_BIN" --insecure-no-auth --listen 127.0.0.1:1 --db "$T/x.db" --agent-connections 0 >out 2>&1
+check_eq "vigil-verifier --agent-connections 0: refused (exit 2)" "$?" 2
+check "... naming it" grep -q -- "--agent-connections 0: a number of connections" out
+(ulimit -n 2048; exec "$VIGIL_VERIFIER_BIN" --insecure-no-auth --listen 127.0.0.1:1 --db "$T/x.db" \
+	--agent-connections 5000 >out 2>&1)
+check_eq "--agent-connections beyond the descriptors allowed: refused (exit 2)" "$?" 2
+check "... saying how many it needs" grep -q -- "--agent-connections 5000: needs 6280 file descriptors, RLIMIT_NOFILE allows 2048" out
+check_rc 1 "... before it made a store" test -e "$T/x.db"
 
 # the operators' API over mutual TLS
 "$VIGIL_VERIFIER_BIN" --listen 127.0.0.1:$VP3 --db "$T/v3.db" --api-cert api.pem --api-key api.key \
@@ -119,3 +181,9 @@ cp .out last
 check "... forbidden (403)" grep -q "forbidden: read credential cannot change state (403)" last
 check_rc 2 "another CA's certificate: still refused" env VIGIL_VERIFIER_CERT=$T/intruder.pem \
 	VIGIL_VERIFIER_KEY=$T/intruder.key "$VIGIL" attest status
+wait "$IDLE"
+echo "# $(tr '\n' ' ' <idle.out)"
+check "vigil-agent kept a verifier's connection idle 12 s, the next request answered on it" \
+	grep -qx "kept 200 200" idle.out
+check "... and closed a connection at once after refusing it (401, no credential; so did the agent before)" \
+	grep -qx "after refusal: closed" idle.out

@@ -6,9 +6,10 @@
 #    process makes no new thread (a thread per round, as before, made ~40
 #    a second);
 #  - a round's requests (quote, list) go over one connection kept alive,
-#    and a connection never carries two agents' requests (the simulator's
-#    request log names each request's peer address and port): not one new
-#    connection per request;
+#    kept for the agent's next rounds too, and a connection never carries
+#    two agents' requests (the simulator's request log names each
+#    request's peer address and port): not one new connection per request,
+#    nor one per round;
 #  - the scheduler asks the store only for the agents due soon, a few
 #    columns each: with every agent attested and none due for ten minutes,
 #    the network process reads almost nothing from the store process (the
@@ -117,6 +118,11 @@ echo "# $1 requests (quotes, lists) over $2 connections in those 3 s, $3 on anot
 check "a round's quote and list over one connection ($1 requests, $2 connections)" \
 	test "$1" -ge 120 -a $(($2 * 18)) -le $(($1 * 10))
 check "... and no connection used for two agents ($3 requests)" test "$3" -eq 0
+# each agent's connection is kept between its rounds (agent_conns.c): the
+# window's rounds, two or more per agent, come over at most one connection
+# per agent; a connection per round made one for each
+check "an agent's rounds over the one connection kept for it ($2 connections, $N agents, $((r1 - r0)) rounds)" \
+	test "$2" -le "$N" -a $((r1 - r0)) -ge $((N + N / 2))
 
 # ---- the same store, none due for ten minutes: the scheduler reads next to nothing ----
 kill "$VPID"

@@ -90,10 +90,10 @@ check "an API certificate and an agent token" test -s api.pem -a -s p1.tok
 V=$(vg_port)
 timeout 200 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$V --db "sqlite:$T/v2.db" \
 	--interval 1000 --ek-ca "$T/tpm1/ek-ca.pem" --api-cert api.pem --api-key api.key \
-	--api-idle-timeout 2 2>v2.err &
+	--api-timeout 2 --api-idle-timeout 2 2>v2.err &
 PIDS="$PIDS $!"
 URL=https://127.0.0.1:$V
-check "a verifier over HTTPS, --interval 1000, --api-idle-timeout 2" up "$URL" "--cacert ca.pem"
+check "a verifier over HTTPS, --interval 1000, --api-timeout 2 --api-idle-timeout 2" up "$URL" "--cacert ca.pem"
 export VIGIL_VERIFIER=$URL VIGIL_VERIFIER_CACERT=$T/ca.pem
 
 echo "file a" >a
