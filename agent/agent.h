@@ -46,6 +46,7 @@ struct agent_push {
 	const char *cert, *key;		/* --push-cert/--push-key: our client certificate */
 	char token[VG_AUTH_TOKEN_LEN + 1];	/* --push-token-file: role agent there */
 	bool registered;
+	void *curl;			/* agent_push.c's one libcurl handle: its connection kept */
 };
 
 /* The network process's state: no TPM, no secret but the TLS key MHD holds. */

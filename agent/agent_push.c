@@ -15,6 +15,15 @@
  * agent by its client certificate (--push-cert/--push-key) and/or the
  * token of role agent in --push-token-file. The only user of libcurl in
  * vigil-agent. It parses what the verifier says with attest_api.h.
+ *
+ * One libcurl handle for the agent's life, so one connection (one TCP
+ * and TLS handshake) carries every exchange and is kept between pushes;
+ * the handle only ever talks to --push's URL (libcurl reuses a connection
+ * for the same scheme, host, port and TLS settings only). A connection
+ * the verifier closed meanwhile (--api-idle-timeout, a restart) is seen
+ * dead before a request goes out, or at its first byte of answer, and
+ * libcurl connects again and sends the request once more; a push that
+ * fails anyway drops the handle, and the next exchange starts afresh.
  */
 #include <errno.h>
 #include <signal.h>
@@ -41,27 +50,33 @@
 
 /*
  * POST @body (JSON, may be NULL: empty) to @what of this agent
- * (URL/v1/push/ID/@what), on a handle of its own (a push is a few
- * exchanges every interval). Return: the HTTP status, -1 (transport: @err).
+ * (URL/v1/push/ID/@what), on the agent's one handle (made here when there
+ * is none), its connection kept for the next exchange. A transport
+ * failure drops the handle and its connection.
+ * Return: the HTTP status, -1 (transport: @err).
  */
-static long post(const struct agent_push *pc, const char *id, const char *what, const char *body,
+static long post(struct agent_push *pc, const char *id, const char *what, const char *body,
 		 struct http_answer *out, char *err, size_t errlen)
 {
 	const struct http_peer peer = { .ca = pc->ca, .cert = pc->cert, .key = pc->key, .token = pc->token };
 	const struct http_limits lim = { .timeout_s = PUSH_TIMEOUT_S, .timeout_name = "the push's deadline" };
-	CURL *c = curl_easy_init();
 	char url[1024];
 	long code;
 
 	out->max = PUSH_ANSWER_MAX;
-	if (!c) {
+	if (!pc->curl)
+		pc->curl = curl_easy_init();
+	if (!pc->curl) {
 		memset(out, 0, sizeof(*out));
 		snprintf(err, errlen, "libcurl init");
 		return -1;
 	}
 	snprintf(url, sizeof(url), "%s/v1/push/%s/%s", pc->url, id, what);
-	code = http_request(c, url, body ? body : "", &peer, &lim, out, err, errlen);
-	curl_easy_cleanup(c);
+	code = http_request(pc->curl, url, body ? body : "", &peer, &lim, out, err, errlen);
+	if (code < 0) {
+		curl_easy_cleanup(pc->curl);
+		pc->curl = NULL;
+	}
 	return code;
 }
 
@@ -237,6 +252,9 @@ int agent_push_main(struct agent *a, const sigset_t *set)
 			break;
 		/* SIGHUP: nothing to reload (the token file is read at start) */
 	}
+	if (a->push.curl)
+		curl_easy_cleanup(a->push.curl);
+	a->push.curl = NULL;
 	curl_global_cleanup();
 	return 0;
 }

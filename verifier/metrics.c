@@ -10,6 +10,8 @@
  *   round_duration_seconds   histogram: quote, log and judgement of a round
  *   agents{state=...}   gauge, from the store
  *   http_requests_total{code="1xx".."5xx"}   counter: API answers by class
+ *   api_connections_total   counter: API connections accepted (a kept-alive
+ *       one carries many requests); api_connections gauge: open now
  *   agents_late   gauge: agents whose due round has not started within
  *       VF_LATE_SLACK_MS (scheduler.c), now
  *   late_rounds_total   counter: times an agent became late
@@ -187,6 +189,12 @@ int vf_metrics_text(struct verifier *vf, char **ret, size_t *ret_len, char *err,
 	for (int c = 1; c <= 5; c++)
 		fprintf(f, "vigil_verifier_http_requests_total{code=\"%dxx\"} %" PRIuFAST64 "\n", c,
 			atomic_load(&m->http[c]));
+	family(f, "api_connections_total", "counter",
+	       "API connections accepted (TCP, with TLS a handshake each)");
+	fprintf(f, "vigil_verifier_api_connections_total %" PRIuFAST64 "\n",
+		atomic_load(&m->api_accepted));
+	family(f, "api_connections", "gauge", "API connections open (at most --api-connections)");
+	fprintf(f, "vigil_verifier_api_connections %" PRIuFAST64 "\n", atomic_load(&m->api_open));
 	if (fclose(f) != 0) {
 		free(buf);
 		return -ENOMEM;

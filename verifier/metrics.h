@@ -26,6 +26,8 @@ struct vf_metrics {
 	atomic_uint_fast64_t lat_sum_us;
 	atomic_uint_fast64_t http[6];			/* [code / 100], [0]: other */
 	atomic_uint_fast64_t late_rounds;		/* agents that became late (scheduler.c) */
+	atomic_uint_fast64_t api_accepted;		/* API connections accepted (rest.c) */
+	atomic_uint_fast64_t api_open;			/* ... open now */
 };
 
 struct verifier;

@@ -83,6 +83,13 @@ const char vf_help[] =
 	"Limits (hostile peers):\n"
 	"      --api-timeout S     a request must arrive whole within S seconds (default 10)\n"
 	"      --api-max-conn N    connections per client address (default 64)\n"
+	"      --api-connections N API connections open at once, in all (default 1024, at\n"
+	"                          most 262144); an idle TLS connection costs this verifier\n"
+	"                          about 30 KiB (docs/attest-push.md): 1024 about 30 MiB\n"
+	"      --api-idle-timeout S  a kept-alive connection may wait S seconds for its next\n"
+	"                          request (default 60: a pushing agent keeps its connection\n"
+	"                          between pushes); a new connection's first request and a\n"
+	"                          started request still have --api-timeout\n"
 	"      --max-body BYTES    largest API request body, e.g. a policy (default 32M)\n"
 	"      --agent-timeout S   whole exchange with an agent or the webhook (default 30)\n"
 	"      --agent-connections N  agents' connections kept open between rounds, one per\n"
@@ -92,6 +99,32 @@ const char vf_help[] =
 	"      --db-timeout S      one database call: SQLite's busy wait, PostgreSQL's answer\n"
 	"                          (default 10; a hung server fails the call, not the verifier)\n"
 	"      --max-log BYTES     largest measurement-list answer of one round (default 64M)\n";
+
+/*
+ * --api-connections N (1 to VF_API_CONNECTIONS_MAX) and --api-idle-timeout S
+ * (1 to 86400): digits only. Return: 0, -1 (said, naming the option).
+ */
+enum { OPT_API_CONNECTIONS = 0x100, OPT_API_IDLE_TIMEOUT };
+
+static int parse_api_keepalive(struct vf_args *a, int c, const char *arg)
+{
+	bool conns = c == OPT_API_CONNECTIONS;
+	unsigned long max = conns ? VF_API_CONNECTIONS_MAX : 86400;
+	const char *opt = conns ? "--api-connections" : "--api-idle-timeout";
+	char *end;
+	unsigned long n = strtoul(arg, &end, 10);
+
+	if (*arg < '0' || *arg > '9' || *end || n == 0 || n > max) {
+		vlog_err("%s %s: %s, 1 to %lu", opt, arg, conns ? "a number of connections" : "seconds",
+			 max);
+		return -1;
+	}
+	if (conns)
+		a->api_connections = (unsigned int)n;
+	else
+		a->api_idle_timeout = (unsigned int)n;
+	return 0;
+}
 
 /* --pcrs N,... into vf->mask. Return: 0, -1 (said). */
 static int parse_pcrs(struct verifier *vf, const char *arg)
@@ -240,6 +273,8 @@ int vf_parse_args(struct verifier *vf, struct vf_args *a, int argc, char **argv)
 		{ "push-client-ca", required_argument, NULL, 'W' },
 		{ "api-timeout", required_argument, NULL, 'T' },
 		{ "api-max-conn", required_argument, NULL, 'N' },
+		{ "api-connections", required_argument, NULL, OPT_API_CONNECTIONS },
+		{ "api-idle-timeout", required_argument, NULL, OPT_API_IDLE_TIMEOUT },
 		{ "max-body", required_argument, NULL, 'M' },
 		{ "agent-timeout", required_argument, NULL, 'U' },
 		{ "db-timeout", required_argument, NULL, 'D' },
@@ -308,6 +343,11 @@ int vf_parse_args(struct verifier *vf, struct vf_args *a, int argc, char **argv)
 		case 'G':
 		case 'O':
 			if (parse_limit(vf, a, c, optarg) < 0)
+				return 2;
+			break;
+		case OPT_API_CONNECTIONS:
+		case OPT_API_IDLE_TIMEOUT:
+			if (parse_api_keepalive(a, c, optarg) < 0)
 				return 2;
 			break;
 		case 'Y':

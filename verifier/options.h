@@ -15,6 +15,7 @@ struct vf_args {
 	const char *tokens, *create_role, *agent_token_file, *trust_db, *trust_key;
 	const char *verifier_id, *ear_key;
 	unsigned int api_timeout, api_max_conn, db_timeout, lease;
+	unsigned int api_idle_timeout, api_connections;	/* kept-alive API connections */
 	char *cert_pem, *key_pem, *ca_pem;	/* read from api_cert, api_key, the CAs */
 	char *ear_pem;				/* read from ear_key */
 	bool background;

@@ -53,8 +53,12 @@
 #include "http_util.h"
 #include "web.h"
 
+#define VF_API_CONN_POOL (8u << 10)
+
 struct vf_api {
 	struct MHD_Daemon *d;
+	struct verifier *vf;
+	struct http_guard *guard;
 };
 
 /* "auth": "disabled" in every status answer when there is no authentication. */
@@ -627,15 +631,39 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	return ret;
 }
 
+/* MHD_OPTION_NOTIFY_CONNECTION: counted for /metrics, then the guard's */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct vf_api *api = cls;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		atomic_fetch_add(&api->vf->metrics.api_accepted, 1);
+		atomic_fetch_add(&api->vf->metrics.api_open, 1);
+	} else {
+		atomic_fetch_sub(&api->vf->metrics.api_open, 1);
+	}
+	http_guard_notify(api->guard, c, socket_context, code);
+}
+
 int vf_api_start(struct verifier *vf, const struct vf_api_opts *o, struct vf_api **ret)
 {
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	struct vf_api *api = calloc(1, sizeof(*api));
 	/*
 	 * Four threads: a registration waiting on a slow agent does not hold up
-	 * the API. Connections: --api-max-conn per client address, 1024 in all;
-	 * idle ones closed after --api-timeout, and incomplete requests by the
-	 * guard at the same deadline; 16 KiB of headers.
+	 * the API. Connections: --api-max-conn per client address,
+	 * --api-connections in all; a request must arrive whole within
+	 * --api-timeout of its request line (the guard's deadline), a
+	 * kept-alive connection may wait --api-idle-timeout for its next one
+	 * (the guard's allowance; MHD's inactivity timeout the larger of the
+	 * two: one for every connection, so MHD keeps them on its sorted
+	 * list, not on the one it walks whole on every event). A connection's pool
+	 * (request and answer headers, the read buffer) is VF_API_CONN_POOL,
+	 * touched whole after its first request (MHD zeroes it between
+	 * requests), so every kept connection costs all of it: 16 KiB made an
+	 * idle TLS connection 36.5 KiB of RSS, 8 KiB 28.9 KiB (300 idle,
+	 * bench/api_idle_cost.py); a push's headers are under 1 KiB.
 	 */
 	struct MHD_OptionItem tls[] = {
 		{ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)vg_privsep_key_cert },	/* keyproc.c */
@@ -645,6 +673,8 @@ int vf_api_start(struct verifier *vf, const struct vf_api_opts *o, struct vf_api
 
 	if (!api)
 		return -ENOMEM;
+	api->vf = vf;
+	api->guard = o->guard;
 	if (o->cert_pem)
 		flags |= MHD_USE_TLS;
 	else
@@ -652,12 +682,13 @@ int vf_api_start(struct verifier *vf, const struct vf_api_opts *o, struct vf_api
 	api->d = MHD_start_daemon(flags, 0, NULL, NULL, handler, vf, MHD_OPTION_SOCK_ADDR, o->sa,
 				  MHD_OPTION_NOTIFY_COMPLETED, http_upload_end, NULL,
 				  MHD_OPTION_URI_LOG_CALLBACK, http_upload_begin, NULL,
-				  MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, o->guard,
+				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, api,
 				  MHD_OPTION_THREAD_POOL_SIZE, 4u,
-				  MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s,
-				  MHD_OPTION_CONNECTION_LIMIT, 1024u,
+				  MHD_OPTION_CONNECTION_TIMEOUT,
+				  o->idle_s > o->timeout_s ? o->idle_s : o->timeout_s,
+				  MHD_OPTION_CONNECTION_LIMIT, o->connections,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->max_conn,
-				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16u << 10),
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)VF_API_CONN_POOL,
 				  MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	if (!api->d) {
 		free(api);

@@ -62,6 +62,8 @@
 /* rounds at once (one per agent): --max-rounds, its default and its largest value */
 #define VF_ROUNDS_DEFAULT 16
 #define VF_ROUNDS_MAX 1024
+#define VF_API_CONNECTIONS_MAX 262144	/* --api-connections */
+#define VF_API_CONNECTIONS_DEFAULT 1024
 #define VF_BOOTC_BUCKETS 1024
 #define VF_SCHED_BUCKETS 1024
 /* a verifier beats into the store this often, and is alive while its last beat is this recent */
@@ -561,7 +563,9 @@ struct vf_api_opts {
 	const char *ca_pem;		/* client certificates from these CAs are asked for */
 	unsigned int timeout_s;		/* --api-timeout */
 	unsigned int max_conn;		/* --api-max-conn, per client address */
-	struct http_guard *guard;	/* the reaper of slow requests */
+	unsigned int idle_s;		/* --api-idle-timeout */
+	unsigned int connections;	/* --api-connections, in all */
+	struct http_guard *guard;	/* the reaper of slow requests and idle connections */
 };
 
 /* Serve the API on four threads. Return: 0, -ENOMEM, -EADDRNOTAVAIL (cannot listen). */

@@ -290,6 +290,40 @@ static int check_fleet(struct verifier *vf, const struct vf_args *a)
 	return check_fds(vf);
 }
 
+/*
+ * Descriptors for --api-connections, the rounds' connections to agents and
+ * our own files: the soft RLIMIT_NOFILE raised as far as the hard one
+ * allows. Short of it: refused when --api-connections was given, else
+ * (0: the default, set here) said. Return: 0, -1 (said).
+ */
+static int api_descriptors(const struct verifier *vf, struct vf_args *a)
+{
+	bool given = a->api_connections != 0;
+	rlim_t need;
+	struct rlimit rl;
+
+	if (!given)
+		a->api_connections = VF_API_CONNECTIONS_DEFAULT;
+	need = (rlim_t)a->api_connections + vf->max_rounds + 256;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+		return 0;
+	rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+		return 0;
+	if (given) {
+		vlog_err("--api-connections %u: needs about %llu file descriptors, and this "
+			 "process may open %llu (RLIMIT_NOFILE: LimitNOFILE= in the unit, ulimit -n)",
+			 a->api_connections, (unsigned long long)need,
+			 (unsigned long long)rl.rlim_cur);
+		return -1;
+	}
+	vlog_warn("%llu file descriptors (RLIMIT_NOFILE): fewer than --api-connections %u needs "
+		  "(about %llu); connections past them are refused", (unsigned long long)rl.rlim_cur,
+		  a->api_connections, (unsigned long long)need);
+	return 0;
+}
+
 static int check_settings(struct verifier *vf, const struct vf_args *a, struct sockaddr_in *sa)
 {
 	const struct {
@@ -511,7 +545,8 @@ static bool drain(struct verifier *vf)
 int main(int argc, char **argv)
 {
 	static struct verifier vf;
-	struct vf_args a = { .api_timeout = 10, .api_max_conn = 64, .db_timeout = 10 };
+	struct vf_args a = { .api_timeout = 10, .api_max_conn = 64, .db_timeout = 10,
+			     .api_idle_timeout = 60 };
 	struct sockaddr_in sa;
 	struct vf_api *api = NULL;
 	struct http_guard *guard = NULL;
@@ -545,7 +580,9 @@ int main(int argc, char **argv)
 		vlog_err("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	if (setup_auth(&vf, &a) < 0 || check_settings(&vf, &a, &sa) < 0 || setup_tls(&vf, &a) < 0 ||
+	if (setup_auth(&vf, &a) < 0 || check_settings(&vf, &a, &sa) < 0 ||
+	    api_descriptors(&vf, &a) < 0 ||
+	    setup_tls(&vf, &a) < 0 ||
 	    setup_push_ca(&vf, &a) < 0 || load_archive(&vf, &a) < 0)
 		return 2;
 	if (!vf.mask) {
@@ -584,10 +621,13 @@ int main(int argc, char **argv)
 		vlog_err("cannot start the request reaper");
 		return 2;
 	}
+	http_guard_idle(guard, a.api_idle_timeout);
 	{
 		struct vf_api_opts ao = {
 			.sa = &sa, .cert_pem = a.cert_pem, .ca_pem = a.ca_pem,
-			.timeout_s = a.api_timeout, .max_conn = a.api_max_conn, .guard = guard,
+			.timeout_s = a.api_timeout, .max_conn = a.api_max_conn,
+			.idle_s = a.api_idle_timeout, .connections = a.api_connections,
+			.guard = guard,
 		};
 
 		if (vf_api_start(&vf, &ao, &api) < 0) {

@@ -3,15 +3,15 @@
 # sharing one store (PostgreSQL, a throwaway cluster as t0517's,
 # tests/lib-pg.sh; docs/attest-push.md): its state between requests is the
 # store's, so any verifier answers any of its requests.
-#  - a TCP round-robin (python, below) sends each new connection to the
-#    next verifier in turn; the agent makes a connection per request, so
-#    its registration's two steps land on the two verifiers, and so do
-#    the nonce and the evidence of each push;
+#  - an HTTPS round-robin (python, below: a layer-7 balancer) sends each
+#    request to the next verifier in turn; the agent keeps one connection
+#    to it (agent_push.c), so its registration's two steps land on the two
+#    verifiers, and so do the nonce and the evidence of each push;
 #  - it registers, and for 8 s every interval (1 s) is attested: rounds
 #    grow by one an interval (at least 6 in 8 s: a loaded machine's slack),
 #    both verifiers answer, no 409 anywhere;
 #  - a second agent behind a second round-robin that holds its second
-#    connection (the activation) until told: the verifier that took the
+#    request (the activation) until told: the verifier that took the
 #    first step is SIGKILLed, then the activation goes to the other, which
 #    completes the registration, and the agent is trusted;
 #  - the first agent is attested on by the verifier left.
@@ -76,56 +76,93 @@ up() { for i in $(seq 100); do curl -s --cacert ca.pem -H "$ATT_RHDR" "$1/v1/age
 check "verifier A serves" up https://127.0.0.1:$VA
 check "verifier B serves" up https://127.0.0.1:$VB
 
-# rr PORT LOG [HOLD_N RELEASE_FILE]: each new connection to the next backend in turn
-# (the next one that accepts when it refuses); connection HOLD_N waits for RELEASE_FILE
+# rr PORT LOG BACKENDS [HOLD_N RELEASE_FILE]: an HTTPS load balancer that sends each
+# request to the next backend in turn (the next one that accepts when it refuses),
+# as a layer-7 balancer does: the agent keeps its one connection to it, each request
+# goes out on a connection of its own; request HOLD_N waits for RELEASE_FILE
 cat >rr.py <<'EOF'
-import os, socket, sys, threading, time
+import os, socket, ssl, sys, threading, time
 port, log, backends = int(sys.argv[1]), sys.argv[2], [int(p) for p in sys.argv[3].split(",")]
 hold, release = (int(sys.argv[4]), sys.argv[5]) if len(sys.argv) > 5 else (0, "")
+srv_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+srv_ctx.load_cert_chain("api.pem", "api.key")
+cli_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+cli_ctx.load_verify_locations("ca.pem")
 srv = socket.socket()
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("127.0.0.1", port))
 srv.listen(64)
-n = 0
+n, lock = 0, threading.Lock()
 def say(m):
     with open(log, "a") as f:
         f.write(m + "\n")
 say("listening")
-def pump(a, b):
-    try:
-        while True:
-            d = a.recv(65536)
-            if not d:
-                break
-            b.sendall(d)
-    except OSError:
-        pass
-    for s in (a, b):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-def serve(c, k, first):
-    if k == hold:
-        say("conn %d held" % k)
-        while not os.path.exists(release):
-            time.sleep(0.05)
-    for i in range(len(backends)):
-        p = backends[(first + i) % len(backends)]
-        try:
-            b = socket.create_connection(("127.0.0.1", p))
-        except OSError:
+def message(s, buf, client):
+    """One HTTP/1.1 message off s (Content-Length bodies only): (head, body, rest) or None."""
+    while b"\r\n\r\n" not in buf:
+        d = s.recv(65536)
+        if not d:
+            return None
+        buf += d
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    lines, size, keep = head.split(b"\r\n"), 0, []
+    for line in lines[1:]:
+        k, _, v = line.partition(b":")
+        k = k.strip().lower()
+        if k == b"content-length":
+            size = int(v.strip())
+        if client and k == b"expect":
+            s.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
             continue
-        say("conn %d -> %d" % (k, p))
-        threading.Thread(target=pump, args=(c, b), daemon=True).start()
-        pump(b, c)
-        return
-    say("conn %d: no backend" % k)
+        keep.append(line)
+    while len(rest) < size:
+        d = s.recv(65536)
+        if not d:
+            return None
+        rest += d
+    return b"\r\n".join(lines[:1] + keep), rest[:size], rest[size:]
+def serve(c):
+    global n
+    buf = b""
+    try:
+        c = srv_ctx.wrap_socket(c, server_side=True)
+        while True:
+            m = message(c, buf, True)
+            if m is None:
+                break
+            head, body, buf = m
+            with lock:
+                n += 1
+                k = n
+            if k == hold:
+                say("req %d held" % k)
+                while not os.path.exists(release):
+                    time.sleep(0.05)
+            answered = False
+            for i in range(len(backends)):
+                p = backends[(k - 1 + i) % len(backends)]
+                try:
+                    b = cli_ctx.wrap_socket(socket.create_connection(("127.0.0.1", p)),
+                                            server_hostname="127.0.0.1")
+                except OSError:
+                    continue
+                say("req %d -> %d" % (k, p))
+                b.sendall(head + b"\r\n\r\n" + body)
+                a = message(b, b"", False)
+                b.close()
+                if a is not None:
+                    c.sendall(a[0] + b"\r\n\r\n" + a[1])
+                    answered = True
+                break
+            if not answered:
+                say("req %d: no backend" % k)
+                break
+    except (OSError, ssl.SSLError):
+        pass
     c.close()
 while True:
     c, _ = srv.accept()
-    n += 1
-    threading.Thread(target=serve, args=(c, n, (n - 1) % len(backends)), daemon=True).start()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
 EOF
 R1=$(vg_port) R2=$(vg_port)
 python3 rr.py "$R1" rr1.log "$VA,$VB" &
@@ -151,7 +188,7 @@ PIDS="$PIDS $!"
 
 check "p1 registers through the round-robin and is trusted" att_wait p1 trusted
 check_eq "... its registration: step 1 on A, step 2 on B" \
-	"$(grep '^conn' rr1.log | head -2 | tr '\n' ' ')" "conn 1 -> $VA conn 2 -> $VB "
+	"$(grep '^req' rr1.log | head -2 | tr '\n' ' ')" "req 1 -> $VA req 2 -> $VB "
 # the verifiers' 4xx answers (a 409 of a nonce or registration unknown is one; the
 # status of p1 asked before it was registered too)
 x4() { curl -s --cacert ca.pem -H "$ATT_HDR" "https://127.0.0.1:$1/metrics" |
@@ -182,16 +219,16 @@ check_eq "p1 is a push agent" "$(att_field mode p1)" push
 # p2: its activation held while the verifier of its first step dies
 pusher p2 "$TCTI2" "$T/log2" "$R2"
 PIDS="$PIDS $!"
-for i in $(seq 200); do grep -q "conn 2 held" rr2.log && break; sleep 0.1; done
-check_eq "p2's registration: step 1 on A, step 2 held" "$(grep '^conn' rr2.log | tr '\n' ' ')" \
-	"conn 1 -> $VA conn 2 held "
+for i in $(seq 200); do grep -q "req 2 held" rr2.log && break; sleep 0.1; done
+check_eq "p2's registration: step 1 on A, step 2 held" "$(grep '^req' rr2.log | tr '\n' ' ')" \
+	"req 1 -> $VA req 2 held "
 VPA=$(cat /proc/$PA/task/*/children)	# the verifier, under timeout
 kill -9 $VPA
 wait "$PA" 2>/dev/null
 check_rc 1 "A killed (SIGKILL) between the two steps" kill -0 $VPA
 touch "$T/release"
 check "p2 registered and trusted" att_wait p2 trusted
-check "... its step 2 went to B" grep -q "conn 2 -> $VB" rr2.log
+check "... its step 2 went to B" grep -q "req 2 -> $VB" rr2.log
 check "... the agent was told it is registered" grep -q "push: registered with" agent-p2.err
 # (with the registration in A's memory, B refuses step 2 and the agent starts over)
 check_eq "... by that first activation: no refusal, no registration started over" \
