@@ -224,39 +224,6 @@ static int check_db_url(const char *url)
  * --verifier-id and --lease: who we are among the verifiers of one store,
  * and how long a claimed agent stays ours. Return: 0, -1 (said).
  */
-/* descriptors besides the agents' kept connections: the API's 1024 connections and the rest */
-#define VF_FDS_OTHER 1280
-
-/*
- * Descriptors for --agent-connections: the soft limit raised to the hard
- * one; a default too large for it is lowered, a number given is refused.
- * Return: 0, -1 (said).
- */
-static int check_fds(struct verifier *vf)
-{
-	struct rlimit rl;
-	rlim_t need = (rlim_t)vf->agent_conns + VF_FDS_OTHER;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return 0;
-	if (rl.rlim_cur < rl.rlim_max && rl.rlim_cur < need) {
-		rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
-			return 0;
-	}
-	if (rl.rlim_cur >= need)
-		return 0;
-	if (vf->agent_conns_set) {
-		vlog_err("--agent-connections %u: needs %llu file descriptors, RLIMIT_NOFILE allows "
-			 "%llu (LimitNOFILE= in the unit, ulimit -n)", vf->agent_conns,
-			 (unsigned long long)need, (unsigned long long)rl.rlim_cur);
-		return -1;
-	}
-	vf->agent_conns = rl.rlim_cur > VF_FDS_OTHER + 16 ? (unsigned int)(rl.rlim_cur - VF_FDS_OTHER) :
-							       16;
-	return 0;
-}
-
 static int check_fleet(struct verifier *vf, const struct vf_args *a)
 {
 	char host[sizeof(vf->host)] = "";
@@ -287,31 +254,48 @@ static int check_fleet(struct verifier *vf, const struct vf_args *a)
 	}
 	vf->lease_ms = 1000 * (a->lease ? a->lease : vf->agent_timeout + 5);
 	vf->started_ms = vf_wall_ms();
-	return check_fds(vf);
+	return 0;
 }
 
 /*
- * Descriptors for --api-connections, the rounds' connections to agents and
- * our own files: the soft RLIMIT_NOFILE raised as far as the hard one
- * allows. Short of it: refused when --api-connections was given, else
- * (0: the default, set here) said. Return: 0, -1 (said).
+ * Descriptors: the API's (--api-connections), the agents' kept connections
+ * (--agent-connections), a connection per round (--max-rounds) and 256 of
+ * our own. The soft RLIMIT_NOFILE is raised as far as the hard one allows.
+ * Short of it, a default --agent-connections is lowered to fit (16 at
+ * least); still short, a number given is refused, naming what it needs,
+ * and defaults are said. Return: 0, -1 (said).
  */
-static int api_descriptors(const struct verifier *vf, struct vf_args *a)
+static int check_fds(struct verifier *vf, struct vf_args *a)
 {
-	bool given = a->api_connections != 0;
-	rlim_t need;
+	bool api_given = a->api_connections != 0;
 	struct rlimit rl;
+	rlim_t base, need;
 
-	if (!given)
+	if (!api_given)
 		a->api_connections = VF_API_CONNECTIONS_DEFAULT;
-	need = (rlim_t)a->api_connections + vf->max_rounds + 256;
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+	base = (rlim_t)a->api_connections + vf->max_rounds + 256;
+	need = base + vf->agent_conns;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return 0;
-	rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
-	(void)setrlimit(RLIMIT_NOFILE, &rl);
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
+	if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+		if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return 0;
+	}
+	if (rl.rlim_cur < need && !vf->agent_conns_set) {
+		vf->agent_conns = rl.rlim_cur > base + 16 ? (unsigned int)(rl.rlim_cur - base) : 16;
+		need = base + vf->agent_conns;
+	}
+	if (rl.rlim_cur >= need)
 		return 0;
-	if (given) {
+	if (vf->agent_conns_set) {
+		vlog_err("--agent-connections %u: needs %llu file descriptors, RLIMIT_NOFILE allows "
+			 "%llu (LimitNOFILE= in the unit, ulimit -n)", vf->agent_conns,
+			 (unsigned long long)need, (unsigned long long)rl.rlim_cur);
+		return -1;
+	}
+	if (api_given) {
 		vlog_err("--api-connections %u: needs about %llu file descriptors, and this "
 			 "process may open %llu (RLIMIT_NOFILE: LimitNOFILE= in the unit, ulimit -n)",
 			 a->api_connections, (unsigned long long)need,
@@ -581,7 +565,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (setup_auth(&vf, &a) < 0 || check_settings(&vf, &a, &sa) < 0 ||
-	    api_descriptors(&vf, &a) < 0 ||
+	    check_fds(&vf, &a) < 0 ||
 	    setup_tls(&vf, &a) < 0 ||
 	    setup_push_ca(&vf, &a) < 0 || load_archive(&vf, &a) < 0)
 		return 2;
