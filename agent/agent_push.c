@@ -72,6 +72,11 @@ static long post(struct agent_push *pc, const char *id, const char *what, const 
 		return -1;
 	}
 	snprintf(url, sizeof(url), "%s/v1/push/%s/%s", pc->url, id, what);
+	/*
+	 * a connection is made anew after 10 minutes: the verifier checks our
+	 * certificate again, and one renewed in --push-cert is presented
+	 */
+	curl_easy_setopt(pc->curl, CURLOPT_MAXLIFETIME_CONN, 600L);
 	code = http_request(pc->curl, url, body ? body : "", &peer, &lim, out, err, errlen);
 	if (code < 0) {
 		curl_easy_cleanup(pc->curl);
