@@ -100,29 +100,25 @@ const char vf_help[] =
 	"                          (default 10; a hung server fails the call, not the verifier)\n"
 	"      --max-log BYTES     largest measurement-list answer of one round (default 64M)\n";
 
-/*
- * --api-connections N (1 to VF_API_CONNECTIONS_MAX) and --api-idle-timeout S
- * (1 to 86400): digits only. Return: 0, -1 (said, naming the option).
- */
+/* the long options without a letter */
 enum { OPT_API_CONNECTIONS = 0x100, OPT_API_IDLE_TIMEOUT };
 
-static int parse_api_keepalive(struct vf_args *a, int c, const char *arg)
+/*
+ * A count option @opt (--max-rounds, --notify-queue, --agent-connections,
+ * --api-connections, --api-idle-timeout): digits only, 1 to @max, into
+ * *@ret; @what is what it counts, for the refusal. Return: 0, -1 (said).
+ */
+static int parse_count(const char *opt, const char *arg, unsigned long max, const char *what,
+		       unsigned int *ret)
 {
-	bool conns = c == OPT_API_CONNECTIONS;
-	unsigned long max = conns ? VF_API_CONNECTIONS_MAX : 86400;
-	const char *opt = conns ? "--api-connections" : "--api-idle-timeout";
 	char *end;
 	unsigned long n = strtoul(arg, &end, 10);
 
 	if (*arg < '0' || *arg > '9' || *end || n == 0 || n > max) {
-		vlog_err("%s %s: %s, 1 to %lu", opt, arg, conns ? "a number of connections" : "seconds",
-			 max);
+		vlog_err("%s %s: %s, 1 to %lu", opt, arg, what, max);
 		return -1;
 	}
-	if (conns)
-		a->api_connections = (unsigned int)n;
-	else
-		a->api_idle_timeout = (unsigned int)n;
+	*ret = (unsigned int)n;
 	return 0;
 }
 
@@ -176,50 +172,6 @@ static int parse_limit(struct verifier *vf, struct vf_args *a, int c, const char
 
 	else
 		vf->max_log = (size_t)n;
-	return 0;
-}
-
-/* --max-rounds N: 1 to VF_ROUNDS_MAX, digits only. Return: 0, -1 (said). */
-static int parse_max_rounds(struct verifier *vf, const char *arg)
-{
-	char *end;
-	unsigned long n = strtoul(arg, &end, 10);
-
-	if (*arg < '0' || *arg > '9' || *end || n == 0 || n > VF_ROUNDS_MAX) {
-		vlog_err("--max-rounds %s: a number of rounds, 1 to %d", arg, VF_ROUNDS_MAX);
-		return -1;
-	}
-	vf->max_rounds = (unsigned int)n;
-	return 0;
-}
-
-/* --notify-queue N: 1 to VF_NOTIFY_QUEUE_MAX, digits only. Return: 0, -1 (said). */
-static int parse_notify_queue(struct verifier *vf, const char *arg)
-{
-	char *end;
-	unsigned long n = strtoul(arg, &end, 10);
-
-	if (*arg < '0' || *arg > '9' || *end || n == 0 || n > VF_NOTIFY_QUEUE_MAX) {
-		vlog_err("--notify-queue %s: a number of notices, 1 to %d", arg, VF_NOTIFY_QUEUE_MAX);
-		return -1;
-	}
-	vf->notify_queue = (unsigned int)n;
-	return 0;
-}
-
-/* --agent-connections N: 1 to VF_AGENT_CONNS_MAX, digits only. Return: 0, -1 (said). */
-static int parse_agent_conns(struct verifier *vf, const char *arg)
-{
-	char *end;
-	unsigned long n = strtoul(arg, &end, 10);
-
-	if (*arg < '0' || *arg > '9' || *end || n == 0 || n > VF_AGENT_CONNS_MAX) {
-		vlog_err("--agent-connections %s: a number of connections, 1 to %d", arg,
-			 VF_AGENT_CONNS_MAX);
-		return -1;
-	}
-	vf->agent_conns = (unsigned int)n;
-	vf->agent_conns_set = true;
 	return 0;
 }
 
@@ -299,7 +251,8 @@ int vf_parse_args(struct verifier *vf, struct vf_args *a, int argc, char **argv)
 		case 'd': a->db = optarg; break;
 		case 'i': vf->interval_ms = (unsigned int)strtoul(optarg, NULL, 10); break;
 		case 'm':
-			if (parse_max_rounds(vf, optarg) < 0)
+			if (parse_count("--max-rounds", optarg, VF_ROUNDS_MAX, "a number of rounds",
+					&vf->max_rounds) < 0)
 				return 2;
 			break;
 		case 'c': vf->ek_ca = optarg; break;
@@ -307,12 +260,15 @@ int vf_parse_args(struct verifier *vf, struct vf_args *a, int argc, char **argv)
 		case 'w': vf->webhook = optarg; break;
 		case 'x': vf->on_fail = optarg; break;
 		case 'q':
-			if (parse_notify_queue(vf, optarg) < 0)
+			if (parse_count("--notify-queue", optarg, VF_NOTIFY_QUEUE_MAX, "a number of notices",
+					&vf->notify_queue) < 0)
 				return 2;
 			break;
 		case 'n':
-			if (parse_agent_conns(vf, optarg) < 0)
+			if (parse_count("--agent-connections", optarg, VF_AGENT_CONNS_MAX,
+					"a number of connections", &vf->agent_conns) < 0)
 				return 2;
+			vf->agent_conns_set = true;
 			break;
 		case 'b':
 			b = vg_hash_by_name(optarg);
@@ -346,8 +302,13 @@ int vf_parse_args(struct verifier *vf, struct vf_args *a, int argc, char **argv)
 				return 2;
 			break;
 		case OPT_API_CONNECTIONS:
+			if (parse_count("--api-connections", optarg, VF_API_CONNECTIONS_MAX,
+					"a number of connections", &a->api_connections) < 0)
+				return 2;
+			break;
 		case OPT_API_IDLE_TIMEOUT:
-			if (parse_api_keepalive(a, c, optarg) < 0)
+			if (parse_count("--api-idle-timeout", optarg, 86400, "seconds",
+					&a->api_idle_timeout) < 0)
 				return 2;
 			break;
 		case 'Y':
