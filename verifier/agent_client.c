@@ -18,7 +18,6 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <time.h>
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
@@ -204,14 +203,6 @@ static bool stopping(void *arg)
 	return vf->stop;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* An agent's exchange, on its own handle (agent_conns.h; without the pool, the thread's spare). */
 static long agent_fetch(struct verifier *vf, const char *url, const char *body,
 			struct http_answer *out, char *err, size_t errlen)
@@ -245,7 +236,7 @@ static long agent_fetch(struct verifier *vf, const char *url, const char *body,
 	code = http_request(e->c, url, body, &peer, &lim, out, err, errlen);
 	if (curl_easy_getinfo(e->c, CURLINFO_NUM_CONNECTS, &made) == CURLE_OK && made > 0)
 		atomic_fetch_add(&connects, (uint_fast64_t)made);
-	if (!conns || !vf_conns_give(conns, e, mono_ms())) {
+	if (!conns || !vf_conns_give(conns, e, vf_mono_ms())) {
 		/* not kept: the thread holds it for the rest of the round, as its spare */
 		if (h) {
 			vf_conn_close(h->spare);

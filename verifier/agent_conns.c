@@ -103,23 +103,31 @@ static void unlink_conn(struct vf_conns *p, struct vf_conn *e)
 	p->n--;
 }
 
+bool vf_conn_is(const struct vf_conn *e, const char *peer, size_t len)
+{
+	return e && e->len == len && memcmp(e->peer, peer, len) == 0;
+}
+
+/* Under the lock: the kept handle of @peer, NULL: none. */
+static struct vf_conn *find(const struct vf_conns *p, const char *peer, size_t len)
+{
+	struct vf_conn *e = p->b[bucket(p, peer, len)];
+
+	while (e && !vf_conn_is(e, peer, len))
+		e = e->hnext;
+	return e;
+}
+
 struct vf_conn *vf_conns_take(struct vf_conns *p, const char *peer, size_t len)
 {
 	struct vf_conn *e;
 
 	pthread_mutex_lock(&p->lock);
-	for (e = p->b[bucket(p, peer, len)]; e; e = e->hnext)
-		if (e->len == len && memcmp(e->peer, peer, len) == 0)
-			break;
+	e = find(p, peer, len);
 	if (e)
 		unlink_conn(p, e);
 	pthread_mutex_unlock(&p->lock);
 	return e;
-}
-
-bool vf_conn_is(const struct vf_conn *e, const char *peer, size_t len)
-{
-	return e && e->len == len && memcmp(e->peer, peer, len) == 0;
 }
 
 struct vf_conn *vf_conn_new(const char *peer, size_t len)
@@ -151,11 +159,7 @@ bool vf_conns_give(struct vf_conns *p, struct vf_conn *e, int64_t now_ms)
 		o->next = gone;
 		gone = o;
 	}
-	pp = &p->b[bucket(p, e->peer, e->len)];
-	for (o = *pp; o; o = o->hnext)
-		if (o->len == e->len && memcmp(o->peer, e->peer, e->len) == 0)
-			break;
-	if (o) {
+	if (find(p, e->peer, e->len)) {
 		/* its peer's other handle came back first: one is enough */
 		e->next = gone;
 		gone = e;
@@ -163,6 +167,7 @@ bool vf_conns_give(struct vf_conns *p, struct vf_conn *e, int64_t now_ms)
 		p->full++;
 		kept = false;
 	} else {
+		pp = &p->b[bucket(p, e->peer, e->len)];
 		e->used_ms = now_ms;
 		e->hnext = *pp;
 		*pp = e;

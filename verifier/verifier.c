@@ -44,12 +44,22 @@ int64_t vf_now(void)
 	return (int64_t)time(NULL);
 }
 
-int64_t vf_wall_ms(void)
+static int64_t clock_ms(clockid_t id)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_REALTIME, &t);
+	clock_gettime(id, &t);
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int64_t vf_wall_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
+}
+
+int64_t vf_mono_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
 }
 
 int vf_grow(uint8_t **p, size_t *cap, size_t len, size_t add)

@@ -252,6 +252,8 @@ int vf_init(struct verifier *vf);
 int64_t vf_now(void);
 /* Milliseconds, wall clock. */
 int64_t vf_wall_ms(void);
+/* Milliseconds, monotonic (what is measured on this host only: idle times). */
+int64_t vf_mono_ms(void);
 
 /* Room for @add more bytes and a NUL, growing geometrically. Return: 0, -ENOMEM. */
 int vf_grow(uint8_t **p, size_t *cap, size_t len, size_t add);
