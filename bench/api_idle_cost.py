@@ -14,10 +14,15 @@ comes from its own source address in 127/8 (127.1.x.y), so --api-max-conn
 above N and --api-idle-timeout above the time this takes.
 """
 import argparse
+import os
 import socket
 import ssl
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "helpers"))
+import keepalive  # noqa: E402  (tests/helpers/keepalive.py: the one HTTP answer reader)
 
 
 def mem(pids):
@@ -34,24 +39,11 @@ def mem(pids):
 
 
 def answer(s):
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        d = s.recv(65536)
-        if not d:
-            raise OSError("closed")
-        buf += d
-    head, body = buf.split(b"\r\n\r\n", 1)
-    n = 0
-    for line in head.split(b"\r\n")[1:]:
-        k, _, v = line.partition(b":")
-        if k.strip().lower() == b"content-length":
-            n = int(v.strip())
-    while len(body) < n:
-        d = s.recv(65536)
-        if not d:
-            raise OSError("closed")
-        body += d
-    return head.split(b"\r\n")[0]
+    """The status line of one answer (t0539's reader); closed: OSError."""
+    line = keepalive.answer(s)
+    if line is None:
+        raise OSError("closed")
+    return line
 
 
 def main():
@@ -95,7 +87,7 @@ def main():
     r1, p1 = mem(pids)
     print("%d idle %s connections (answers: %s): RSS %d -> %d KiB (%.1f KiB each), "
           "PSS %d -> %d KiB (%.1f KiB each)" % (
-              o.n, "TLS" if tls else "plain", ", ".join("%s %d" % (k.decode(), v)
+              o.n, "TLS" if tls else "plain", ", ".join("%s %d" % (k, v)
                                                        for k, v in status.items()),
               r0, r1, (r1 - r0) / o.n, p0, p1, (p1 - p0) / o.n))
     sys.stdout.flush()
