@@ -7,21 +7,26 @@
  * VF_LIST_MS (scheduler.c). An agent not listed is not due yet (or
  * failed, or removed) and so not late. The pushing agents of the same
  * listing go to the push watch (push.c). Claims, rounds and what is late
- * are scheduler.c's.
+ * are scheduler.c's. A lease of ours the store still has after our round
+ * released it (a database that lost acknowledged writes) is given back
+ * here, so the agent is attested again now, not when the lease ends.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "scheduler_internal.h"
+#include "log.h"
 
 struct listed {
 	struct {
 		char id[VG_API_ID_MAX];
 		int64_t ok_ms;		/* the store's last_ok, ms */
 		int64_t due;		/* next_due */
+		int64_t lease_until;
 		bool trusted;
 		bool elsewhere;		/* leased by another verifier now */
+		bool lost;		/* leased by us, our release of it lost: given back */
 	} *a;
 	size_t n, cap;
 	struct vg_store_due *push;	/* the pushing agents, for the push watch (push.c) */
@@ -63,8 +68,49 @@ static int collect(void *arg, const struct vg_store_due *a)
 	l->a[l->n].due = a->next_due ? a->next_due : a->registered_at * 1000;
 	/* leased now: running elsewhere, or under our own id from before a restart */
 	l->a[l->n].elsewhere = a->lease_until > l->now;
+	l->a[l->n].lease_until = a->lease_until;
+	l->a[l->n].lost = false;
 	l->n++;
 	return 0;
+}
+
+/*
+ * The leases of @l the store lost our release of: that lease (its end
+ * time), and only that one, ends now (vg_store_lease_drop: a lease taken
+ * again since, by us or another verifier, is not touched), and the agent
+ * is claimable at once, as due as the store has it.
+ */
+static void give_back(struct verifier *vf, struct listed *l)
+{
+	struct vg_diag d = { 0 };
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < l->n && !vf->stop; i++) {
+		struct vf_ent *e;
+		int r;
+
+		if (!l->a[i].lost)
+			continue;
+		pthread_mutex_lock(&vf->lock);
+		/* store round trip (store_client.c) */
+		r = vg_store_lease_drop(vf->store, l->a[i].id, vf->id, l->a[i].lease_until, &d);
+		vf_store_status(vf, r < 0 && r != -ESTALE ? d.msg : NULL);
+		pthread_mutex_unlock(&vf->lock);
+		if (r < 0 && r != -ESTALE)
+			break;		/* the store does not answer: the next listing */
+		if (r < 0)
+			continue;
+		n++;
+		pthread_mutex_lock(&vf->sched.lock);
+		e = *sched_ent_slot(vf, l->a[i].id);
+		if (e && !e->running && e->lease_until == l->a[i].lease_until)
+			e->elsewhere = false;
+		pthread_mutex_unlock(&vf->sched.lock);
+	}
+	if (n)
+		vlog_warn("store: %u lease%s of ours still held after the store answered our release "
+			  "(it lost acknowledged writes: a crash, a failover?): given back", n,
+			  n == 1 ? "" : "s");
 }
 
 void vf_sched_relist(struct verifier *vf, int64_t before)
@@ -102,6 +148,11 @@ void vf_sched_relist(struct verifier *vf, int64_t before)
 			continue;
 		e->due_ms = l.a[i].due;
 		e->elsewhere = l.a[i].elsewhere;
+		/*
+		 * the lease our last claim took, still held though our round ended
+		 * and its release was answered (unreleased: retry_releases' case)
+		 */
+		l.a[i].lost = e->elsewhere && !e->unreleased && e->lease_until == l.a[i].lease_until;
 		if (e->elsewhere && e->late_ms) {
 			e->late_ms = 0;		/* another verifier's round started */
 			vf->sched.late--;
@@ -117,6 +168,7 @@ void vf_sched_relist(struct verifier *vf, int64_t before)
 				}
 			}
 	pthread_mutex_unlock(&vf->sched.lock);
+	give_back(vf, &l);
 	free(l.a);
 	vf_push_watch(vf, l.push, l.npush);
 	free(l.push);

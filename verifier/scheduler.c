@@ -397,6 +397,7 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first, c
 		struct vf_ent *e = sched_ent_get(vf, row->id, now);
 
 		if (e && e->running) {
+			e->lease_until = row->lease_until;
 			free(row);	/* our round outlived our lease: it releases it */
 			continue;
 		}
@@ -419,6 +420,7 @@ static struct vf_ent *claim(struct verifier *vf, unsigned int max, bool first, c
 			(void)found_add(&stale, e->id, row->next_due);
 		if (row->next_due)
 			e->due_ms = row->next_due;
+		e->lease_until = row->lease_until;
 		free(e->row);
 		e->row = row;
 		if (first && !mine) {

@@ -38,6 +38,9 @@ struct vf_ent {
 	bool elsewhere;		/* leased by another verifier at listing, or not claimable since */
 	bool unreleased;	/* our round ended and the store did not take its release */
 	int64_t release_due;	/* ... the next due time to release it with */
+	int64_t lease_until;	/* the store's end of the lease our last claim of it took: a
+				 * store that still has it once our round released it lost
+				 * that release (sched_list.c) */
 	struct vg_store_agent *row;	/* claimed, its round not begun: its row as the claim read it */
 };
 

@@ -325,6 +325,19 @@ static int c_lease_release(void *ctx, const char *id, const char *owner, int64_t
 	return call(ctx, SIPC_LEASE_RELEASE, &o, NULL, diag);
 }
 
+static int c_lease_drop(void *ctx, const char *id, const char *owner, int64_t lease_until,
+			struct vg_diag *diag)
+{
+	struct ipc_out o = { 0 };
+
+	if (put_name(&o, id) < 0 || put_name(&o, owner) < 0) {
+		ipc_out_free(&o);
+		return -ESTALE;
+	}
+	ipc_put_i64(&o, lease_until);
+	return call(ctx, SIPC_LEASE_DROP, &o, NULL, diag);
+}
+
 static int c_agent_states(void *ctx, uint64_t n[VG_STORE_STATES], struct vg_diag *diag)
 {
 	struct ipc_out o = { 0 };
@@ -436,6 +449,7 @@ static const struct vg_store_ops ipc_ops = {
 	.lease_claim = c_lease_claim,
 	.agent_due = c_agent_due,
 	.lease_release = c_lease_release,
+	.lease_drop = c_lease_drop,
 	.verifier_beat = c_verifier_beat,
 	.verifier_list = c_verifier_list,
 	.push = c_push,

@@ -59,6 +59,7 @@ static const struct ipc_type types[SIPC__COUNT] = {
 	T(AGENT_DUE, 8, 8),
 	T(DUE, DUE_FIXED + 4, NAME_F + DUE_FIXED),
 	T(LEASE_TAKE, 4 + 8 + 4 + 8 + 8 + 4, 2 * NAME_F + 8 + 8 + 8 + 4),
+	T(LEASE_DROP, 4 + 4 + 8, 2 * NAME_F + 8),
 	T(AGENT_STATES, 0, 0),
 	T(STATES, 8 * VG_STORE_STATES, 8 * VG_STORE_STATES),
 	T(PUSH, 4, 4 + PUSH_MAX),

@@ -96,6 +96,7 @@ enum sipc_type {
 	SIPC_STATES,		/* reply: VG_STORE_STATES int64 counts */
 	SIPC_PUSH,		/* uint32 verb, a struct vg_store_push_req */
 	SIPC_PUSH_ROW,		/* reply: the struct vg_store_push_req after the op */
+	SIPC_LEASE_DROP,	/* name id, name owner, int64 lease_until */
 	SIPC__COUNT
 };
 

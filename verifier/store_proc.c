@@ -197,6 +197,16 @@ static void answer(struct ipc_chan *ch, struct vg_store *s, struct ipc_in *in)
 		r = vg_store_lease_release(s, name, a1.lease_owner, due, &d);
 		break;
 	}
+	case SIPC_LEASE_DROP: {
+		int64_t until;
+
+		ipc_get_name(in, name, sizeof(name));
+		ipc_get_name(in, a1.lease_owner, sizeof(a1.lease_owner));
+		until = ipc_get_i64(in);
+		ipc_end(in);
+		r = vg_store_lease_drop(s, name, a1.lease_owner, until, &d);
+		break;
+	}
 	case SIPC_AGENT_STATES: {
 		uint64_t n[VG_STORE_STATES];
 

@@ -757,6 +757,20 @@ static void store_leases_claim_release_expire(void **state)
 	assert_int_equal(vg_store_lease_claim(s, "v1", 2999, 500, 8, claim_cb, &c, &d), 0);
 	assert_int_equal(vg_store_lease_claim(s, "v1", 3000, 500, 8, claim_cb, &c, &d), 1);
 	assert_int_equal(c.due[0], 3000);
+	/* a lease the store kept though its release was answered: dropped, that one only */
+	assert_int_equal(vg_store_lease_drop(s, "a0", "v1", 3499, &d), -ESTALE);
+	assert_int_equal(vg_store_lease_drop(s, "a0", "v2", 3500, &d), -ESTALE);
+	assert_int_equal(vg_store_lease_drop(s, "nobody", "v1", 3500, &d), -ESTALE);
+	assert_string_equal(agent_at(s, "a0")->lease_owner, "v1");
+	assert_int_equal(agent_at(s, "a0")->lease_until, 3500);
+	assert_int_equal(vg_store_lease_drop(s, "a0", "v1", 3500, &d), 0);
+	assert_string_equal(agent_at(s, "a0")->lease_owner, "");
+	assert_int_equal(agent_at(s, "a0")->lease_until, 0);
+	assert_int_equal(agent_at(s, "a0")->next_due, 3000);	/* as due as it was */
+	assert_int_equal(vg_store_lease_drop(s, "a0", "v1", 3500, &d), -ESTALE);
+	c.n = 0;
+	assert_int_equal(vg_store_lease_claim(s, "v2", 3001, 500, 8, claim_cb, &c, &d), 1);
+	assert_string_equal(c.id[0], "a0");
 	vg_store_close(s);
 }
 

@@ -232,6 +232,12 @@ int vg_store_lease_release(struct vg_store *s, const char *id, const char *owner
 	return s->ops->lease_release(s->ctx, id, owner, next_due, diag);
 }
 
+int vg_store_lease_drop(struct vg_store *s, const char *id, const char *owner, int64_t lease_until,
+			struct vg_diag *diag)
+{
+	return s->ops->lease_drop(s->ctx, id, owner, lease_until, diag);
+}
+
 /* the ids a claim took, for vg_store_lease_take's reads */
 struct taken {
 	char (*id)[sizeof(((struct vg_store_agent *)0)->id)];

@@ -306,6 +306,16 @@ struct vg_store_ops {
 	int (*lease_release)(void *ctx, const char *id, const char *owner, int64_t next_due,
 			     struct vg_diag *diag);
 	/*
+	 * lease_drop - @owner's lease of @id that ends at @lease_until, and
+	 * only that one, ends now; the due time is left as it is. For a lease
+	 * the store still holds after its release was answered (a database
+	 * that lost acknowledged writes: a crash with synchronous_commit off,
+	 * a failover to an asynchronous standby). Return: 0, -ESTALE (no such
+	 * lease: released, expired, claimed again, removed), -EIO.
+	 */
+	int (*lease_drop)(void *ctx, const char *id, const char *owner, int64_t lease_until,
+			  struct vg_diag *diag);
+	/*
 	 * push - push state op @verb (enum vg_store_push_verb) on @rq.
 	 * Return: 0, -EINVAL (@verb), the verb's errors, -EIO.
 	 */
@@ -410,6 +420,8 @@ int vg_store_lease_claim(struct vg_store *s, const char *owner, int64_t now, int
 			 unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag);
 int vg_store_lease_release(struct vg_store *s, const char *id, const char *owner, int64_t next_due,
 			   struct vg_diag *diag);
+int vg_store_lease_drop(struct vg_store *s, const char *id, const char *owner, int64_t lease_until,
+			struct vg_diag *diag);
 /*
  * vg_store_lease_take - the store calls a scheduler makes between two
  * rounds, as one: @done's lease released (lease_release; @done NULL or

@@ -407,6 +407,20 @@ static int pg_lease_release(void *ctx, const char *id, const char *owner, int64_
 	return r < 0 ? r : n == 1 ? 0 : -ESTALE;
 }
 
+static int pg_lease_drop(void *ctx, const char *id, const char *owner, int64_t lease_until,
+			 struct vg_diag *diag)
+{
+	struct params p = { 0 };
+	long n = 0;
+	int r;
+
+	store_pg_bytes(&p, id, strlen(id));
+	store_pg_bytes(&p, owner, strlen(owner));
+	store_pg_int(&p, lease_until);
+	r = store_pg_run(ctx, S_LEASE_DROP, &p, NULL, NULL, &n, "lease drop", diag);
+	return r < 0 ? r : n == 1 ? 0 : -ESTALE;
+}
+
 struct take_arg {
 	vg_store_agent_cb cb;
 	void *arg;
@@ -525,6 +539,7 @@ static const struct vg_store_ops pg_ops = {
 	.agent_states = pg_agent_states,
 	.lease_take = pg_lease_take,
 	.lease_release = pg_lease_release,
+	.lease_drop = pg_lease_drop,
 	.verifier_beat = pg_verifier_beat,
 	.verifier_list = pg_verifier_list,
 	.push = store_pg_push,

@@ -23,6 +23,7 @@ const char *const store_pg_stmt_names[S__COUNT] = {
 	"vg_agent_states", "vg_lease_take",
 	"vg_push_reg_put", "vg_push_reg_take", "vg_push_chal_put", "vg_push_chal_take",
 	"vg_push_why_not", "vg_push_done", "vg_push_cas_stale", "vg_push_cas_quiet",
+	"vg_lease_drop",
 };
 
 /* agent_due's columns, in struct vg_store_due's order (store_pg.c's due_row) */
@@ -222,6 +223,9 @@ int store_pg_sql_build(char (*sql)[STORE_PG_SQL_MAX])
 	snprintf(sql[S_LEASE_RELEASE], STORE_PG_SQL_MAX,
 		 "UPDATE agents SET lease_owner = '', lease_until = 0, next_due = $3"
 		 " WHERE id = $1 AND lease_owner = $2");
+	snprintf(sql[S_LEASE_DROP], STORE_PG_SQL_MAX,
+		 "UPDATE agents SET lease_owner = '', lease_until = 0"
+		 " WHERE id = $1 AND lease_owner = $2 AND lease_until = $3");
 	s = sql[S_VERIFIER_BEAT];
 	snprintf(s, STORE_PG_SQL_MAX, "WITH gone AS (DELETE FROM verifiers WHERE beat < $%d)"
 		 " INSERT INTO verifiers (", STORE_VERIFIER_NCOLS + 1);

@@ -40,6 +40,7 @@ enum {
 	S_PUSH_DONE,
 	S_PUSH_CAS_STALE,	/* then _QUIET: in VG_STORE_PUSH_COL_*'s order */
 	S_PUSH_CAS_QUIET,
+	S_LEASE_DROP,
 	S__COUNT
 };
 

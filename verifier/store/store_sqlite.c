@@ -568,6 +568,27 @@ static int sq_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg
 	return ret;
 }
 
+static int sq_lease_drop(void *ctx, const char *id, const char *owner, int64_t lease_until,
+			 struct vg_diag *diag)
+{
+	struct sq *q = ctx;
+	sqlite3_stmt *st;
+	int r = prep(q, "UPDATE agents SET lease_owner = '', lease_until = 0"
+		     " WHERE id = ?1 AND lease_owner = ?2 AND lease_until = ?3", &st, diag);
+
+	if (r < 0)
+		return r;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, lease_until);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = db_err(q, diag, "lease drop");
+	else
+		r = sqlite3_changes(q->db) == 1 ? 0 : -ESTALE;
+	sqlite3_finalize(st);
+	return r;
+}
+
 static int sq_lease_release(void *ctx, const char *id, const char *owner, int64_t next_due,
 			    struct vg_diag *diag)
 {
@@ -671,6 +692,7 @@ static const struct vg_store_ops sqlite_ops = {
 	.agent_due = sq_agent_due,
 	.agent_states = sq_agent_states,
 	.lease_release = sq_lease_release,
+	.lease_drop = sq_lease_drop,
 	.verifier_beat = sq_verifier_beat,
 	.verifier_list = sq_verifier_list,
 	.push = store_sq_push,
