@@ -7,13 +7,20 @@
  * VF_LIST_MS (scheduler.c). An agent not listed is not due yet (or
  * failed, or removed) and so not late. The pushing agents of the same
  * listing go to the push watch (push.c). Claims, rounds and what is late
- * are scheduler.c's. A lease of ours the store still has after our round
- * released it (a database that lost acknowledged writes) is given back
- * here, so the agent is attested again now, not when the lease ends.
+ * are scheduler.c's. A lease under our id that no round of ours holds is
+ * given back here, so that the agent is attested again now, not when the
+ * lease ends: the one our last round of it released if the store still
+ * has it (a database that lost acknowledged writes: a crash with
+ * synchronous_commit off, a failover to an asynchronous standby), and any
+ * other once VF_ORPHAN_MS old (a claim the database took but never
+ * answered: a statement that timed out here and committed there, a
+ * statement retried after a lost connection; a process before us with
+ * the same --verifier-id).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "scheduler_internal.h"
 #include "log.h"
@@ -25,13 +32,15 @@ struct listed {
 		int64_t due;		/* next_due */
 		int64_t lease_until;
 		bool trusted;
-		bool elsewhere;		/* leased by another verifier now */
-		bool lost;		/* leased by us, our release of it lost: given back */
+		bool elsewhere;		/* leased now, by another verifier or by us */
+		bool ours;		/* ... by us */
+		bool lost;		/* ... by us, and no round of ours holds it: given back */
 	} *a;
 	size_t n, cap;
 	struct vg_store_due *push;	/* the pushing agents, for the push watch (push.c) */
 	size_t npush, pcap;
 	int64_t now;
+	const char *me;		/* our --verifier-id */
 };
 
 static int collect(void *arg, const struct vg_store_due *a)
@@ -68,6 +77,7 @@ static int collect(void *arg, const struct vg_store_due *a)
 	l->a[l->n].due = a->next_due ? a->next_due : a->registered_at * 1000;
 	/* leased now: running elsewhere, or under our own id from before a restart */
 	l->a[l->n].elsewhere = a->lease_until > l->now;
+	l->a[l->n].ours = l->a[l->n].elsewhere && strcmp(a->lease_owner, l->me) == 0;
 	l->a[l->n].lease_until = a->lease_until;
 	l->a[l->n].lost = false;
 	l->n++;
@@ -103,19 +113,19 @@ static void give_back(struct verifier *vf, struct listed *l)
 		n++;
 		pthread_mutex_lock(&vf->sched.lock);
 		e = *sched_ent_slot(vf, l->a[i].id);
-		if (e && !e->running && e->lease_until == l->a[i].lease_until)
+		if (e && !e->running)
 			e->elsewhere = false;
 		pthread_mutex_unlock(&vf->sched.lock);
 	}
 	if (n)
-		vlog_warn("store: %u lease%s of ours still held after the store answered our release "
-			  "(it lost acknowledged writes: a crash, a failover?): given back", n,
+		vlog_warn("store: %u lease%s under our id that no round of ours holds (a release or "
+			  "a claim the database lost or never answered): given back", n,
 			  n == 1 ? "" : "s");
 }
 
 void vf_sched_relist(struct verifier *vf, int64_t before)
 {
-	struct listed l = { .now = vf_wall_ms() };
+	struct listed l = { .now = vf_wall_ms(), .me = vf->id };
 	struct vg_diag sd = { 0 };
 	int64_t now = l.now;
 	uint64_t gen;
@@ -149,10 +159,14 @@ void vf_sched_relist(struct verifier *vf, int64_t before)
 		e->due_ms = l.a[i].due;
 		e->elsewhere = l.a[i].elsewhere;
 		/*
-		 * the lease our last claim took, still held though our round ended
-		 * and its release was answered (unreleased: retry_releases' case)
+		 * ours and no round of ours holds it (the store did not take the
+		 * release of one that did: retry_releases' case): the lease our last
+		 * round of it released, or one taken VF_ORPHAN_MS ago or more (a
+		 * claim is marked running as soon as the store answers it)
 		 */
-		l.a[i].lost = e->elsewhere && !e->unreleased && e->lease_until == l.a[i].lease_until;
+		l.a[i].lost = l.a[i].ours && !e->unreleased &&
+			      (e->lease_until == l.a[i].lease_until ||
+			       l.a[i].lease_until - (int64_t)vf->lease_ms <= now - VF_ORPHAN_MS);
 		if (e->elsewhere && e->late_ms) {
 			e->late_ms = 0;		/* another verifier's round started */
 			vf->sched.late--;

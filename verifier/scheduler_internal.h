@@ -10,6 +10,7 @@
 #include "verifier.h"
 
 #define VF_LIST_MS 500		/* the due agents listed at least this often */
+#define VF_ORPHAN_MS 1000	/* a lease of ours no round of ours holds, this old: given back */
 #define VF_LIST_AHEAD_MS 100	/* ... with those due this long after the next listing */
 
 /*

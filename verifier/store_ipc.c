@@ -21,7 +21,8 @@
 #define VERDICT_MAX (STORE_VERDICT_NCOLS * (4 + SIPC_COL_MAX))
 #define NAME_F (4 + SIPC_NAME_MAX)
 #define DONE_MAX (4 + 4 + 4 + SIPC_MSG_MAX)
-#define DUE_FIXED (4 + 4 + 5 * 8 + 4 + 2 * 8)	/* a DUE's fields after its id */
+/* a DUE's fixed fields (besides its id and its lease owner) */
+#define DUE_FIXED (4 + 4 + 5 * 8 + 4 + 2 * 8)
 /* a struct vg_store_push_req: its numbers, two ids, the columns of its two rows */
 #define PUSH_MAX (6 * 8 + 5 * 4 + 2 * NAME_F + STORE_PUSH_NCOLS * (4 + 8) + 4 * (4 + SIPC_COL_MAX) \
 		  + 4 + VG_STORE_PUSH_IDN_MAX)
@@ -57,7 +58,7 @@ static const struct ipc_type types[SIPC__COUNT] = {
 	T(EAR_SIGN, 4, 4 + SIPC_EAR_IN_MAX),
 	T(AGENT_FIND, 4 + 4 + 4, 4 + 4 + SIPC_COL_MAX + NAME_F),
 	T(AGENT_DUE, 8, 8),
-	T(DUE, DUE_FIXED + 4, NAME_F + DUE_FIXED),
+	T(DUE, DUE_FIXED + 4 + 4, NAME_F + DUE_FIXED + 4 + VG_STORE_VERIFIER_ID_MAX),
 	T(LEASE_TAKE, 4 + 8 + 4 + 8 + 8 + 4, 2 * NAME_F + 8 + 8 + 8 + 4),
 	T(LEASE_DROP, 4 + 4 + 8, 2 * NAME_F + 8),
 	T(AGENT_STATES, 0, 0),
@@ -179,6 +180,7 @@ void sipc_put_due(struct ipc_out *o, const struct vg_store_due *a)
 	ipc_put_i64(o, a->last_seen);
 	ipc_put_i64(o, a->next_due);
 	ipc_put_i64(o, a->lease_until);
+	ipc_put_bytes(o, a->lease_owner, strlen(a->lease_owner));
 	ipc_put_u32(o, a->stale);
 	ipc_put_i64(o, a->quiet_ms);
 	ipc_put_i64(o, a->pushed_ms);
@@ -196,6 +198,7 @@ void sipc_get_due(struct ipc_in *in, struct vg_store_due *a)
 	a->last_seen = ipc_get_i64(in);
 	a->next_due = ipc_get_i64(in);
 	a->lease_until = ipc_get_i64(in);
+	ipc_get_name(in, a->lease_owner, sizeof(a->lease_owner));
 	stale = ipc_get_u32(in);
 	a->quiet_ms = ipc_get_i64(in);
 	a->pushed_ms = ipc_get_i64(in);

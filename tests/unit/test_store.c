@@ -922,6 +922,7 @@ static void store_due_lists_what_the_scheduler_needs(void **state)
 	assert_int_equal(l.a[0].state, VG_AGENT_TRUSTED);
 	assert_int_equal(l.a[0].next_due, 0);
 	assert_int_equal(l.a[0].lease_until, 1500);
+	assert_string_equal(l.a[0].lease_owner, "v1");
 	assert_int_equal(l.a[0].registered_at, 10);
 	assert_int_equal(l.a[0].last_ok, 20);
 	assert_int_equal(l.a[0].last_seen, 30);
@@ -939,6 +940,7 @@ static void store_due_lists_what_the_scheduler_needs(void **state)
 	assert_string_equal(l.a[1].id, "p1");
 	assert_int_equal(l.a[1].next_due, 5000);
 	assert_int_equal(l.a[1].lease_until, 0);
+	assert_string_equal(l.a[1].lease_owner, "");
 	vg_store_close(s);
 }
 

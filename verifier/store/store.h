@@ -119,6 +119,7 @@ struct vg_store_due {
 	bool push;			/* url "push:...": it sends its evidence */
 	int64_t registered_at, last_ok, last_seen;	/* unix seconds */
 	int64_t next_due, lease_until;	/* wall ms */
+	char lease_owner[VG_STORE_VERIFIER_ID_MAX];	/* whose lease, "" none */
 	/* a pushing agent's push state (struct vg_store_push; 0 when it has none) */
 	bool stale;
 	int64_t quiet_ms, pushed_ms;

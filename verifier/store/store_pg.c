@@ -287,22 +287,26 @@ struct due_arg {
 
 static int due_row(void *arg, const PGresult *res)
 {
-	static const struct store_col cols[11] = {
+	static const struct store_col cols[12] = {
 		{ "id", STORE_TEXT }, { "state", STORE_INT }, { "push", STORE_INT },
 		{ "registered_at", STORE_INT }, { "last_ok", STORE_INT }, { "last_seen", STORE_INT },
-		{ "next_due", STORE_INT }, { "lease_until", STORE_INT }, { "stale", STORE_INT },
-		{ "quiet_ms", STORE_INT }, { "pushed_ms", STORE_INT },
+		{ "next_due", STORE_INT }, { "lease_until", STORE_INT }, { "lease_owner", STORE_TEXT },
+		{ "stale", STORE_INT }, { "quiet_ms", STORE_INT }, { "pushed_ms", STORE_INT },
 	};
 	struct due_arg *c = arg;
-	struct store_val v[11];
+	struct store_val v[12];
 	struct vg_store_due a;
 
 	if (c->ret)
 		return 0;
-	if (store_pg_row(res, cols, v, 11) < 0 || v[0].len >= sizeof(a.id))
+	if (store_pg_row(res, cols, v, 12) < 0 || v[0].len >= sizeof(a.id) ||
+	    v[8].len >= sizeof(a.lease_owner))
 		return -EBADMSG;
 	memcpy(a.id, v[0].p, v[0].len);
 	a.id[v[0].len] = 0;
+	if (v[8].len)
+		memcpy(a.lease_owner, v[8].p, v[8].len);
+	a.lease_owner[v[8].len] = 0;
 	a.state = (unsigned int)v[1].i;
 	a.push = v[2].i != 0;
 	a.registered_at = v[3].i;
@@ -310,9 +314,9 @@ static int due_row(void *arg, const PGresult *res)
 	a.last_seen = v[5].i;
 	a.next_due = v[6].i;
 	a.lease_until = v[7].i;
-	a.stale = v[8].i != 0;
-	a.quiet_ms = v[9].i;
-	a.pushed_ms = v[10].i;
+	a.stale = v[9].i != 0;
+	a.quiet_ms = v[10].i;
+	a.pushed_ms = v[11].i;
 	c->ret = c->cb(c->arg, &a);
 	return 0;
 }

@@ -29,7 +29,7 @@ const char *const store_pg_stmt_names[S__COUNT] = {
 /* agent_due's columns, in struct vg_store_due's order (store_pg.c's due_row) */
 #define DUE_COLS "agents.id, state, (substring(url from 1 for 5) = 'push:'::bytea)::int::int8," \
 	" registered_at," \
-	" last_ok, last_seen, next_due, lease_until"
+	" last_ok, last_seen, next_due, lease_until, lease_owner"
 
 /* serialises schema creation between verifiers starting at once ("vigilsto") */
 #define SCHEMA_LOCK "8532464671518848111"

@@ -472,7 +472,7 @@ static int sq_verdict_list(void *ctx, const char *id, size_t max, vg_store_verdi
 
 /* agent_due's columns, in struct vg_store_due's order */
 #define SQ_DUE_COLS "agents.id, state, substr(url, 1, 5) = 'push:', registered_at, last_ok," \
-	" last_seen, next_due, lease_until"
+	" last_seen, next_due, lease_until, lease_owner"
 
 static int sq_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lease_ms,
 			  unsigned int max, vg_store_lease_cb cb, void *arg, struct vg_diag *diag)
@@ -544,10 +544,11 @@ static int sq_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg
 		return r;
 	sqlite3_bind_int64(st, 1, before);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *id = sqlite3_column_text(st, 0);
+		const unsigned char *id = sqlite3_column_text(st, 0), *owner;
 		struct vg_store_due a;
 
-		if (ret || !id || (size_t)sqlite3_column_bytes(st, 0) >= sizeof(a.id))
+		if (ret || !id || (size_t)sqlite3_column_bytes(st, 0) >= sizeof(a.id) ||
+		    (size_t)sqlite3_column_bytes(st, 8) >= sizeof(a.lease_owner))
 			continue;
 		snprintf(a.id, sizeof(a.id), "%s", (const char *)id);
 		a.state = (unsigned int)sqlite3_column_int64(st, 1);
@@ -557,9 +558,11 @@ static int sq_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg
 		a.last_seen = sqlite3_column_int64(st, 5);
 		a.next_due = sqlite3_column_int64(st, 6);
 		a.lease_until = sqlite3_column_int64(st, 7);
-		a.stale = sqlite3_column_int64(st, 8) != 0;
-		a.quiet_ms = sqlite3_column_int64(st, 9);
-		a.pushed_ms = sqlite3_column_int64(st, 10);
+		owner = sqlite3_column_text(st, 8);
+		snprintf(a.lease_owner, sizeof(a.lease_owner), "%s", owner ? (const char *)owner : "");
+		a.stale = sqlite3_column_int64(st, 9) != 0;
+		a.quiet_ms = sqlite3_column_int64(st, 10);
+		a.pushed_ms = sqlite3_column_int64(st, 11);
 		ret = cb(arg, &a);
 	}
 	if (r != SQLITE_DONE)
