@@ -397,8 +397,13 @@ static int pg_lease_claim(void *ctx, const char *owner, int64_t now, int64_t lea
 	return c.ret < 0 ? c.ret : (int)n;
 }
 
-static int pg_lease_release(void *ctx, const char *id, const char *owner, int64_t next_due,
-			    struct vg_diag *diag)
+/*
+ * A lease of @owner on @id ends: @stmt (S_LEASE_RELEASE: @v the next due
+ * time; S_LEASE_DROP: @v the lease's end, the due time kept). Return: 0,
+ * -ESTALE (no such lease), -EIO.
+ */
+static int lease_end(void *ctx, int stmt, const char *id, const char *owner, int64_t v,
+		     const char *what, struct vg_diag *diag)
 {
 	struct params p = { 0 };
 	long n = 0;
@@ -406,23 +411,21 @@ static int pg_lease_release(void *ctx, const char *id, const char *owner, int64_
 
 	store_pg_bytes(&p, id, strlen(id));
 	store_pg_bytes(&p, owner, strlen(owner));
-	store_pg_int(&p, next_due);
-	r = store_pg_run(ctx, S_LEASE_RELEASE, &p, NULL, NULL, &n, "lease release", diag);
+	store_pg_int(&p, v);
+	r = store_pg_run(ctx, stmt, &p, NULL, NULL, &n, what, diag);
 	return r < 0 ? r : n == 1 ? 0 : -ESTALE;
+}
+
+static int pg_lease_release(void *ctx, const char *id, const char *owner, int64_t next_due,
+			    struct vg_diag *diag)
+{
+	return lease_end(ctx, S_LEASE_RELEASE, id, owner, next_due, "lease release", diag);
 }
 
 static int pg_lease_drop(void *ctx, const char *id, const char *owner, int64_t lease_until,
 			 struct vg_diag *diag)
 {
-	struct params p = { 0 };
-	long n = 0;
-	int r;
-
-	store_pg_bytes(&p, id, strlen(id));
-	store_pg_bytes(&p, owner, strlen(owner));
-	store_pg_int(&p, lease_until);
-	r = store_pg_run(ctx, S_LEASE_DROP, &p, NULL, NULL, &n, "lease drop", diag);
-	return r < 0 ? r : n == 1 ? 0 : -ESTALE;
+	return lease_end(ctx, S_LEASE_DROP, id, owner, lease_until, "lease drop", diag);
 }
 
 struct take_arg {

@@ -571,46 +571,44 @@ static int sq_agent_due(void *ctx, int64_t before, vg_store_due_cb cb, void *arg
 	return ret;
 }
 
-static int sq_lease_drop(void *ctx, const char *id, const char *owner, int64_t lease_until,
-			 struct vg_diag *diag)
+/*
+ * A lease of @owner on @id ends: @sql (?1 id, ?2 owner, ?3 @v). Return: 0,
+ * -ESTALE (no such lease), -EIO.
+ */
+static int lease_end(struct sq *q, const char *sql, const char *id, const char *owner, int64_t v,
+		     const char *what, struct vg_diag *diag)
 {
-	struct sq *q = ctx;
 	sqlite3_stmt *st;
-	int r = prep(q, "UPDATE agents SET lease_owner = '', lease_until = 0"
-		     " WHERE id = ?1 AND lease_owner = ?2 AND lease_until = ?3", &st, diag);
+	int r = prep(q, sql, &st, diag);
 
 	if (r < 0)
 		return r;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, lease_until);
+	sqlite3_bind_int64(st, 3, v);
 	if (sqlite3_step(st) != SQLITE_DONE)
-		r = db_err(q, diag, "lease drop");
+		r = db_err(q, diag, what);
 	else
 		r = sqlite3_changes(q->db) == 1 ? 0 : -ESTALE;
 	sqlite3_finalize(st);
 	return r;
 }
 
+/* the due time kept: a lease the store still has after its release was answered */
+static int sq_lease_drop(void *ctx, const char *id, const char *owner, int64_t lease_until,
+			 struct vg_diag *diag)
+{
+	return lease_end(ctx, "UPDATE agents SET lease_owner = '', lease_until = 0"
+			 " WHERE id = ?1 AND lease_owner = ?2 AND lease_until = ?3", id, owner,
+			 lease_until, "lease drop", diag);
+}
+
 static int sq_lease_release(void *ctx, const char *id, const char *owner, int64_t next_due,
 			    struct vg_diag *diag)
 {
-	struct sq *q = ctx;
-	sqlite3_stmt *st;
-	int r = prep(q, "UPDATE agents SET lease_owner = '', lease_until = 0, next_due = ?3"
-		     " WHERE id = ?1 AND lease_owner = ?2", &st, diag);
-
-	if (r < 0)
-		return r;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, owner, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, next_due);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		r = db_err(q, diag, "lease release");
-	else
-		r = sqlite3_changes(q->db) == 1 ? 0 : -ESTALE;
-	sqlite3_finalize(st);
-	return r;
+	return lease_end(ctx, "UPDATE agents SET lease_owner = '', lease_until = 0, next_due = ?3"
+			 " WHERE id = ?1 AND lease_owner = ?2", id, owner, next_due, "lease release",
+			 diag);
 }
 
 static int sq_verifier_beat(void *ctx, const struct vg_store_verifier *v, struct vg_diag *diag)
