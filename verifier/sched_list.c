@@ -85,10 +85,10 @@ static int collect(void *arg, const struct vg_store_due *a)
 }
 
 /*
- * The leases of @l the store lost our release of: that lease (its end
- * time), and only that one, ends now (vg_store_lease_drop: a lease taken
- * again since, by us or another verifier, is not touched), and the agent
- * is claimable at once, as due as the store has it.
+ * The leases of @l under our id that no round of ours holds (lost): that
+ * lease (its end time), and only that one, ends now (vg_store_lease_drop:
+ * a lease taken again since, by us or another verifier, is not touched),
+ * and the agent is claimable at once, as due as the store has it.
  */
 static void give_back(struct verifier *vf, struct listed *l)
 {
@@ -159,15 +159,15 @@ void vf_sched_relist(struct verifier *vf, int64_t before)
 		e->due_ms = l.a[i].due;
 		e->elsewhere = l.a[i].elsewhere;
 		/*
-		 * ours and no round of ours holds it (the store did not take the
-		 * release of one that did: retry_releases' case): the lease our last
-		 * round of it released, or one taken VF_ORPHAN_MS ago or more (a
-		 * claim is marked running as soon as the store answers it)
+		 * ours, no round of ours holds it, and no release of it waits for
+		 * retry_releases: the lease our last round of it released, or one
+		 * taken VF_ORPHAN_MS ago or more (a claim of ours is marked running
+		 * as soon as the store answers it)
 		 */
 		l.a[i].lost = l.a[i].ours && !e->unreleased &&
 			      (e->lease_until == l.a[i].lease_until ||
 			       l.a[i].lease_until - (int64_t)vf->lease_ms <= now - VF_ORPHAN_MS);
-		if (e->elsewhere && e->late_ms) {
+		if (e->elsewhere && !l.a[i].lost && e->late_ms) {
 			e->late_ms = 0;		/* another verifier's round started */
 			vf->sched.late--;
 		}
