@@ -7,6 +7,8 @@
  * smallest id, which reports late agents (scheduler.c), and how many are
  * alive (each one's share of the rounds).
  */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -69,4 +71,52 @@ void vf_heartbeat(struct verifier *vf)
 	if (r == 0)
 		vf->sched.peers = 1 + la.alive;
 	pthread_mutex_unlock(&vf->sched.lock);
+}
+
+struct own_arg {
+	const char *me;
+	struct vg_store_verifier v;	/* our id's row, beat 0 when there is none */
+};
+
+static int own_cb(void *arg, const struct vg_store_verifier *v)
+{
+	struct own_arg *o = arg;
+
+	if (strcmp(v->id, o->me) == 0)
+		o->v = *v;
+	return 0;
+}
+
+/* Our id's row into *@o. Return: 0, -EIO with @diag. */
+static int own_row(struct verifier *vf, struct own_arg *o, struct vg_diag *diag)
+{
+	o->v.beat = 0;
+	/* store round trip (store_client.c), the rows streamed back */
+	return vg_store_verifier_list(vf->store, own_cb, o, diag) < 0 ? -EIO : 0;
+}
+
+int vf_heartbeat_unique(struct verifier *vf, struct vg_diag *diag)
+{
+	struct own_arg o = { .me = vf->id };
+	int64_t first, now = vf_wall_ms();
+	struct timespec ts = { (VF_BEAT_MS + 500) / 1000, (VF_BEAT_MS + 500) % 1000 * 1000000L };
+
+	if (own_row(vf, &o, diag) < 0)
+		return -EIO;
+	if (!o.v.beat || o.v.beat <= now - VF_BEAT_ALIVE_MS)
+		return 0;
+	first = o.v.beat;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	if (own_row(vf, &o, diag) < 0)
+		return -EIO;
+	if (o.v.beat != first)
+		return vg_diag_set(diag, -EEXIST, "--verifier-id %s: a verifier running beats under "
+				   "this id (host %s, pid %" PRId64 ", its last beat %" PRId64
+				   " ms ago): each verifier sharing the store needs its own", vf->id,
+				   o.v.host, o.v.pid, vf_wall_ms() - o.v.beat);
+	vlog_info("--verifier-id %s: the last heartbeat under this id (host %s, pid %" PRId64
+		  ") stopped %" PRId64 " ms ago: a predecessor's; its leases are given back",
+		  vf->id, o.v.host, o.v.pid, vf_wall_ms() - first);
+	return 0;
 }

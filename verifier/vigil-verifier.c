@@ -476,6 +476,10 @@ static int start_processes(struct verifier *vf, const struct vf_args *a)
 	}
 	/* store round trip (store_client.c) */
 	vg_store_set_timeout(vf->store, a->db_timeout * 1000);
+	if (vf_heartbeat_unique(vf, &dg) < 0) {
+		vlog_err("%s", dg.msg);
+		return -1;
+	}
 	trust_dir(vf, a, tdir, sizeof(tdir));	/* --trust-db read again when it changes */
 	if ((vf->on_fail && vg_privsep_hook_start(vf->on_fail, &dg) < 0) ||
 	    vg_privsep_sandbox(a->db, (const char *[]){ vf->ek_ca, vf->agent_ca, vf->client_cert,

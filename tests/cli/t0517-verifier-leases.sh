@@ -162,6 +162,11 @@ sed 's/^/# /' ver.txt
 check "the text lists va alive, answering" grep -Eq '^va [^ ]+ pid=[0-9]+ alive \(beat [0-9]+ ms ago\) running=[0-9]+/16 rounds=[0-9]+ late=0 \(answering\)$' ver.txt
 check "... and vb alive" grep -Eq '^vb [^ ]+ pid=[0-9]+ alive ' ver.txt
 check_rc 2 "status --verifiers with an agent id is refused" "$VIGIL" attest status --verifiers h01
+# an id already beating: refused before it serves, naming the id and who holds it
+check_rc 2 "a third verifier with vb's id (vb running) is refused" "$VERIFIER" $ATT_VAUTH \
+	--listen 127.0.0.1:1 --db "$DB" --verifier-id vb --ek-ca "$T/ek-ca.pem"
+"$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:1 --db "$DB" --verifier-id vb --ek-ca "$T/ek-ca.pem" 2>dup.err
+check "... saying vb is running, with its pid" grep -q -- "--verifier-id vb: a verifier running beats under this id (host [^,]*, pid ${VPID[vb]}," dup.err
 
 # ---- SIGKILL of va: its agents are attested again by vb within interval + lease ----
 # the agents' rounds, as the database has them, every 50 ms with its clock:
@@ -243,4 +248,14 @@ check_eq "vd reports state.stale once for each trusted agent (--on-fail)" \
 "$VIGIL" attest status --history h01 >hist
 check "h01's history records state.stale" grep -q ' state.stale .*no verifier attested it' hist
 check "... and the agents are attested again, trusted" all_trusted "${VURL[vd]}" 20
+# ---- vd SIGKILLed and started again at once under its id: its last beat is
+# fresh but stops, so the new one takes the id over (and gives back the
+# leases the dead one held, once a second old) ----
+old_vd=${VPID[vd]}
+kill -9 "$old_vd"
+for i in $(seq 50); do kill -0 "$old_vd" 2>/dev/null || break; sleep 0.1; done
+start_verifier vd
+check "vd started again at once under its id: it serves" kill -0 "${VPID[vd]}"
+check "... after seeing its predecessor's beat stop" grep -q -- "--verifier-id vd: the last heartbeat under this id (host [^,]*, pid $old_vd) stopped" verifier-vd.err
+check "... and the agents are trusted" all_trusted "${VURL[vd]}" 20
 check "the verifiers logged nothing from the sanitizers" sh -c "! grep -q 'Sanitizer' '$T'/verifier-*.err"
