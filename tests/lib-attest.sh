@@ -15,6 +15,9 @@
 #                                 ATT_VAUTH (verifier options), ATT_AAUTH (agent options),
 #                                 ATT_AHDR (header for curl to an agent), ATT_HDR (admin
 #                                 header for curl to the verifier), ATT_RHDR (read header)
+#   att_mkca NAME                 a throwaway P-256 CA in NAME.pem, NAME.key (CN=NAME)
+#   att_mkcert NAME CA [SAN]      NAME.pem, NAME.key signed by CA (att_mkca), CN=NAME,
+#                                 subjectAltName SAN (default DNS:NAME)
 
 vg_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
@@ -41,6 +44,19 @@ att_wait() {
 	echo "$id: state $s, last failure $(att_field last_failure "$id" "$url"):" \
 		"$(att_field last_message "$id" "$url")"
 	return 1
+}
+
+att_mkca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$1.key" \
+		-out "$1.pem" -days 2 -subj "/CN=$1" >/dev/null 2>&1
+}
+
+att_mkcert() {
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$1.key" \
+		-out "$1.csr" -subj "/CN=$1" >/dev/null 2>&1
+	printf 'subjectAltName=%s\n' "${3:-DNS:$1}" >"$1.ext"
+	openssl x509 -req -in "$1.csr" -CA "$2.pem" -CAkey "$2.key" -CAcreateserial -out "$1.pem" \
+		-days 2 -extfile "$1.ext" >/dev/null 2>&1
 }
 
 att_auth() {

@@ -57,20 +57,10 @@ ip link add vgpush0 type veth peer name vgpush1 &&
 	IN ip addr add 10.231.0.2/24 dev vgpush1 && IN ip link set vgpush1 up && IN ip link set lo up
 check_eq "veth pair between the two namespaces" "$?" 0
 
-ossl() { openssl "$@" >/dev/null 2>&1; }
-mkca() { ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $1.key \
-	-out $1.pem -days 2 -subj "/CN=$1"; }
-mkcert() {	# NAME CA [SAN]
-	ossl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $1.key -out $1.csr \
-		-subj "/CN=$1"
-	printf 'subjectAltName=%s\n' "${3:-DNS:$1}" >$1.ext
-	ossl x509 -req -in $1.csr -CA $2.pem -CAkey $2.key -CAcreateserial -out $1.pem -days 2 \
-		-extfile $1.ext
-}
-mkca ca; mkca agents; mkca rogue
-mkcert api ca IP:10.231.0.1
-mkcert h1 agents
-mkcert h1fake rogue
+att_mkca ca; att_mkca agents; att_mkca rogue
+att_mkcert api ca IP:10.231.0.1
+att_mkcert h1 agents
+att_mkcert h1fake rogue
 "$VERIFIER" --create-token agent "$T/h2.tok" --auth-tokens "$T/verifier-tokens" >/dev/null 2>&1
 check "certificates and an agent token made" test -s api.pem -a -s h1.pem -a -s h2.tok
 

@@ -40,19 +40,9 @@ done
 cat "$T"/tpm?/ek-ca.pem >ek-ca.pem
 
 # HTTPS for the pushing agents: the API's certificate, the agents' CA
-ossl() { openssl "$@" >/dev/null 2>&1; }
-mkca() { ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $1.key \
-	-out $1.pem -days 2 -subj "/CN=$1"; }
-mkcert() {	# NAME CA [SAN]
-	ossl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $1.key -out $1.csr \
-		-subj "/CN=$1"
-	printf 'subjectAltName=%s\n' "${3:-DNS:$1}" >$1.ext
-	ossl x509 -req -in $1.csr -CA $2.pem -CAkey $2.key -CAcreateserial -out $1.pem -days 2 \
-		-extfile $1.ext
-}
-mkca ca; mkca agents
-mkcert api ca IP:127.0.0.1
-mkcert c1 agents
+att_mkca ca; att_mkca agents
+att_mkcert api ca IP:127.0.0.1
+att_mkcert c1 agents
 for k in t1 t2; do
 	"$VERIFIER" --create-token agent "$T/$k.tok" --auth-tokens "$T/verifier-tokens" >/dev/null 2>&1
 done

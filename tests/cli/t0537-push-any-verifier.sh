@@ -42,12 +42,8 @@ TCTI1=$(bash "$SRCDIR/scripts/swtpm.sh" start "$T/tpm1" --watch $$) &&
 check "two swtpm instances" test -n "$TCTI1" -a -n "$TCTI2"
 cat "$T/tpm1/ek-ca.pem" "$T/tpm2/ek-ca.pem" >ek-ca.pem
 
-ossl() { openssl "$@" >/dev/null 2>&1; }
-ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.pem \
-	-days 2 -subj /CN=ca
-ossl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout api.key -out api.csr -subj /CN=api
-printf 'subjectAltName=IP:127.0.0.1\n' >api.ext
-ossl x509 -req -in api.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out api.pem -days 2 -extfile api.ext
+att_mkca ca
+att_mkcert api ca IP:127.0.0.1
 "$VERIFIER" --create-token agent "$T/p1.tok" --auth-tokens "$T/verifier-tokens" >/dev/null 2>&1
 "$VERIFIER" --create-token agent "$T/p2.tok" --auth-tokens "$T/verifier-tokens" >/dev/null 2>&1
 check "a certificate and two agent tokens" test -s api.pem -a -s p1.tok -a -s p2.tok
