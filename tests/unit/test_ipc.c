@@ -383,6 +383,47 @@ static void store_answers_a_well_formed_request(void **state)
 	close(p.err);
 }
 
+/* LEASE_DROP: an unknown lease is -ESTALE; an owner over its cap ends the store */
+static void store_lease_drop_answers_or_dies(void **state)
+{
+	struct proc p;
+	uint8_t b[160];
+	int64_t until = 1234;
+	char owner[VG_STORE_VERIFIER_ID_MAX + 1];
+	size_t n;
+	struct ipc_in in;
+	struct ipc_chan ch;
+	int st;
+
+	(void)state;
+	start(&p);
+	n = name_field(b, "nobody-here");
+	n += name_field(b + n, "v1");
+	memcpy(b + n, &until, 8);
+	n += 8;
+	frame(&p, SIPC_LEASE_DROP, (uint32_t)n, b, n);
+	sipc_chan(&ch, p.fd, "test");
+	assert_int_equal(ipc_recv(&ch, &in), 0);
+	assert_int_equal(in.type, SIPC_DONE);
+	assert_int_equal(sipc_get_done(&in, NULL), -ESTALE);
+	ipc_in_free(&in);
+	close(p.fd);
+	assert_int_equal(waitpid(p.pid, &st, 0), p.pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(p.err);
+
+	start(&p);
+	memset(owner, 'v', sizeof(owner) - 1);	/* 64 bytes: one over a verifier id's cap */
+	owner[sizeof(owner) - 1] = 0;
+	n = name_field(b, "host1");
+	n += name_field(b + n, owner);
+	memcpy(b + n, &until, 8);
+	n += 8;
+	frame(&p, SIPC_LEASE_DROP, (uint32_t)n, b, n);
+	dies(&p, "over its cap");
+}
+
 static void store_dies_at_an_unknown_type(void **state)
 {
 	struct proc p;
@@ -471,6 +512,7 @@ int main(void)
 		cmocka_unit_test(ipc_fixed_round_trips_on_both_socket_types),
 		cmocka_unit_test(ipc_descriptor_travels_only_where_the_table_says),
 		cmocka_unit_test(store_answers_a_well_formed_request),
+		cmocka_unit_test(store_lease_drop_answers_or_dies),
 		cmocka_unit_test(store_dies_at_an_unknown_type),
 		cmocka_unit_test(store_dies_at_a_length_out_of_bounds),
 		cmocka_unit_test(store_dies_at_a_field_over_its_cap),
