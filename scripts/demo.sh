@@ -122,11 +122,16 @@ expect 0 "all pass" -- "$VIGIL" appraise -r --config vigil.conf --keyring ima.cr
 . "$SRC/scripts/demo-key.sh"
 
 step "vigild: the integrity hooks, enforcing on this filesystem only"
+# appraisal scoped to the demo filesystem (fsuuid=): a policy that judged
+# execution everywhere would make vigild refuse to start while the machine's
+# own ways around it (memfd, user namespaces, unwatched writable mounts) are
+# open (docs/vigild.md, "Gaps")
+uuid=$(findmnt -no UUID root)
 cat >vigild.policy <<EOF
 # appraise everything executed or read on the demo filesystem, measure executables
 measure func=BPRM_CHECK
-appraise func=BPRM_CHECK
-appraise func=FILE_CHECK mask=MAY_READ
+appraise func=BPRM_CHECK fsuuid=$uuid
+appraise func=FILE_CHECK mask=MAY_READ fsuuid=$uuid
 EOF
 cat vigild.policy
 # vigild's appraisers run as this unprivileged system user (the package creates it)
@@ -136,9 +141,14 @@ start_vigild() {
 		--keyring ima.crt --log "$D/measurements" --no-tpm --control "$D/vigild.sock" \
 		--audit "$D/audit.jsonl" --foreground 2>>vigild.err &
 	VD=$!
-	for _ in $(seq 100); do [ "$(grep -c ready vigild.err)" -ge "$1" ] && break; sleep 0.1; done
+	for _ in $(seq 100); do [ "$(grep -cx "vigild: ready" vigild.err)" -ge "$1" ] && break; sleep 0.1; done
 	VDPID=$(ps -o pid= --ppid $VD | head -1 | tr -d ' ')
-	echo "vigild running (pid $VDPID)"
+	if [ -z "$VDPID" ]; then
+		echo "vigild did not start:"
+		cat vigild.err
+	else
+		echo "vigild running (pid $VDPID)"
+	fi
 }
 stop_vigild() { kill -TERM "$VDPID"; wait $VD; }
 start_vigild 1

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # t0098: every command block of README.md runs, verbatim, as a reader
 # following it would run it (issue 15, item 6). The blocks are extracted
-# by tests/helpers/readme-blocks.py; `make demo`/`make test` and blocks marked
-# `<!-- slow: ... -->` are exempt. They run in order, in one working
+# by tests/helpers/readme-blocks.py; `make demo` (t0089 runs it), `make test`
+# and blocks marked `<!-- slow: ... -->` are exempt. They run in order, in one working
 # directory, with what a real host has and this one lacks:
 # - vigil, vigild, vigil-agent, vigil-verifier of this build on PATH;
 # - a TPM: swtpm as $VIGIL_TCTI (the host's /dev/tpmrm0 in the README),
