@@ -41,6 +41,7 @@ for p in $left; do kill "$p" 2>/dev/null; done
 python3 - "$B/meson-logs/testlog.json" "$nleft" <<'PY'
 import json, re, sys
 passed, failed = 0, int(sys.argv[2])
+shown = []	# the failed checks, with the diagnostics under each
 for line in open(sys.argv[1]):
     t = json.loads(line)
     out = t.get("stdout") or ""
@@ -49,8 +50,21 @@ for line in open(sys.argv[1]):
     nok = len(re.findall(r"^not ok \d+", out, re.M))
     if t["result"] not in ("OK", "SKIP", "EXPECTEDFAIL") and nok == 0:
         nok = 1
+        shown.append(f"{t['name']}: {t['result']}, no check failed (exit {t.get('returncode')})")
     passed += ok
     failed += nok
+    lines = out.splitlines()
+    for i, l in enumerate(lines):
+        if l.startswith("not ok "):
+            shown.append(f"{t['name']}: {l}")
+            shown += [f"{t['name']}:   {d}" for d in lines[i + 1:i + 4] if d.startswith("#")]
+# last, where a log's tail shows them: which checks failed, and why
+if shown:
+    print("the failed checks:")
+    for l in shown[:16]:
+        print("  " + l[:200])
+    if len(shown) > 16:
+        print(f"  ... and {len(shown) - 16} more lines (meson-logs/testlog.txt)")
 print(f"{passed} passed, {failed} failed")
 PY
 exit $rc
