@@ -98,23 +98,36 @@ static int own_row(struct verifier *vf, struct own_arg *o, struct vg_diag *diag)
 int vf_heartbeat_unique(struct verifier *vf, struct vg_diag *diag)
 {
 	struct own_arg o = { .me = vf->id };
-	int64_t first, now = vf_wall_ms();
-	struct timespec ts = { (VF_BEAT_MS + 500) / 1000, (VF_BEAT_MS + 500) % 1000 * 1000000L };
+	const struct timespec poll = { 0, 250 * 1000000L };
+	int64_t first, age, until;
 
 	if (own_row(vf, &o, diag) < 0)
 		return -EIO;
-	if (!o.v.beat || o.v.beat <= now - VF_BEAT_ALIVE_MS)
+	if (!o.v.beat)
 		return 0;
+	/*
+	 * a beat under our id that goes on is a verifier running; one that
+	 * stays is a predecessor's. Watched until it is as old as a beat of a
+	 * verifier counted dead (VF_BEAT_ALIVE_MS), not for one period only: a
+	 * loaded verifier beats late, and is still the one running. A beat
+	 * ahead of our clock (another host's) is watched VF_BEAT_ALIVE_MS at most
+	 */
 	first = o.v.beat;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-	if (own_row(vf, &o, diag) < 0)
-		return -EIO;
-	if (o.v.beat != first)
-		return vg_diag_set(diag, -EEXIST, "--verifier-id %s: a verifier running beats under "
-				   "this id (host %s, pid %" PRId64 ", its last beat %" PRId64
-				   " ms ago): each verifier sharing the store needs its own", vf->id,
-				   o.v.host, o.v.pid, vf_wall_ms() - o.v.beat);
+	age = vf_wall_ms() - first;
+	until = vf_mono_ms() + (age < 0 ? VF_BEAT_ALIVE_MS : VF_BEAT_ALIVE_MS - age);
+	while (vf_mono_ms() < until) {
+		struct timespec ts = poll;
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		if (own_row(vf, &o, diag) < 0)
+			return -EIO;
+		if (o.v.beat != first)
+			return vg_diag_set(diag, -EEXIST, "--verifier-id %s: a verifier running beats "
+					   "under this id (host %s, pid %" PRId64 ", its last beat %"
+					   PRId64 " ms ago): each verifier sharing the store needs its "
+					   "own", vf->id, o.v.host, o.v.pid, vf_wall_ms() - o.v.beat);
+	}
 	vlog_info("--verifier-id %s: the last heartbeat under this id (host %s, pid %" PRId64
 		  ") stopped %" PRId64 " ms ago: a predecessor's; its leases are given back",
 		  vf->id, o.v.host, o.v.pid, vf_wall_ms() - first);

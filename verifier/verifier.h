@@ -517,10 +517,10 @@ void vf_schedule(struct verifier *vf);
 void vf_heartbeat(struct verifier *vf);
 /*
  * heartbeat.c, before the first beat: that no verifier running beats under
- * our id (--verifier-id). A row of ours under VF_BEAT_ALIVE_MS old is read
- * again VF_BEAT_MS + 500 ms later: a beat since is a verifier running
- * (refused), none a predecessor that stopped (ours now: said). Return: 0,
- * -EEXIST or -EIO with @diag.
+ * our id (--verifier-id). A row of ours is read again every 250 ms until
+ * its beat is VF_BEAT_ALIVE_MS old: a beat since is a verifier running
+ * (refused), none a predecessor that stopped (ours now: said, as is a row
+ * older than that). Return: 0, -EEXIST or -EIO with @diag.
  */
 int vf_heartbeat_unique(struct verifier *vf, struct vg_diag *diag);
 /* token_reload.c: SIGHUP (vf->reload): the token list read again, said to the service manager. */

@@ -38,7 +38,7 @@ trap '_rc=$?; vg_pg_cleanup; for p in $PIDS; do kill $p 2>/dev/null; done; sleep
       for p in $PIDS; do wait $p 2>/dev/null; done;
       for d in $TPMS; do bash "$SW" stop "$d" >/dev/null 2>&1; done; (exit $_rc); vg_cleanup' EXIT
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
-up() { for i in $(seq 100); do curl -s "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
+up() { for i in $(seq ${2:-100}); do curl -s "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; return 1; }
 # "ID ROUNDS STATE" of every agent, by id, from verifier $1
 agents() {
 	VIGIL_VERIFIER=$1 "$VIGIL" attest status --json 2>/dev/null | python3 -c '
@@ -110,7 +110,8 @@ start_verifier() {	# ID: sets VPID[ID] (the verifier's, not timeout's: SIGKILL i
 	t=$!
 	PIDS="$PIDS $t"
 	VURL[$1]=http://127.0.0.1:$p
-	up "${VURL[$1]}/v1/agents"
+	# a restart under an id waits until its predecessor's beat is 5 s old
+	up "${VURL[$1]}/v1/agents" 300
 	VPID[$1]=$(pgrep -o -P "$t")
 	PIDS="$PIDS ${VPID[$1]}"
 }
@@ -176,15 +177,21 @@ printf '%s\n' "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint, st
 WATCH=$!
 PIDS="$PIDS $WATCH"
 # wait for a moment va holds leases (rounds in flight), stop it there (so
-# that it releases nothing between our look and the kill), then kill it
+# that it releases nothing between our look and the kill), then kill it.
+# vb is stopped meanwhile, so that va runs every round: stopped at each
+# look, va would otherwise leave the rounds to vb, and a loaded machine
+# saw 300 looks find no lease of va's (with vb stopped: 3 to 115 looks, in 5 runs beside two busy loops)
+kill -STOP "${VPID[vb]}"
 held=
-for i in $(seq 300); do
+for i in $(seq 600); do
 	kill -STOP "${VPID[va]}"
 	held=$(sql "SELECT string_agg(id, ' ') FROM agents WHERE lease_owner = 'va'")
 	[ -n "$held" ] && break
 	kill -CONT "${VPID[va]}"
 	sleep 0.03
 done
+echo "# va held a lease at look $i"
+kill -CONT "${VPID[vb]}"
 t0=$(sql "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint")
 kill -9 "${VPID[va]}"
 check "va (pid ${VPID[va]}) is gone" sh -c "sleep 0.2; ! kill -0 ${VPID[va]} 2>/dev/null"
@@ -249,13 +256,17 @@ check_eq "vd reports state.stale once for each trusted agent (--on-fail)" \
 check "h01's history records state.stale" grep -q ' state.stale .*no verifier attested it' hist
 check "... and the agents are attested again, trusted" all_trusted "${VURL[vd]}" 20
 # ---- vd SIGKILLed and started again at once under its id: its last beat is
-# fresh but stops, so the new one takes the id over (and gives back the
-# leases the dead one held, once a second old) ----
+# fresh but stops (watched until it is 5 s old), so the new one takes the id
+# over (and gives back the leases the dead one held, once a second old) ----
 old_vd=${VPID[vd]}
 kill -9 "$old_vd"
 for i in $(seq 50); do kill -0 "$old_vd" 2>/dev/null || break; sleep 0.1; done
 start_verifier vd
 check "vd started again at once under its id: it serves" kill -0 "${VPID[vd]}"
 check "... after seeing its predecessor's beat stop" grep -q -- "--verifier-id vd: the last heartbeat under this id (host [^,]*, pid $old_vd) stopped" verifier-vd.err
+# watched until it is as old as a dead verifier's (5 s), not taken at its first pause
+stopped=$(sed -n "s/.*under this id (host [^,]*, pid $old_vd) stopped \([0-9]*\) ms ago.*/\1/p" verifier-vd.err | tail -1)
+echo "# vd took the id over when its predecessor's last beat was ${stopped:-?} ms old"
+check "... once that beat was 5 s old (a dead verifier's), not before" test "${stopped:-0}" -ge 5000
 check "... and the agents are trusted" all_trusted "${VURL[vd]}" 20
 check "the verifiers logged nothing from the sanitizers" sh -c "! grep -q 'Sanitizer' '$T'/verifier-*.err"
