@@ -5,7 +5,9 @@
  * rounds running and run, agents late: `vigil attest status --verifiers`),
  * and from the rows of all, whether this one is the one alive with the
  * smallest id, which reports late agents (scheduler.c), and how many are
- * alive (each one's share of the rounds).
+ * alive (each one's share of the rounds). The rows are read before ours
+ * is written: our row as another process wrote it since our last beat is a
+ * second verifier under our id, and the younger of the two stops.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,7 +23,7 @@ struct leader_arg {
 	const char *me;
 	int64_t now;
 	bool first;			/* no verifier alive sorts before us */
-	bool seen;			/* our own row is there */
+	struct vg_store_verifier own;	/* our id's row as read, beat 0 when there is none */
 	unsigned int alive;		/* the others alive */
 };
 
@@ -30,13 +32,42 @@ static int leader_cb(void *arg, const struct vg_store_verifier *v)
 	struct leader_arg *la = arg;
 
 	if (strcmp(v->id, la->me) == 0) {
-		la->seen = true;
+		la->own = *v;
 	} else if (v->beat > la->now - VF_BEAT_ALIVE_MS) {
 		la->alive++;
 		if (strcmp(v->id, la->me) < 0)
 			la->first = false;
 	}
 	return 0;
+}
+
+/*
+ * @o, our id's row read after a beat of ours (@v), written by another
+ * process. Return: true if that process is the elder (started first; at
+ * the same ms, the smaller host and pid) and we stop, false if we go on
+ * and it stops when it reads our row. Said either way.
+ */
+static bool yield_id(struct verifier *vf, const struct vg_store_verifier *v,
+		     const struct vg_store_verifier *o)
+{
+	int c = strcmp(o->host, v->host);
+	bool elder = o->started != v->started ? o->started < v->started :
+		     c ? c < 0 : o->pid < v->pid;
+
+	if (elder) {
+		vlog_err("--verifier-id %s: another verifier beats under this id (host %s, pid %"
+			 PRId64 ", started %" PRId64 " ms before us): stopping; each verifier "
+			 "sharing the store needs its own", vf->id, o->host, o->pid,
+			 v->started - o->started);
+		return true;
+	}
+	if (o->pid != vf->dup_pid) {	/* once per intruder */
+		vf->dup_pid = o->pid;
+		vlog_warn("--verifier-id %s: another verifier beats under this id (host %s, pid %"
+			  PRId64 ", started %" PRId64 " ms after us): it stops, we go on", vf->id,
+			  o->host, o->pid, o->started - v->started);
+	}
+	return false;
 }
 
 void vf_heartbeat(struct verifier *vf)
@@ -58,11 +89,20 @@ void vf_heartbeat(struct verifier *vf)
 	v.late = vf->sched.late;
 	pthread_mutex_unlock(&vf->sched.lock);
 	pthread_mutex_lock(&vf->lock);
-	/* store round trip (store_client.c) */
-	r = vg_store_verifier_beat(vf->store, &v, &d);
+	/* store round trip (store_client.c), the rows streamed back */
+	r = vg_store_verifier_list(vf->store, leader_cb, &la, &d);
+	if (r == 0 && vf->beaten && la.own.beat &&
+	    (la.own.pid != v.pid || la.own.started != v.started || strcmp(la.own.host, v.host)) &&
+	    yield_id(vf, &v, &la.own)) {
+		pthread_mutex_unlock(&vf->lock);
+		vf->exit_code = 2;
+		vf->stop = 1;
+		return;
+	}
 	if (r == 0)
-		/* store round trip (store_client.c), the rows streamed back */
-		r = vg_store_verifier_list(vf->store, leader_cb, &la, &d);
+		/* store round trip (store_client.c) */
+		r = vg_store_verifier_beat(vf->store, &v, &d);
+	vf->beaten = vf->beaten || r == 0;
 	vf_store_status(vf, r < 0 ? d.msg : NULL);
 	pthread_mutex_unlock(&vf->lock);
 	/* a store that does not answer: we report, rather twice than never */

@@ -187,6 +187,9 @@ struct verifier {
 	char id[VG_STORE_VERIFIER_ID_MAX];	/* --verifier-id: whose leases and heartbeat */
 	char host[256];			/* gethostname, for the heartbeat */
 	int64_t started_ms;		/* wall ms */
+	bool beaten;			/* our heartbeat row written once (heartbeat.c) */
+	int64_t dup_pid;		/* a younger verifier under our id, said (heartbeat.c) */
+	int exit_code;			/* what main returns once stopped: 2 when our id was another's */
 	unsigned int agent_timeout;	/* s: whole exchange with an agent or webhook */
 	unsigned int agent_conns;	/* --agent-connections: agents' connections kept */
 	bool agent_conns_set;		/* given, not the default */
@@ -513,7 +516,11 @@ void vf_sched_free(struct verifier *vf);
  * heartbeat every VF_BEAT_MS; SIGHUP (vf->reload) reloads the tokens.
  */
 void vf_schedule(struct verifier *vf);
-/* heartbeat.c: our row in the store, every VF_BEAT_MS; vf->sched.leader from the rows. */
+/*
+ * heartbeat.c: our row in the store, every VF_BEAT_MS; vf->sched.leader from
+ * the rows, read first. Our row written since our last beat by a verifier
+ * that started before us: we stop (vf->stop, vf->exit_code 2).
+ */
 void vf_heartbeat(struct verifier *vf);
 /*
  * heartbeat.c, before the first beat: that no verifier running beats under

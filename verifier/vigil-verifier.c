@@ -628,7 +628,7 @@ int main(int argc, char **argv)
 	vf_schedule(&vf);
 	(void)notify_send("STOPPING=1");
 	if (!drain(&vf) || !vf_pool_stop(&vf.sched.pool, STOP_GRACE_MS))
-		_exit(0);
+		_exit(vf.exit_code);
 	vf_notify_stop(&vf, STOP_GRACE_MS);
 	vf_api_stop(api);
 	http_guard_stop(guard);
@@ -646,5 +646,5 @@ int main(int argc, char **argv)
 	OPENSSL_cleanse(vf.agent_token, sizeof(vf.agent_token));
 	vf_client_cleanup();
 	args_free(&a);
-	return 0;
+	return vf.exit_code;
 }

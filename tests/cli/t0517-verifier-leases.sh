@@ -15,7 +15,11 @@
 #  - a verifier started with another id takes work again;
 #  - every verifier killed for longer than --interval + --lease: the one
 #    that comes back reports state.stale for the trusted agents nobody
-#    attested (history and --on-fail), and attests them.
+#    attested (history and --on-fail), and attests them;
+#  - one id: a verifier started under the id of one running is refused; a
+#    killed one's successor under its id takes over once its beat is 5 s
+#    old; two that run under one id all the same (one paused past 5 s):
+#    the younger stops with exit 2, the elder goes on.
 . "$SRCDIR/tests/lib.sh"
 . "$SRCDIR/tests/lib-attest.sh"
 . "$SRCDIR/tests/lib-pg.sh"
@@ -74,6 +78,7 @@ for i in $(seq $N); do
 	AP[$i]=$(vg_port)
 	VIGIL_TCTI=$tcti "$AGENT" $ATT_AAUTH --listen 127.0.0.1:${AP[$i]} --state "$T/st$i" \
 		--log "$T/log$i" --id "h0$i" --boot-log "$T/no-boot-log" 2>"agent$i.err" &
+	APID[$i]=$!
 	PIDS="$PIDS $!"
 done
 for i in $(seq $N); do up "127.0.0.1:${AP[$i]}/v1/identity"; done
@@ -176,24 +181,27 @@ printf '%s\n' "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint, st
 	vg_pg_psql -d fleet >watch.txt 2>/dev/null &
 WATCH=$!
 PIDS="$PIDS $WATCH"
-# wait for a moment va holds leases (rounds in flight), stop it there (so
-# that it releases nothing between our look and the kill), then kill it.
-# vb is stopped meanwhile, so that va runs every round: stopped at each
-# look, va would otherwise leave the rounds to vb, and a loaded machine
-# saw 300 looks find no lease of va's (with vb stopped: 3 to 115 looks, in 5 runs beside two busy loops)
-kill -STOP "${VPID[vb]}"
+# va is made to hold a lease: h01's agent is stopped, so a round of h01
+# waits for it (--agent-timeout 2 s) with the lease held, and vb is stopped,
+# so that va is the one that claims h01. Catching va in a round of a
+# running agent did not do: its rounds are short, and on a loaded machine
+# 600 looks found none. va is stopped at a look that finds its lease (so
+# that it releases nothing between our look and the kill), then killed.
+kill -STOP "${VPID[vb]}" "${APID[1]}"
 held=
-for i in $(seq 600); do
+for i in $(seq 300); do
 	kill -STOP "${VPID[va]}"
 	held=$(sql "SELECT string_agg(id, ' ') FROM agents WHERE lease_owner = 'va'")
-	[ -n "$held" ] && break
+	[[ " $held " == *" h01 "* ]] && break
+	held=
 	kill -CONT "${VPID[va]}"
-	sleep 0.03
+	sleep 0.05
 done
-echo "# va held a lease at look $i"
+echo "# va held a lease of h01 at look $i"
 kill -CONT "${VPID[vb]}"
 t0=$(sql "SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint")
 kill -9 "${VPID[va]}"
+kill -CONT "${APID[1]}"
 check "va (pid ${VPID[va]}) is gone" sh -c "sleep 0.2; ! kill -0 ${VPID[va]} 2>/dev/null"
 echo "# va killed holding the leases of: $held"
 check "va held a lease when it was killed" test -n "$held"
@@ -269,4 +277,38 @@ stopped=$(sed -n "s/.*under this id (host [^,]*, pid $old_vd) stopped \([0-9]*\)
 echo "# vd took the id over when its predecessor's last beat was ${stopped:-?} ms old"
 check "... once that beat was 5 s old (a dead verifier's), not before" test "${stopped:-0}" -ge 5000
 check "... and the agents are trusted" all_trusted "${VURL[vd]}" 20
+
+# ---- two verifiers under one id all the same: ve paused past 5 s (counted
+# dead), a second ve takes the id over, ve resumes. Each reads the other's
+# beat in its row; the younger stops (exit 2), the elder goes on ----
+start_verifier ve
+old_ve=${VPID[ve]}
+for i in $(seq 100); do	# its first beat written (it comes after the API listens)
+	[ "$(sql "SELECT pid FROM verifiers WHERE id = 've'")" = "$old_ve" ] && break
+	sleep 0.1
+done
+kill -STOP "$old_ve"
+p2=$(vg_port)
+timeout 120 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$p2 --db "$DB" --verifier-id ve \
+	--interval $INTERVAL --agent-timeout 2 --lease $LEASE --ek-ca "$T/ek-ca.pem" 2>ve2.err &
+t2=$!
+PIDS="$PIDS $t2"
+up "http://127.0.0.1:$p2/v1/agents" 300
+new_ve=$(pgrep -o -P "$t2")
+check "a second ve, ve paused: takes the id over once ve's beat is 5 s old" grep -q -- "--verifier-id ve: the last heartbeat under this id (host [^,]*, pid $old_ve) stopped" ve2.err
+kill -CONT "$old_ve"
+for i in $(seq 150); do kill -0 "$t2" 2>/dev/null || break; sleep 0.1; done
+wait "$t2"
+rc2=$?
+sed 's/^/# ve2: /' ve2.err | grep -- '--verifier-id' || true
+check_eq "ve resumed: the second ve (started after it) stops, exit 2" "$rc2" 2
+check "... saying whose id it is (ve's pid, started before it)" grep -q -- "--verifier-id ve: another verifier beats under this id (host [^,]*, pid $old_ve, started [0-9]* ms before us): stopping" ve2.err
+check "... ve goes on serving" kill -0 "$old_ve"
+check "... and says so, once, naming the second's pid" test "$(grep -c -- "--verifier-id ve: another verifier beats under this id (host [^,]*, pid $new_ve, started [0-9]* ms after us): it stops, we go on" verifier-ve.err)" = 1
+sleep 1.5
+VIGIL_VERIFIER=${VURL[ve]} "$VIGIL" attest status --verifiers --json >ver3.json
+check "... its row is ve's again (status --verifiers)" python3 -c '
+import json, sys
+v = {x["id"]: x for x in json.load(open(sys.argv[1]))["verifiers"]}
+sys.exit(not (v["ve"]["alive"] and v["ve"]["pid"] == int(sys.argv[2])))' ver3.json "$old_ve"
 check "the verifiers logged nothing from the sanitizers" sh -c "! grep -q 'Sanitizer' '$T'/verifier-*.err"

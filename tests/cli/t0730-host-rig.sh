@@ -419,15 +419,22 @@ check "a program the policy does not know: the host fails, the program named" \
 
 # --- 7. apt under enforcement: the hook records what dpkg is about to unpack ----
 phase "apt"
-d0=$(vg_in journalctl -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o cat | wc -l)
+# vigild's own count of denials, not the journal's lines: journald, behind
+# the storms' tens of thousands, is no count of this phase's (on CI its
+# count grew by one here, the line not kept; the checks above deny a
+# program of their own just before). The lines since are shown if it grows
+read -r _ d0 <<<"$(counters)"
+ta=$(vg_in date +%s.%N)
 check "apt-get install of a signed package while vigild enforces (apt's hook records it first)" \
 	vg_in bash -c "apt-get install -y -q hello >/tmp/apt2.log 2>&1 || { tail -20 /tmp/apt2.log; exit 1; }"
 check "... the new program runs, unlabeled: the trust database has it" vg_in hello
 check "apt-get install --reinstall of an installed package" \
 	vg_in bash -c "apt-get install -y -q --reinstall hostname >/tmp/apt3.log 2>&1 || { tail -20 /tmp/apt3.log; exit 1; }"
 check "... it runs" vg_in hostname
-check_eq "... and neither denied anything" \
-	"$(vg_in journalctl -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o cat | wc -l)" "$d0"
+read -r _ d1 <<<"$(counters)"
+check_eq "... and neither denied anything (vigild's count of denials)" "$d1" "$d0"
+[ "$d1" = "$d0" ] || vg_in journalctl -u vigild MESSAGE_ID=7e0c5a3f1b9d4c2e8f6a0b1c2d3e4f5a -o cat \
+	--since "@${ta%.*}" | tail -5 | sed 's/^/#   denied: /'
 
 # --- 8. removal under enforcement ------------------------------------------------
 phase "purge"
