@@ -349,6 +349,28 @@ static void dies(struct proc *p, const char *why)
 	close(p->err);
 }
 
+/*
+ * the process answered the one request sent DONE with @want, and ended
+ * cleanly (exit 0) when its channel closed
+ */
+static void answers(struct proc *p, int want)
+{
+	struct ipc_in in;
+	struct ipc_chan ch;
+	int st;
+
+	sipc_chan(&ch, p->fd, "test");
+	assert_int_equal(ipc_recv(&ch, &in), 0);
+	assert_int_equal(in.type, SIPC_DONE);
+	assert_int_equal(sipc_get_done(&in, NULL), want);
+	ipc_in_free(&in);
+	close(p->fd);		/* a clean end: exit 0 */
+	assert_int_equal(waitpid(p->pid, &st, 0), p->pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	close(p->err);
+}
+
 static size_t name_field(uint8_t *out, const char *name)
 {
 	uint32_t n = (uint32_t)strlen(name);
@@ -363,64 +385,42 @@ static void store_answers_a_well_formed_request(void **state)
 	struct proc p;
 	uint8_t b[64];
 	size_t n;
-	struct ipc_in in;
-	struct ipc_chan ch;
-	int st;
 
 	(void)state;
 	start(&p);
 	n = name_field(b, "nobody-here");
 	frame(&p, SIPC_AGENT_GET, (uint32_t)n, b, n);
-	sipc_chan(&ch, p.fd, "test");
-	assert_int_equal(ipc_recv(&ch, &in), 0);
-	assert_int_equal(in.type, SIPC_DONE);
-	assert_int_equal(sipc_get_done(&in, NULL), -ENOENT);
-	ipc_in_free(&in);
-	close(p.fd);		/* a clean end: exit 0 */
-	assert_int_equal(waitpid(p.pid, &st, 0), p.pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	close(p.err);
+	answers(&p, -ENOENT);
+}
+
+/* a LEASE_DROP of @id's lease under @owner ending at 1234 sent to @p */
+static void lease_drop(struct proc *p, const char *id, const char *owner)
+{
+	uint8_t b[160];
+	int64_t until = 1234;
+	size_t n = name_field(b, id);
+
+	n += name_field(b + n, owner);
+	memcpy(b + n, &until, 8);
+	n += 8;
+	frame(p, SIPC_LEASE_DROP, (uint32_t)n, b, n);
 }
 
 /* LEASE_DROP: an unknown lease is -ESTALE; an owner over its cap ends the store */
 static void store_lease_drop_answers_or_dies(void **state)
 {
 	struct proc p;
-	uint8_t b[160];
-	int64_t until = 1234;
 	char owner[VG_STORE_VERIFIER_ID_MAX + 1];
-	size_t n;
-	struct ipc_in in;
-	struct ipc_chan ch;
-	int st;
 
 	(void)state;
 	start(&p);
-	n = name_field(b, "nobody-here");
-	n += name_field(b + n, "v1");
-	memcpy(b + n, &until, 8);
-	n += 8;
-	frame(&p, SIPC_LEASE_DROP, (uint32_t)n, b, n);
-	sipc_chan(&ch, p.fd, "test");
-	assert_int_equal(ipc_recv(&ch, &in), 0);
-	assert_int_equal(in.type, SIPC_DONE);
-	assert_int_equal(sipc_get_done(&in, NULL), -ESTALE);
-	ipc_in_free(&in);
-	close(p.fd);
-	assert_int_equal(waitpid(p.pid, &st, 0), p.pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	close(p.err);
+	lease_drop(&p, "nobody-here", "v1");
+	answers(&p, -ESTALE);
 
 	start(&p);
 	memset(owner, 'v', sizeof(owner) - 1);	/* 64 bytes: one over a verifier id's cap */
 	owner[sizeof(owner) - 1] = 0;
-	n = name_field(b, "host1");
-	n += name_field(b + n, owner);
-	memcpy(b + n, &until, 8);
-	n += 8;
-	frame(&p, SIPC_LEASE_DROP, (uint32_t)n, b, n);
+	lease_drop(&p, "host1", owner);
 	dies(&p, "over its cap");
 }
 
