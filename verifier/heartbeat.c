@@ -41,6 +41,16 @@ static int leader_cb(void *arg, const struct vg_store_verifier *v)
 	return 0;
 }
 
+/* The rows, @la's counts and our id's row from them. Return: 0, -EIO with @diag. */
+static int read_rows(struct verifier *vf, struct leader_arg *la, struct vg_diag *diag)
+{
+	la->first = true;
+	la->own.beat = 0;
+	la->alive = 0;
+	/* store round trip (store_client.c), the rows streamed back */
+	return vg_store_verifier_list(vf->store, leader_cb, la, diag) < 0 ? -EIO : 0;
+}
+
 /*
  * @o, our id's row read after a beat of ours (@v), written by another
  * process. Return: true if that process is the elder (started first; at
@@ -73,7 +83,7 @@ static bool yield_id(struct verifier *vf, const struct vg_store_verifier *v,
 void vf_heartbeat(struct verifier *vf)
 {
 	struct vg_store_verifier v = { 0 };
-	struct leader_arg la = { .me = vf->id, .now = vf_wall_ms(), .first = true };
+	struct leader_arg la = { .me = vf->id, .now = vf_wall_ms() };
 	struct vg_diag d = { 0 };
 	int r;
 
@@ -89,8 +99,7 @@ void vf_heartbeat(struct verifier *vf)
 	v.late = vf->sched.late;
 	pthread_mutex_unlock(&vf->sched.lock);
 	pthread_mutex_lock(&vf->lock);
-	/* store round trip (store_client.c), the rows streamed back */
-	r = vg_store_verifier_list(vf->store, leader_cb, &la, &d);
+	r = read_rows(vf, &la, &d);
 	if (r == 0 && vf->beaten && la.own.beat &&
 	    (la.own.pid != v.pid || la.own.started != v.started || strcmp(la.own.host, v.host)) &&
 	    yield_id(vf, &v, &la.own)) {
@@ -113,37 +122,15 @@ void vf_heartbeat(struct verifier *vf)
 	pthread_mutex_unlock(&vf->sched.lock);
 }
 
-struct own_arg {
-	const char *me;
-	struct vg_store_verifier v;	/* our id's row, beat 0 when there is none */
-};
-
-static int own_cb(void *arg, const struct vg_store_verifier *v)
-{
-	struct own_arg *o = arg;
-
-	if (strcmp(v->id, o->me) == 0)
-		o->v = *v;
-	return 0;
-}
-
-/* Our id's row into *@o. Return: 0, -EIO with @diag. */
-static int own_row(struct verifier *vf, struct own_arg *o, struct vg_diag *diag)
-{
-	o->v.beat = 0;
-	/* store round trip (store_client.c), the rows streamed back */
-	return vg_store_verifier_list(vf->store, own_cb, o, diag) < 0 ? -EIO : 0;
-}
-
 int vf_heartbeat_unique(struct verifier *vf, struct vg_diag *diag)
 {
-	struct own_arg o = { .me = vf->id };
+	struct leader_arg la = { .me = vf->id, .now = vf_wall_ms() };
 	const struct timespec poll = { 0, 250 * 1000000L };
 	int64_t first, age, until;
 
-	if (own_row(vf, &o, diag) < 0)
+	if (read_rows(vf, &la, diag) < 0)
 		return -EIO;
-	if (!o.v.beat)
+	if (!la.own.beat)
 		return 0;
 	/*
 	 * a beat under our id that goes on is a verifier running; one that
@@ -152,7 +139,7 @@ int vf_heartbeat_unique(struct verifier *vf, struct vg_diag *diag)
 	 * loaded verifier beats late, and is still the one running. A beat
 	 * ahead of our clock (another host's) is watched VF_BEAT_ALIVE_MS at most
 	 */
-	first = o.v.beat;
+	first = la.own.beat;
 	age = vf_wall_ms() - first;
 	until = vf_mono_ms() + (age < 0 ? VF_BEAT_ALIVE_MS : VF_BEAT_ALIVE_MS - age);
 	while (vf_mono_ms() < until) {
@@ -160,16 +147,16 @@ int vf_heartbeat_unique(struct verifier *vf, struct vg_diag *diag)
 
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
-		if (own_row(vf, &o, diag) < 0)
+		if (read_rows(vf, &la, diag) < 0)
 			return -EIO;
-		if (o.v.beat != first)
+		if (la.own.beat != first)
 			return vg_diag_set(diag, -EEXIST, "--verifier-id %s: a verifier running beats "
 					   "under this id (host %s, pid %" PRId64 ", its last beat %"
 					   PRId64 " ms ago): each verifier sharing the store needs its "
-					   "own", vf->id, o.v.host, o.v.pid, vf_wall_ms() - o.v.beat);
+					   "own", vf->id, la.own.host, la.own.pid, vf_wall_ms() - la.own.beat);
 	}
 	vlog_info("--verifier-id %s: the last heartbeat under this id (host %s, pid %" PRId64
 		  ") stopped %" PRId64 " ms ago: a predecessor's; its leases are given back",
-		  vf->id, o.v.host, o.v.pid, vf_wall_ms() - first);
+		  vf->id, la.own.host, la.own.pid, vf_wall_ms() - first);
 	return 0;
 }

@@ -309,9 +309,11 @@ struct vg_store_ops {
 	/*
 	 * lease_drop - @owner's lease of @id that ends at @lease_until, and
 	 * only that one, ends now; the due time is left as it is. For a lease
-	 * the store still holds after its release was answered (a database
-	 * that lost acknowledged writes: a crash with synchronous_commit off,
-	 * a failover to an asynchronous standby). Return: 0, -ESTALE (no such
+	 * under @owner that none of its rounds holds: one the store still
+	 * holds after its release was answered (a database that lost
+	 * acknowledged writes: a crash with synchronous_commit off, a failover
+	 * to an asynchronous standby), or a claim it took and never answered,
+	 * or a predecessor's under the same id. Return: 0, -ESTALE (no such
 	 * lease: released, expired, claimed again, removed), -EIO.
 	 */
 	int (*lease_drop)(void *ctx, const char *id, const char *owner, int64_t lease_until,

@@ -594,7 +594,7 @@ static int lease_end(struct sq *q, const char *sql, const char *id, const char *
 	return r;
 }
 
-/* the due time kept: a lease the store still has after its release was answered */
+/* the due time kept: a lease under @owner that no round of its holds (sched_list.c) */
 static int sq_lease_drop(void *ctx, const char *id, const char *owner, int64_t lease_until,
 			 struct vg_diag *diag)
 {
