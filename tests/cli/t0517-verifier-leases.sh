@@ -106,21 +106,25 @@ check_rc 2 "--lease 0 is refused" "$VERIFIER" $ATT_VAUTH \
 
 # ---- two verifiers, one database ----
 INTERVAL=1000 LEASE=4
-start_verifier() {	# ID: sets VPID[ID] (the verifier's, not timeout's: SIGKILL is for it), VURL[ID]
-	local p t
+# ID [NAME]: sets VPID[NAME] (the verifier's, not timeout's: SIGKILL is for
+# it), TPID[NAME] (timeout's: its exit status is the verifier's), VURL[NAME];
+# NAME is ID unless given, its log verifier-NAME.err
+start_verifier() {
+	local p t n=${2:-$1}
 	p=$(vg_port)
 	timeout 300 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$p --db "$DB" --verifier-id "$1" \
 		--interval $INTERVAL --agent-timeout 2 --lease $LEASE --on-fail "$T/hook.sh" \
-		--ek-ca "$T/ek-ca.pem" 2>>"verifier-$1.err" &
+		--ek-ca "$T/ek-ca.pem" 2>>"verifier-$n.err" &
 	t=$!
 	PIDS="$PIDS $t"
-	VURL[$1]=http://127.0.0.1:$p
+	TPID[$n]=$t
+	VURL[$n]=http://127.0.0.1:$p
 	# a restart under an id waits until its predecessor's beat is 5 s old
-	up "${VURL[$1]}/v1/agents" 300
-	VPID[$1]=$(pgrep -o -P "$t")
-	PIDS="$PIDS ${VPID[$1]}"
+	up "${VURL[$n]}/v1/agents" 300
+	VPID[$n]=$(pgrep -o -P "$t")
+	PIDS="$PIDS ${VPID[$n]}"
 }
-declare -A VPID VURL
+declare -A VPID TPID VURL
 start_verifier va
 start_verifier vb
 export VIGIL_VERIFIER=${VURL[va]}
@@ -288,21 +292,16 @@ for i in $(seq 100); do	# its first beat written (it comes after the API listens
 	sleep 0.1
 done
 kill -STOP "$old_ve"
-p2=$(vg_port)
-timeout 120 "$VERIFIER" $ATT_VAUTH --listen 127.0.0.1:$p2 --db "$DB" --verifier-id ve \
-	--interval $INTERVAL --agent-timeout 2 --lease $LEASE --ek-ca "$T/ek-ca.pem" 2>ve2.err &
-t2=$!
-PIDS="$PIDS $t2"
-up "http://127.0.0.1:$p2/v1/agents" 300
-new_ve=$(pgrep -o -P "$t2")
-check "a second ve, ve paused: takes the id over once ve's beat is 5 s old" grep -q -- "--verifier-id ve: the last heartbeat under this id (host [^,]*, pid $old_ve) stopped" ve2.err
+start_verifier ve ve2
+new_ve=${VPID[ve2]}
+check "a second ve, ve paused: takes the id over once ve's beat is 5 s old" grep -q -- "--verifier-id ve: the last heartbeat under this id (host [^,]*, pid $old_ve) stopped" verifier-ve2.err
 kill -CONT "$old_ve"
-for i in $(seq 150); do kill -0 "$t2" 2>/dev/null || break; sleep 0.1; done
-wait "$t2"
+for i in $(seq 150); do kill -0 "${TPID[ve2]}" 2>/dev/null || break; sleep 0.1; done
+wait "${TPID[ve2]}"
 rc2=$?
-sed 's/^/# ve2: /' ve2.err | grep -- '--verifier-id' || true
+sed 's/^/# ve2: /' verifier-ve2.err | grep -- '--verifier-id' || true
 check_eq "ve resumed: the second ve (started after it) stops, exit 2" "$rc2" 2
-check "... saying whose id it is (ve's pid, started before it)" grep -q -- "--verifier-id ve: another verifier beats under this id (host [^,]*, pid $old_ve, started [0-9]* ms before us): stopping" ve2.err
+check "... saying whose id it is (ve's pid, started before it)" grep -q -- "--verifier-id ve: another verifier beats under this id (host [^,]*, pid $old_ve, started [0-9]* ms before us): stopping" verifier-ve2.err
 check "... ve goes on serving" kill -0 "$old_ve"
 check "... and says so, once, naming the second's pid" test "$(grep -c -- "--verifier-id ve: another verifier beats under this id (host [^,]*, pid $new_ve, started [0-9]* ms after us): it stops, we go on" verifier-ve.err)" = 1
 sleep 1.5
