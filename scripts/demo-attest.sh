@@ -72,8 +72,7 @@ timeout -s KILL 120 "$VIGILD" --policy attest.policy --watch root --log "$D/atte
 	--tcti "$VIGIL_TCTI" --control "$D/vigild-attest.sock" --mode permissive --foreground \
 	2>vigild-attest.err &
 ATT_VD=$!
-for _ in $(seq 100); do grep -qx "vigild: ready" vigild-attest.err && break; sleep 0.1; done
-grep -qx "vigild: ready" vigild-attest.err || { echo "vigild did not start:"; cat vigild-attest.err; }
+vigild_ready vigild-attest.err 1
 ATT_PIDS="${ATT_PIDS:-} $ATT_VD"
 expect 0 "a binary of the tree runs (and is measured)" -- root/usr/bin/ls root/usr
 run "$VIGIL" log show "$D/attest.log"

@@ -136,19 +136,22 @@ EOF
 cat vigild.policy
 # vigild's appraisers run as this unprivileged system user (the package creates it)
 getent passwd vigil >/dev/null || useradd --system --no-create-home --shell /usr/sbin/nologin vigil
+# LOG N: wait (10 s at most) until vigild's LOG says "vigild: ready" N
+# times in all; else print LOG and return 1 (demo-attest.sh's vigild too)
+vigild_ready() {
+	for _ in $(seq 100); do [ "$(grep -cx "vigild: ready" "$1")" -ge "$2" ] && return 0; sleep 0.1; done
+	echo "vigild did not start:"
+	cat "$1"
+	return 1
+}
 start_vigild() {
 	timeout -s KILL 120 "$VIGILD" --config vigil.conf --policy vigild.policy --watch root \
 		--keyring ima.crt --log "$D/measurements" --no-tpm --control "$D/vigild.sock" \
 		--audit "$D/audit.jsonl" --foreground 2>>vigild.err &
 	VD=$!
-	for _ in $(seq 100); do [ "$(grep -cx "vigild: ready" vigild.err)" -ge "$1" ] && break; sleep 0.1; done
+	vigild_ready vigild.err "$1"
 	VDPID=$(ps -o pid= --ppid $VD | head -1 | tr -d ' ')
-	if [ -z "$VDPID" ]; then
-		echo "vigild did not start:"
-		cat vigild.err
-	else
-		echo "vigild running (pid $VDPID)"
-	fi
+	[ -z "$VDPID" ] || echo "vigild running (pid $VDPID)"
 }
 stop_vigild() { kill -TERM "$VDPID"; wait $VD; }
 start_vigild 1
